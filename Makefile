@@ -1,0 +1,49 @@
+# Trellis convenience wrapper around CMake/CTest.
+#   make build | run | test | asan | clean | deps
+# Variables: BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan),
+#            JOBS (default nproc), TRELLIS_SKIP_DEPS=1 skips scripts/install-deps.sh.
+
+BUILD_DIR      ?= build
+ASAN_BUILD_DIR ?= build-asan
+JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS     ?=
+EXAMPLE_MODEL  ?= examples/models/mlp.onnx
+
+# Configure $(1) with extra args $(2). Tool detection runs at recipe time (after
+# `deps`); -G is only passed for a fresh build dir so an existing cache is reused.
+define configure
+	@set -e; gen=; launcher=; \
+	if [ ! -f "$(1)/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then gen="-G Ninja"; fi; \
+	if command -v ccache >/dev/null 2>&1; then launcher="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"; fi; \
+	echo "cmake -S . -B $(1) $$gen $$launcher $(2) $(CMAKE_ARGS)"; \
+	cmake -S . -B "$(1)" $$gen $$launcher $(2) $(CMAKE_ARGS)
+endef
+
+.PHONY: all deps build run test asan clean
+
+all: build
+
+deps:
+ifeq ($(TRELLIS_SKIP_DEPS),1)
+	@echo "deps: skipped (TRELLIS_SKIP_DEPS=1)"
+else
+	bash scripts/install-deps.sh
+endif
+
+build: deps
+	$(call configure,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=Release)
+	cmake --build $(BUILD_DIR) -j$(JOBS)
+
+run: build
+	./$(BUILD_DIR)/bin/trellis run $(EXAMPLE_MODEL)
+
+test: build
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 1200
+
+asan: deps
+	$(call configure,$(ASAN_BUILD_DIR),-DCMAKE_BUILD_TYPE=Debug -DTRELLIS_SANITIZE=ON)
+	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
+	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 1200
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -1,0 +1,259 @@
+// Trellis application API: layer types and their descriptors (the parameters of each op).
+//
+// Descriptors are plain value types. Vectors left empty take the ONNX default (strides 1,
+// dilations 1, pads 0, ...). After Optimize() every descriptor a backend sees is fully resolved:
+// defaults filled in, auto-padding turned into explicit pads, and parameter inputs (a Reshape's
+// shape input, a Slice's starts, ...) folded into the descriptor fields.
+#pragma once
+
+#include <trellis/Types.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <variant>
+#include <vector>
+
+namespace trellis {
+
+/// Every layer type, generated from the op table (Ops.def).
+enum class LayerType {
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) Name,
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+};
+const char* GetLayerTypeName(LayerType type);
+constexpr unsigned int kNumLayerTypes = 0
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) + 1
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+    ;
+
+struct EmptyDescriptor {};
+
+/// Input and Output layers: the id the application uses to bind tensors.
+struct BindingDescriptor {
+    LayerBindingId m_BindingId = 0;
+};
+
+/// Constant layer: the value. m_Storage keeps the memory m_Tensor points at alive (shared).
+struct ConstantDescriptor {
+    ConstTensor m_Tensor;
+    std::shared_ptr<const void> m_Storage;
+};
+
+enum class BinaryOperation { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
+const char* GetBinaryOperationName(BinaryOperation op);
+/// Elementwise binary op with numpy broadcasting. Comparisons produce Boolean.
+struct ElementwiseBinaryDescriptor {
+    BinaryOperation m_Operation = BinaryOperation::Add;
+};
+
+enum class UnaryOperation {
+    Abs, Neg, Exp, Log, Sqrt, Reciprocal,
+    Relu,
+    LeakyRelu,    ///< m_A = alpha
+    Elu,          ///< m_A = alpha
+    Sigmoid, Tanh,
+    HardSigmoid,  ///< max(0, min(1, m_A * x + m_B))
+    HardSwish,
+    Erf,
+    Gelu,         ///< exact (erf) form
+    GeluTanh,     ///< tanh approximation
+    Clip,         ///< clamp to [m_A, m_B]
+};
+const char* GetUnaryOperationName(UnaryOperation op);
+struct ElementwiseUnaryDescriptor {
+    UnaryOperation m_Operation = UnaryOperation::Relu;
+    float m_A = 0.0f;
+    float m_B = 0.0f;
+};
+
+enum class PaddingMode { Explicit, SameUpper, SameLower, Valid };
+
+/// Convolution and ConvolutionTranspose, layout NC<spatial...> (ONNX). Inputs: X, W, optional B.
+/// Spatial rank comes from W. After Optimize: every vector has one entry per spatial dim and
+/// m_AutoPad is Explicit.
+struct ConvolutionDescriptor {
+    std::vector<unsigned int> m_KernelShape;
+    std::vector<unsigned int> m_Strides;
+    std::vector<unsigned int> m_Dilations;
+    std::vector<unsigned int> m_PadsBegin;
+    std::vector<unsigned int> m_PadsEnd;
+    std::vector<unsigned int> m_OutputPadding;   ///< ConvolutionTranspose only
+    std::vector<unsigned int> m_OutputShape;     ///< ConvolutionTranspose only (spatial dims)
+    unsigned int m_Groups = 1;
+    PaddingMode m_AutoPad = PaddingMode::Explicit;
+};
+
+/// Y = alpha * op(A) * op(B) + beta * C, C broadcast to the output.
+struct GemmDescriptor {
+    float m_Alpha = 1.0f;
+    float m_Beta = 1.0f;
+    bool m_TransA = false;
+    bool m_TransB = false;
+};
+
+/// Softmax (or LogSoftmax with m_Log) along m_Axis. m_Coerce2d: the opset < 13 form, which
+/// normalizes over all dims from m_Axis to the end together.
+struct SoftmaxDescriptor {
+    int m_Axis = -1;
+    bool m_Log = false;
+    bool m_Coerce2d = false;
+};
+
+enum class PoolingAlgorithm { Max, Average };
+/// Max/average pooling over the spatial dims (NC<spatial...>); m_Global pools all of them.
+struct PoolingDescriptor {
+    PoolingAlgorithm m_Algorithm = PoolingAlgorithm::Max;
+    bool m_Global = false;
+    std::vector<unsigned int> m_KernelShape;
+    std::vector<unsigned int> m_Strides;
+    std::vector<unsigned int> m_Dilations;
+    std::vector<unsigned int> m_PadsBegin;
+    std::vector<unsigned int> m_PadsEnd;
+    PaddingMode m_AutoPad = PaddingMode::Explicit;
+    bool m_CeilMode = false;
+    bool m_CountIncludePad = false;
+};
+
+/// Inference batch normalization; inputs X, scale, bias, mean, variance (per channel, dim 1).
+struct BatchNormalizationDescriptor {
+    float m_Eps = 1e-5f;
+};
+
+/// Normalizes over dims [m_Axis, rank); inputs X, scale, optional bias.
+struct LayerNormalizationDescriptor {
+    int m_Axis = -1;
+    float m_Eps = 1e-5f;
+};
+
+struct ConcatDescriptor {
+    int m_Axis = 0;
+};
+
+/// Split along m_Axis into the layer's outputs; m_Sizes empty = equal parts.
+/// Optional parameter input 1: the sizes.
+struct SplitDescriptor {
+    int m_Axis = 0;
+    std::vector<int64_t> m_Sizes;
+};
+
+/// ONNX Slice. Optional parameter inputs 1..4: starts, ends, axes, steps.
+struct SliceDescriptor {
+    std::vector<int64_t> m_Starts;
+    std::vector<int64_t> m_Ends;
+    std::vector<int64_t> m_Axes;   ///< empty = 0..n-1
+    std::vector<int64_t> m_Steps;  ///< empty = all 1
+};
+
+/// Every op that changes the shape but not the data: Reshape, Flatten, Squeeze, Unsqueeze.
+/// After Optimize m_Mode is Reshape and m_TargetShape holds the exact output shape.
+enum class ReshapeMode { Reshape, Flatten, Squeeze, Unsqueeze };
+struct ReshapeDescriptor {
+    ReshapeMode m_Mode = ReshapeMode::Reshape;
+    std::vector<int64_t> m_TargetShape;  ///< Reshape: ONNX semantics (0 = copy, -1 = infer)
+    bool m_AllowZero = false;
+    int m_Axis = 1;                      ///< Flatten
+    std::vector<int64_t> m_Axes;         ///< Squeeze/Unsqueeze (Squeeze: empty = all size-1 dims)
+};
+
+/// m_Perm empty = reverse the dims.
+struct TransposeDescriptor {
+    std::vector<unsigned int> m_Perm;
+};
+
+struct GatherDescriptor {
+    int m_Axis = 0;
+};
+
+/// Shape of the input as Signed64, dims [m_Start, m_End).
+struct ShapeDescriptor {
+    int64_t m_Start = 0;
+    std::optional<int64_t> m_End;
+};
+
+/// A tensor of m_Shape filled with m_Value. Optional parameter input 0: the shape.
+struct ConstantOfShapeDescriptor {
+    std::vector<int64_t> m_Shape;
+    DataType m_DataType = DataType::Float32;
+    double m_Value = 0.0;
+};
+
+/// Broadcast the input to m_Shape (numpy rules). Optional parameter input 1: the shape.
+struct ExpandDescriptor {
+    std::vector<int64_t> m_Shape;
+};
+
+enum class ReduceOperation { Mean, Sum, Max, Min };
+const char* GetReduceOperationName(ReduceOperation op);
+/// Optional parameter input 1: the axes. m_Axes empty = all dims unless m_NoopWithEmptyAxes.
+struct ReduceDescriptor {
+    ReduceOperation m_Operation = ReduceOperation::Mean;
+    std::vector<int64_t> m_Axes;
+    bool m_KeepDims = true;
+    bool m_NoopWithEmptyAxes = false;
+};
+
+enum class PadMode { Constant, Reflect, Edge };
+/// m_Pads in ONNX order: all begins, then all ends, one pair per dim of the input.
+/// Optional parameter inputs 1..3: pads, constant value, axes.
+struct PadDescriptor {
+    PadMode m_Mode = PadMode::Constant;
+    std::vector<int64_t> m_Pads;
+    float m_Value = 0.0f;
+};
+
+enum class ResizeMode { Nearest, Linear };
+enum class CoordinateTransform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest };
+enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+/// ONNX Resize. Optional parameter inputs 1..3: roi (ignored unless tf_crop_and_resize), scales,
+/// sizes. After Optimize, m_Scales has one entry per dim (output/input for sizes-given forms).
+struct ResizeDescriptor {
+    ResizeMode m_Mode = ResizeMode::Nearest;
+    CoordinateTransform m_CoordinateTransform = CoordinateTransform::HalfPixel;
+    NearestMode m_NearestMode = NearestMode::RoundPreferFloor;
+    std::vector<float> m_Scales;
+    std::vector<int64_t> m_Sizes;
+};
+
+struct CastDescriptor {
+    DataType m_To = DataType::Float32;
+};
+
+/// ONNX Range: parameter inputs 0..2 (start, limit, delta), all required to be constant.
+struct RangeDescriptor {
+    double m_Start = 0.0;
+    double m_Limit = 0.0;
+    double m_Delta = 1.0;
+    DataType m_DataType = DataType::Float32;
+};
+
+/// A layer a backend substituted for part of the graph; the object is backend-owned and opaque
+/// to the core. See include/trellis/backends/OptimizationViews.hpp.
+struct PreCompiledDescriptor {
+    std::shared_ptr<void> m_PreCompiledObject;
+    std::string m_Description;
+};
+
+using LayerDescriptor = std::variant<
+    EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
+    ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
+    PoolingDescriptor, BatchNormalizationDescriptor, LayerNormalizationDescriptor, ConcatDescriptor,
+    SplitDescriptor, SliceDescriptor, ReshapeDescriptor, TransposeDescriptor, GatherDescriptor,
+    ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
+    ResizeDescriptor, CastDescriptor, RangeDescriptor, PreCompiledDescriptor>;
+
+/// The descriptor type the op table gives each layer type.
+template <LayerType T> struct DescriptorOf;
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \
+    template <> struct DescriptorOf<LayerType::Name> { using Type = Desc; };
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+
+/// A default-constructed descriptor of the type the op table gives `type`.
+LayerDescriptor MakeDefaultDescriptor(LayerType type);
+/// True when `d` holds the descriptor type the op table gives `type`.
+bool DescriptorMatches(LayerType type, const LayerDescriptor& d);
+
+}  // namespace trellis

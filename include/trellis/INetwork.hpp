@@ -1,0 +1,165 @@
+// Trellis application API: building a network and optimizing it for a set of backends.
+//
+// Ownership: an INetwork owns its layers; IConnectableLayer/IInputSlot/IOutputSlot pointers stay
+// valid while the network lives. Optimize() copies the network, so the INetwork may be destroyed
+// or changed afterwards. IOptimizedNetwork is handed to IRuntime::LoadNetwork, which takes it.
+// Thread-safety: building one network from several threads at once is not supported; separate
+// networks may be built concurrently. Optimize() is reentrant.
+#pragma once
+
+#include <trellis/Descriptors.hpp>
+#include <trellis/Types.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trellis {
+
+class IOutputSlot;
+class IConnectableLayer;
+
+class IInputSlot {
+public:
+    /// The output slot feeding this input, or nullptr when unconnected.
+    virtual const IOutputSlot* GetConnection() const = 0;
+    virtual IOutputSlot* GetConnection() = 0;
+    virtual const IConnectableLayer& GetOwningIConnectableLayer() const = 0;
+    virtual unsigned int GetSlotIndex() const = 0;
+protected:
+    ~IInputSlot() = default;
+};
+
+class IOutputSlot {
+public:
+    virtual unsigned int GetNumConnections() const = 0;
+    virtual const IInputSlot* GetConnection(unsigned int index) const = 0;
+    virtual IInputSlot* GetConnection(unsigned int index) = 0;
+    /// Connects this output to `destination`; an input takes one connection (throws if taken).
+    virtual int Connect(IInputSlot& destination) = 0;
+    virtual void Disconnect(IInputSlot& slot) = 0;
+    /// Sets the output's tensor info. Needed for Input layers only: every other layer's output is
+    /// inferred, and an info set by hand is checked against the inferred one.
+    virtual void SetTensorInfo(const TensorInfo& tensorInfo) = 0;
+    virtual const TensorInfo& GetTensorInfo() const = 0;
+    virtual bool IsTensorInfoSet() const = 0;
+    virtual const IConnectableLayer& GetOwningIConnectableLayer() const = 0;
+    virtual unsigned int CalculateIndexOnOwner() const = 0;
+protected:
+    ~IOutputSlot() = default;
+};
+
+using LayerGuid = uint64_t;
+
+class IConnectableLayer {
+public:
+    virtual const char* GetName() const = 0;
+    virtual LayerType GetType() const = 0;
+    virtual LayerGuid GetGuid() const = 0;
+    virtual unsigned int GetNumInputSlots() const = 0;
+    virtual unsigned int GetNumOutputSlots() const = 0;
+    virtual const IInputSlot& GetInputSlot(unsigned int index) const = 0;
+    virtual IInputSlot& GetInputSlot(unsigned int index) = 0;
+    virtual const IOutputSlot& GetOutputSlot(unsigned int index) const = 0;
+    virtual IOutputSlot& GetOutputSlot(unsigned int index) = 0;
+    virtual const LayerDescriptor& GetDescriptor() const = 0;
+    /// The backend this layer was assigned to (empty before Optimize()).
+    virtual const BackendId& GetBackendId() const = 0;
+protected:
+    ~IConnectableLayer() = default;
+};
+
+class INetwork;
+using INetworkPtr = std::unique_ptr<INetwork, void (*)(INetwork*)>;
+
+/// Options of the network itself (reserved for future fields).
+struct NetworkOptions {};
+
+class INetwork {
+public:
+    static INetwork* CreateRaw(const NetworkOptions& options = {});
+    static INetworkPtr Create(const NetworkOptions& options = {});
+    static void Destroy(INetwork* network);
+
+    /// Generic form: a layer of any op-table type. `numInputs`/`numOutputs` = -1 take the op's
+    /// default (its minimum input count; its output count). Throws InvalidArgumentException when
+    /// the descriptor type does not match the op or the counts are out of the op's range.
+    virtual IConnectableLayer* AddLayer(LayerType type, const LayerDescriptor& descriptor,
+                                        const char* name = nullptr, int numInputs = -1,
+                                        int numOutputs = -1) = 0;
+
+    // Seed-named conveniences.
+    virtual IConnectableLayer* AddInputLayer(LayerBindingId id, const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddOutputLayer(LayerBindingId id, const char* name = nullptr) = 0;
+    /// The network copies the tensor's data. (AddLayer with a ConstantDescriptor whose m_Storage is set
+    /// shares that storage instead.)
+    virtual IConnectableLayer* AddConstantLayer(const ConstTensor& input, const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddAdditionLayer(const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddMultiplicationLayer(const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddElementwiseBinaryLayer(const ElementwiseBinaryDescriptor& d, const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddElementwiseUnaryLayer(const ElementwiseUnaryDescriptor& d, const char* name = nullptr) = 0;
+    /// Inputs: X, weights, and bias when `biasEnabled`.
+    virtual IConnectableLayer* AddConvolutionLayer(const ConvolutionDescriptor& d, bool biasEnabled, const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddSoftmaxLayer(const SoftmaxDescriptor& d, const char* name = nullptr) = 0;
+    virtual IConnectableLayer* AddReshapeLayer(const ReshapeDescriptor& d, const char* name = nullptr) = 0;
+
+    virtual unsigned int GetNumLayers() const = 0;
+    /// Human-readable listing of the layers (for logs and tests).
+    virtual std::string ToString() const = 0;
+protected:
+    virtual ~INetwork() = default;
+};
+
+/// Describes the devices a runtime has; passed to Optimize().
+class IDeviceSpec {
+public:
+    virtual const BackendIdVector& GetSupportedBackends() const = 0;
+protected:
+    ~IDeviceSpec() = default;
+};
+
+struct OptimizerOptions {
+    /// Reduce Float32 layers to Float16 where the backend supports it (not yet implemented: Optimize
+    /// rejects the option with a message rather than ignore it).
+    bool m_ReduceFp32ToFp16 = false;
+    /// Run the backend-independent passes (constant folding, identity removal, BN folding, ...).
+    bool m_EnableGraphOptimizations = true;
+};
+
+/// Why a layer ended up on its backend: the backends tried before it and their reasons.
+struct LayerPlacement {
+    std::string m_LayerName;
+    LayerType m_Type = LayerType::Input;
+    std::string m_OpDetail;                    ///< e.g. "Add", "Relu", "MaxPool"
+    BackendId m_Backend;
+    std::vector<TensorInfo> m_Outputs;
+    std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)
+};
+
+class IOptimizedNetwork;
+using IOptimizedNetworkPtr = std::unique_ptr<IOptimizedNetwork, void (*)(IOptimizedNetwork*)>;
+
+class IOptimizedNetwork {
+public:
+    static void Destroy(IOptimizedNetwork* network);
+    /// Layers in execution order with their placement.
+    virtual std::vector<LayerPlacement> GetLayerPlacements() const = 0;
+    /// Number of (non input/output/constant) layers per backend.
+    virtual std::map<BackendId, unsigned int> GetBackendLayerCounts() const = 0;
+    /// What the optimizer did (passes run, layers removed/folded), one line each.
+    virtual const std::vector<std::string>& GetOptimizationLog() const = 0;
+    virtual std::string ToString() const = 0;
+protected:
+    virtual ~IOptimizedNetwork() = default;
+};
+
+/// Validates `network`, infers every shape, runs the graph passes and assigns each layer to the
+/// first backend in `backendPreferences` that supports it. Throws InvalidArgumentException /
+/// LayerValidationException / BackendUnavailableException with a message that names the layers;
+/// when `messages` is given the same text (and warnings) is appended to it too.
+IOptimizedNetworkPtr Optimize(const INetwork& network, const std::vector<BackendId>& backendPreferences,
+                              const IDeviceSpec& deviceSpec, const OptimizerOptions& options = OptimizerOptions(),
+                              std::vector<std::string>* messages = nullptr);
+
+}  // namespace trellis

@@ -1,0 +1,57 @@
+// Trellis application API: the ONNX importer.
+//
+// Ownership: the parser owns nothing after CreateNetworkFromBinaryFile() returns except the
+// binding tables of the last parsed model. Thread-safety: one parser per thread.
+// Errors: ParseException naming the file, node, op and opset for anything unsupported or
+// malformed; FileNotFoundException for missing files (model or external data).
+#pragma once
+
+#include <trellis/INetwork.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trellis {
+
+/// Binding id plus tensor info of a network input or output. For outputs the info holds the
+/// data type and the shape the model declares (which may be incomplete); the runtime's
+/// GetOutputTensorInfo() is authoritative after loading.
+struct BindingPointInfo {
+    LayerBindingId m_BindingId = 0;
+    TensorInfo m_TensorInfo;
+    std::string m_Name;
+};
+
+class IOnnxParser;
+using IOnnxParserPtr = std::unique_ptr<IOnnxParser>;
+
+class IOnnxParser {
+public:
+    struct Options {
+        /// Shapes for graph inputs, by name: required where the model has symbolic or unknown
+        /// dims; a given shape must agree with every fixed dim the model declares.
+        std::map<std::string, TensorShape> m_InputShapes;
+    };
+
+    static IOnnxParserPtr Create();
+    virtual ~IOnnxParser() = default;
+
+    /// Parses a .onnx file (external-data files are resolved relative to its folder).
+    virtual INetworkPtr CreateNetworkFromBinaryFile(const std::string& path, const Options& options = {}) = 0;
+    /// Parses a serialized ModelProto; external data is resolved relative to `baseDir`.
+    virtual INetworkPtr CreateNetworkFromBinary(const std::string& bytes, const std::string& baseDir,
+                                                const Options& options = {}) = 0;
+
+    /// Graph inputs (initializers excluded) and outputs in graph order, after the last parse.
+    virtual const std::vector<BindingPointInfo>& GetInputs() const = 0;
+    virtual const std::vector<BindingPointInfo>& GetOutputs() const = 0;
+    /// Throws InvalidArgumentException naming the known inputs/outputs if `name` is not one.
+    virtual BindingPointInfo GetNetworkInputBindingInfo(const std::string& name) const = 0;
+    virtual BindingPointInfo GetNetworkOutputBindingInfo(const std::string& name) const = 0;
+    /// Opset of the default ONNX domain of the last parsed model.
+    virtual int64_t GetOpsetVersion() const = 0;
+};
+
+}  // namespace trellis

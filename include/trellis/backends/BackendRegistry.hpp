@@ -1,0 +1,46 @@
+// Backend SDK: the registry of backend factories.
+//
+// A process-wide singleton (BackendRegistryInstance()). Backends register a factory function, not
+// an object: the engine creates short-lived backend objects from it when it needs one.
+// Thread-safety: every method is safe to call concurrently.
+#pragma once
+
+#include <trellis/backends/IBackendInternal.hpp>
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+namespace trellis {
+
+class BackendRegistry {
+public:
+    using FactoryFunction = std::function<IBackendInternalUniquePtr()>;
+
+    /// Throws InvalidArgumentException if `id` is already registered.
+    void Register(const BackendId& id, FactoryFunction factory);
+    void Deregister(const BackendId& id);
+    bool IsBackendRegistered(const BackendId& id) const;
+    /// Throws InvalidArgumentException naming the registered backends if `id` is unknown.
+    FactoryFunction GetFactory(const BackendId& id) const;
+    std::set<BackendId> GetBackendIds() const;
+    std::size_t Size() const;
+    /// "CpuRef, Custom"
+    std::string GetBackendIdsAsString() const;
+
+    /// Registers at static-initialization time (put one at namespace scope in the backend's .cpp).
+    struct StaticRegistryInitializer {
+        StaticRegistryInitializer(BackendRegistry& registry, const BackendId& id, FactoryFunction factory) {
+            registry.Register(id, std::move(factory));
+        }
+    };
+private:
+    mutable std::mutex m_Mutex;
+    std::map<BackendId, FactoryFunction> m_Factories;
+};
+
+BackendRegistry& BackendRegistryInstance();
+
+}  // namespace trellis

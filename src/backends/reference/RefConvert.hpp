@@ -1,0 +1,195 @@
+// CpuRef: element conversions between the plain (non-quantized) data types, shared by Cast,
+// ConstantOfShape and Pad.
+//
+// Contract (each conversion rounds once, never twice):
+//  - to Float16 / BFloat16: IEEE round-to-nearest-even from the exact source value; overflow
+//    gives +-inf, NaN stays NaN (keeping its payload's top bits, like numpy), values below half
+//    the smallest subnormal become +-0.
+//  - to Float32 / Float64: the C++ conversion (round-to-nearest-even).
+//  - float to integer: truncation toward zero (numpy astype, ONNX Cast). Values out of the
+//    target's range have no defined result in ONNX; here they saturate and NaN gives 0, so the
+//    result is at least deterministic and free of undefined behaviour.
+//  - integer to integer: two's-complement wrap (numpy astype).
+//  - to Boolean: x != 0 (NaN counts as non-zero, as in numpy); from Boolean: 0 or 1.
+// All functions are pure and thread-safe.
+#pragma once
+
+#include <trellis/Types.hpp>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace trellis::ref {
+
+/// Bits of the IEEE binary format with `expBits` exponent and `mantBits` fraction bits nearest to
+/// (negative ? -1 : 1) * sig * 2^(exp - 63), where sig has its top bit set (or is 0).
+/// Rounds to nearest, ties to even; too large gives infinity.
+inline uint32_t EncodeIeee(bool negative, int exp, uint64_t sig, int expBits, int mantBits) {
+    const uint32_t sign = negative ? (1u << (expBits + mantBits)) : 0u;
+    if (sig == 0) return sign;
+    const int bias = (1 << (expBits - 1)) - 1;
+    const uint64_t infBits = uint64_t((1 << expBits) - 1) << mantBits;
+    const int field = exp + bias;              // biased exponent, if the result is normal
+    const bool normal = field >= 1;
+    // Low bits of sig to drop: keep 1 + mantBits bits for a normal, fewer for a subnormal.
+    const int shift = 63 - mantBits + (normal ? 0 : 1 - field);
+    uint64_t q;
+    if (shift > 64) {
+        q = 0;
+    } else if (shift == 64) {
+        q = sig > (uint64_t(1) << 63) ? 1 : 0;  // above half of the smallest subnormal rounds up
+    } else {
+        q = sig >> shift;
+        const uint64_t rem = sig & ((uint64_t(1) << shift) - 1);
+        const uint64_t half = uint64_t(1) << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) ++q;
+    }
+    // A mantissa that rounds up to the next power of two carries into the exponent field, which is
+    // exactly the encoding of the next binade (or of infinity).
+    uint64_t bits = normal ? (uint64_t(field) << mantBits) + (q - (uint64_t(1) << mantBits)) : q;
+    if (bits >= infBits) bits = infBits;
+    return sign | static_cast<uint32_t>(bits);
+}
+
+/// Bits of the nearest value of the small IEEE format to the double `v`.
+inline uint32_t EncodeIeeeFromDouble(double v, int expBits, int mantBits) {
+    const uint64_t b = std::bit_cast<uint64_t>(v);
+    const bool negative = (b >> 63) != 0;
+    const int field = static_cast<int>((b >> 52) & 0x7ff);
+    const uint64_t frac = b & ((uint64_t(1) << 52) - 1);
+    const uint32_t sign = negative ? (1u << (expBits + mantBits)) : 0u;
+    const uint32_t infBits = uint32_t((1u << expBits) - 1) << mantBits;
+    if (field == 0x7ff) {
+        if (frac == 0) return sign | infBits;
+        // NaN: keep the payload's top bits (as numpy does), never letting it become infinity.
+        const uint32_t payload = static_cast<uint32_t>(frac >> (52 - mantBits));
+        return sign | infBits | (payload ? payload : 1u);
+    }
+    if (field == 0) {
+        if (frac == 0) return sign;
+        const int lz = std::countl_zero(frac);
+        return EncodeIeee(negative, 63 - lz - 1074, frac << lz, expBits, mantBits);
+    }
+    return EncodeIeee(negative, field - 1023, ((uint64_t(1) << 52) | frac) << 11, expBits, mantBits);
+}
+
+/// Bits of the nearest value of the small IEEE format to the integer `v` (one rounding).
+inline uint32_t EncodeIeeeFromInt(int64_t v, int expBits, int mantBits) {
+    const bool negative = v < 0;
+    const uint64_t mag = negative ? uint64_t(0) - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+    if (mag == 0) return 0;
+    const int lz = std::countl_zero(mag);
+    return EncodeIeee(negative, 63 - lz, mag << lz, expBits, mantBits);
+}
+
+/// Exact value of the small IEEE format's `bits`.
+inline double DecodeIeee(uint32_t bits, int expBits, int mantBits) {
+    const bool negative = (bits >> (expBits + mantBits)) & 1;
+    const int field = static_cast<int>((bits >> mantBits) & ((1u << expBits) - 1));
+    const uint32_t frac = bits & ((1u << mantBits) - 1);
+    const int bias = (1 << (expBits - 1)) - 1;
+    double v;
+    if (field == (1 << expBits) - 1) {
+        v = frac ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    } else if (field == 0) {
+        v = std::ldexp(static_cast<double>(frac), 1 - bias - mantBits);
+    } else {
+        v = std::ldexp(static_cast<double>(frac | (1u << mantBits)), field - bias - mantBits);
+    }
+    return negative ? -v : v;
+}
+
+/// Element traits of the plain data types: storage, how to read an element exactly (as double
+/// for float types, as int64 for integer types) and how to produce one from either.
+template <DataType T> struct ElementTraits;
+
+template <> struct ElementTraits<DataType::Float32> {
+    using Storage = float;
+    static constexpr bool kIsFloat = true;
+    static double Read(float v) { return v; }
+    static float FromDouble(double v) { return static_cast<float>(v); }
+    static float FromInt(int64_t v) { return static_cast<float>(v); }
+};
+template <> struct ElementTraits<DataType::Float64> {
+    using Storage = double;
+    static constexpr bool kIsFloat = true;
+    static double Read(double v) { return v; }
+    static double FromDouble(double v) { return v; }
+    static double FromInt(int64_t v) { return static_cast<double>(v); }
+};
+template <> struct ElementTraits<DataType::Float16> {
+    using Storage = uint16_t;
+    static constexpr bool kIsFloat = true;
+    static double Read(uint16_t v) { return DecodeIeee(v, 5, 10); }
+    static uint16_t FromDouble(double v) { return static_cast<uint16_t>(EncodeIeeeFromDouble(v, 5, 10)); }
+    static uint16_t FromInt(int64_t v) { return static_cast<uint16_t>(EncodeIeeeFromInt(v, 5, 10)); }
+};
+template <> struct ElementTraits<DataType::BFloat16> {
+    using Storage = uint16_t;
+    static constexpr bool kIsFloat = true;
+    static double Read(uint16_t v) { return DecodeIeee(v, 8, 7); }
+    static uint16_t FromDouble(double v) { return static_cast<uint16_t>(EncodeIeeeFromDouble(v, 8, 7)); }
+    static uint16_t FromInt(int64_t v) { return static_cast<uint16_t>(EncodeIeeeFromInt(v, 8, 7)); }
+};
+
+/// Integer targets: truncate floats toward zero, saturating (NaN gives 0); wrap integers.
+template <typename I> struct IntegerElement {
+    using Storage = I;
+    static constexpr bool kIsFloat = false;
+    static int64_t Read(I v) { return static_cast<int64_t>(v); }
+    static I FromDouble(double v) {
+        if (std::isnan(v)) return 0;
+        const double t = std::trunc(v);
+        // Compare against powers of two, which doubles hold exactly: the range is
+        // [min, 2^digits - 1] with min = -2^digits (signed) or 0 (unsigned).
+        const double upper = std::ldexp(1.0, std::numeric_limits<I>::digits);
+        if (t <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+        if (t >= upper) return std::numeric_limits<I>::max();
+        return static_cast<I>(t);
+    }
+    static I FromInt(int64_t v) { return static_cast<I>(static_cast<std::make_unsigned_t<I>>(static_cast<uint64_t>(v))); }
+};
+template <> struct ElementTraits<DataType::Signed32> : IntegerElement<int32_t> {};
+template <> struct ElementTraits<DataType::Signed64> : IntegerElement<int64_t> {};
+template <> struct ElementTraits<DataType::UInt8> : IntegerElement<uint8_t> {};
+
+template <> struct ElementTraits<DataType::Boolean> {
+    using Storage = uint8_t;
+    static constexpr bool kIsFloat = false;
+    static int64_t Read(uint8_t v) { return v != 0; }
+    static uint8_t FromDouble(double v) { return v != 0.0; }
+    static uint8_t FromInt(int64_t v) { return v != 0; }
+};
+
+/// True for the types ElementTraits covers.
+inline bool IsPlainConvertibleType(DataType t) {
+    switch (t) {
+        case DataType::Float32: case DataType::Float64: case DataType::Float16: case DataType::BFloat16:
+        case DataType::Signed32: case DataType::Signed64: case DataType::UInt8: case DataType::Boolean:
+            return true;
+        default:
+            return false;
+    }
+}
+
+/// Writes `v` converted to `type` (a plain type, see IsPlainConvertibleType) at `out`.
+inline void EncodeScalar(DataType type, double v, void* out) {
+    auto put = [&](auto x) { std::memcpy(out, &x, sizeof(x)); };
+    switch (type) {
+        case DataType::Float32: put(ElementTraits<DataType::Float32>::FromDouble(v)); break;
+        case DataType::Float64: put(ElementTraits<DataType::Float64>::FromDouble(v)); break;
+        case DataType::Float16: put(ElementTraits<DataType::Float16>::FromDouble(v)); break;
+        case DataType::BFloat16: put(ElementTraits<DataType::BFloat16>::FromDouble(v)); break;
+        case DataType::Signed32: put(ElementTraits<DataType::Signed32>::FromDouble(v)); break;
+        case DataType::Signed64: put(ElementTraits<DataType::Signed64>::FromDouble(v)); break;
+        case DataType::UInt8: put(ElementTraits<DataType::UInt8>::FromDouble(v)); break;
+        case DataType::Boolean: put(ElementTraits<DataType::Boolean>::FromDouble(v)); break;
+        default: break;  // callers check IsPlainConvertibleType in their support function
+    }
+}
+
+}  // namespace trellis::ref

@@ -1,0 +1,93 @@
+// CpuRef Cast: between Float32, Float64, Float16, BFloat16, Signed32, Signed64, UInt8 and Boolean
+// (every pair; quantized types are refused). Conversion rules, including IEEE half rounding and
+// float-to-integer truncation, are RefConvert.hpp's. Each (source, target) pair is its own
+// instantiated loop, picked once at creation.
+#include "RefConvert.hpp"
+#include "RefDataMovement.hpp"
+#include "RefKernelTable.hpp"
+
+#include <cstring>
+
+namespace trellis::ref {
+
+namespace {
+
+using CastFn = void (*)(const void* in, void* out, std::size_t n);
+
+template <DataType From, DataType To>
+void CastLoop(const void* inData, void* outData, std::size_t n) {
+    using Src = ElementTraits<From>;
+    using Dst = ElementTraits<To>;
+    const auto* in = static_cast<const typename Src::Storage*>(inData);
+    auto* out = static_cast<typename Dst::Storage*>(outData);
+    for (std::size_t i = 0; i < n; ++i) {
+        // Floats read exactly as double, integers exactly as int64: every path rounds once.
+        if constexpr (Src::kIsFloat) out[i] = Dst::FromDouble(Src::Read(in[i]));
+        else out[i] = Dst::FromInt(Src::Read(in[i]));
+    }
+}
+
+template <DataType From>
+CastFn PickTarget(DataType to) {
+    switch (to) {
+        case DataType::Float32: return &CastLoop<From, DataType::Float32>;
+        case DataType::Float64: return &CastLoop<From, DataType::Float64>;
+        case DataType::Float16: return &CastLoop<From, DataType::Float16>;
+        case DataType::BFloat16: return &CastLoop<From, DataType::BFloat16>;
+        case DataType::Signed32: return &CastLoop<From, DataType::Signed32>;
+        case DataType::Signed64: return &CastLoop<From, DataType::Signed64>;
+        case DataType::UInt8: return &CastLoop<From, DataType::UInt8>;
+        case DataType::Boolean: return &CastLoop<From, DataType::Boolean>;
+        default: return nullptr;
+    }
+}
+
+// The loop for (from, to), or nullptr when either type is not a plain type.
+CastFn PickCast(DataType from, DataType to) {
+    switch (from) {
+        case DataType::Float32: return PickTarget<DataType::Float32>(to);
+        case DataType::Float64: return PickTarget<DataType::Float64>(to);
+        case DataType::Float16: return PickTarget<DataType::Float16>(to);
+        case DataType::BFloat16: return PickTarget<DataType::BFloat16>(to);
+        case DataType::Signed32: return PickTarget<DataType::Signed32>(to);
+        case DataType::Signed64: return PickTarget<DataType::Signed64>(to);
+        case DataType::UInt8: return PickTarget<DataType::UInt8>(to);
+        case DataType::Boolean: return PickTarget<DataType::Boolean>(to);
+        default: return nullptr;
+    }
+}
+
+class CastWorkload final : public IWorkload {
+public:
+    CastWorkload(CastFn fn, std::size_t count) : m_Fn(fn), m_Count(count) {}
+    void Execute(const WorkloadIo& io) const override { m_Fn(io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map(), m_Count); }
+private:
+    CastFn m_Fn;
+    std::size_t m_Count;
+};
+
+}  // namespace
+
+bool CastRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    if (!CheckArity("Cast", info, 1, 1, reason)) return false;
+    const DataType from = info.m_InputTensorInfos[0].GetDataType();
+    const DataType to = info.m_OutputTensorInfos[0].GetDataType();
+    if (to != layer.Get<CastDescriptor>().m_To) {
+        return Refuse(reason, std::string("Cast: output is ") + GetDataTypeName(to) + " but the descriptor says " +
+                                  GetDataTypeName(layer.Get<CastDescriptor>().m_To));
+    }
+    if (PickCast(from, to) == nullptr) {
+        return Refuse(reason, std::string("Cast: ") + GetDataTypeName(from) + " to " + GetDataTypeName(to) +
+                                  " is not supported (CpuRef casts between Float32, Float64, Float16, BFloat16, Signed32, "
+                                  "Signed64, UInt8 and Boolean)");
+    }
+    return true;
+}
+
+IWorkloadPtr CastRefCreate(const QueueDescriptor&, const WorkloadInfo& info) {
+    return std::make_unique<CastWorkload>(
+        PickCast(info.m_InputTensorInfos[0].GetDataType(), info.m_OutputTensorInfos[0].GetDataType()),
+        info.m_InputTensorInfos[0].GetNumElements());
+}
+
+}  // namespace trellis::ref

@@ -1,0 +1,58 @@
+// CpuRef Split: every data type (elements are moved, not computed on). Each output is one
+// strided copy out of the input, at its offset along the (normalized) axis; input and outputs:
+// same type and quantization.
+#include "RefDataMovement.hpp"
+#include "RefKernelTable.hpp"
+
+namespace trellis::ref {
+
+namespace {
+
+class SplitWorkload final : public IWorkload {
+public:
+    SplitWorkload(const WorkloadInfo& info, unsigned int axis) {
+        const TensorInfo& in = info.m_InputTensorInfos[0];
+        const std::size_t es = GetDataTypeSize(in.GetDataType());
+        const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
+        int64_t offset = 0;  // along the axis
+        for (const TensorInfo& out : info.m_OutputTensorInfos) {
+            const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
+            m_Copies.emplace_back(dims, inStrides, RowMajorStrides(out.GetShape()), es);
+            m_SrcOffsets.push_back(static_cast<std::size_t>(offset * inStrides[axis]) * es);
+            offset += out.GetShape()[axis];
+        }
+    }
+    void Execute(const WorkloadIo& io) const override {
+        const auto* in = static_cast<const std::byte*>(io.m_Inputs[0]->Map());
+        for (std::size_t i = 0; i < m_Copies.size(); ++i) m_Copies[i].Run(in + m_SrcOffsets[i], io.m_Outputs[i]->Map());
+    }
+private:
+    std::vector<StridedCopy> m_Copies;
+    std::vector<std::size_t> m_SrcOffsets;  // bytes
+};
+
+}  // namespace
+
+bool SplitRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    if (info.m_InputTensorInfos.size() != 1 || info.m_OutputTensorInfos.empty()) {
+        return Refuse(reason, "Split: needs exactly one input (sizes folded into the descriptor) and at least one output");
+    }
+    const SplitDescriptor& d = layer.Get<SplitDescriptor>();
+    const TensorInfo& in = info.m_InputTensorInfos[0];
+    if (d.m_Axis < 0 || static_cast<unsigned int>(d.m_Axis) >= in.GetNumDimensions() ||
+        d.m_Sizes.size() != info.m_OutputTensorInfos.size()) {
+        return Refuse(reason, "Split: descriptor not resolved (needs a normalized axis and one size per output, "
+                              "as Optimize() leaves it)");
+    }
+    for (std::size_t i = 0; i < info.m_OutputTensorInfos.size(); ++i) {
+        const std::string what = "output " + std::to_string(i);
+        if (!CheckSameEncoding("Split", what.c_str(), info.m_OutputTensorInfos[i], "input", in, reason)) return false;
+    }
+    return true;
+}
+
+IWorkloadPtr SplitRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return std::make_unique<SplitWorkload>(info, static_cast<unsigned int>(layer.Get<SplitDescriptor>().m_Axis));
+}
+
+}  // namespace trellis::ref

@@ -1,0 +1,76 @@
+// BackendRegistry and the default implementations of the backend SDK's optional methods.
+#include <trellis/Exceptions.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
+
+namespace trellis {
+
+void BackendRegistry::Register(const BackendId& id, FactoryFunction factory) {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    if (id.IsEmpty()) throw InvalidArgumentException("BackendRegistry: a backend id must not be empty");
+    if (!factory) throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' has no factory function");
+    if (m_Factories.count(id)) {
+        throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' is already registered");
+    }
+    m_Factories.emplace(id, std::move(factory));
+}
+
+void BackendRegistry::Deregister(const BackendId& id) {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    m_Factories.erase(id);
+}
+
+bool BackendRegistry::IsBackendRegistered(const BackendId& id) const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    return m_Factories.count(id) != 0;
+}
+
+BackendRegistry::FactoryFunction BackendRegistry::GetFactory(const BackendId& id) const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    auto it = m_Factories.find(id);
+    if (it == m_Factories.end()) {
+        std::string known;
+        for (const auto& [k, v] : m_Factories) known += (known.empty() ? "" : ", ") + k.Get();
+        throw InvalidArgumentException("backend '" + id.Get() + "' is not registered (registered: " +
+                                       (known.empty() ? "none" : known) + ")");
+    }
+    return it->second;
+}
+
+std::set<BackendId> BackendRegistry::GetBackendIds() const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    std::set<BackendId> ids;
+    for (const auto& [k, v] : m_Factories) ids.insert(k);
+    return ids;
+}
+
+std::size_t BackendRegistry::Size() const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    return m_Factories.size();
+}
+
+std::string BackendRegistry::GetBackendIdsAsString() const {
+    std::string s;
+    for (const BackendId& id : GetBackendIds()) s += (s.empty() ? "" : ", ") + id.Get();
+    return s;
+}
+
+BackendRegistry& BackendRegistryInstance() {
+    static BackendRegistry instance;
+    return instance;
+}
+
+OptimizationViews IBackendInternal::OptimizeSubgraph(const SubgraphView& subgraph) const {
+    OptimizationViews views;
+    views.AddUntouchedSubgraph(SubgraphView(subgraph));
+    return views;
+}
+
+OptimizationViews::OptimizationViews() : m_Network(INetwork::Create()) {}
+
+SubgraphView::SubgraphView(IConnectableLayer* layer) {
+    m_Layers.push_back(layer);
+    for (unsigned int i = 0; i < layer->GetNumInputSlots(); ++i) m_Inputs.push_back(&layer->GetInputSlot(i));
+    for (unsigned int i = 0; i < layer->GetNumOutputSlots(); ++i) m_Outputs.push_back(&layer->GetOutputSlot(i));
+}
+
+}  // namespace trellis

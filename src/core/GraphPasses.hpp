@@ -1,0 +1,26 @@
+// Internal: backend-independent graph passes run by Optimize() after shape inference.
+//
+// Each pass is a small function over a fully inferred graph; it keeps every tensor info valid
+// and appends one log line per change. Passes never change what the network computes.
+#pragma once
+
+#include "Graph.hpp"
+
+#include <string>
+#include <vector>
+
+namespace trellis::core {
+
+/// Identity layers are bypassed.
+unsigned int RemoveIdentities(Graph& graph, std::vector<std::string>& log);
+/// Reshape to the same shape is bypassed; Reshape after Reshape reads the first one's input.
+unsigned int SimplifyReshapes(Graph& graph, std::vector<std::string>& log);
+/// Identity-permutation Transposes are bypassed; Transpose after Transpose becomes one.
+unsigned int SimplifyTransposes(Graph& graph, std::vector<std::string>& log);
+/// BatchNormalization after a Convolution or Gemm with constant weights is folded into them.
+unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log);
+
+/// All of the above, repeated until nothing changes.
+void RunGraphPasses(Graph& graph, std::vector<std::string>& log);
+
+}  // namespace trellis::core

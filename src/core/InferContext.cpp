@@ -1,0 +1,143 @@
+// InferContext helpers and the op table lookup.
+#include "InferContext.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace trellis::core {
+
+namespace {
+const OpInfo kOpInfos[] = {
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \
+    {LayerType::Name, #Name, MinIn, MaxIn, NumOut, &Name##Infer},
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+};
+
+template <typename T>
+void AppendAs(const ConstTensor& t, std::vector<int64_t>& out) {
+    const T* p = static_cast<const T*>(t.GetMemoryArea());
+    for (std::size_t i = 0; i < t.GetNumElements(); ++i) out.push_back(static_cast<int64_t>(p[i]));
+}
+template <typename T>
+void AppendAsDouble(const ConstTensor& t, std::vector<double>& out) {
+    const T* p = static_cast<const T*>(t.GetMemoryArea());
+    for (std::size_t i = 0; i < t.GetNumElements(); ++i) out.push_back(static_cast<double>(p[i]));
+}
+}  // namespace
+
+const OpInfo& GetOpInfo(LayerType type) {
+    return kOpInfos[static_cast<unsigned int>(type)];
+}
+
+bool InferContext::HasInput(unsigned int i) const {
+    if (i >= m_Inputs.size()) return false;
+    const ConstTensor* c = Constant(i);
+    return !(c && c->GetNumElements() == 0 && m_Inputs[i].GetNumDimensions() == 1);
+}
+
+std::string InferContext::Where() const {
+    return std::string(GetLayerTypeName(m_Type)) + " '" + m_Name + "'";
+}
+
+void InferContext::Fail(const std::string& message) const {
+    throw LayerValidationException(Where() + ": " + message);
+}
+
+std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what) const {
+    if (i >= m_Inputs.size()) Fail(std::string("missing input ") + std::to_string(i) + " (" + what + ")");
+    const ConstTensor* c = Constant(i);
+    if (!c) {
+        Fail(std::string("input ") + std::to_string(i) + " (" + what +
+             ") must be constant when the network is loaded, but it is computed from the network's inputs "
+             "(data-dependent shapes are not supported)");
+    }
+    std::vector<int64_t> out;
+    switch (c->GetDataType()) {
+        case DataType::Signed64: AppendAs<int64_t>(*c, out); break;
+        case DataType::Signed32: AppendAs<int32_t>(*c, out); break;
+        case DataType::Boolean:
+        case DataType::UInt8: AppendAs<uint8_t>(*c, out); break;
+        default:
+            Fail(std::string("input ") + std::to_string(i) + " (" + what + ") must be an integer tensor, got " +
+                 GetDataTypeName(c->GetDataType()));
+    }
+    return out;
+}
+
+std::vector<double> InferContext::GetParamDoubles(unsigned int i, const char* what) const {
+    if (i >= m_Inputs.size()) Fail(std::string("missing input ") + std::to_string(i) + " (" + what + ")");
+    const ConstTensor* c = Constant(i);
+    if (!c) {
+        Fail(std::string("input ") + std::to_string(i) + " (" + what +
+             ") must be constant when the network is loaded, but it is computed from the network's inputs");
+    }
+    std::vector<double> out;
+    switch (c->GetDataType()) {
+        case DataType::Float32: AppendAsDouble<float>(*c, out); break;
+        case DataType::Float64: AppendAsDouble<double>(*c, out); break;
+        case DataType::Signed64: AppendAsDouble<int64_t>(*c, out); break;
+        case DataType::Signed32: AppendAsDouble<int32_t>(*c, out); break;
+        case DataType::Boolean:
+        case DataType::UInt8: AppendAsDouble<uint8_t>(*c, out); break;
+        default:
+            Fail(std::string("input ") + std::to_string(i) + " (" + what + ") has unsupported type " +
+                 GetDataTypeName(c->GetDataType()));
+    }
+    return out;
+}
+
+unsigned int InferContext::NormalizeAxis(int64_t axis, unsigned int rank, const char* what) const {
+    const int64_t r = static_cast<int64_t>(rank);
+    if (axis < -r || axis >= r) {
+        Fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank) +
+             " (valid: " + std::to_string(-r) + ".." + std::to_string(r - 1) + ")");
+    }
+    return static_cast<unsigned int>(axis < 0 ? axis + r : axis);
+}
+
+std::optional<TensorShape> Broadcast(const TensorShape& a, const TensorShape& b) {
+    const unsigned int ra = a.GetNumDimensions(), rb = b.GetNumDimensions();
+    const unsigned int r = std::max(ra, rb);
+    std::vector<unsigned int> out(r);
+    for (unsigned int i = 0; i < r; ++i) {
+        const unsigned int da = i < r - ra ? 1 : a[i - (r - ra)];
+        const unsigned int db = i < r - rb ? 1 : b[i - (r - rb)];
+        if (da == db || db == 1) out[i] = da;
+        else if (da == 1) out[i] = db;
+        else return std::nullopt;
+    }
+    return TensorShape(out);
+}
+
+TensorShape InferContext::BroadcastShapes(const TensorShape& a, const TensorShape& b) const {
+    auto s = Broadcast(a, b);
+    if (!s) Fail("shapes " + a.ToString() + " and " + b.ToString() + " cannot be broadcast together (numpy rules)");
+    return *s;
+}
+
+void InferContext::ExpectType(unsigned int i, DataType t) const {
+    if (Input(i).GetDataType() != t) {
+        Fail("input " + std::to_string(i) + " must be " + GetDataTypeName(t) + ", got " +
+             GetDataTypeName(Input(i).GetDataType()));
+    }
+}
+
+void InferContext::ExpectTypeIn(unsigned int i, std::initializer_list<DataType> types) const {
+    for (DataType t : types) {
+        if (Input(i).GetDataType() == t) return;
+    }
+    std::string names;
+    for (DataType t : types) names += std::string(names.empty() ? "" : ", ") + GetDataTypeName(t);
+    Fail("input " + std::to_string(i) + " has type " + GetDataTypeName(Input(i).GetDataType()) +
+         "; expected one of " + names);
+}
+
+void InferContext::ExpectRank(unsigned int i, unsigned int rank) const {
+    if (Input(i).GetNumDimensions() != rank) {
+        Fail("input " + std::to_string(i) + " must have rank " + std::to_string(rank) + ", got shape " +
+             Input(i).GetShape().ToString());
+    }
+}
+
+}  // namespace trellis::core

@@ -1,0 +1,507 @@
+// Optimize(): network -> optimized network with every layer placed on a backend.
+//
+// Phases (numbered as in the comments below):
+//   1. validate the network (connections, input infos, outputs) and find a topological order
+//   2. drop dead layers (those no Output depends on)
+//   3. one sweep in topological order: infer shapes/types (resolving descriptors and absorbing
+//      constant parameter inputs) and fold layers whose inputs are all constant
+//   4. backend-independent passes (GraphPasses.cpp): identity removal, redundant reshape /
+//      transpose removal, batch-norm folding
+//   5. assign each layer to the first preferred backend whose layer support accepts it, keeping
+//      every earlier backend's reason
+//   6. split into per-backend sub-graphs (contiguous runs of one topological order, hence convex)
+//      and give each to its backend's OptimizeSubgraph(); failed parts go to the next backend
+#include "GraphPasses.hpp"
+#include "InferContext.hpp"
+#include "Network.hpp"
+#include "OptimizedNetwork.hpp"
+
+#include <trellis/Exceptions.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace trellis::core {
+
+bool IsComputeLayer(const Layer& layer) {
+    const LayerType t = layer.GetType();
+    return t != LayerType::Input && t != LayerType::Output && t != LayerType::Constant;
+}
+
+QueueDescriptor MakeQueueDescriptor(const Layer& layer) {
+    QueueDescriptor q;
+    q.m_Type = layer.GetType();
+    q.m_Descriptor = &layer.GetDescriptor();
+    q.m_LayerName = layer.Name();
+    for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+        Layer* src = layer.InputLayer(i);
+        q.m_ConstantInputs.push_back(src && src->GetType() == LayerType::Constant
+                                         ? &src->Desc<ConstantDescriptor>().m_Tensor
+                                         : nullptr);
+    }
+    return q;
+}
+
+WorkloadInfo MakeWorkloadInfo(const Layer& layer) {
+    WorkloadInfo info;
+    for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+        OutputSlot* s = layer.Input(i).GetConnectedOutputSlot();
+        info.m_InputTensorInfos.push_back(s ? s->GetTensorInfo() : TensorInfo());
+    }
+    for (unsigned int i = 0; i < layer.GetNumOutputSlots(); ++i) {
+        info.m_OutputTensorInfos.push_back(layer.Output(i).GetTensorInfo());
+    }
+    return info;
+}
+
+OptimizedNetworkImpl::OptimizedNetworkImpl(std::unique_ptr<Graph> graph, std::vector<BackendId> backends,
+                                           std::vector<std::string> log)
+    : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)) {
+    m_Order = m_Graph->TopologicalOrder();
+}
+
+std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
+    std::vector<LayerPlacement> out;
+    for (Layer* l : m_Order) {
+        LayerPlacement p;
+        p.m_LayerName = l->Name();
+        p.m_Type = l->GetType();
+        p.m_OpDetail = l->OpDetail();
+        p.m_Backend = l->GetBackendId();
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) p.m_Outputs.push_back(l->Output(o).GetTensorInfo());
+        p.m_Declined = l->m_Declined;
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
+std::map<BackendId, unsigned int> OptimizedNetworkImpl::GetBackendLayerCounts() const {
+    std::map<BackendId, unsigned int> counts;
+    for (Layer* l : m_Order) {
+        if (IsComputeLayer(*l)) ++counts[l->GetBackendId()];
+    }
+    return counts;
+}
+
+namespace {
+
+// ---- 1. validation -------------------------------------------------------------------------
+
+void ValidateNetwork(const Graph& graph) {
+    bool hasOutput = false;
+    std::vector<std::string> problems;
+    for (const auto& l : graph.Layers()) {
+        if (l->GetType() == LayerType::Output) hasOutput = true;
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            if (!l->Input(i).GetConnectedOutputSlot()) {
+                problems.push_back(Describe(*l) + ": input slot " + std::to_string(i) + " is not connected");
+            }
+        }
+        if (l->GetType() == LayerType::Input && !l->Output(0).IsTensorInfoSet()) {
+            problems.push_back(Describe(*l) + ": the tensor info of an input layer must be set (SetTensorInfo)");
+        }
+    }
+    if (!hasOutput) problems.push_back("the network has no output layer");
+    if (!problems.empty()) {
+        std::string msg = "invalid network:";
+        for (const auto& p : problems) msg += "\n  " + p;
+        throw GraphValidationException(msg);
+    }
+}
+
+// ---- 2. dead layers ------------------------------------------------------------------------
+
+unsigned int RemoveDeadLayers(Graph& graph) {
+    std::set<const Layer*> live;
+    std::vector<const Layer*> stack;
+    for (const auto& l : graph.Layers()) {
+        if (l->GetType() == LayerType::Output) stack.push_back(l.get());
+    }
+    while (!stack.empty()) {
+        const Layer* l = stack.back();
+        stack.pop_back();
+        if (!live.insert(l).second) continue;
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            if (Layer* src = l->InputLayer(i)) stack.push_back(src);
+        }
+    }
+    std::vector<Layer*> dead;
+    for (const auto& l : graph.Layers()) {
+        // Inputs stay even when unused: the application binds them by id.
+        if (!live.count(l.get()) && l->GetType() != LayerType::Input) dead.push_back(l.get());
+    }
+    for (Layer* l : dead) graph.EraseLayer(l);
+    return static_cast<unsigned int>(dead.size());
+}
+
+// ---- 3. inference and folding --------------------------------------------------------------
+
+struct BackendHandles {
+    BackendId m_Id;
+    ILayerSupportSharedPtr m_Support;
+};
+
+/// Evaluates a layer whose inputs are all constant on the first preferred backend that supports
+/// it; returns false (layer left in place) if none does.
+bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& backends, std::vector<std::string>& log) {
+    QueueDescriptor q = MakeQueueDescriptor(layer);
+    WorkloadInfo info = MakeWorkloadInfo(layer);
+    for (const BackendHandles& b : backends) {
+        std::string reason;
+        if (!b.m_Support->IsLayerSupported(q, info, &reason)) continue;
+        // Backend objects are short-lived: create one for the factory and drop it at once.
+        IWorkloadFactoryPtr factory = BackendRegistryInstance().GetFactory(b.m_Id)()->CreateWorkloadFactory();
+        IWorkloadPtr workload = factory->CreateWorkload(q, info);
+
+        std::vector<PassthroughTensorHandle> inHandles(layer.GetNumInputSlots()), outHandles(layer.GetNumOutputSlots());
+        std::vector<ITensorHandle*> inPtrs, outPtrs;
+        for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+            const ConstTensor& t = layer.InputLayer(i)->Desc<ConstantDescriptor>().m_Tensor;
+            inHandles[i].Reset(t.GetInfo(), const_cast<void*>(t.GetMemoryArea()));
+            inPtrs.push_back(&inHandles[i]);
+        }
+        std::vector<std::vector<uint8_t>> outData(layer.GetNumOutputSlots());
+        for (unsigned int o = 0; o < layer.GetNumOutputSlots(); ++o) {
+            outData[o].resize(std::max<std::size_t>(info.m_OutputTensorInfos[o].GetNumBytes(), 1));
+            outHandles[o].Reset(info.m_OutputTensorInfos[o], outData[o].data());
+            outPtrs.push_back(&outHandles[o]);
+        }
+        std::vector<uint8_t> scratch(workload->GetScratchBytes() + 64);
+        WorkloadIo io;
+        io.m_Inputs = inPtrs;
+        io.m_Outputs = outPtrs;
+        io.m_Scratch = scratch.data();
+        workload->Execute(io);
+
+        // The constants keep the folded layer's name (its outputs' names, for several outputs).
+        std::vector<std::pair<Layer*, std::string>> created;
+        for (unsigned int o = 0; o < layer.GetNumOutputSlots(); ++o) {
+            TensorInfo oi = info.m_OutputTensorInfos[o];
+            outData[o].resize(oi.GetNumBytes());
+            const std::string name = layer.GetNumOutputSlots() == 1 ? layer.Name() : layer.Name() + ":" + std::to_string(o);
+            Layer* c = graph.AddLayer(LayerType::Constant, MakeOwnedConstant(oi, std::move(outData[o])),
+                                      graph.UniqueName(name + "#folding"), 0, 1);
+            c->m_Synthesized = true;
+            c->Output(0).SetTensorInfo(c->Desc<ConstantDescriptor>().m_Tensor.GetInfo());
+            layer.Output(o).MoveAllConnections(c->Output(0));
+            created.emplace_back(c, name);
+        }
+        log.push_back("folded " + Describe(layer) + " into a constant (evaluated on " + b.m_Id.Get() + ")");
+        graph.EraseLayer(&layer);
+        for (auto& [c, name] : created) c->SetName(graph.UniqueName(name));
+        return true;
+    }
+    return false;
+}
+
+/// Shape only needs its input's info: replace it with a constant directly.
+void FoldShape(Graph& graph, Layer& layer, std::vector<std::string>& log) {
+    const TensorInfo& oi = layer.Output(0).GetTensorInfo();
+    const TensorShape& in = layer.Input(0).GetConnectedOutputSlot()->GetTensorInfo().GetShape();
+    const auto& d = layer.Desc<ShapeDescriptor>();
+    const int64_t rank = in.GetNumDimensions();
+    int64_t start = d.m_Start < 0 ? d.m_Start + rank : d.m_Start;
+    start = std::clamp<int64_t>(start, 0, rank);
+    std::vector<uint8_t> bytes(oi.GetNumBytes());
+    auto* p = reinterpret_cast<int64_t*>(bytes.data());
+    for (std::size_t i = 0; i < oi.GetNumElements(); ++i) p[i] = in[static_cast<unsigned int>(start + static_cast<int64_t>(i))];
+    Layer* c = graph.AddLayer(LayerType::Constant, MakeOwnedConstant(oi, std::move(bytes)),
+                              graph.UniqueName(layer.Name() + "#folding"), 0, 1);
+    c->m_Synthesized = true;
+    c->Output(0).SetTensorInfo(c->Desc<ConstantDescriptor>().m_Tensor.GetInfo());
+    layer.Output(0).MoveAllConnections(c->Output(0));
+    log.push_back("folded " + Describe(layer) + " (input shape " + in.ToString() + " is static)");
+    const std::string name = layer.Name();
+    graph.EraseLayer(&layer);
+    c->SetName(graph.UniqueName(name));
+}
+
+bool IsFoldable(const Layer& layer) {
+    switch (layer.GetType()) {
+        case LayerType::Input:
+        case LayerType::Output:
+        case LayerType::Constant:
+        case LayerType::PreCompiled:
+        case LayerType::MemCopy: return false;
+        default: break;
+    }
+    for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+        Layer* src = layer.InputLayer(i);
+        if (!src || src->GetType() != LayerType::Constant) return false;
+    }
+    return true;
+}
+
+void InferLayer(Layer& layer) {
+    std::vector<TensorInfo> inputs;
+    std::vector<const ConstTensor*> constants;
+    for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+        OutputSlot* s = layer.Input(i).GetConnectedOutputSlot();
+        inputs.push_back(s->GetTensorInfo());
+        Layer* src = &s->GetOwningLayer();
+        constants.push_back(src->GetType() == LayerType::Constant ? &src->Desc<ConstantDescriptor>().m_Tensor : nullptr);
+    }
+    InferContext ctx(layer.GetType(), layer.Name(), layer.MutableDescriptor(), std::move(inputs), std::move(constants),
+                     layer.GetNumOutputSlots());
+    std::vector<TensorInfo> outs = GetOpInfo(layer.GetType()).m_Infer(ctx);
+
+    // Absorbed parameter inputs were folded into the descriptor: drop their slots.
+    const auto& absorbed = ctx.GetAbsorbedInputs();
+    for (auto it = absorbed.rbegin(); it != absorbed.rend(); ++it) layer.RemoveInputSlot(*it);
+
+    if (layer.GetType() == LayerType::Input || layer.GetType() == LayerType::Output ||
+        layer.GetType() == LayerType::PreCompiled) {
+        return;
+    }
+    if (outs.size() != layer.GetNumOutputSlots()) {
+        throw LayerValidationException(Describe(layer) + ": inference produced " + std::to_string(outs.size()) +
+                                       " outputs but the layer has " + std::to_string(layer.GetNumOutputSlots()));
+    }
+    for (unsigned int o = 0; o < outs.size(); ++o) {
+        OutputSlot& slot = layer.Output(o);
+        if (slot.IsTensorInfoSet() && layer.GetType() != LayerType::Constant) {
+            const TensorInfo& set = slot.GetTensorInfo();
+            if (set.GetShape() != outs[o].GetShape() || set.GetDataType() != outs[o].GetDataType()) {
+                throw LayerValidationException(Describe(layer) + ": output " + std::to_string(o) + " was set to " +
+                                               set.ToString() + " but the layer produces " + outs[o].ToString());
+            }
+        }
+        TensorInfo info = outs[o];
+        info.SetConstant(layer.GetType() == LayerType::Constant);
+        slot.SetTensorInfo(info);
+    }
+}
+
+void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::vector<std::string>& log) {
+    const std::vector<Layer*> order = graph.TopologicalOrder();
+    unsigned int folded = 0;
+    for (Layer* layer : order) {
+        InferLayer(*layer);
+        if (layer->GetType() == LayerType::Shape) {
+            FoldShape(graph, *layer, log);
+            ++folded;
+        } else if (fold && IsFoldable(*layer)) {
+            if (FoldLayer(graph, *layer, backends, log)) ++folded;
+        }
+    }
+    if (folded) log.push_back("constant folding: " + std::to_string(folded) + " layers folded");
+}
+
+// ---- 5. backend assignment -------------------------------------------------------------------
+
+/// Tries backends[first..] in order; assigns the first that accepts. Returns false if none does.
+bool AssignLayer(Layer& layer, const std::vector<BackendHandles>& backends, std::size_t first) {
+    const QueueDescriptor q = MakeQueueDescriptor(layer);
+    const WorkloadInfo info = MakeWorkloadInfo(layer);
+    for (std::size_t b = first; b < backends.size(); ++b) {
+        std::string reason;
+        bool ok = false;
+        try {
+            ok = backends[b].m_Support->IsLayerSupported(q, info, &reason);
+        } catch (const std::exception& e) {
+            reason = std::string("layer support check threw: ") + e.what();
+        }
+        if (ok) {
+            layer.SetBackendId(backends[b].m_Id);
+            return true;
+        }
+        layer.m_Declined.emplace_back(backends[b].m_Id, reason.empty() ? "unsupported (no reason given)" : reason);
+    }
+    return false;
+}
+
+std::string UnsupportedMessage(const std::vector<Layer*>& layers) {
+    std::ostringstream os;
+    os << layers.size() << (layers.size() == 1 ? " layer is" : " layers are")
+       << " not supported by any of the preferred backends:";
+    for (Layer* l : layers) {
+        os << "\n  " << Describe(*l) << " (inputs:";
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            os << " " << l->Input(i).GetConnectedOutputSlot()->GetTensorInfo().ToString();
+        }
+        os << ")";
+        for (const auto& [backend, reason] : l->m_Declined) os << "\n    " << backend << ": " << reason;
+    }
+    return os.str();
+}
+
+// ---- 6. sub-graphs ---------------------------------------------------------------------------
+
+SubgraphView MakeSubgraphView(const std::vector<Layer*>& layers) {
+    std::set<const Layer*> members(layers.begin(), layers.end());
+    SubgraphView::Layers ls;
+    SubgraphView::InputSlots ins;
+    SubgraphView::OutputSlots outs;
+    for (Layer* l : layers) {
+        ls.push_back(l);
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            Layer* src = l->InputLayer(i);
+            if (!src || !members.count(src)) ins.push_back(&l->Input(i));
+        }
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            bool external = l->Output(o).GetConnections().empty();
+            for (InputSlot* in : l->Output(o).GetConnections()) {
+                if (!members.count(&in->GetOwningLayer())) external = true;
+            }
+            if (external) outs.push_back(&l->Output(o));
+        }
+    }
+    return SubgraphView(std::move(ls), std::move(ins), std::move(outs));
+}
+
+void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends, std::vector<std::string>& log) {
+    std::vector<Layer*> order = graph.TopologicalOrder();
+    std::vector<std::vector<Layer*>> runs;
+    for (Layer* l : order) {
+        if (!IsComputeLayer(*l)) continue;
+        if (runs.empty() || runs.back().front()->GetBackendId() != l->GetBackendId()) runs.emplace_back();
+        runs.back().push_back(l);
+    }
+    std::vector<Layer*> unsupported;
+    for (const auto& run : runs) {
+        const BackendId id = run.front()->GetBackendId();
+        SubgraphView view = MakeSubgraphView(run);
+        OptimizationViews views = BackendRegistryInstance().GetFactory(id)()->OptimizeSubgraph(view);
+
+        // The three lists must cover exactly the layers the backend was given.
+        std::multiset<const IConnectableLayer*> covered;
+        for (const auto& s : views.GetSubstitutions()) {
+            for (auto* l : s.m_SubstitutableSubgraph.GetLayers()) covered.insert(l);
+        }
+        for (const auto& s : views.GetFailedSubgraphs()) {
+            for (auto* l : s.GetLayers()) covered.insert(l);
+        }
+        for (const auto& s : views.GetUntouchedSubgraphs()) {
+            for (auto* l : s.GetLayers()) covered.insert(l);
+        }
+        std::multiset<const IConnectableLayer*> given(run.begin(), run.end());
+        if (covered != given) {
+            throw BackendUnavailableException("backend '" + id.Get() +
+                                              "' returned optimization views that do not exactly cover the sub-graph "
+                                              "it was given (" + std::to_string(given.size()) + " layers given, " +
+                                              std::to_string(covered.size()) + " covered)");
+        }
+        if (!views.GetSubstitutions().empty()) {
+            throw BackendUnavailableException("backend '" + id.Get() +
+                                              "' proposed sub-graph substitutions, which this engine version does "
+                                              "not apply yet (Backend API " +
+                                              std::to_string(kBackendApiVersion.m_Major) + "." +
+                                              std::to_string(kBackendApiVersion.m_Minor) + ")");
+        }
+        const std::size_t current = static_cast<std::size_t>(
+            std::find_if(backends.begin(), backends.end(), [&](const BackendHandles& b) { return b.m_Id == id; }) -
+            backends.begin());
+        for (const auto& failed : views.GetFailedSubgraphs()) {
+            for (IConnectableLayer* il : failed.GetLayers()) {
+                Layer* l = static_cast<Layer*>(il);
+                l->m_Declined.emplace_back(id, "the backend's OptimizeSubgraph rejected it");
+                if (AssignLayer(*l, backends, current + 1)) {
+                    log.push_back("re-assigned " + Describe(*l) + " from " + id.Get() + " to " + l->GetBackendId().Get() +
+                                  " (failed sub-graph)");
+                } else {
+                    unsupported.push_back(l);
+                }
+            }
+        }
+    }
+    if (!unsupported.empty()) throw BackendUnavailableException(UnsupportedMessage(unsupported));
+    log.push_back("sub-graphs: " + std::to_string(runs.size()) + " given to backends");
+}
+
+}  // namespace
+
+IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<BackendId>& preferences,
+                                  const OptimizerOptions& options, std::vector<std::string>& log,
+                                  std::vector<std::string>& warnings) {
+    const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
+    if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
+    if (preferences.empty()) throw InvalidArgumentException("Optimize: the backend preference list is empty");
+    if (options.m_ReduceFp32ToFp16) {
+        throw InvalidArgumentException("Optimize: m_ReduceFp32ToFp16 is not supported by this version");
+    }
+
+    std::vector<BackendHandles> backends;
+    std::set<BackendId> seen;
+    for (const BackendId& id : preferences) {
+        if (!seen.insert(id).second) continue;
+        if (!BackendRegistryInstance().IsBackendRegistered(id)) {
+            warnings.push_back("backend '" + id.Get() + "' is not registered and was skipped (registered: " +
+                               BackendRegistryInstance().GetBackendIdsAsString() + ")");
+            continue;
+        }
+        // A short-lived backend object: only its layer support is kept.
+        IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
+        if (!backend) throw BackendUnavailableException("backend '" + id.Get() + "': its factory returned null");
+        backends.push_back({id, backend->GetLayerSupport()});
+        if (!backends.back().m_Support) {
+            throw BackendUnavailableException("backend '" + id.Get() + "' returned no layer support object");
+        }
+    }
+    if (backends.empty()) {
+        throw BackendUnavailableException("none of the preferred backends is registered (registered: " +
+                                          BackendRegistryInstance().GetBackendIdsAsString() + ")");
+    }
+
+    // 1. validate
+    std::unique_ptr<Graph> graph = network->GetGraph().Clone();
+    ValidateNetwork(*graph);
+    graph->TopologicalOrder();  // throws on a cycle
+
+    // 2. dead layers
+    if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " dead layers");
+
+    // 3. inference + folding (folding also makes parameter inputs of shape chains constant)
+    InferAndFold(*graph, backends, true, log);
+    if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " unused constants");
+
+    // 4. graph passes
+    if (options.m_EnableGraphOptimizations) {
+        RunGraphPasses(*graph, log);
+        RemoveDeadLayers(*graph);
+    }
+
+    // 5. assignment
+    std::vector<Layer*> unsupported;
+    for (Layer* l : graph->TopologicalOrder()) {
+        if (!IsComputeLayer(*l)) continue;
+        l->m_Declined.clear();
+        if (!AssignLayer(*l, backends, 0)) unsupported.push_back(l);
+    }
+    if (!unsupported.empty()) throw BackendUnavailableException(UnsupportedMessage(unsupported));
+
+    // 6. sub-graphs
+    OptimizeSubgraphs(*graph, backends, log);
+
+    std::vector<BackendId> used;
+    for (const auto& b : backends) used.push_back(b.m_Id);
+    return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(graph), std::move(used), log),
+                                &IOptimizedNetwork::Destroy);
+}
+
+}  // namespace trellis::core
+
+namespace trellis {
+
+void IOptimizedNetwork::Destroy(IOptimizedNetwork* network) { delete network; }
+
+IOptimizedNetworkPtr Optimize(const INetwork& network, const std::vector<BackendId>& backendPreferences,
+                              const IDeviceSpec&, const OptimizerOptions& options, std::vector<std::string>* messages) {
+    std::vector<std::string> log, warnings;
+    try {
+        IOptimizedNetworkPtr net = core::OptimizeImpl(network, backendPreferences, options, log, warnings);
+        if (messages) messages->insert(messages->end(), warnings.begin(), warnings.end());
+        return net;
+    } catch (const Exception& e) {
+        if (messages) {
+            messages->insert(messages->end(), warnings.begin(), warnings.end());
+            messages->push_back(e.what());
+        }
+        throw;
+    }
+}
+
+}  // namespace trellis

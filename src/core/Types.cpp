@@ -1,0 +1,196 @@
+// Value types of the application API.
+#include <trellis/Descriptors.hpp>
+#include <trellis/Exceptions.hpp>
+#include <trellis/Types.hpp>
+
+#include <sstream>
+
+namespace trellis {
+
+std::size_t GetDataTypeSize(DataType type) {
+    switch (type) {
+        case DataType::Float32: return 4;
+        case DataType::Float16: return 2;
+        case DataType::BFloat16: return 2;
+        case DataType::QAsymmU8: return 1;
+        case DataType::QAsymmS8: return 1;
+        case DataType::QSymmS8: return 1;
+        case DataType::QSymmS16: return 2;
+        case DataType::Signed32: return 4;
+        case DataType::Signed64: return 8;
+        case DataType::Boolean: return 1;
+        case DataType::Float64: return 8;
+        case DataType::UInt8: return 1;
+    }
+    return 0;
+}
+
+const char* GetDataTypeName(DataType type) {
+    switch (type) {
+        case DataType::Float32: return "Float32";
+        case DataType::Float16: return "Float16";
+        case DataType::BFloat16: return "BFloat16";
+        case DataType::QAsymmU8: return "QAsymmU8";
+        case DataType::QAsymmS8: return "QAsymmS8";
+        case DataType::QSymmS8: return "QSymmS8";
+        case DataType::QSymmS16: return "QSymmS16";
+        case DataType::Signed32: return "Signed32";
+        case DataType::Signed64: return "Signed64";
+        case DataType::Boolean: return "Boolean";
+        case DataType::Float64: return "Float64";
+        case DataType::UInt8: return "UInt8";
+    }
+    return "Unknown";
+}
+
+std::ostream& operator<<(std::ostream& os, DataType type) { return os << GetDataTypeName(type); }
+std::ostream& operator<<(std::ostream& os, const BackendId& id) { return os << id.Get(); }
+
+unsigned int TensorShape::operator[](unsigned int i) const {
+    if (i >= m_Dims.size()) {
+        throw InvalidArgumentException("TensorShape: dimension index " + std::to_string(i) +
+                                       " out of range for rank " + std::to_string(m_Dims.size()));
+    }
+    return m_Dims[i];
+}
+
+unsigned int& TensorShape::operator[](unsigned int i) {
+    if (i >= m_Dims.size()) {
+        throw InvalidArgumentException("TensorShape: dimension index " + std::to_string(i) +
+                                       " out of range for rank " + std::to_string(m_Dims.size()));
+    }
+    return m_Dims[i];
+}
+
+std::size_t TensorShape::GetNumElements() const {
+    std::size_t n = 1;
+    for (unsigned int d : m_Dims) n *= d;
+    return n;
+}
+
+std::string TensorShape::ToString() const {
+    if (m_Dims.empty()) return "scalar";
+    std::string s;
+    for (std::size_t i = 0; i < m_Dims.size(); ++i) {
+        if (i) s += 'x';
+        s += std::to_string(m_Dims[i]);
+    }
+    return s;
+}
+
+std::ostream& operator<<(std::ostream& os, const TensorShape& s) { return os << s.ToString(); }
+
+TensorInfo::TensorInfo(const TensorShape& shape, DataType dataType, float quantizationScale,
+                       int32_t quantizationOffset, bool isConstant)
+    : m_Shape(shape), m_DataType(dataType), m_Offset(quantizationOffset), m_IsConstant(isConstant) {
+    if (quantizationScale != 0.0f) m_Scales.assign(1, quantizationScale);
+}
+
+TensorInfo::TensorInfo(const TensorShape& shape, DataType dataType, const std::vector<float>& quantizationScales,
+                       unsigned int quantizationDim, bool isConstant)
+    : m_Shape(shape), m_DataType(dataType), m_Scales(quantizationScales), m_QuantizationDim(quantizationDim),
+      m_IsConstant(isConstant) {}
+
+bool TensorInfo::IsQuantized() const {
+    switch (m_DataType) {
+        case DataType::QAsymmU8:
+        case DataType::QAsymmS8:
+        case DataType::QSymmS8:
+        case DataType::QSymmS16: return true;
+        default: return false;
+    }
+}
+
+bool TensorInfo::operator==(const TensorInfo& o) const {
+    return m_Shape == o.m_Shape && m_DataType == o.m_DataType && m_Scales == o.m_Scales &&
+           m_Offset == o.m_Offset && m_QuantizationDim == o.m_QuantizationDim;
+}
+
+std::string TensorInfo::ToString() const {
+    return std::string(GetDataTypeName(m_DataType)) + " " + m_Shape.ToString();
+}
+
+std::ostream& operator<<(std::ostream& os, const TensorInfo& s) { return os << s.ToString(); }
+
+const char* GetLayerTypeName(LayerType type) {
+    switch (type) {
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \
+    case LayerType::Name: return #Name;
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+    }
+    return "Unknown";
+}
+
+const char* GetBinaryOperationName(BinaryOperation op) {
+    switch (op) {
+        case BinaryOperation::Add: return "Add";
+        case BinaryOperation::Sub: return "Sub";
+        case BinaryOperation::Mul: return "Mul";
+        case BinaryOperation::Div: return "Div";
+        case BinaryOperation::Pow: return "Pow";
+        case BinaryOperation::Maximum: return "Max";
+        case BinaryOperation::Minimum: return "Min";
+        case BinaryOperation::Equal: return "Equal";
+        case BinaryOperation::Less: return "Less";
+        case BinaryOperation::Greater: return "Greater";
+        case BinaryOperation::LessOrEqual: return "LessOrEqual";
+        case BinaryOperation::GreaterOrEqual: return "GreaterOrEqual";
+    }
+    return "Unknown";
+}
+
+const char* GetUnaryOperationName(UnaryOperation op) {
+    switch (op) {
+        case UnaryOperation::Abs: return "Abs";
+        case UnaryOperation::Neg: return "Neg";
+        case UnaryOperation::Exp: return "Exp";
+        case UnaryOperation::Log: return "Log";
+        case UnaryOperation::Sqrt: return "Sqrt";
+        case UnaryOperation::Reciprocal: return "Reciprocal";
+        case UnaryOperation::Relu: return "Relu";
+        case UnaryOperation::LeakyRelu: return "LeakyRelu";
+        case UnaryOperation::Elu: return "Elu";
+        case UnaryOperation::Sigmoid: return "Sigmoid";
+        case UnaryOperation::Tanh: return "Tanh";
+        case UnaryOperation::HardSigmoid: return "HardSigmoid";
+        case UnaryOperation::HardSwish: return "HardSwish";
+        case UnaryOperation::Erf: return "Erf";
+        case UnaryOperation::Gelu: return "Gelu";
+        case UnaryOperation::GeluTanh: return "GeluTanh";
+        case UnaryOperation::Clip: return "Clip";
+    }
+    return "Unknown";
+}
+
+const char* GetReduceOperationName(ReduceOperation op) {
+    switch (op) {
+        case ReduceOperation::Mean: return "ReduceMean";
+        case ReduceOperation::Sum: return "ReduceSum";
+        case ReduceOperation::Max: return "ReduceMax";
+        case ReduceOperation::Min: return "ReduceMin";
+    }
+    return "Unknown";
+}
+
+LayerDescriptor MakeDefaultDescriptor(LayerType type) {
+    switch (type) {
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \
+    case LayerType::Name: return LayerDescriptor(std::in_place_type<Desc>);
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+    }
+    return EmptyDescriptor{};
+}
+
+bool DescriptorMatches(LayerType type, const LayerDescriptor& d) {
+    switch (type) {
+#define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \
+    case LayerType::Name: return std::holds_alternative<Desc>(d);
+#include <trellis/Ops.def>
+#undef TRELLIS_OP
+    }
+    return false;
+}
+
+}  // namespace trellis

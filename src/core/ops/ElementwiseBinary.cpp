@@ -1,0 +1,37 @@
+// ElementwiseBinary: validation and shape inference.
+// Both inputs must hold the same type; shapes broadcast both ways (numpy rules). Comparisons
+// produce Boolean, every other operation the inputs' type.
+#include "core/InferContext.hpp"
+#include "core/ops/DataOpsUtil.hpp"
+
+namespace trellis::core {
+
+namespace {
+bool IsComparison(BinaryOperation op) {
+    switch (op) {
+        case BinaryOperation::Equal:
+        case BinaryOperation::Less:
+        case BinaryOperation::Greater:
+        case BinaryOperation::LessOrEqual:
+        case BinaryOperation::GreaterOrEqual:
+            return true;
+        default:
+            return false;
+    }
+}
+}  // namespace
+
+std::vector<TensorInfo> ElementwiseBinaryInfer(InferContext& ctx) {
+    const BinaryOperation op = ctx.Desc<ElementwiseBinaryDescriptor>().m_Operation;
+    const TensorInfo& a = ctx.Input(0);
+    const TensorInfo& b = ctx.Input(1);
+    if (a.GetDataType() != b.GetDataType()) {
+        ctx.Fail(std::string(GetBinaryOperationName(op)) + ": input A is " + GetDataTypeName(a.GetDataType()) +
+                 " and input B is " + GetDataTypeName(b.GetDataType()) + "; both inputs must have the same type");
+    }
+    const TensorShape shape = ctx.BroadcastShapes(a.GetShape(), b.GetShape());
+    if (IsComparison(op)) return {TensorInfo(shape, DataType::Boolean)};
+    return {WithShape(a, shape)};
+}
+
+}  // namespace trellis::core

@@ -1,0 +1,75 @@
+// Resize (ONNX Resize, opset 11+ input layout X, roi, scales, sizes): validation and shape
+// inference.
+//
+// Exactly one of scales (input 2, or m_Scales) and sizes (input 3, or m_Sizes) gives the output:
+//  - scales: output dim = floor(input dim * scale); m_Sizes is left empty.
+//  - sizes:  output dim = size; m_Sizes keeps the sizes and m_Scales gets size / input dim.
+// A backend tells the two apart by m_Sizes being empty or not: with sizes, the coordinate
+// transform uses the exact ratio output / input (as the ONNX reference does). roi only matters
+// for tf_crop_and_resize, which the descriptor cannot express, so it is dropped.
+#include "core/InferContext.hpp"
+
+#include <cmath>
+
+namespace trellis::core {
+
+std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
+    auto& d = ctx.Desc<ResizeDescriptor>();
+    const TensorInfo& x = ctx.Input(0);
+    const TensorShape& xs = x.GetShape();
+    const unsigned int rank = x.GetNumDimensions();
+    if (x.GetDataType() == DataType::Boolean) ctx.Fail("input X must be numeric, got Boolean");
+
+    if (ctx.HasInput(2) && ctx.HasInput(3)) {
+        ctx.Fail("scales (input 2) and sizes (input 3) are both given; ONNX allows one");
+    }
+    if (ctx.HasInput(3)) {
+        d.m_Sizes = ctx.GetParamInts(3, "sizes");
+    } else if (ctx.HasInput(2)) {
+        d.m_Sizes.clear();
+        d.m_Scales.clear();
+        for (double s : ctx.GetParamDoubles(2, "scales")) d.m_Scales.push_back(static_cast<float>(s));
+    }
+    for (unsigned int i = 1; i < ctx.GetNumInputs(); ++i) ctx.AbsorbInput(i);
+
+    std::vector<unsigned int> out(rank);
+    if (!d.m_Sizes.empty()) {
+        if (d.m_Sizes.size() != rank) {
+            ctx.Fail("sizes has " + std::to_string(d.m_Sizes.size()) + " entries but X " + xs.ToString() +
+                     " has rank " + std::to_string(rank));
+        }
+        d.m_Scales.assign(rank, 1.0f);
+        for (unsigned int i = 0; i < rank; ++i) {
+            const int64_t s = d.m_Sizes[i];
+            if (s < 0 || s > static_cast<int64_t>(UINT32_MAX)) {
+                ctx.Fail("sizes[" + std::to_string(i) + "]=" + std::to_string(s) + " is out of range");
+            }
+            if (xs[i] == 0 && s != 0) {
+                ctx.Fail("dim " + std::to_string(i) + " of X " + xs.ToString() + " is empty and cannot be resized to " +
+                         std::to_string(s));
+            }
+            out[i] = static_cast<unsigned int>(s);
+            if (xs[i] != 0) d.m_Scales[i] = static_cast<float>(static_cast<double>(s) / xs[i]);
+        }
+    } else {
+        if (d.m_Scales.empty()) ctx.Fail("needs scales (input 2) or sizes (input 3)");
+        if (d.m_Scales.size() != rank) {
+            ctx.Fail("scales has " + std::to_string(d.m_Scales.size()) + " entries but X " + xs.ToString() +
+                     " has rank " + std::to_string(rank));
+        }
+        for (unsigned int i = 0; i < rank; ++i) {
+            const float s = d.m_Scales[i];
+            if (!(s > 0.0f) || !std::isfinite(s)) {
+                ctx.Fail("scales[" + std::to_string(i) + "]=" + std::to_string(s) + " must be positive and finite");
+            }
+            const double o = std::floor(static_cast<double>(s) * xs[i]);
+            if (o > static_cast<double>(UINT32_MAX)) {
+                ctx.Fail("scales[" + std::to_string(i) + "] makes dim " + std::to_string(i) + " too large");
+            }
+            out[i] = static_cast<unsigned int>(o);
+        }
+    }
+    return {TensorInfo(TensorShape(out), x.GetDataType(), x.GetQuantizationScale(), x.GetQuantizationOffset())};
+}
+
+}  // namespace trellis::core

@@ -1,0 +1,205 @@
+// ONNX converters: elementwise ops, Cast, and the ops that become Identity.
+#include "OnnxConverters.hpp"
+
+#include <cfloat>
+#include <climits>
+#include <limits>
+
+namespace trellis::onnximport {
+
+namespace {
+
+struct BinaryRow {
+    const char* m_OpType;
+    BinaryOperation m_Operation;
+};
+constexpr BinaryRow kBinaryOps[] = {
+    {"Add", BinaryOperation::Add},
+    {"Sub", BinaryOperation::Sub},
+    {"Mul", BinaryOperation::Mul},
+    {"Div", BinaryOperation::Div},
+    {"Pow", BinaryOperation::Pow},
+    {"Max", BinaryOperation::Maximum},
+    {"Min", BinaryOperation::Minimum},
+    {"Equal", BinaryOperation::Equal},
+    {"Less", BinaryOperation::Less},
+    {"Greater", BinaryOperation::Greater},
+    {"LessOrEqual", BinaryOperation::LessOrEqual},
+    {"GreaterOrEqual", BinaryOperation::GreaterOrEqual},
+};
+
+struct UnaryRow {
+    const char* m_OpType;
+    UnaryOperation m_Operation;
+};
+constexpr UnaryRow kUnaryOps[] = {
+    {"Abs", UnaryOperation::Abs},
+    {"Neg", UnaryOperation::Neg},
+    {"Exp", UnaryOperation::Exp},
+    {"Log", UnaryOperation::Log},
+    {"Sqrt", UnaryOperation::Sqrt},
+    {"Reciprocal", UnaryOperation::Reciprocal},
+    {"Relu", UnaryOperation::Relu},
+    {"LeakyRelu", UnaryOperation::LeakyRelu},
+    {"Elu", UnaryOperation::Elu},
+    {"Sigmoid", UnaryOperation::Sigmoid},
+    {"Tanh", UnaryOperation::Tanh},
+    {"HardSigmoid", UnaryOperation::HardSigmoid},
+    {"HardSwish", UnaryOperation::HardSwish},
+    {"Erf", UnaryOperation::Erf},
+    {"Gelu", UnaryOperation::Gelu},
+};
+
+template <typename Row, std::size_t N>
+const Row& FindRow(OnnxNodeContext& ctx, const Row (&rows)[N]) {
+    for (const Row& row : rows) {
+        if (ctx.OpType() == row.m_OpType) return row;
+    }
+    ctx.Fail("internal error: converter called for an op type it does not handle");
+}
+
+BinaryOperation FindBinaryOperation(OnnxNodeContext& ctx) { return FindRow(ctx, kBinaryOps).m_Operation; }
+
+// Clip (opset 11+) bound i: a constant scalar, or `unbounded` when the input is omitted.
+float ReadClipBound(OnnxNodeContext& ctx, unsigned int i, const char* what, float unbounded) {
+    if (!ctx.HasInput(i)) return unbounded;
+    const OnnxTensor* bound = ctx.ConstantInput(i);
+    if (!bound) {
+        ctx.Fail("input " + std::to_string(i) + " (" + what + ", '" + ctx.InputName(i) +
+                 "') is computed by other nodes; Trellis needs Clip bounds to be constants");
+    }
+    if (bound->GetNumElements() != 1) {
+        ctx.Fail("input " + std::to_string(i) + " (" + what + ") must hold one value, has " +
+                 std::to_string(bound->GetNumElements()));
+    }
+    return static_cast<float>(bound->AsDoubles()[0]);
+}
+
+}  // namespace
+
+void ConvertBinary(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ctx.AddNodeLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{FindBinaryOperation(ctx)}, 2);
+}
+
+void ConvertMaxMin(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, static_cast<unsigned int>(INT_MAX));
+    ctx.ExpectOutputs(1, 1);
+    const unsigned int n = ctx.NumInputs();
+    for (unsigned int i = 0; i < n; ++i) {
+        if (!ctx.HasInput(i)) ctx.Fail("input " + std::to_string(i) + " is omitted; every input is required");
+    }
+    if (n == 1) {
+        ctx.AddNodeLayer(LayerType::Identity, EmptyDescriptor{}, 1);
+        return;
+    }
+    // max(a, b, c, ...) = max(max(max(a, b), c), ...): a chain of n-1 binary layers; the last one
+    // carries the node's name, the others "<name>/partial_<i>".
+    const ElementwiseBinaryDescriptor d{FindBinaryOperation(ctx)};
+    IOutputSlot* accumulated = &ctx.InputSlot(0);
+    for (unsigned int i = 1; i < n; ++i) {
+        const std::string suffix = i + 1 == n ? "" : "/partial_" + std::to_string(i);
+        IConnectableLayer* layer =
+            ctx.AddLayer(LayerType::ElementwiseBinary, d, {accumulated, &ctx.InputSlot(i)}, 1, suffix);
+        accumulated = &layer->GetOutputSlot(0);
+    }
+    ctx.SetOutput(0, *accumulated);
+}
+
+void ConvertUnary(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    ElementwiseUnaryDescriptor d;
+    d.m_Operation = FindRow(ctx, kUnaryOps).m_Operation;
+    switch (d.m_Operation) {
+        case UnaryOperation::LeakyRelu: d.m_A = ctx.GetFloat("alpha", 0.01f); break;
+        case UnaryOperation::Elu: d.m_A = ctx.GetFloat("alpha", 1.0f); break;
+        case UnaryOperation::HardSigmoid:
+            d.m_A = ctx.GetFloat("alpha", 0.2f);
+            d.m_B = ctx.GetFloat("beta", 0.5f);
+            break;
+        case UnaryOperation::Gelu: {
+            const std::string approximate = ctx.GetString("approximate", "none");
+            if (approximate == "tanh") {
+                d.m_Operation = UnaryOperation::GeluTanh;
+            } else if (approximate != "none") {
+                ctx.Fail("attribute approximate='" + approximate + "' is not supported (expected none or tanh)");
+            }
+            break;
+        }
+        default: break;
+    }
+    ctx.AddNodeLayer(LayerType::ElementwiseUnary, d, 1);
+}
+
+void ConvertClip(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, 1);
+    ElementwiseUnaryDescriptor d;
+    d.m_Operation = UnaryOperation::Clip;
+    if (ctx.Opset() < 11) {
+        // Clip-6: bounds are attributes whose spec defaults are the float limits.
+        ctx.ExpectInputs(1, 1);
+        d.m_A = ctx.GetFloat("min", -FLT_MAX);
+        d.m_B = ctx.GetFloat("max", FLT_MAX);
+    } else {
+        // Clip-11+: optional inputs; an omitted bound does not clamp at all (infinity keeps inf).
+        ctx.ExpectInputs(1, 3);
+        d.m_A = ReadClipBound(ctx, 1, "min", -std::numeric_limits<float>::infinity());
+        d.m_B = ReadClipBound(ctx, 2, "max", std::numeric_limits<float>::infinity());
+    }
+    ctx.AddNodeLayer(LayerType::ElementwiseUnary, d, 1);
+}
+
+void ConvertPRelu(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ctx.AddNodeLayer(LayerType::PRelu, EmptyDescriptor{}, 2);
+}
+
+void ConvertWhere(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(3, 3);
+    ctx.ExpectOutputs(1, 1);
+    ctx.AddNodeLayer(LayerType::Where, EmptyDescriptor{}, 3);
+}
+
+void ConvertCast(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    // saturate (opset 19) only affects float8 targets, which are refused below anyway.
+    ctx.IgnoreAttributes({"saturate"});
+    const int64_t to = ctx.GetRequiredInt("to");
+    const std::optional<DataType> type = FromOnnxDataType(static_cast<int32_t>(to));
+    if (!type) {
+        ctx.Fail("attribute to=" + OnnxDataTypeName(static_cast<int32_t>(to)) +
+                 " names a data type Trellis does not support");
+    }
+    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
+}
+
+void ConvertIdentity(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    ctx.AddNodeLayer(LayerType::Identity, EmptyDescriptor{}, 1);
+}
+
+void ConvertDropout(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 3);
+    ctx.ExpectOutputs(1, 2);
+    ctx.RejectUsedOutputs(1, "(mask) is used; Trellis runs Dropout as an inference-time Identity and produces no mask");
+    // ratio (attribute before opset 12, input 1 after) and seed only matter in training mode.
+    ctx.IgnoreAttributes({"ratio", "seed"});
+    if (ctx.HasInput(2)) {
+        const OnnxTensor* training = ctx.ConstantInput(2);
+        if (!training) {
+            ctx.Fail("input 2 (training_mode, '" + ctx.InputName(2) +
+                     "') is computed by other nodes; it must be a constant false");
+        }
+        for (double v : training->AsDoubles()) {
+            if (v != 0.0) ctx.Fail("input 2 (training_mode) is true; only inference (training_mode=false) is supported");
+        }
+    }
+    ctx.AddNodeLayer(LayerType::Identity, EmptyDescriptor{}, 1);
+}
+
+}  // namespace trellis::onnximport

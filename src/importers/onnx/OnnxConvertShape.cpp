@@ -1,0 +1,292 @@
+// ONNX converters: ops that move or reshape data (Concat, Split, Slice, Reshape family,
+// Transpose, Gather, Expand, Pad, Resize).
+//
+// Parameter inputs (shapes, axes, starts, ...) that are constants are folded into the descriptor
+// here; computed ones become input slots that the core resolves after constant folding.
+#include "OnnxConverters.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace trellis::onnximport {
+
+void ConvertConcat(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, static_cast<unsigned int>(INT_MAX));
+    ctx.ExpectOutputs(1, 1);
+    for (unsigned int i = 0; i < ctx.NumInputs(); ++i) {
+        if (!ctx.HasInput(i)) ctx.Fail("input " + std::to_string(i) + " is omitted; every input is required");
+    }
+    ConcatDescriptor d;
+    d.m_Axis = ctx.ToInt(ctx.GetRequiredInt("axis"), "attribute axis");
+    ctx.AddNodeLayer(LayerType::Concat, d, ctx.NumInputs());
+}
+
+void ConvertSplit(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, static_cast<unsigned int>(INT_MAX));
+    SplitDescriptor d;
+    d.m_Axis = ctx.ToInt(ctx.GetInt("axis", 0), "attribute axis");
+    unsigned int slots = 1;
+    if (ctx.Opset() < 13) {
+        // Split-2/11: sizes are the `split` attribute.
+        ctx.ExpectInputs(1, 1);
+        d.m_Sizes = ctx.GetInts("split");
+    } else {
+        // Split-13: optional input 1; Split-18 adds num_outputs as the alternative.
+        ctx.ExpectInputs(1, 2);
+        if (std::optional<int64_t> numOutputs = ctx.FindInt("num_outputs")) {
+            if (ctx.HasInput(1)) ctx.Fail("input 1 (split) and attribute num_outputs are both given");
+            if (*numOutputs != ctx.NumOutputs()) {
+                ctx.Fail("attribute num_outputs=" + std::to_string(*numOutputs) + " but the node has " +
+                         std::to_string(ctx.NumOutputs()) + " outputs");
+            }
+        }
+        if (ctx.HasInput(1)) {
+            if (ctx.ConstantInput(1)) d.m_Sizes = ctx.ConstInts(1, "split");
+            else slots = 2;
+        }
+    }
+    if (!d.m_Sizes.empty() && d.m_Sizes.size() != ctx.NumOutputs()) {
+        ctx.Fail("split sizes " + FormatList(d.m_Sizes) + " do not match the node's " +
+                 std::to_string(ctx.NumOutputs()) + " outputs");
+    }
+    for (int64_t size : d.m_Sizes) {
+        if (size < 0) ctx.Fail("split sizes " + FormatList(d.m_Sizes) + " must not be negative");
+    }
+    ctx.AddNodeLayer(LayerType::Split, d, slots, DataType::Signed64, static_cast<int>(ctx.NumOutputs()));
+}
+
+void ConvertSlice(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, 1);
+    SliceDescriptor d;
+    if (ctx.Opset() < 10) {
+        // Slice-1: starts/ends/axes are attributes; there are no steps.
+        ctx.ExpectInputs(1, 1);
+        const std::optional<std::vector<int64_t>> starts = ctx.FindInts("starts");
+        const std::optional<std::vector<int64_t>> ends = ctx.FindInts("ends");
+        if (!starts || !ends) ctx.Fail("required attributes 'starts' and 'ends' must both be given");
+        d.m_Starts = *starts;
+        d.m_Ends = *ends;
+        d.m_Axes = ctx.GetInts("axes");
+        ctx.AddNodeLayer(LayerType::Slice, d, 1);
+        return;
+    }
+    ctx.ExpectInputs(3, 5);
+    const unsigned int slots = ctx.ParamSlots(1);
+    if (slots == 1) {
+        d.m_Starts = ctx.ConstInts(1, "starts");
+        d.m_Ends = ctx.ConstInts(2, "ends");
+        if (ctx.HasInput(3)) d.m_Axes = ctx.ConstInts(3, "axes");
+        if (ctx.HasInput(4)) d.m_Steps = ctx.ConstInts(4, "steps");
+    }
+    ctx.AddNodeLayer(LayerType::Slice, d, slots);
+}
+
+void ConvertReshape(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ReshapeDescriptor d;
+    d.m_Mode = ReshapeMode::Reshape;
+    d.m_AllowZero = ctx.GetBool("allowzero", false);  // opset 14
+    const unsigned int slots = ctx.ParamSlots(1);
+    if (slots == 1) d.m_TargetShape = ctx.ConstInts(1, "shape");
+    ctx.AddNodeLayer(LayerType::Reshape, d, slots);
+}
+
+void ConvertFlatten(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    ReshapeDescriptor d;
+    d.m_Mode = ReshapeMode::Flatten;
+    d.m_Axis = ctx.ToInt(ctx.GetInt("axis", 1), "attribute axis");
+    ctx.AddNodeLayer(LayerType::Reshape, d, 1);
+}
+
+void ConvertSqueeze(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, 1);
+    const bool unsqueeze = ctx.OpType() == "Unsqueeze";
+    ReshapeDescriptor d;
+    d.m_Mode = unsqueeze ? ReshapeMode::Unsqueeze : ReshapeMode::Squeeze;
+    unsigned int slots = 1;
+    if (ctx.Opset() < 13) {
+        // Squeeze/Unsqueeze-11: axes attribute (required for Unsqueeze).
+        ctx.ExpectInputs(1, 1);
+        const std::optional<std::vector<int64_t>> axes = ctx.FindInts("axes");
+        if (unsqueeze && !axes) ctx.Fail("required attribute 'axes' is missing");
+        d.m_Axes = axes.value_or(std::vector<int64_t>{});
+    } else {
+        // Squeeze/Unsqueeze-13: axes input (optional for Squeeze).
+        ctx.ExpectInputs(unsqueeze ? 2 : 1, 2);
+        slots = ctx.ParamSlots(1);
+        if (slots == 1 && ctx.HasInput(1)) d.m_Axes = ctx.ConstInts(1, "axes");
+    }
+    ctx.AddNodeLayer(LayerType::Reshape, d, slots);
+}
+
+void ConvertTranspose(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    TransposeDescriptor d;
+    d.m_Perm = ctx.ToUnsigned(ctx.GetInts("perm"), "attribute perm", 0);
+    ctx.AddNodeLayer(LayerType::Transpose, d, 1);
+}
+
+void ConvertGather(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    GatherDescriptor d;
+    d.m_Axis = ctx.ToInt(ctx.GetInt("axis", 0), "attribute axis");
+    ctx.AddNodeLayer(LayerType::Gather, d, 2);
+}
+
+void ConvertExpand(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ExpandDescriptor d;
+    const unsigned int slots = ctx.ParamSlots(1);
+    if (slots == 1) d.m_Shape = ctx.ConstInts(1, "shape");
+    ctx.AddNodeLayer(LayerType::Expand, d, slots);
+}
+
+void ConvertPad(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, 1);
+    PadDescriptor d;
+    const std::string mode = ctx.GetString("mode", "constant");
+    if (mode == "constant") d.m_Mode = PadMode::Constant;
+    else if (mode == "reflect") d.m_Mode = PadMode::Reflect;
+    else if (mode == "edge") d.m_Mode = PadMode::Edge;
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected constant, reflect or edge)");
+
+    if (ctx.Opset() < 11) {
+        // Pad-2: pads and value are attributes.
+        ctx.ExpectInputs(1, 1);
+        const std::optional<std::vector<int64_t>> pads = ctx.FindInts("pads");
+        if (!pads) ctx.Fail("required attribute 'pads' is missing");
+        d.m_Pads = *pads;
+        d.m_Value = ctx.GetFloat("value", 0.0f);
+        ctx.AddNodeLayer(LayerType::Pad, d, 1);
+        return;
+    }
+    // Pad-11/13: inputs pads, constant_value; Pad-18 adds axes. The descriptor has no axes field
+    // (pads must cover every dim), so a given axes input always stays a slot for the core to apply.
+    ctx.ExpectInputs(2, 4);
+    const unsigned int slots = ctx.HasInput(3) ? 4 : ctx.ParamSlots(1);
+    if (slots == 1) {
+        d.m_Pads = ctx.ConstInts(1, "pads");
+        if (ctx.HasInput(2)) {
+            const std::vector<double> value = ctx.ConstDoubles(2, "constant_value");
+            if (value.size() != 1) {
+                ctx.Fail("input 2 (constant_value) must hold one value, has " + std::to_string(value.size()));
+            }
+            // The descriptor holds a float; refuse values that would silently change (the core's rule).
+            if (!std::isnan(value[0]) && static_cast<double>(static_cast<float>(value[0])) != value[0]) {
+                ctx.Fail("input 2 (constant_value) " + std::to_string(value[0]) + " is not exactly representable as float");
+            }
+            d.m_Value = static_cast<float>(value[0]);
+        }
+    }
+    ctx.AddNodeLayer(LayerType::Pad, d, slots, DataType::Float32);
+}
+
+namespace {
+
+CoordinateTransform ReadCoordinateTransform(OnnxNodeContext& ctx) {
+    const std::string mode = ctx.GetString("coordinate_transformation_mode", "half_pixel");
+    if (mode == "half_pixel") return CoordinateTransform::HalfPixel;
+    if (mode == "pytorch_half_pixel") return CoordinateTransform::PytorchHalfPixel;
+    if (mode == "align_corners") return CoordinateTransform::AlignCorners;
+    if (mode == "asymmetric") return CoordinateTransform::Asymmetric;
+    if (mode == "tf_half_pixel_for_nearest") return CoordinateTransform::TfHalfPixelForNearest;
+    ctx.Fail("attribute coordinate_transformation_mode='" + mode + "' is not supported (expected half_pixel, "
+             "pytorch_half_pixel, align_corners, asymmetric or tf_half_pixel_for_nearest)");
+}
+
+NearestMode ReadNearestMode(OnnxNodeContext& ctx) {
+    const std::string mode = ctx.GetString("nearest_mode", "round_prefer_floor");
+    if (mode == "round_prefer_floor") return NearestMode::RoundPreferFloor;
+    if (mode == "round_prefer_ceil") return NearestMode::RoundPreferCeil;
+    if (mode == "floor") return NearestMode::Floor;
+    if (mode == "ceil") return NearestMode::Ceil;
+    ctx.Fail("attribute nearest_mode='" + mode + "' is not supported (expected round_prefer_floor, "
+             "round_prefer_ceil, floor or ceil)");
+}
+
+}  // namespace
+
+void ConvertResize(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(1, 1);
+    ResizeDescriptor d;
+    const std::string mode = ctx.GetString("mode", "nearest");
+    if (mode == "nearest") d.m_Mode = ResizeMode::Nearest;
+    else if (mode == "linear") d.m_Mode = ResizeMode::Linear;
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest or linear)");
+
+    unsigned int scalesInput = 2;
+    if (ctx.Opset() < 11) {
+        // Resize-10: inputs X, scales; it samples like Upsample, with asymmetric coordinates. The
+        // spec leaves nearest rounding open; onnxruntime (the de-facto reference) floors where a
+        // dim is upsampled and ceils where it is downsampled, which one mode can only express
+        // when no dim goes each way.
+        ctx.ExpectInputs(2, 2);
+        scalesInput = 1;
+        d.m_CoordinateTransform = CoordinateTransform::Asymmetric;
+        if (d.m_Mode == ResizeMode::Nearest) {
+            if (!ctx.ConstantInput(1)) {
+                ctx.Fail("input 1 (scales) is computed by other nodes; Resize-10 nearest needs constant scales to pick "
+                         "its rounding");
+            }
+            const std::vector<double> scales = ctx.ConstDoubles(1, "scales");
+            const bool down = std::any_of(scales.begin(), scales.end(), [](double s) { return s < 1.0; });
+            const bool up = std::any_of(scales.begin(), scales.end(), [](double s) { return s > 1.0; });
+            if (down && up) {
+                ctx.Fail("Resize-10 nearest with scales that both up- and downsample is not supported (its rounding "
+                         "differs per dim)");
+            }
+            d.m_NearestMode = down ? NearestMode::Ceil : NearestMode::Floor;
+        }
+    } else {
+        // Resize-11/13/18: inputs X, roi, scales, sizes. roi only matters for tf_crop_and_resize,
+        // which is refused, so it is never read.
+        ctx.ExpectInputs(1, 4);
+        d.m_CoordinateTransform = ReadCoordinateTransform(ctx);
+        d.m_NearestMode = ReadNearestMode(ctx);
+        // cubic_coeff_a only affects mode=cubic, extrapolation_value only tf_crop_and_resize.
+        ctx.IgnoreAttributes({"cubic_coeff_a", "extrapolation_value"});
+        const int64_t excludeOutside = ctx.GetInt("exclude_outside", 0);
+        if (excludeOutside != 0) {
+            ctx.Fail("attribute exclude_outside=" + std::to_string(excludeOutside) + " is not supported (only 0)");
+        }
+        const int64_t antialias = ctx.GetInt("antialias", 0);
+        if (antialias != 0) ctx.Fail("attribute antialias=" + std::to_string(antialias) + " is not supported (only 0)");
+        if (std::optional<std::vector<int64_t>> axes = ctx.FindInts("axes")) {
+            ctx.Fail("attribute axes=" + FormatList(*axes) + " is not supported (scales/sizes must cover every dim)");
+        }
+        const std::string policy = ctx.GetString("keep_aspect_ratio_policy", "stretch");
+        if (policy != "stretch") {
+            ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' is not supported (only stretch)");
+        }
+    }
+    const unsigned int sizesInput = 3;
+    const bool scalesConstant = !ctx.HasInput(scalesInput) || ctx.ConstantInput(scalesInput);
+    const bool sizesConstant = !ctx.HasInput(sizesInput) || ctx.ConstantInput(sizesInput);
+
+    std::vector<IOutputSlot*> inputs{&ctx.InputSlot(0)};
+    if (scalesConstant && sizesConstant) {
+        if (ctx.HasInput(scalesInput)) {
+            for (double s : ctx.ConstDoubles(scalesInput, "scales")) d.m_Scales.push_back(static_cast<float>(s));
+        }
+        if (ctx.HasInput(sizesInput)) d.m_Sizes = ctx.ConstInts(sizesInput, "sizes");
+        if (d.m_Scales.empty() && d.m_Sizes.empty()) ctx.Fail("neither scales nor sizes is given");
+    } else {
+        // Layer slots are always X, roi, scales[, sizes]; roi is an omitted placeholder.
+        OnnxGraphState& graph = ctx.Graph();
+        inputs.push_back(&graph.EmptyPlaceholder(DataType::Float32));
+        inputs.push_back(ctx.HasInput(scalesInput) ? &ctx.InputSlot(scalesInput)
+                                                   : &graph.EmptyPlaceholder(DataType::Float32));
+        if (ctx.HasInput(sizesInput)) inputs.push_back(&ctx.InputSlot(sizesInput));
+    }
+    IConnectableLayer* layer = ctx.AddLayer(LayerType::Resize, d, inputs, 1);
+    ctx.SetOutput(0, layer->GetOutputSlot(0));
+}
+
+}  // namespace trellis::onnximport

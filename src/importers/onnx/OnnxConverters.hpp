@@ -1,0 +1,73 @@
+// Internal: the ONNX converter table — one row per ONNX op_type, each pointing at a small
+// function that turns one node into Trellis layers through OnnxNodeContext.
+//
+// A converter validates input/output counts, reads every attribute it understands (the driver
+// rejects the rest), folds constant parameter inputs into the descriptor, refuses anything it
+// cannot represent with ctx.Fail("<attribute/input> ... <rule>"), and registers every used output.
+//
+// Opsets: the forms of opsets 7-18 are handled (each converter branches on ctx.Opset() where an
+// op's form changed). Later opsets use the opset-18 form; a later change that adds an attribute is
+// caught by the unknown-attribute check, a new attribute value by the converter's value check.
+#pragma once
+
+#include "OnnxNodeContext.hpp"
+
+#include <span>
+#include <string>
+
+namespace trellis::onnximport {
+
+using OnnxConverterFunction = void (*)(OnnxNodeContext&);
+
+struct OnnxConverterRow {
+    const char* m_OpType;
+    OnnxConverterFunction m_Convert;
+};
+
+/// The row for `opType` (default ONNX domain), or nullptr.
+const OnnxConverterRow* FindOnnxConverter(const std::string& opType);
+/// Every row, in table order.
+std::span<const OnnxConverterRow> GetOnnxConverterTable();
+
+// Converter functions, grouped by family (files OnnxConvert<Family>.cpp).
+// OnnxConvertNn.cpp: convolution, matrix products, pooling, normalization, softmax.
+void ConvertConv(OnnxNodeContext& ctx);
+void ConvertConvTranspose(OnnxNodeContext& ctx);
+void ConvertGemm(OnnxNodeContext& ctx);
+void ConvertMatMul(OnnxNodeContext& ctx);
+void ConvertMaxPool(OnnxNodeContext& ctx);
+void ConvertAveragePool(OnnxNodeContext& ctx);
+void ConvertGlobalPool(OnnxNodeContext& ctx);          // GlobalAveragePool, GlobalMaxPool
+void ConvertBatchNormalization(OnnxNodeContext& ctx);
+void ConvertLayerNormalization(OnnxNodeContext& ctx);
+void ConvertSoftmax(OnnxNodeContext& ctx);             // Softmax, LogSoftmax
+// OnnxConvertElementwise.cpp
+void ConvertBinary(OnnxNodeContext& ctx);              // Add Sub Mul Div Pow, comparisons
+void ConvertMaxMin(OnnxNodeContext& ctx);              // variadic Max, Min
+void ConvertUnary(OnnxNodeContext& ctx);               // Relu, Sigmoid, Gelu, ...
+void ConvertClip(OnnxNodeContext& ctx);
+void ConvertPRelu(OnnxNodeContext& ctx);
+void ConvertWhere(OnnxNodeContext& ctx);
+void ConvertCast(OnnxNodeContext& ctx);
+void ConvertIdentity(OnnxNodeContext& ctx);
+void ConvertDropout(OnnxNodeContext& ctx);
+// OnnxConvertShape.cpp: ops that move or reshape data.
+void ConvertConcat(OnnxNodeContext& ctx);
+void ConvertSplit(OnnxNodeContext& ctx);
+void ConvertSlice(OnnxNodeContext& ctx);
+void ConvertReshape(OnnxNodeContext& ctx);
+void ConvertFlatten(OnnxNodeContext& ctx);
+void ConvertSqueeze(OnnxNodeContext& ctx);             // Squeeze, Unsqueeze
+void ConvertTranspose(OnnxNodeContext& ctx);
+void ConvertGather(OnnxNodeContext& ctx);
+void ConvertExpand(OnnxNodeContext& ctx);
+void ConvertPad(OnnxNodeContext& ctx);
+void ConvertResize(OnnxNodeContext& ctx);
+// OnnxConvertMisc.cpp: reductions, shape queries, generators, constants.
+void ConvertReduce(OnnxNodeContext& ctx);              // ReduceMean/Sum/Max/Min
+void ConvertShape(OnnxNodeContext& ctx);
+void ConvertConstantOfShape(OnnxNodeContext& ctx);
+void ConvertRange(OnnxNodeContext& ctx);
+void ConvertConstant(OnnxNodeContext& ctx);
+
+}  // namespace trellis::onnximport

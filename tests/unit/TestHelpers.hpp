@@ -1,0 +1,109 @@
+// Shared test helpers: run an ONNX model through the public API and compare tensors.
+#pragma once
+
+#include <trellis/OnnxParser.hpp>
+#include <trellis/TensorIO.hpp>
+#include <trellis/Trellis.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace trellis::test {
+
+/// A model parsed, optimized and loaded into its own runtime.
+struct LoadedModel {
+    IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
+    NetworkId m_Id = 0;
+    std::vector<BindingPointInfo> m_Inputs;
+    std::vector<BindingPointInfo> m_Outputs;
+    std::map<BackendId, unsigned int> m_LayerCounts;
+
+    static LoadedModel Load(const std::string& path, const std::vector<BackendId>& backends,
+                            const IOnnxParser::Options& options = {}) {
+        LoadedModel m;
+        IOnnxParserPtr parser = IOnnxParser::Create();
+        INetworkPtr net = parser->CreateNetworkFromBinaryFile(path, options);
+        m.m_Inputs = parser->GetInputs();
+        m.m_Outputs = parser->GetOutputs();
+        m.m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
+        IOptimizedNetworkPtr opt = Optimize(*net, backends, m.m_Runtime->GetDeviceSpec());
+        m.m_LayerCounts = opt->GetBackendLayerCounts();
+        m.m_Runtime->LoadNetwork(m.m_Id, std::move(opt));
+        return m;
+    }
+
+    std::vector<OwnedTensor> Run(const std::vector<OwnedTensor>& inputs) const {
+        InputTensors in;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            in.emplace_back(m_Inputs.at(i).m_BindingId, inputs[i].AsConstTensor());
+        }
+        std::vector<OwnedTensor> outs(m_Outputs.size());
+        OutputTensors out;
+        for (std::size_t i = 0; i < m_Outputs.size(); ++i) {
+            outs[i].m_Name = m_Outputs[i].m_Name;
+            outs[i].m_Info = m_Runtime->GetOutputTensorInfo(m_Id, m_Outputs[i].m_BindingId);
+            outs[i].m_Data.assign(outs[i].m_Info.GetNumBytes(), 0);
+            out.emplace_back(m_Outputs[i].m_BindingId, outs[i].AsTensor());
+        }
+        m_Runtime->EnqueueWorkload(m_Id, in, out);
+        return outs;
+    }
+};
+
+inline double ToDouble(const OwnedTensor& t, std::size_t i) {
+    switch (t.m_Info.GetDataType()) {
+        case DataType::Float32: return reinterpret_cast<const float*>(t.m_Data.data())[i];
+        case DataType::Float64: return reinterpret_cast<const double*>(t.m_Data.data())[i];
+        case DataType::Signed32: return reinterpret_cast<const int32_t*>(t.m_Data.data())[i];
+        case DataType::Signed64: return static_cast<double>(reinterpret_cast<const int64_t*>(t.m_Data.data())[i]);
+        case DataType::Boolean:
+        case DataType::UInt8: return t.m_Data[i];
+        default: return std::nan("");
+    }
+}
+
+/// Relative L2 error ||got - want|| / ||want||.
+inline double RelativeL2(const OwnedTensor& got, const OwnedTensor& want) {
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < want.m_Info.GetNumElements(); ++i) {
+        const double d = ToDouble(got, i) - ToDouble(want, i);
+        num += d * d;
+        den += ToDouble(want, i) * ToDouble(want, i);
+    }
+    return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// Empty string when equal within tolerance (exact for integer and bool types), else why not.
+inline std::string Compare(const OwnedTensor& got, const OwnedTensor& want, double rtol, double atol) {
+    if (got.m_Info.GetShape() != want.m_Info.GetShape() || got.m_Info.GetDataType() != want.m_Info.GetDataType()) {
+        return "expected " + want.m_Info.ToString() + ", got " + got.m_Info.ToString();
+    }
+    const DataType t = want.m_Info.GetDataType();
+    const bool exact = t != DataType::Float32 && t != DataType::Float64 && t != DataType::Float16;
+    if (t == DataType::Float16 || t == DataType::BFloat16) {
+        return got.m_Data == want.m_Data ? "" : "16-bit float data differs";
+    }
+    std::size_t bad = 0, firstBad = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < want.m_Info.GetNumElements(); ++i) {
+        const double g = ToDouble(got, i), w = ToDouble(want, i);
+        const bool ok = exact ? g == w
+                              : ((std::isnan(g) && std::isnan(w)) || (std::isinf(w) && g == w) ||
+                                 std::fabs(g - w) <= atol + rtol * std::fabs(w));
+        if (!ok) {
+            if (!bad) firstBad = i;
+            ++bad;
+            worst = std::max(worst, std::fabs(g - w));
+        }
+    }
+    if (!bad) return "";
+    return std::to_string(bad) + " of " + std::to_string(want.m_Info.GetNumElements()) +
+           " elements differ; first at " + std::to_string(firstBad) + ": got " + std::to_string(ToDouble(got, firstBad)) +
+           ", want " + std::to_string(ToDouble(want, firstBad)) + "; worst abs diff " + std::to_string(worst);
+}
+
+}  // namespace trellis::test

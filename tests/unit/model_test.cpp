@@ -1,0 +1,35 @@
+// End-to-end: models exported with Debian's PyTorch (tests/models/export_models.py, random
+// seeded weights) run on CpuRef and match PyTorch's own outputs within 1e-4 relative L2 error.
+#include "TestHelpers.hpp"
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+class PyTorchModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PyTorchModel, MatchesPyTorchOnCpuRef) {
+    const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam();
+    ASSERT_TRUE(fs::exists(base + ".onnx")) << base << ".onnx missing: the export_test_models test makes it";
+    LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuRef"});
+    const OwnedTensor input = LoadTensorFile(base + ".input_0.pb");
+    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
+    const auto outs = m.Run({input});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
+    const double err = RelativeL2(outs[0], want);
+    EXPECT_LT(err, 1e-4) << GetParam() << ": relative L2 error vs PyTorch";
+    std::cout << GetParam() << ": relative L2 error vs PyTorch " << err << "\n";
+    EXPECT_EQ(m.m_LayerCounts.size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, PyTorchModel,
+                         ::testing::Values("tiny_cnn_op13", "tiny_cnn_op17", "squeezenet1_1_op13", "squeezenet1_1_op17",
+                                           "mobilenet_v2_op13", "mobilenet_v2_op17", "resnet50_op13", "resnet50_op17",
+                                           "transformer_op13", "transformer_op17"));
+
+}  // namespace

@@ -1,0 +1,825 @@
+// ONNX importer: bindings, error reporting, opset-dependent op forms, external data and input
+// shapes. Models are built in C++ as onnx::ModelProto, parsed through the public IOnnxParser and,
+// where numbers matter, optimized and run on CpuRef.
+#ifndef ONNX_ML
+#define ONNX_ML 1  // the onnx_proto target defines it; the fallback keeps the file checkable alone
+#endif
+#include <onnx/onnx_pb.h>
+
+#include "TestHelpers.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+constexpr int kFloat = onnx::TensorProto_DataType_FLOAT;
+constexpr int kInt64 = onnx::TensorProto_DataType_INT64;
+
+// ---- Building models ----
+
+void AttrInt(onnx::NodeProto& n, const std::string& name, int64_t v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INT);
+    a->set_i(v);
+}
+void AttrFloat(onnx::NodeProto& n, const std::string& name, float v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+    a->set_f(v);
+}
+void AttrString(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_STRING);
+    a->set_s(v);
+}
+void AttrInts(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+    auto* a = n.add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto_AttributeType_INTS);
+    for (int64_t x : v) a->add_ints(x);
+}
+
+onnx::TensorProto FloatTensorProto(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kFloat);
+    for (int64_t d : dims) t.add_dims(d);
+    t.set_raw_data(v.data(), v.size() * sizeof(float));
+    return t;
+}
+
+onnx::TensorProto IntTensorProto(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kInt64);
+    for (int64_t d : dims) t.add_dims(d);
+    for (int64_t x : v) t.add_int64_data(x);
+    return t;
+}
+
+/// A ModelProto under construction. Dims of -1 become the symbolic dim "batch".
+class TestModel {
+public:
+    explicit TestModel(int64_t opset) {
+        m_Model.set_ir_version(8);
+        m_Model.set_producer_name("trellis-unit-test");
+        auto* import = m_Model.add_opset_import();
+        import->set_domain("");
+        import->set_version(opset);
+        m_Model.mutable_graph()->set_name("test");
+    }
+    onnx::GraphProto& Graph() { return *m_Model.mutable_graph(); }
+    onnx::ModelProto& Model() { return m_Model; }
+
+    TestModel& Input(const std::string& name, const std::vector<int64_t>& dims, int elemType = kFloat) {
+        SetValueInfo(Graph().add_input(), name, dims, elemType);
+        return *this;
+    }
+    TestModel& Output(const std::string& name, const std::vector<int64_t>& dims, int elemType = kFloat) {
+        SetValueInfo(Graph().add_output(), name, dims, elemType);
+        return *this;
+    }
+    onnx::NodeProto& Node(const std::string& op, const std::vector<std::string>& inputs,
+                          const std::vector<std::string>& outputs, const std::string& name = "") {
+        auto* n = Graph().add_node();
+        n->set_op_type(op);
+        n->set_name(name);
+        for (const auto& i : inputs) n->add_input(i);
+        for (const auto& o : outputs) n->add_output(o);
+        return *n;
+    }
+    TestModel& FloatInit(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+        *Graph().add_initializer() = FloatTensorProto(name, dims, v);
+        return *this;
+    }
+    TestModel& IntInit(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& v) {
+        *Graph().add_initializer() = IntTensorProto(name, dims, v);
+        return *this;
+    }
+    std::string Bytes() const { return m_Model.SerializeAsString(); }
+
+private:
+    static void SetValueInfo(onnx::ValueInfoProto* info, const std::string& name, const std::vector<int64_t>& dims,
+                             int elemType) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(elemType);
+        auto* shape = tensorType->mutable_shape();
+        for (int64_t d : dims) {
+            auto* dim = shape->add_dim();
+            if (d < 0) dim->set_dim_param("batch");
+            else dim->set_dim_value(d);
+        }
+    }
+    onnx::ModelProto m_Model;
+};
+
+OwnedTensor FloatTensor(const TensorShape& shape, const std::vector<float>& values) {
+    OwnedTensor t;
+    t.m_Info = TensorInfo(shape, DataType::Float32);
+    t.m_Data.resize(values.size() * sizeof(float));
+    std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
+    return t;
+}
+
+std::vector<float> Floats(const OwnedTensor& t) {
+    std::vector<float> v(t.m_Info.GetNumElements());
+    std::memcpy(v.data(), t.m_Data.data(), v.size() * sizeof(float));
+    return v;
+}
+
+std::vector<float> Iota(std::size_t n, float start = 0.0f, float step = 1.0f) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(i);
+    return v;
+}
+
+/// Parses `bytes`, optimizes for CpuRef, runs with `inputs` (in binding order) and returns the
+/// outputs (in binding order).
+std::vector<OwnedTensor> ParseAndRun(const std::string& bytes, const std::vector<OwnedTensor>& inputs,
+                                     const IOnnxParser::Options& options = {}, const std::string& baseDir = ".") {
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr network = parser->CreateNetworkFromBinary(bytes, baseDir, options);
+    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+    IOptimizedNetworkPtr optimized = Optimize(*network, {"CpuRef"}, runtime->GetDeviceSpec());
+    NetworkId id = 0;
+    std::string error;
+    if (runtime->LoadNetwork(id, std::move(optimized), error) != Status::Success) {
+        ADD_FAILURE() << "LoadNetwork failed: " << error;
+        return {};
+    }
+    InputTensors in;
+    for (std::size_t i = 0; i < inputs.size(); ++i) in.emplace_back(parser->GetInputs().at(i).m_BindingId, inputs[i].AsConstTensor());
+    std::vector<OwnedTensor> outs(parser->GetOutputs().size());
+    OutputTensors out;
+    for (std::size_t i = 0; i < outs.size(); ++i) {
+        const LayerBindingId bindingId = parser->GetOutputs()[i].m_BindingId;
+        outs[i].m_Info = runtime->GetOutputTensorInfo(id, bindingId);
+        outs[i].m_Data.assign(outs[i].m_Info.GetNumBytes(), 0);
+        out.emplace_back(bindingId, outs[i].AsTensor());
+    }
+    EXPECT_EQ(runtime->EnqueueWorkload(id, in, out), Status::Success);
+    return outs;
+}
+
+/// The message of the ParseException that parsing `bytes` throws ("" if none is thrown).
+std::string ParseError(const std::string& bytes, const IOnnxParser::Options& options = {}, const std::string& baseDir = ".") {
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinary(bytes, baseDir, options);
+    } catch (const ParseException& e) {
+        return e.what();
+    }
+    return "";
+}
+
+void ExpectFloats(const OwnedTensor& got, const TensorShape& shape, const std::vector<float>& want) {
+    EXPECT_EQ(got.m_Info.GetShape(), shape);
+    EXPECT_EQ(Compare(got, FloatTensor(shape, want), 1e-5, 1e-6), "");
+}
+
+class OnnxImporterTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_Dir = fs::temp_directory_path() /
+                ("trellis_onnx_importer_" + std::to_string(::getpid()) + "_" +
+                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(m_Dir);
+    }
+    void TearDown() override { fs::remove_all(m_Dir); }
+
+    std::string WriteFile(const std::string& name, const std::string& bytes) {
+        const fs::path path = m_Dir / name;
+        std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        return path.string();
+    }
+
+    fs::path m_Dir;
+};
+
+// x[2,3] + w[3] -> Relu -> "sum";  x * y -> "product". w is also listed as a graph input (IR 3
+// style), which must not make it a binding.
+TestModel SmallModel() {
+    TestModel m(13);
+    m.Input("x", {2, 3}).Input("w", {3}).Input("y", {2, 3}).Output("sum", {2, 3}).Output("product", {2, 3});
+    m.FloatInit("w", {3}, {1.0f, -2.0f, 0.5f});
+    m.Node("Add", {"x", "w"}, {"t"}, "add");
+    m.Node("Relu", {"t"}, {"sum"}, "relu");
+    m.Node("Mul", {"x", "y"}, {"product"}, "mul");
+    return m;
+}
+
+// ---- Bindings and a first run ----
+
+TEST_F(OnnxImporterTest, SmallModelBindingsAndRun) {
+    const std::string path = WriteFile("small.onnx", SmallModel().Bytes());
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr network = parser->CreateNetworkFromBinaryFile(path);
+    EXPECT_EQ(parser->GetOpsetVersion(), 13);
+
+    ASSERT_EQ(parser->GetInputs().size(), 2u);
+    EXPECT_EQ(parser->GetInputs()[0].m_Name, "x");
+    EXPECT_EQ(parser->GetInputs()[0].m_BindingId, 0);
+    EXPECT_EQ(parser->GetInputs()[0].m_TensorInfo, TensorInfo(TensorShape({2, 3}), DataType::Float32));
+    EXPECT_EQ(parser->GetInputs()[1].m_Name, "y");
+    EXPECT_EQ(parser->GetInputs()[1].m_BindingId, 1);
+    ASSERT_EQ(parser->GetOutputs().size(), 2u);
+    EXPECT_EQ(parser->GetOutputs()[0].m_Name, "sum");
+    EXPECT_EQ(parser->GetOutputs()[0].m_BindingId, 0);
+    EXPECT_EQ(parser->GetOutputs()[1].m_Name, "product");
+    EXPECT_EQ(parser->GetOutputs()[1].m_BindingId, 1);
+    EXPECT_EQ(parser->GetNetworkInputBindingInfo("y").m_BindingId, 1);
+    EXPECT_EQ(parser->GetNetworkOutputBindingInfo("product").m_TensorInfo.GetShape(), TensorShape({2, 3}));
+    try {
+        parser->GetNetworkInputBindingInfo("w");
+        FAIL() << "an initializer is not an input binding";
+    } catch (const InvalidArgumentException& e) {
+        EXPECT_NE(std::string(e.what()).find("'w'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("x, y"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parser->GetNetworkOutputBindingInfo("t"), InvalidArgumentException);
+
+    const std::vector<float> x = {1, 2, 3, -4, 5, -6};
+    const std::vector<float> y = {2, 2, 2, 0.5f, 0.5f, 0.5f};
+    const auto outs = ParseAndRun(SmallModel().Bytes(), {FloatTensor({2, 3}, x), FloatTensor({2, 3}, y)});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {2, 3}, {2, 0, 3.5f, 0, 3, 0});
+    ExpectFloats(outs[1], {2, 3}, {2, 4, 6, -2, 2.5f, -3});
+}
+
+TEST_F(OnnxImporterTest, NodesOutOfOrderAreSorted) {
+    TestModel m(13);
+    m.Input("x", {3}).Output("y", {3});
+    m.Node("Neg", {"a"}, {"y"});
+    m.Node("Abs", {"x"}, {"a"});
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({3}, {-1, 2, -3})});
+    ASSERT_EQ(outs.size(), 1u);
+    ExpectFloats(outs[0], {3}, {-1, -2, -3});
+}
+
+// ---- Malformed files ----
+
+TEST_F(OnnxImporterTest, MissingModelFileIsFileNotFound) {
+    EXPECT_THROW(IOnnxParser::Create()->CreateNetworkFromBinaryFile((m_Dir / "nope.onnx").string()), FileNotFoundException);
+}
+
+TEST_F(OnnxImporterTest, TruncatedModelFileIsParseException) {
+    const std::string bytes = SmallModel().Bytes();
+    const std::string path = WriteFile("truncated.onnx", bytes.substr(0, bytes.size() / 2));
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(path);
+        FAIL() << "a truncated model parsed";
+    } catch (const ParseException& e) {
+        EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    }
+    // Every other cut point: either a (smaller) valid model or a ParseException, never a crash.
+    for (std::size_t size = 0; size < bytes.size(); ++size) {
+        try {
+            IOnnxParser::Create()->CreateNetworkFromBinary(bytes.substr(0, size), m_Dir.string());
+        } catch (const ParseException&) {
+        }
+    }
+}
+
+TEST_F(OnnxImporterTest, NotAProtobufIsParseException) {
+    EXPECT_THROW(IOnnxParser::Create()->CreateNetworkFromBinaryFile(WriteFile("text.onnx", "this is not an ONNX model\n")),
+                 ParseException);
+    EXPECT_THROW(IOnnxParser::Create()->CreateNetworkFromBinaryFile(WriteFile("empty.onnx", "")), ParseException);
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 50; ++trial) {
+        std::string garbage(64 + trial * 13, '\0');
+        for (char& c : garbage) c = static_cast<char>(rng());
+        EXPECT_THROW(IOnnxParser::Create()->CreateNetworkFromBinary(garbage, "."), ParseException) << "trial " << trial;
+    }
+}
+
+TEST_F(OnnxImporterTest, OpsetChecks) {
+    TestModel old(6);
+    old.Input("x", {2}).Output("y", {2});
+    old.Node("Relu", {"x"}, {"y"});
+    EXPECT_NE(ParseError(old.Bytes()).find("opset 6 is not supported"), std::string::npos);
+
+    TestModel noDefault(13);
+    noDefault.Model().mutable_opset_import(0)->set_domain("com.example");
+    noDefault.Input("x", {2}).Output("y", {2});
+    EXPECT_NE(ParseError(noDefault.Bytes()).find("no opset of the default ONNX domain"), std::string::npos);
+}
+
+// ---- Node errors ----
+
+TEST_F(OnnxImporterTest, UnknownOpNamesNodeOpAndOpset) {
+    TestModel m(13);
+    m.Input("x", {2}).Output("y", {2});
+    m.Node("FancyOp", {"x"}, {"y"}, "my_node");
+    const std::string path = WriteFile("unknown.onnx", m.Bytes());
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(path);
+        FAIL() << "unknown op accepted";
+    } catch (const ParseException& e) {
+        EXPECT_EQ(std::string(e.what()), path + ": node 'my_node' (FancyOp, opset 13): operator not supported by Trellis");
+    }
+    // Unnamed nodes are named after op type, index and first output.
+    TestModel unnamed(13);
+    unnamed.Input("x", {2}).Output("y", {2});
+    unnamed.Node("Relu", {"x"}, {"r"});
+    unnamed.Node("FancyOp", {"r"}, {"y"});
+    EXPECT_NE(ParseError(unnamed.Bytes()).find("node 'FancyOp_1->y' (FancyOp, opset 13)"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, NonDefaultDomainIsRefused) {
+    TestModel m(13);
+    m.Input("x", {2}).Output("y", {2});
+    m.Node("Relu", {"x"}, {"y"}, "r").set_domain("com.microsoft");
+    EXPECT_NE(ParseError(m.Bytes()).find("domain 'com.microsoft' is not supported"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, GraphStructureErrors) {
+    TestModel missing(13);
+    missing.Input("x", {2}).Output("y", {2});
+    missing.Node("Add", {"x", "ghost"}, {"y"}, "add");
+    EXPECT_NE(ParseError(missing.Bytes()).find("node 'add' (Add, opset 13): input 'ghost' is not produced"), std::string::npos);
+
+    TestModel cycle(13);
+    cycle.Input("x", {2}).Output("y", {2});
+    cycle.Node("Add", {"x", "b"}, {"a"}, "first");
+    cycle.Node("Relu", {"a"}, {"b"}, "second");
+    cycle.Node("Relu", {"a"}, {"y"}, "third");
+    EXPECT_NE(ParseError(cycle.Bytes()).find("cycle"), std::string::npos);
+
+    TestModel twice(13);
+    twice.Input("x", {2}).Output("y", {2});
+    twice.Node("Relu", {"x"}, {"y"}, "one");
+    twice.Node("Neg", {"x"}, {"y"}, "two");
+    EXPECT_NE(ParseError(twice.Bytes()).find("output 'y' is already defined"), std::string::npos);
+
+    TestModel noOutput(13);
+    noOutput.Input("x", {2}).Output("z", {2});
+    noOutput.Node("Relu", {"x"}, {"y"});
+    EXPECT_NE(ParseError(noOutput.Bytes()).find("output 'z' is not produced"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, UnknownAttributeAndBadValuesAreNamed) {
+    TestModel m(13);
+    m.Input("x", {2}).Output("y", {2});
+    AttrInt(m.Node("Relu", {"x"}, {"y"}, "r"), "mystery", 3);
+    EXPECT_NE(ParseError(m.Bytes()).find("node 'r' (Relu, opset 13): attribute 'mystery' is not supported"), std::string::npos);
+
+    TestModel cubic(13);
+    cubic.Input("x", {1, 1, 2, 2}).Output("y", {1, 1, 4, 4});
+    cubic.FloatInit("scales", {4}, {1, 1, 2, 2});
+    AttrString(cubic.Node("Resize", {"x", "", "scales"}, {"y"}, "up"), "mode", "cubic");
+    EXPECT_NE(ParseError(cubic.Bytes()).find("attribute mode='cubic' is not supported"), std::string::npos);
+
+    TestModel wrongType(13);
+    wrongType.Input("x", {2, 3}).Output("y", {2, 3});
+    AttrFloat(wrongType.Node("Softmax", {"x"}, {"y"}, "s"), "axis", 1.0f);
+    EXPECT_NE(ParseError(wrongType.Bytes()).find("attribute 'axis' must be INT, got FLOAT"), std::string::npos);
+
+    TestModel cast(13);
+    cast.Input("x", {2}).Output("y", {2}, onnx::TensorProto_DataType_INT8);
+    AttrInt(cast.Node("Cast", {"x"}, {"y"}, "c"), "to", onnx::TensorProto_DataType_INT8);
+    EXPECT_NE(ParseError(cast.Bytes()).find("attribute to=INT8"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, UnsupportedDataTypesAreNamed) {
+    TestModel init(13);
+    init.Input("x", {2}).Output("y", {2});
+    onnx::TensorProto* w = init.Graph().add_initializer();
+    w->set_name("weights_i8");
+    w->set_data_type(onnx::TensorProto_DataType_INT8);
+    w->add_dims(2);
+    w->add_int32_data(1);
+    w->add_int32_data(2);
+    init.Node("Add", {"x", "weights_i8"}, {"y"});
+    const std::string message = ParseError(init.Bytes());
+    EXPECT_NE(message.find("initializer 'weights_i8'"), std::string::npos) << message;
+    EXPECT_NE(message.find("INT8"), std::string::npos) << message;
+
+    TestModel input(13);
+    input.Input("x16", {2}, onnx::TensorProto_DataType_UINT16).Output("y", {2}, onnx::TensorProto_DataType_UINT16);
+    input.Node("Identity", {"x16"}, {"y"});
+    const std::string inputMessage = ParseError(input.Bytes());
+    EXPECT_NE(inputMessage.find("input 'x16'"), std::string::npos) << inputMessage;
+    EXPECT_NE(inputMessage.find("UINT16"), std::string::npos) << inputMessage;
+}
+
+// ---- Input shapes ----
+
+TEST_F(OnnxImporterTest, SymbolicInputDimNeedsOverride) {
+    TestModel m(13);
+    m.Input("data", {-1, 3}).Output("y", {-1, 3});
+    m.Node("Relu", {"data"}, {"y"});
+    const std::string message = ParseError(m.Bytes());
+    EXPECT_NE(message.find("input 'data'"), std::string::npos) << message;
+    EXPECT_NE(message.find("dim 0"), std::string::npos) << message;
+    EXPECT_NE(message.find("'batch'"), std::string::npos) << message;
+    EXPECT_NE(message.find("--shape data=AxBxC"), std::string::npos) << message;
+
+    IOnnxParser::Options options;
+    options.m_InputShapes["data"] = TensorShape({2, 3});
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    parser->CreateNetworkFromBinary(m.Bytes(), ".", options);
+    EXPECT_EQ(parser->GetInputs().at(0).m_TensorInfo.GetShape(), TensorShape({2, 3}));
+    EXPECT_EQ(parser->GetOutputs().at(0).m_TensorInfo.GetShape(), TensorShape({0, 3}));  // declared, symbolic as 0
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({2, 3}, {-1, 1, -2, 2, -3, 3})}, options);
+    ASSERT_EQ(outs.size(), 1u);
+    ExpectFloats(outs[0], {2, 3}, {0, 1, 0, 2, 0, 3});
+
+    IOnnxParser::Options contradicting;
+    contradicting.m_InputShapes["data"] = TensorShape({2, 4});
+    EXPECT_NE(ParseError(m.Bytes(), contradicting).find("contradicts dim 1 = 3"), std::string::npos);
+    IOnnxParser::Options wrongRank;
+    wrongRank.m_InputShapes["data"] = TensorShape({6});
+    EXPECT_NE(ParseError(m.Bytes(), wrongRank).find("has rank 1"), std::string::npos);
+    IOnnxParser::Options unknownName;
+    unknownName.m_InputShapes["date"] = TensorShape({2, 3});
+    unknownName.m_InputShapes["data"] = TensorShape({2, 3});
+    EXPECT_NE(ParseError(m.Bytes(), unknownName).find("no input of that name (inputs: data)"), std::string::npos);
+}
+
+// ---- External data ----
+
+onnx::TensorProto ExternalFloatTensor(const std::string& name, int64_t count, const std::string& location,
+                                      const std::string& offset, const std::string& length) {
+    onnx::TensorProto t;
+    t.set_name(name);
+    t.set_data_type(kFloat);
+    t.add_dims(count);
+    t.set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+    auto add = [&](const char* key, const std::string& value) {
+        auto* entry = t.add_external_data();
+        entry->set_key(key);
+        entry->set_value(value);
+    };
+    add("location", location);
+    if (!offset.empty()) add("offset", offset);
+    if (!length.empty()) add("length", length);
+    return t;
+}
+
+TestModel ExternalModel(const std::string& location, const std::string& offset, const std::string& length) {
+    TestModel m(13);
+    m.Input("x", {3}).Output("y", {3});
+    *m.Graph().add_initializer() = ExternalFloatTensor("w_ext", 3, location, offset, length);
+    m.Node("Add", {"x", "w_ext"}, {"y"}, "add");
+    return m;
+}
+
+TEST_F(OnnxImporterTest, ExternalDataIsReadRelativeToTheModel) {
+    const std::vector<float> w = {10, 20, 30};
+    std::string file(8, 'z');  // 8 bytes before the tensor
+    file.append(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(float));
+    WriteFile("weights.bin", file);
+    const std::string path = WriteFile("external.onnx", ExternalModel("weights.bin", "8", "12").Bytes());
+
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr network = parser->CreateNetworkFromBinaryFile(path);
+    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+    NetworkId id = 0;
+    ASSERT_EQ(runtime->LoadNetwork(id, Optimize(*network, {"CpuRef"}, runtime->GetDeviceSpec())), Status::Success);
+    const OwnedTensor x = FloatTensor({3}, {1, 2, 3});
+    OwnedTensor y = FloatTensor({3}, {0, 0, 0});
+    ASSERT_EQ(runtime->EnqueueWorkload(id, {{0, x.AsConstTensor()}}, {{0, y.AsTensor()}}), Status::Success);
+    EXPECT_EQ(Floats(y), (std::vector<float>{11, 22, 33}));
+
+    // The in-memory form resolves against the given folder; no length means "to the end".
+    EXPECT_NO_THROW(IOnnxParser::Create()->CreateNetworkFromBinary(ExternalModel("weights.bin", "8", "").Bytes(),
+                                                                     m_Dir.string()));
+}
+
+TEST_F(OnnxImporterTest, MissingExternalDataFileIsNamed) {
+    const std::string path = WriteFile("external.onnx", ExternalModel("missing.bin", "", "").Bytes());
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(path);
+        FAIL() << "missing external data accepted";
+    } catch (const FileNotFoundException& e) {
+        EXPECT_NE(std::string(e.what()).find("initializer 'w_ext'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find((m_Dir / "missing.bin").string()), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(OnnxImporterTest, ExternalDataMustStayInTheModelFolder) {
+    for (const char* location : {"../weights.bin", "/etc/passwd", "sub/../../weights.bin"}) {
+        const std::string message = ParseError(ExternalModel(location, "", "").Bytes(), {}, m_Dir.string());
+        EXPECT_NE(message.find("must be a relative path inside the model's folder"), std::string::npos) << message;
+    }
+}
+
+TEST_F(OnnxImporterTest, ShortExternalDataFileIsParseException) {
+    WriteFile("short.bin", std::string(10, 'z'));
+    const std::string path = WriteFile("external.onnx", ExternalModel("short.bin", "4", "12").Bytes());
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(path);
+        FAIL() << "short external data accepted";
+    } catch (const FileNotFoundException& e) {
+        FAIL() << "the file exists: " << e.what();
+    } catch (const ParseException& e) {
+        EXPECT_NE(std::string(e.what()).find("too short"), std::string::npos) << e.what();
+    }
+    // Without a length the available bytes (6) must still match the tensor (12).
+    const std::string noLength = WriteFile("external2.onnx", ExternalModel("short.bin", "4", "").Bytes());
+    EXPECT_THROW(IOnnxParser::Create()->CreateNetworkFromBinaryFile(noLength), ParseException);
+}
+
+// ---- Opset-dependent forms ----
+
+std::vector<float> SoftmaxRows(const std::vector<float>& x, std::size_t rowLength) {
+    std::vector<float> y(x.size());
+    for (std::size_t r = 0; r < x.size() / rowLength; ++r) {
+        double maxValue = -INFINITY, sum = 0;
+        for (std::size_t i = 0; i < rowLength; ++i) maxValue = std::max(maxValue, double(x[r * rowLength + i]));
+        for (std::size_t i = 0; i < rowLength; ++i) sum += std::exp(x[r * rowLength + i] - maxValue);
+        for (std::size_t i = 0; i < rowLength; ++i) y[r * rowLength + i] = float(std::exp(x[r * rowLength + i] - maxValue) / sum);
+    }
+    return y;
+}
+
+TEST_F(OnnxImporterTest, SoftmaxDefaultAxisDependsOnOpset) {
+    const std::vector<float> x = Iota(24, -1.0f, 0.13f);
+    for (int64_t opset : {11, 13}) {
+        TestModel m(opset);
+        m.Input("x", {2, 3, 4}).Output("y", {2, 3, 4});
+        m.Node("Softmax", {"x"}, {"y"});
+        const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({2, 3, 4}, x)});
+        ASSERT_EQ(outs.size(), 1u);
+        // Opset 11: coerced to 2-D at axis 1, i.e. rows of 3*4; opset 13: the last axis.
+        ExpectFloats(outs[0], {2, 3, 4}, SoftmaxRows(x, opset < 13 ? 12 : 4));
+    }
+}
+
+TEST_F(OnnxImporterTest, ClipBoundsDependOnOpset) {
+    const std::vector<float> x = {-2, -0.25f, 0, 0.75f, 3};
+    TestModel clip6(10);
+    clip6.Input("x", {5}).Output("y", {5});
+    auto& node6 = clip6.Node("Clip", {"x"}, {"y"});
+    AttrFloat(node6, "min", -0.5f);
+    AttrFloat(node6, "max", 0.5f);
+    ExpectFloats(ParseAndRun(clip6.Bytes(), {FloatTensor({5}, x)}).at(0), {5}, {-0.5f, -0.25f, 0, 0.5f, 0.5f});
+
+    // Opset 11+: bounds are inputs; an omitted min does not clamp.
+    TestModel clip11(11);
+    clip11.Input("x", {5}).Output("y", {5});
+    clip11.FloatInit("hi", {}, {0.5f});
+    clip11.Node("Clip", {"x", "", "hi"}, {"y"});
+    ExpectFloats(ParseAndRun(clip11.Bytes(), {FloatTensor({5}, x)}).at(0), {5}, {-2, -0.25f, 0, 0.5f, 0.5f});
+
+    // A bound computed from a graph input cannot be folded into the unary layer.
+    TestModel computed(13);
+    computed.Input("x", {5}).Input("lo", {}).Output("y", {5});
+    computed.Node("Clip", {"x", "lo"}, {"y"}, "clip");
+    EXPECT_NE(ParseError(computed.Bytes()).find("input 1 (min, 'lo') is computed by other nodes"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, SplitFormsDependOnOpset) {
+    const std::vector<float> x = Iota(6);
+    TestModel split11(11);
+    split11.Input("x", {6}).Output("a", {2}).Output("b", {4});
+    AttrInts(split11.Node("Split", {"x"}, {"a", "b"}), "split", {2, 4});
+    auto outs = ParseAndRun(split11.Bytes(), {FloatTensor({6}, x)});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {2}, {0, 1});
+    ExpectFloats(outs[1], {4}, {2, 3, 4, 5});
+
+    TestModel split13(13);
+    split13.Input("x", {6}).Output("a", {5}).Output("b", {1});
+    split13.IntInit("sizes", {2}, {5, 1});
+    split13.Node("Split", {"x", "sizes"}, {"a", "b"});
+    outs = ParseAndRun(split13.Bytes(), {FloatTensor({6}, x)});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {5}, {0, 1, 2, 3, 4});
+    ExpectFloats(outs[1], {1}, {5});
+
+    TestModel split18(18);
+    split18.Input("x", {6}).Output("a", {2}).Output("b", {2}).Output("c", {2});
+    AttrInt(split18.Node("Split", {"x"}, {"a", "b", "c"}), "num_outputs", 3);
+    outs = ParseAndRun(split18.Bytes(), {FloatTensor({6}, x)});
+    ASSERT_EQ(outs.size(), 3u);
+    ExpectFloats(outs[2], {2}, {4, 5});
+
+    TestModel mismatch(18);
+    mismatch.Input("x", {6}).Output("a", {3}).Output("b", {3});
+    AttrInt(mismatch.Node("Split", {"x"}, {"a", "b"}), "num_outputs", 3);
+    EXPECT_NE(ParseError(mismatch.Bytes()).find("num_outputs=3 but the node has 2 outputs"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, SqueezeAndUnsqueezeAxesDependOnOpset) {
+    const std::vector<float> x = Iota(6);
+    TestModel squeeze11(11);
+    squeeze11.Input("x", {1, 3, 1, 2}).Output("y", {3, 2});
+    AttrInts(squeeze11.Node("Squeeze", {"x"}, {"y"}), "axes", {0, 2});
+    ExpectFloats(ParseAndRun(squeeze11.Bytes(), {FloatTensor({1, 3, 1, 2}, x)}).at(0), {3, 2}, x);
+
+    TestModel squeeze13(13);
+    squeeze13.Input("x", {1, 3, 1, 2}).Output("y", {3, 1, 2});
+    squeeze13.IntInit("axes", {1}, {0});
+    squeeze13.Node("Squeeze", {"x", "axes"}, {"y"});
+    ExpectFloats(ParseAndRun(squeeze13.Bytes(), {FloatTensor({1, 3, 1, 2}, x)}).at(0), {3, 1, 2}, x);
+
+    TestModel unsqueeze11(11);
+    unsqueeze11.Input("x", {3, 2}).Output("y", {3, 2, 1});
+    AttrInts(unsqueeze11.Node("Unsqueeze", {"x"}, {"y"}), "axes", {-1});
+    ExpectFloats(ParseAndRun(unsqueeze11.Bytes(), {FloatTensor({3, 2}, x)}).at(0), {3, 2, 1}, x);
+
+    TestModel unsqueeze13(13);
+    unsqueeze13.Input("x", {3, 2}).Output("y", {1, 3, 2});
+    unsqueeze13.IntInit("axes", {1}, {0});
+    unsqueeze13.Node("Unsqueeze", {"x", "axes"}, {"y"});
+    ExpectFloats(ParseAndRun(unsqueeze13.Bytes(), {FloatTensor({3, 2}, x)}).at(0), {1, 3, 2}, x);
+}
+
+TEST_F(OnnxImporterTest, ReduceSumAxesDependOnOpset) {
+    const std::vector<float> x = {1, 2, 3, 4, 5, 6};
+    TestModel reduce11(11);
+    reduce11.Input("x", {2, 3}).Output("y", {2});
+    auto& node11 = reduce11.Node("ReduceSum", {"x"}, {"y"});
+    AttrInts(node11, "axes", {1});
+    AttrInt(node11, "keepdims", 0);
+    ExpectFloats(ParseAndRun(reduce11.Bytes(), {FloatTensor({2, 3}, x)}).at(0), {2}, {6, 15});
+
+    TestModel reduce13(13);
+    reduce13.Input("x", {2, 3}).Output("y", {1, 3});
+    reduce13.IntInit("axes", {1}, {0});
+    reduce13.Node("ReduceSum", {"x", "axes"}, {"y"});
+    ExpectFloats(ParseAndRun(reduce13.Bytes(), {FloatTensor({2, 3}, x)}).at(0), {1, 3}, {5, 7, 9});
+
+    // Before opset 18 ReduceMean keeps its axes attribute.
+    TestModel mean13(13);
+    mean13.Input("x", {2, 3}).Output("y", {2, 1});
+    AttrInts(mean13.Node("ReduceMean", {"x"}, {"y"}), "axes", {-1});
+    ExpectFloats(ParseAndRun(mean13.Bytes(), {FloatTensor({2, 3}, x)}).at(0), {2, 1}, {2, 5});
+
+    TestModel mean18(18);
+    mean18.Input("x", {2, 3}).Output("y", {2, 1});
+    mean18.IntInit("axes", {1}, {1});
+    mean18.Node("ReduceMean", {"x", "axes"}, {"y"});
+    ExpectFloats(ParseAndRun(mean18.Bytes(), {FloatTensor({2, 3}, x)}).at(0), {2, 1}, {2, 5});
+}
+
+TEST_F(OnnxImporterTest, SliceFormsDependOnOpset) {
+    const std::vector<float> x = Iota(10);
+    TestModel slice9(9);
+    slice9.Input("x", {10}).Output("y", {6});
+    auto& node9 = slice9.Node("Slice", {"x"}, {"y"});
+    AttrInts(node9, "starts", {2});
+    AttrInts(node9, "ends", {8});
+    ExpectFloats(ParseAndRun(slice9.Bytes(), {FloatTensor({10}, x)}).at(0), {6}, {2, 3, 4, 5, 6, 7});
+
+    TestModel slice13(13);
+    slice13.Input("x", {10}).Output("y", {4});
+    slice13.IntInit("starts", {1}, {8}).IntInit("ends", {1}, {1}).IntInit("axes", {1}, {0}).IntInit("steps", {1}, {-2});
+    slice13.Node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+    ExpectFloats(ParseAndRun(slice13.Bytes(), {FloatTensor({10}, x)}).at(0), {4}, {8, 6, 4, 2});
+}
+
+TEST_F(OnnxImporterTest, Resize10NearestRoundsLikeOnnxruntime) {
+    // onnxruntime floors where a dim is upsampled and ceils where it is downsampled (values
+    // checked against onnxruntime 1.x); one model mixing both is refused.
+    const std::vector<float> x = Iota(5);
+    struct Case {
+        float m_Scale;
+        std::vector<float> m_Want;
+    };
+    for (const Case& c : {Case{0.6f, {0, 2, 4}}, Case{1.5f, {0, 0, 1, 2, 2, 3, 4}}}) {
+        TestModel m(10);
+        const auto n = static_cast<int64_t>(c.m_Want.size());
+        m.Input("x", {1, 1, 1, 5}).Output("y", {1, 1, 1, n});
+        m.FloatInit("scales", {4}, {1, 1, 1, c.m_Scale});
+        m.Node("Resize", {"x", "scales"}, {"y"});
+        ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({1, 1, 1, 5}, x)}).at(0), {1, 1, 1, static_cast<unsigned>(n)}, c.m_Want);
+    }
+    TestModel mixed(10);
+    mixed.Input("x", {1, 1, 4, 4}).Output("y", {1, 1, 8, 2});
+    mixed.FloatInit("scales", {4}, {1, 1, 2, 0.5f});
+    mixed.Node("Resize", {"x", "scales"}, {"y"});
+    EXPECT_NE(ParseError(mixed.Bytes()).find("both up- and downsample"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, ResizeWithComputedSizes) {
+    // Resize-13 with sizes = Concat(Shape(x)[:2], [4, 6]) and an omitted roi/scales: the layer gets
+    // placeholders for the omitted middle inputs and the computed sizes as its last input.
+    TestModel m(13);
+    m.Input("x", {1, 1, 2, 3}).Output("y", {1, 1, 4, 6});
+    m.IntInit("start", {1}, {0}).IntInit("end", {1}, {2}).IntInit("hw", {2}, {4, 6});
+    m.Node("Shape", {"x"}, {"shape"});
+    m.Node("Slice", {"shape", "start", "end"}, {"nc"});
+    AttrInt(m.Node("Concat", {"nc", "hw"}, {"sizes"}), "axis", 0);
+    auto& resize = m.Node("Resize", {"x", "", "", "sizes"}, {"y"});
+    AttrString(resize, "mode", "nearest");
+    AttrString(resize, "coordinate_transformation_mode", "asymmetric");
+    AttrString(resize, "nearest_mode", "floor");
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6})});
+    ASSERT_EQ(outs.size(), 1u);
+    ExpectFloats(outs[0], {1, 1, 4, 6}, {1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 4, 4, 5, 5, 6, 6});
+}
+
+// ---- Parameter inputs computed by other nodes ----
+
+TEST_F(OnnxImporterTest, ComputedParameterInputsAreConnected) {
+    // Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1])): the shape is a computed chain
+    // the core folds before reading it.
+    TestModel m(13);
+    m.Input("x", {2, 3, 4}).Output("y", {2, 12});
+    m.IntInit("zero", {}, {0}).IntInit("axis0", {1}, {0}).IntInit("minus_one", {1}, {-1});
+    m.Node("Shape", {"x"}, {"shape"});
+    AttrInt(m.Node("Gather", {"shape", "zero"}, {"batch"}), "axis", 0);
+    m.Node("Unsqueeze", {"batch", "axis0"}, {"batch1"});
+    AttrInt(m.Node("Concat", {"batch1", "minus_one"}, {"target"}), "axis", 0);
+    m.Node("Reshape", {"x", "target"}, {"y"});
+    const std::vector<float> x = Iota(24);
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 3, 4}, x)}).at(0), {2, 12}, x);
+
+    // A Slice whose starts come through an Identity; its other parameters are constants.
+    TestModel slice(13);
+    slice.Input("x", {10}).Output("y", {3});
+    slice.IntInit("starts", {1}, {4}).IntInit("ends", {1}, {7});
+    slice.Node("Identity", {"starts"}, {"starts_copy"});
+    slice.Node("Slice", {"x", "starts_copy", "ends"}, {"y"});
+    ExpectFloats(ParseAndRun(slice.Bytes(), {FloatTensor({10}, Iota(10))}).at(0), {3}, {4, 5, 6});
+}
+
+// ---- Ops with extra outputs or training behaviour ----
+
+TEST_F(OnnxImporterTest, DropoutIsIdentityUnlessItsMaskIsUsed) {
+    TestModel ok(13);
+    ok.Input("x", {3}).Output("y", {3});
+    onnx::TensorProto training;
+    training.set_name("training");
+    training.set_data_type(onnx::TensorProto_DataType_BOOL);
+    training.add_int32_data(0);
+    *ok.Graph().add_initializer() = training;
+    ok.FloatInit("ratio", {}, {0.5f});
+    ok.Node("Dropout", {"x", "ratio", "training"}, {"y", "unused_mask"});
+    ExpectFloats(ParseAndRun(ok.Bytes(), {FloatTensor({3}, {1, -2, 3})}).at(0), {3}, {1, -2, 3});
+
+    TestModel mask(13);
+    mask.Input("x", {3}).Output("y", {3}).Output("m", {3}, onnx::TensorProto_DataType_BOOL);
+    mask.Node("Dropout", {"x"}, {"y", "m"}, "drop");
+    const std::string message = ParseError(mask.Bytes());
+    EXPECT_NE(message.find("node 'drop' (Dropout, opset 13): output 1 ('m') (mask) is used"), std::string::npos) << message;
+
+    TestModel train(13);
+    train.Input("x", {3}).Output("y", {3});
+    training.set_int32_data(0, 1);
+    *train.Graph().add_initializer() = training;
+    train.Node("Dropout", {"x", "", "training"}, {"y"});
+    EXPECT_NE(ParseError(train.Bytes()).find("training_mode) is true"), std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, MaxPoolIndicesAreRefusedWhenUsed) {
+    TestModel m(13);
+    m.Input("x", {1, 1, 4, 4}).Output("y", {1, 1, 2, 2}).Output("i", {1, 1, 2, 2}, kInt64);
+    auto& node = m.Node("MaxPool", {"x"}, {"y", "i"}, "pool");
+    AttrInts(node, "kernel_shape", {2, 2});
+    AttrInts(node, "strides", {2, 2});
+    EXPECT_NE(ParseError(m.Bytes()).find("output 1 ('i') (Indices) is used"), std::string::npos);
+}
+
+// ---- Variadic ops and Constant nodes ----
+
+TEST_F(OnnxImporterTest, VariadicMaxBecomesAChain) {
+    TestModel m(13);
+    m.Input("a", {3}).Input("b", {3}).Input("c", {3}).Output("y", {3}).Output("same", {3});
+    m.Node("Max", {"a", "b", "c"}, {"y"}, "max3");
+    m.Node("Min", {"a"}, {"same"}, "min1");
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({3}, {1, 5, -1}), FloatTensor({3}, {4, 2, -3}),
+                                              FloatTensor({3}, {0, 3, 7})});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {3}, {4, 5, 7});
+    ExpectFloats(outs[1], {3}, {1, 5, -1});
+}
+
+TEST_F(OnnxImporterTest, ConstantNodeForms) {
+    TestModel m(13);
+    m.Input("x", {2, 3}).Output("y", {3, 2});
+    auto& values = m.Node("Constant", {}, {"bias"});
+    auto* floats = values.add_attribute();
+    floats->set_name("value_floats");
+    floats->set_type(onnx::AttributeProto_AttributeType_FLOATS);
+    for (float f : {100.0f, 200.0f}) floats->add_floats(f);
+    AttrInts(m.Node("Constant", {}, {"shape"}), "value_ints", {3, 2});
+    m.Node("Reshape", {"x", "shape"}, {"r"});
+    m.Node("Add", {"r", "bias"}, {"y"});
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 3}, Iota(6))}).at(0), {3, 2}, {100, 201, 102, 203, 104, 205});
+
+    TestModel both(13);
+    both.Input("x", {2}).Output("y", {2});
+    auto& twoValues = both.Node("Constant", {}, {"c"}, "const");
+    AttrInt(twoValues, "value_int", 1);
+    AttrFloat(twoValues, "value_float", 1.0f);
+    both.Node("Add", {"x", "c"}, {"y"});
+    EXPECT_NE(ParseError(both.Bytes()).find("needs exactly one of the attributes"), std::string::npos);
+}
+
+}  // namespace

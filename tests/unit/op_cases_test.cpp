@@ -1,0 +1,70 @@
+// Every per-op case (tests/ops/cases_*.py: one-node ONNX models with numpy-computed expectations)
+// on every registered backend. CpuRef must support and pass every case; another backend that
+// declines a case's layer is skipped for it, with the reason printed.
+#include "TestHelpers.hpp"
+
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+namespace fs = std::filesystem;
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+std::vector<fs::path> CaseDirs() {
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(TRELLIS_OP_CASES_DIR)) {
+        if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+    }
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+std::vector<OwnedTensor> LoadSet(const fs::path& dir, const char* prefix) {
+    std::vector<OwnedTensor> v;
+    for (int i = 0;; ++i) {
+        const fs::path p = dir / ("test_data_set_0/" + std::string(prefix) + "_" + std::to_string(i) + ".pb");
+        if (!fs::exists(p)) break;
+        v.push_back(LoadTensorFile(p.string()));
+    }
+    return v;
+}
+
+}  // namespace
+
+TEST(OpCases, EveryCaseOnEveryBackend) {
+    ASSERT_TRUE(fs::is_directory(TRELLIS_OP_CASES_DIR)) << "run the generate_op_cases test first";
+    const auto dirs = CaseDirs();
+    ASSERT_GT(dirs.size(), 50u) << "too few op cases generated in " << TRELLIS_OP_CASES_DIR;
+    unsigned int passed = 0, skipped = 0;
+    for (const BackendId& backend : BackendRegistryInstance().GetBackendIds()) {
+        for (const fs::path& dir : dirs) {
+            const std::string name = dir.filename().string();
+            try {
+                LoadedModel m = LoadedModel::Load((dir / "model.onnx").string(), {backend});
+                const auto outs = m.Run(LoadSet(dir, "input"));
+                const auto want = LoadSet(dir, "output");
+                ASSERT_EQ(outs.size(), want.size()) << name;
+                for (std::size_t i = 0; i < want.size(); ++i) {
+                    const std::string diff = Compare(outs[i], want[i], 1e-4, 1e-5);
+                    EXPECT_EQ(diff, "") << name << " on " << backend << ", output " << i;
+                }
+                ++passed;
+            } catch (const BackendUnavailableException& e) {
+                if (backend == BackendId("CpuRef")) {
+                    ADD_FAILURE() << name << ": CpuRef must support every op case: " << e.what();
+                } else {
+                    ++skipped;
+                    std::cout << "[ skip ] " << name << " on " << backend << ": " << e.what() << "\n";
+                }
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << name << " on " << backend << ": " << e.what();
+            }
+        }
+    }
+    std::cout << dirs.size() << " op cases; " << passed << " runs passed or compared, " << skipped << " skipped\n";
+}

@@ -1,0 +1,372 @@
+// Optimizer: graph in -> graph out, for each backend-independent pass, plus validation errors.
+#include "TestHelpers.hpp"
+
+#include "core/MemoryPlanner.hpp"
+
+#include <cstring>
+
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+struct Built {
+    INetworkPtr net = INetwork::Create();
+    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+};
+
+IConnectableLayer* AddFloatConstant(INetwork& net, const TensorShape& shape, const std::vector<float>& values,
+                                    const char* name) {
+    return net.AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Float32), values.data()), name);
+}
+
+IConnectableLayer* AddInt64Constant(INetwork& net, const std::vector<int64_t>& values, const char* name) {
+    return net.AddConstantLayer(
+        ConstTensor(TensorInfo(TensorShape({static_cast<unsigned int>(values.size())}), DataType::Signed64), values.data()),
+        name);
+}
+
+std::vector<LayerType> ComputeTypes(const IOptimizedNetwork& opt) {
+    std::vector<LayerType> types;
+    for (const auto& p : opt.GetLayerPlacements()) {
+        if (p.m_Type != LayerType::Input && p.m_Type != LayerType::Output && p.m_Type != LayerType::Constant) {
+            types.push_back(p.m_Type);
+        }
+    }
+    return types;
+}
+
+bool LogMentions(const IOptimizedNetwork& opt, const std::string& text) {
+    for (const auto& line : opt.GetOptimizationLog()) {
+        if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+}
+
+std::vector<float> RunSingle(IRuntime& runtime, IOptimizedNetworkPtr opt, const std::vector<float>& input) {
+    NetworkId id;
+    runtime.LoadNetwork(id, std::move(opt));
+    std::vector<float> out(runtime.GetOutputTensorInfo(id, 0).GetNumElements());
+    runtime.EnqueueWorkload(id, {{0, ConstTensor(runtime.GetInputTensorInfo(id, 0), input.data())}},
+                            {{0, Tensor(runtime.GetOutputTensorInfo(id, 0), out.data())}});
+    runtime.UnloadNetwork(id);
+    return out;
+}
+
+}  // namespace
+
+TEST(Optimizer, RemovesDeadLayersAndIdentities) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Float32));
+    auto* id = b.net->AddLayer(LayerType::Identity, EmptyDescriptor{}, "identity");
+    auto* relu = b.net->AddElementwiseUnaryLayer({UnaryOperation::Relu}, "relu");
+    auto* dead = b.net->AddElementwiseUnaryLayer({UnaryOperation::Exp}, "dead_exp");
+    auto* out = b.net->AddOutputLayer(0);
+    in->GetOutputSlot(0).Connect(id->GetInputSlot(0));
+    id->GetOutputSlot(0).Connect(relu->GetInputSlot(0));
+    in->GetOutputSlot(0).Connect(dead->GetInputSlot(0));
+    relu->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    auto opt = Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+    EXPECT_EQ(ComputeTypes(*opt), std::vector<LayerType>{LayerType::ElementwiseUnary});
+    EXPECT_TRUE(LogMentions(*opt, "removed 1 dead layers"));
+    EXPECT_TRUE(LogMentions(*opt, "removed Identity 'identity'"));
+    const auto y = RunSingle(*b.runtime, std::move(opt), {-1, 2, -3, 4, -5, 6});
+    EXPECT_EQ(y, (std::vector<float>{0, 2, 0, 4, 0, 6}));
+}
+
+TEST(Optimizer, FoldsConstantSubgraphs) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({4}, DataType::Float32));
+    auto* c = AddFloatConstant(*b.net, {4}, {-1, 2, -3, 4}, "c");
+    auto* crelu = b.net->AddElementwiseUnaryLayer({UnaryOperation::Relu}, "const_relu");
+    auto* add = b.net->AddAdditionLayer("add");
+    auto* out = b.net->AddOutputLayer(0);
+    c->GetOutputSlot(0).Connect(crelu->GetInputSlot(0));
+    in->GetOutputSlot(0).Connect(add->GetInputSlot(0));
+    crelu->GetOutputSlot(0).Connect(add->GetInputSlot(1));
+    add->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    auto opt = Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+    EXPECT_EQ(ComputeTypes(*opt), std::vector<LayerType>{LayerType::ElementwiseBinary});
+    EXPECT_TRUE(LogMentions(*opt, "folded Relu 'const_relu'"));
+    EXPECT_EQ(RunSingle(*b.runtime, std::move(opt), {1, 1, 1, 1}), (std::vector<float>{1, 3, 1, 5}));
+}
+
+TEST(Optimizer, FoldsShapeChainIntoReshape) {
+    // Shape -> Gather -> Unsqueeze -> Concat -> Reshape(shape input): the chain exporters emit.
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3, 4}, DataType::Float32));
+    auto* shape = b.net->AddLayer(LayerType::Shape, ShapeDescriptor{}, "shape");
+    auto* idx = AddInt64Constant(*b.net, {0}, "idx");
+    auto* gather = b.net->AddLayer(LayerType::Gather, GatherDescriptor{0}, "gather");
+    auto* minusOne = AddInt64Constant(*b.net, {-1}, "minus_one");
+    auto* concat = b.net->AddLayer(LayerType::Concat, ConcatDescriptor{0}, "concat", 2);
+    auto* reshape = b.net->AddLayer(LayerType::Reshape, ReshapeDescriptor{}, "reshape", 2);
+    auto* out = b.net->AddOutputLayer(0);
+    in->GetOutputSlot(0).Connect(shape->GetInputSlot(0));
+    shape->GetOutputSlot(0).Connect(gather->GetInputSlot(0));
+    idx->GetOutputSlot(0).Connect(gather->GetInputSlot(1));
+    gather->GetOutputSlot(0).Connect(concat->GetInputSlot(0));
+    minusOne->GetOutputSlot(0).Connect(concat->GetInputSlot(1));
+    in->GetOutputSlot(0).Connect(reshape->GetInputSlot(0));
+    concat->GetOutputSlot(0).Connect(reshape->GetInputSlot(1));
+    reshape->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    auto opt = Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+    EXPECT_EQ(ComputeTypes(*opt), std::vector<LayerType>{LayerType::Reshape});
+    NetworkId id;
+    b.runtime->LoadNetwork(id, std::move(opt));
+    EXPECT_EQ(b.runtime->GetOutputTensorInfo(id, 0).GetShape(), TensorShape({2, 12}));
+}
+
+TEST(Optimizer, MergesReshapesAndCancelsTransposes) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3, 4}, DataType::Float32));
+    ReshapeDescriptor r1;
+    r1.m_TargetShape = {6, 4};
+    ReshapeDescriptor r2;
+    r2.m_TargetShape = {24};
+    auto* reshape1 = b.net->AddReshapeLayer(r1, "r1");
+    auto* reshape2 = b.net->AddReshapeLayer(r2, "r2");
+    auto* t1 = b.net->AddLayer(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, "t1");
+    auto* t2 = b.net->AddLayer(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, "t2");
+    auto* add = b.net->AddAdditionLayer("add");
+    ReshapeDescriptor r3;
+    r3.m_TargetShape = {24};
+    auto* reshape3 = b.net->AddReshapeLayer(r3, "r3");
+    auto* out = b.net->AddOutputLayer(0);
+    // add(reshape(reshape(x)), reshape(transpose(transpose(x))))
+    in->GetOutputSlot(0).Connect(reshape1->GetInputSlot(0));
+    reshape1->GetOutputSlot(0).Connect(reshape2->GetInputSlot(0));
+    in->GetOutputSlot(0).Connect(t1->GetInputSlot(0));
+    t1->GetOutputSlot(0).Connect(t2->GetInputSlot(0));
+    t2->GetOutputSlot(0).Connect(reshape3->GetInputSlot(0));
+    reshape2->GetOutputSlot(0).Connect(add->GetInputSlot(0));
+    reshape3->GetOutputSlot(0).Connect(add->GetInputSlot(1));
+    add->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    auto opt = Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+    const auto types = ComputeTypes(*opt);
+    EXPECT_EQ(std::count(types.begin(), types.end(), LayerType::Transpose), 0);
+    EXPECT_EQ(std::count(types.begin(), types.end(), LayerType::Reshape), 2);
+    EXPECT_TRUE(LogMentions(*opt, "merged Reshape 'r1' into Reshape 'r2'"));
+    EXPECT_TRUE(LogMentions(*opt, "(identity permutation)"));
+    std::vector<float> x(24);
+    for (int i = 0; i < 24; ++i) x[i] = static_cast<float>(i);
+    const auto y = RunSingle(*b.runtime, std::move(opt), x);
+    for (int i = 0; i < 24; ++i) EXPECT_EQ(y[i], 2.0f * i);
+}
+
+TEST(Optimizer, FoldsBatchNormIntoConvolutionWithSameResult) {
+    auto build = [](INetwork& net) {
+        auto* in = net.AddInputLayer(0, "x");
+        in->GetOutputSlot(0).SetTensorInfo(TensorInfo({1, 3, 5, 5}, DataType::Float32));
+        std::vector<float> w(4 * 3 * 3 * 3);
+        for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.01f * static_cast<float>(static_cast<int>(i % 17) - 8);
+        auto* wc = AddFloatConstant(net, {4, 3, 3, 3}, w, "w");
+        auto* bc = AddFloatConstant(net, {4}, {0.1f, -0.2f, 0.3f, 0.0f}, "b");
+        ConvolutionDescriptor cd;
+        cd.m_PadsBegin = {1, 1};
+        cd.m_PadsEnd = {1, 1};
+        auto* conv = net.AddConvolutionLayer(cd, true, "conv");
+        auto* bn = net.AddLayer(LayerType::BatchNormalization, BatchNormalizationDescriptor{1e-5f}, "bn");
+        const char* names[] = {"scale", "shift", "mean", "var"};
+        const std::vector<float> params[] = {{1.5f, 0.5f, 2.0f, 1.0f}, {0.1f, 0.2f, 0.3f, 0.4f},
+                                             {0.05f, -0.1f, 0.0f, 0.2f}, {1.0f, 2.0f, 0.5f, 0.25f}};
+        in->GetOutputSlot(0).Connect(conv->GetInputSlot(0));
+        wc->GetOutputSlot(0).Connect(conv->GetInputSlot(1));
+        bc->GetOutputSlot(0).Connect(conv->GetInputSlot(2));
+        conv->GetOutputSlot(0).Connect(bn->GetInputSlot(0));
+        for (unsigned int i = 0; i < 4; ++i) {
+            AddFloatConstant(net, {4}, params[i], names[i])->GetOutputSlot(0).Connect(bn->GetInputSlot(i + 1));
+        }
+        bn->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+    };
+    std::vector<float> x(75);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * static_cast<float>(i));
+
+    Built folded, plain;
+    build(*folded.net);
+    build(*plain.net);
+    auto optFolded = Optimize(*folded.net, {"CpuRef"}, folded.runtime->GetDeviceSpec());
+    OptimizerOptions noPasses;
+    noPasses.m_EnableGraphOptimizations = false;
+    auto optPlain = Optimize(*plain.net, {"CpuRef"}, plain.runtime->GetDeviceSpec(), noPasses);
+    EXPECT_EQ(ComputeTypes(*optFolded), std::vector<LayerType>{LayerType::Convolution});
+    EXPECT_EQ(ComputeTypes(*optPlain), (std::vector<LayerType>{LayerType::Convolution, LayerType::BatchNormalization}));
+    const auto a = RunSingle(*folded.runtime, std::move(optFolded), x);
+    const auto e = RunSingle(*plain.runtime, std::move(optPlain), x);
+    ASSERT_EQ(a.size(), e.size());
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], e[i], 1e-5f) << i;
+}
+
+TEST(Optimizer, FoldsBatchNormIntoGemm) {
+    auto build = [](INetwork& net) {
+        auto* in = net.AddInputLayer(0, "x");
+        in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Float32));
+        auto* w = AddFloatConstant(net, {4, 3}, {1, 2, 3, -1, 0, 1, 0.5f, 0.5f, 0.5f, 2, -2, 1}, "w");
+        auto* c = AddFloatConstant(net, {4}, {0.1f, 0.2f, 0.3f, 0.4f}, "c");
+        GemmDescriptor gd;
+        gd.m_TransB = true;
+        gd.m_Beta = 0.5f;
+        auto* gemm = net.AddLayer(LayerType::Gemm, gd, "gemm", 3);
+        auto* bn = net.AddLayer(LayerType::BatchNormalization, BatchNormalizationDescriptor{1e-3f}, "bn");
+        in->GetOutputSlot(0).Connect(gemm->GetInputSlot(0));
+        w->GetOutputSlot(0).Connect(gemm->GetInputSlot(1));
+        c->GetOutputSlot(0).Connect(gemm->GetInputSlot(2));
+        gemm->GetOutputSlot(0).Connect(bn->GetInputSlot(0));
+        const std::vector<float> params[] = {{2, 1, 0.5f, 1}, {0, 1, 0, -1}, {0.5f, 0, 0, 1}, {1, 4, 1, 0.5f}};
+        for (unsigned int i = 0; i < 4; ++i) {
+            AddFloatConstant(net, {4}, params[i], "p")->GetOutputSlot(0).Connect(bn->GetInputSlot(i + 1));
+        }
+        bn->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+    };
+    Built folded, plain;
+    build(*folded.net);
+    build(*plain.net);
+    OptimizerOptions noPasses;
+    noPasses.m_EnableGraphOptimizations = false;
+    auto optFolded = Optimize(*folded.net, {"CpuRef"}, folded.runtime->GetDeviceSpec());
+    EXPECT_EQ(ComputeTypes(*optFolded), std::vector<LayerType>{LayerType::Gemm});
+    const std::vector<float> x{1, -2, 3, 0.5f, 0.25f, -1};
+    const auto a = RunSingle(*folded.runtime, std::move(optFolded), x);
+    const auto e = RunSingle(*plain.runtime, Optimize(*plain.net, {"CpuRef"}, plain.runtime->GetDeviceSpec(), noPasses), x);
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], e[i], 1e-5f) << i;
+}
+
+TEST(Optimizer, UnconnectedSlotAndCycleAreClearErrors) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
+    auto* add = b.net->AddAdditionLayer("lonely_add");
+    in->GetOutputSlot(0).Connect(add->GetInputSlot(0));
+    add->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    try {
+        Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+        FAIL();
+    } catch (const GraphValidationException& e) {
+        EXPECT_NE(std::string(e.what()).find("Add 'lonely_add': input slot 1 is not connected"), std::string::npos) << e.what();
+    }
+
+    Built c;
+    auto* x = c.net->AddInputLayer(0, "x");
+    x->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
+    auto* a1 = c.net->AddAdditionLayer("a1");
+    auto* a2 = c.net->AddElementwiseUnaryLayer({UnaryOperation::Relu}, "a2");
+    x->GetOutputSlot(0).Connect(a1->GetInputSlot(0));
+    a1->GetOutputSlot(0).Connect(a2->GetInputSlot(0));
+    a2->GetOutputSlot(0).Connect(a1->GetInputSlot(1));
+    a2->GetOutputSlot(0).Connect(c.net->AddOutputLayer(0)->GetInputSlot(0));
+    EXPECT_THROW(Optimize(*c.net, {"CpuRef"}, c.runtime->GetDeviceSpec()), GraphValidationException);
+}
+
+TEST(Optimizer, MismatchedUserInfoIsReported) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Float32));
+    auto* relu = b.net->AddElementwiseUnaryLayer({UnaryOperation::Relu}, "relu");
+    relu->GetOutputSlot(0).SetTensorInfo(TensorInfo({3, 2}, DataType::Float32));
+    in->GetOutputSlot(0).Connect(relu->GetInputSlot(0));
+    relu->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    try {
+        Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+        FAIL();
+    } catch (const LayerValidationException& e) {
+        EXPECT_NE(std::string(e.what()).find("'relu'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("3x2"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Optimizer, UnsupportedLayersAreListedTogetherWithReasons) {
+    // PreCompiled layers only come from a backend's substitutions; CpuRef has no kernel for them.
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
+    auto* p1 = b.net->AddLayer(LayerType::PreCompiled, PreCompiledDescriptor{}, "blob1", 1, 1);
+    auto* p2 = b.net->AddLayer(LayerType::PreCompiled, PreCompiledDescriptor{}, "blob2", 1, 1);
+    p1->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
+    p2->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
+    in->GetOutputSlot(0).Connect(p1->GetInputSlot(0));
+    p1->GetOutputSlot(0).Connect(p2->GetInputSlot(0));
+    p2->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    try {
+        Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+        FAIL();
+    } catch (const BackendUnavailableException& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("2 layers are not supported"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'blob1'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'blob2'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("CpuRef: PreCompiled: no CpuRef kernel"), std::string::npos) << msg;
+    }
+}
+
+TEST(Runtime, WrongInputsAreRejectedWithTheBinding) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({4}, DataType::Float32));
+    auto* relu = b.net->AddElementwiseUnaryLayer({UnaryOperation::Relu}, "relu");
+    in->GetOutputSlot(0).Connect(relu->GetInputSlot(0));
+    relu->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    NetworkId id;
+    b.runtime->LoadNetwork(id, Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec()));
+    std::vector<float> x(5), y(4);
+    const TensorInfo wrong({5}, DataType::Float32);
+    try {
+        b.runtime->EnqueueWorkload(id, {{0, ConstTensor(wrong, x.data())}},
+                                   {{0, Tensor(b.runtime->GetOutputTensorInfo(id, 0), y.data())}});
+        FAIL();
+    } catch (const InvalidArgumentException& e) {
+        EXPECT_NE(std::string(e.what()).find("input 0 must be Float32 4, got Float32 5"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(b.runtime->EnqueueWorkload(id, {}, {{0, Tensor(b.runtime->GetOutputTensorInfo(id, 0), y.data())}}),
+                 InvalidArgumentException);
+    EXPECT_THROW(b.runtime->GetInputTensorInfo(id, 7), InvalidArgumentException);
+    EXPECT_THROW(b.runtime->GetInputTensorInfo(id + 100, 0), InvalidArgumentException);
+}
+
+TEST(Runtime, InputWiredStraightToOutputIsCopied) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({3}, DataType::Float32));
+    auto* id = b.net->AddLayer(LayerType::Identity, EmptyDescriptor{}, "identity");
+    in->GetOutputSlot(0).Connect(id->GetInputSlot(0));
+    id->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    EXPECT_EQ(RunSingle(*b.runtime, Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec()), {1, 2, 3}),
+              (std::vector<float>{1, 2, 3}));
+}
+
+TEST(MemoryPlanner, ReusesMemoryOfDeadTensors) {
+    using trellis::core::MemoryBlock;
+    // A chain: each tensor is read only by the next step, so two buffers suffice.
+    std::vector<MemoryBlock> blocks;
+    for (unsigned int s = 0; s < 6; ++s) blocks.push_back({1000, s, s + 1, 0});
+    const std::size_t arena = trellis::core::PlanMemory(blocks);
+    EXPECT_EQ(arena, 2 * 1024u);
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+        for (std::size_t j = i + 1; j < blocks.size(); ++j) {
+            const bool overlapInTime = blocks[i].m_FirstStep <= blocks[j].m_LastStep && blocks[j].m_FirstStep <= blocks[i].m_LastStep;
+            const bool overlapInSpace = blocks[i].m_Offset < blocks[j].m_Offset + 1000 && blocks[j].m_Offset < blocks[i].m_Offset + 1000;
+            EXPECT_FALSE(overlapInTime && overlapInSpace) << i << " " << j;
+        }
+    }
+}
+
+TEST(MemoryPlanner, LoadedNetworkPeakIsBelowUnplanned) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({1000}, DataType::Float32));
+    IConnectableLayer* prev = in;
+    for (int i = 0; i < 8; ++i) {
+        auto* l = b.net->AddElementwiseUnaryLayer({i % 2 ? UnaryOperation::Neg : UnaryOperation::Abs}, nullptr);
+        prev->GetOutputSlot(0).Connect(l->GetInputSlot(0));
+        prev = l;
+    }
+    prev->GetOutputSlot(0).Connect(b.net->AddOutputLayer(0)->GetInputSlot(0));
+    NetworkId id;
+    b.runtime->LoadNetwork(id, Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec()));
+    // 7 intermediate tensors of 4000 bytes; the last layer writes into the user's buffer.
+    EXPECT_EQ(b.runtime->GetUnplannedWorkingMemoryBytes(id), 7u * 4032u);
+    EXPECT_EQ(b.runtime->GetPeakWorkingMemoryBytes(id), 2u * 4032u);
+}

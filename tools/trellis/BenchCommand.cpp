@@ -1,0 +1,183 @@
+// `trellis bench`: latency of repeated EnqueueWorkload() calls on seeded random inputs.
+#include "Commands.hpp"
+#include "Common.hpp"
+#include "Tensors.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+
+namespace trellis::cli {
+
+std::string BenchHelp() {
+    return std::string() +
+           "Usage: trellis bench MODEL [options]\n"
+           "\n"
+           "Load a model once, run it W times to warm up, then time K runs of\n"
+           "EnqueueWorkload on seeded random inputs and report the latency.\n"
+           "\n"
+           "Options:\n"
+           "  --backends LIST        Comma-separated backend ids in order of preference\n"
+           "                         (default: " + kDefaultBackends + ").\n"
+           "  --threads N            Passed to every requested backend as backend option\n"
+           "                         NumThreads (default: 1). Single-threaded backends\n"
+           "                         (CpuRef is one) ignore it.\n"
+           "  --warmup W             Untimed runs before timing (default: 5; 0 allowed).\n"
+           "  --iterations K         Timed runs (default: 50; at least 1).\n"
+           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
+           "                         dims are symbolic). Repeatable.\n"
+           "  --seed N               Seed of the random input data (default: 0).\n"
+           "  --json                 Print exactly one JSON object on stdout and nothing\n"
+           "                         else (optimizer warnings go to stderr).\n"
+           "  --dynamic-backends-path DIR\n"
+           "                         Load dynamic backends from DIR instead of the built-in\n"
+           "                         paths.\n"
+           "  -h, --help             Show this help.\n"
+           "\n"
+           "Reports min, median, p90 (nearest rank) and mean latency in ms over the K timed\n"
+           "runs, the LoadNetwork time, the peak working memory of one run in bytes and the\n"
+           "layers per backend. JSON keys: model, backends, threads, warmup, iterations,\n"
+           "min_ms, median_ms, p90_ms, mean_ms, load_ms, peak_working_memory_bytes,\n"
+           "layers_per_backend.\n";
+}
+
+namespace {
+
+// Bounds the sample vector (8 bytes a run) as well as the wait.
+constexpr uint64_t kMaxRuns = 1000000;
+
+std::vector<OptionSpec> BenchOptionSpecs() {
+    std::vector<OptionSpec> specs = ModelOptionSpecs();
+    specs.push_back({"threads", true, false});
+    specs.push_back({"warmup", true, false});
+    specs.push_back({"iterations", true, false});
+    specs.push_back({"seed", true, false});
+    specs.push_back({"json", false, false});
+    return specs;
+}
+
+struct LatencyStats {
+    double m_Min = 0.0;
+    double m_Median = 0.0;
+    double m_P90 = 0.0;
+    double m_Mean = 0.0;
+};
+
+LatencyStats ComputeStats(std::vector<double> samples) {
+    std::sort(samples.begin(), samples.end());
+    const std::size_t n = samples.size();
+    LatencyStats stats;
+    stats.m_Min = samples.front();
+    stats.m_Median = n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+    // Nearest rank: the smallest sample with at least 90% of the samples at or below it.
+    const std::size_t rank = (9 * n + 9) / 10;  // ceil(0.9 * n), n >= 1
+    stats.m_P90 = samples[rank - 1];
+    stats.m_Mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(n);
+    return stats;
+}
+
+std::string JsonString(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buffer[8];
+            std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+            out += buffer;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.6f", value);
+    return buffer;
+}
+
+}  // namespace
+
+int BenchCommand(const std::vector<std::string>& args) {
+    const ParsedArgs parsed = ParseArgs(args, BenchOptionSpecs(), "bench");
+    if (parsed.m_Help) {
+        std::cout << BenchHelp() << RegisteredBackendsLine();
+        return 0;
+    }
+    ModelOptions options = ReadModelOptions(parsed, "bench");
+    options.m_NumThreads = ReadThreads(parsed);
+    const uint32_t seed = ReadSeed(parsed);
+    const uint64_t warmup = ParseUnsigned(parsed.Get("warmup").value_or("5"), "warmup", 0, kMaxRuns);
+    const uint64_t iterations = ParseUnsigned(parsed.Get("iterations").value_or("50"), "iterations", 1, kMaxRuns);
+    const bool json = parsed.Has("json");
+
+    PreparedModel model = PrepareModel(options);
+    std::ostream& warningStream = json ? std::cerr : std::cout;
+    for (const std::string& warning : model.m_Warnings) {
+        warningStream << "warning: " << warning << "\n";
+    }
+    double loadMs = 0.0;
+    const NetworkId id = LoadPrepared(model, loadMs);
+    IRuntime& runtime = *model.m_Runtime;
+
+    const std::vector<OwnedTensor> inputs = MakeRandomInputs(runtime, id, model.m_Inputs, seed);
+    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs);
+    const InputTensors boundInputs = BindInputs(model.m_Inputs, inputs);
+    const OutputTensors boundOutputs = BindOutputs(model.m_Outputs, outputs);
+
+    std::vector<double> samples;
+    samples.reserve(iterations);
+    for (uint64_t i = 0; i < warmup + iterations; ++i) {
+        const int64_t start = NowNs();
+        const Status status = runtime.EnqueueWorkload(id, boundInputs, boundOutputs);
+        const double ms = MsSince(start);
+        if (status != Status::Success) {
+            throw RuntimeException("running '" + options.m_ModelPath + "' failed on run " + std::to_string(i + 1) +
+                                   " (EnqueueWorkload returned Failure)");
+        }
+        if (i >= warmup) {
+            samples.push_back(ms);
+        }
+    }
+    const LatencyStats stats = ComputeStats(samples);
+    const std::size_t peakBytes = runtime.GetPeakWorkingMemoryBytes(id);
+
+    if (json) {
+        std::string backends;
+        for (const BackendId& b : options.m_Backends) {
+            backends += (backends.empty() ? "" : ", ") + JsonString(b.Get());
+        }
+        std::string layers;
+        for (const auto& [backend, count] : model.m_LayerCounts) {
+            layers += (layers.empty() ? "" : ", ") + JsonString(backend.Get()) + ": " + std::to_string(count);
+        }
+        std::cout << "{\"model\": " << JsonString(options.m_ModelPath) << ", \"backends\": [" << backends
+                  << "], \"threads\": " << options.m_NumThreads << ", \"warmup\": " << warmup
+                  << ", \"iterations\": " << iterations << ", \"min_ms\": " << JsonNumber(stats.m_Min)
+                  << ", \"median_ms\": " << JsonNumber(stats.m_Median) << ", \"p90_ms\": " << JsonNumber(stats.m_P90)
+                  << ", \"mean_ms\": " << JsonNumber(stats.m_Mean) << ", \"load_ms\": " << JsonNumber(loadMs)
+                  << ", \"peak_working_memory_bytes\": " << peakBytes << ", \"layers_per_backend\": {" << layers
+                  << "}}\n";
+        return 0;
+    }
+    std::string backendList;
+    for (const BackendId& b : options.m_Backends) {
+        backendList += (backendList.empty() ? "" : ",") + b.Get();
+    }
+    std::cout << "model: " << options.m_ModelPath << "\n"
+              << "backends: " << backendList << " (threads " << options.m_NumThreads << ")\n"
+              << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
+              << "inputs: random (seed " << seed << ")\n"
+              << "load: " << FormatMs(loadMs) << " ms\n"
+              << "latency over " << iterations << " runs after " << warmup << " warm-up: min "
+              << FormatMs(stats.m_Min) << " ms, median " << FormatMs(stats.m_Median) << " ms, p90 "
+              << FormatMs(stats.m_P90) << " ms, mean " << FormatMs(stats.m_Mean) << " ms\n"
+              << "peak working memory: " << peakBytes << " bytes\n";
+    return 0;
+}
+
+}  // namespace trellis::cli

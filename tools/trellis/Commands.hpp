@@ -1,0 +1,23 @@
+// trellis CLI: the commands. Each takes the words after its name, prints its report to stdout and
+// returns the exit status (0); failures throw (UsageError -> exit 2, anything else -> exit 1, both
+// printed by main() as one `error: ...` line). Each help text is what `trellis <cmd> --help`
+// prints before the registered-backends line; docs/cli.md quotes them verbatim.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace trellis::cli {
+
+std::string MainHelp();
+
+std::string RunHelp();
+int RunCommand(const std::vector<std::string>& args);
+
+std::string BenchHelp();
+int BenchCommand(const std::vector<std::string>& args);
+
+std::string InspectHelp();
+int InspectCommand(const std::vector<std::string>& args);
+
+}  // namespace trellis::cli

@@ -1,0 +1,170 @@
+#include "Common.hpp"
+
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+namespace trellis::cli {
+
+std::vector<OptionSpec> ModelOptionSpecs() {
+    return {
+        {"backends", true, false},
+        {"shape", true, true},
+        {"dynamic-backends-path", true, false},
+    };
+}
+
+ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command) {
+    ModelOptions options;
+    options.m_ModelPath = RequireModelPath(args, command);
+    options.m_Backends = ParseBackendList(args.Get("backends").value_or(kDefaultBackends));
+    options.m_InputShapes = ParseShapeOptions(args.GetAll("shape"));
+    if (auto dir = args.Get("dynamic-backends-path")) {
+        if (dir->empty()) {
+            throw UsageError("option '--dynamic-backends-path' expects a directory, got ''");
+        }
+        options.m_DynamicBackendsPath = *dir;
+    }
+    return options;
+}
+
+uint32_t ReadSeed(const ParsedArgs& args) {
+    return static_cast<uint32_t>(ParseUnsigned(args.Get("seed").value_or("0"), "seed", 0, UINT32_MAX));
+}
+
+unsigned int ReadThreads(const ParsedArgs& args) {
+    return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("1"), "threads", 1, 1024));
+}
+
+namespace {
+
+void CheckBackendsRegistered(const BackendIdVector& backends) {
+    const BackendRegistry& registry = BackendRegistryInstance();
+    for (const BackendId& id : backends) {
+        if (!registry.IsBackendRegistered(id)) {
+            throw UsageError("unknown backend '" + id.Get() + "' in --backends: registered backends are " +
+                             registry.GetBackendIdsAsString());
+        }
+    }
+}
+
+// The parser reports a missing file itself, but a directory or unreadable path would reach the
+// protobuf reader and come back as a vaguer parse error; name the actual problem instead.
+void CheckModelFile(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        throw FileNotFoundException("model file '" + path + "' does not exist");
+    }
+    if (std::filesystem::is_directory(status)) {
+        throw ParseException("model file '" + path + "' is a directory, not an .onnx file");
+    }
+}
+
+}  // namespace
+
+PreparedModel PrepareModel(const ModelOptions& options) {
+    PreparedModel model;
+    model.m_Options = options;
+
+    // The runtime comes first: creating it loads dynamic backends, which register themselves, so
+    // only then can --backends be checked against the registry.
+    IRuntime::CreationOptions creation;
+    creation.m_DynamicBackendsPath = options.m_DynamicBackendsPath;
+    if (options.m_NumThreads != 0) {
+        for (const BackendId& id : options.m_Backends) {
+            creation.m_BackendOptions[id]["NumThreads"] = std::to_string(options.m_NumThreads);
+        }
+    }
+    model.m_Runtime = IRuntime::Create(creation);
+    if (!model.m_Runtime) {
+        throw RuntimeException("could not create the runtime");
+    }
+    CheckBackendsRegistered(options.m_Backends);
+
+    CheckModelFile(options.m_ModelPath);
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    IOnnxParser::Options parseOptions;
+    parseOptions.m_InputShapes = options.m_InputShapes;
+    INetworkPtr network = parser->CreateNetworkFromBinaryFile(options.m_ModelPath, parseOptions);
+    if (!network) {
+        throw ParseException("model file '" + options.m_ModelPath + "' gave no network");
+    }
+    model.m_Inputs = parser->GetInputs();
+    model.m_Outputs = parser->GetOutputs();
+    model.m_Opset = parser->GetOpsetVersion();
+
+    std::vector<std::string> messages;
+    model.m_Optimized = Optimize(*network, options.m_Backends, model.m_Runtime->GetDeviceSpec(),
+                                 OptimizerOptions(), &messages);
+    if (!model.m_Optimized) {
+        std::string text = "optimizing '" + options.m_ModelPath + "' failed";
+        for (const std::string& m : messages) {
+            text += ": " + m;
+        }
+        throw Exception(text);
+    }
+    model.m_Warnings = std::move(messages);
+    model.m_LayerCounts = model.m_Optimized->GetBackendLayerCounts();
+    return model;
+}
+
+NetworkId LoadPrepared(PreparedModel& model, double& loadMs) {
+    NetworkId id = 0;
+    std::string error;
+    const int64_t start = NowNs();
+    const Status status = model.m_Runtime->LoadNetwork(id, std::move(model.m_Optimized), error);
+    loadMs = MsSince(start);
+    if (status != Status::Success) {
+        throw RuntimeException("loading '" + model.m_Options.m_ModelPath + "' failed: " +
+                               (error.empty() ? std::string("no reason given") : error));
+    }
+    return id;
+}
+
+std::string FormatLayerCounts(const std::map<BackendId, unsigned int>& counts, const BackendIdVector& order) {
+    std::string text;
+    std::set<BackendId> done;
+    auto append = [&](const BackendId& id, unsigned int count) {
+        text += (text.empty() ? "" : ", ") + std::to_string(count) + " on " + id.Get();
+        done.insert(id);
+    };
+    for (const BackendId& id : order) {
+        if (auto it = counts.find(id); it != counts.end() && it->second != 0) {
+            append(id, it->second);
+        }
+    }
+    for (const auto& [id, count] : counts) {
+        if (!done.count(id) && count != 0) {
+            append(id, count);
+        }
+    }
+    return text.empty() ? "0" : text;
+}
+
+std::string FormatMs(double ms) {
+    // Three decimals hide sub-microsecond runs (tiny models), so keep four significant digits there.
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), ms >= 1.0 ? "%.3f" : "%.4g", ms);
+    return buffer;
+}
+
+int64_t NowNs() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double MsSince(int64_t startNs) {
+    return static_cast<double>(NowNs() - startNs) / 1.0e6;
+}
+
+std::string RegisteredBackendsLine() {
+    return "Registered backends: " + BackendRegistryInstance().GetBackendIdsAsString() + "\n";
+}
+
+}  // namespace trellis::cli

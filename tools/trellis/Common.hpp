@@ -1,0 +1,76 @@
+// trellis CLI: the parse -> optimize -> load pipeline every command shares.
+//
+// Contract: PrepareModel() creates the runtime (which loads dynamic backends), checks every
+// requested backend against the registry, parses the model and optimizes it. Every failure throws
+// (trellis::Exception from the library, UsageError for bad options); nothing here prints except
+// through the streams handed in. Uses only the public API.
+#pragma once
+
+#include "Args.hpp"
+
+#include <trellis/OnnxParser.hpp>
+#include <trellis/Trellis.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trellis::cli {
+
+/// The backend used when --backends is not given. One constant so the default can change in one
+/// place (a later issue makes CpuAcc the default where it is supported).
+inline constexpr const char* kDefaultBackends = "CpuRef";
+
+/// Options --backends, --shape and --dynamic-backends-path (run, bench and inspect take them).
+std::vector<OptionSpec> ModelOptionSpecs();
+
+struct ModelOptions {
+    std::string m_ModelPath;
+    BackendIdVector m_Backends;
+    std::map<std::string, TensorShape> m_InputShapes;
+    std::string m_DynamicBackendsPath;
+    /// Passed as backend option NumThreads to every requested backend; 0 = do not pass it.
+    unsigned int m_NumThreads = 0;
+};
+
+/// Reads the options named by ModelOptionSpecs() plus the MODEL positional.
+ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command);
+
+/// --seed N: default 0, at most 2^32-1 (std::mt19937's seed range).
+uint32_t ReadSeed(const ParsedArgs& args);
+/// --threads N: default 1, in [1, 1024].
+unsigned int ReadThreads(const ParsedArgs& args);
+
+struct PreparedModel {
+    ModelOptions m_Options;
+    IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
+    std::vector<BindingPointInfo> m_Inputs;   ///< graph order, from the parser
+    std::vector<BindingPointInfo> m_Outputs;  ///< graph order; declared infos (may be incomplete)
+    int64_t m_Opset = 0;
+    /// Null once LoadPrepared() has handed it to the runtime.
+    IOptimizedNetworkPtr m_Optimized{nullptr, &IOptimizedNetwork::Destroy};
+    /// Optimizer messages (warnings) of a successful Optimize().
+    std::vector<std::string> m_Warnings;
+    /// Captured before loading, since LoadNetwork takes the optimized network.
+    std::map<BackendId, unsigned int> m_LayerCounts;
+};
+
+PreparedModel PrepareModel(const ModelOptions& options);
+
+/// Loads the optimized network into the runtime; `loadMs` gets the LoadNetwork() wall time.
+NetworkId LoadPrepared(PreparedModel& model, double& loadMs);
+
+/// "52 on CpuRef" / "40 on CpuAcc, 12 on CpuRef": requested backends first, in preference order.
+std::string FormatLayerCounts(const std::map<BackendId, unsigned int>& counts, const BackendIdVector& order);
+
+/// Milliseconds: "12.345" (three decimals) from 1 ms up, four significant digits below ("0.01265").
+std::string FormatMs(double ms);
+
+/// A steady_clock reading in nanoseconds, and the milliseconds elapsed since one.
+int64_t NowNs();
+double MsSince(int64_t startNs);
+
+/// The text printed by `--help` after each command's own help: the backends registered now.
+std::string RegisteredBackendsLine();
+
+}  // namespace trellis::cli

@@ -1,0 +1,133 @@
+// `trellis inspect`: what the optimizer made of a model, and why each layer landed where it did.
+#include "Commands.hpp"
+#include "Common.hpp"
+
+#include <iostream>
+
+namespace trellis::cli {
+
+std::string InspectHelp() {
+    return std::string() +
+           "Usage: trellis inspect MODEL [options]\n"
+           "\n"
+           "Parse and optimize a model without running it, and show its inputs and outputs,\n"
+           "every layer in execution order with the backend it was placed on (and each\n"
+           "backend that declined it, with the reason), the layers per backend and the\n"
+           "optimizer's log.\n"
+           "\n"
+           "Options:\n"
+           "  --backends LIST        Comma-separated backend ids in order of preference\n"
+           "                         (default: " + kDefaultBackends + ").\n"
+           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
+           "                         dims are symbolic). Repeatable.\n"
+           "  --dynamic-backends-path DIR\n"
+           "                         Load dynamic backends from DIR instead of the built-in\n"
+           "                         paths.\n"
+           "  -h, --help             Show this help.\n"
+           "\n"
+           "Input and output types and shapes are the loaded network's; if loading fails,\n"
+           "the model's declared ones are shown with a 'note:' saying why.\n";
+}
+
+namespace {
+
+std::string DescribeInfo(const TensorInfo& info) {
+    return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
+}
+
+std::string DescribeLayerType(const LayerPlacement& layer) {
+    std::string text = GetLayerTypeName(layer.m_Type);
+    if (!layer.m_OpDetail.empty() && layer.m_OpDetail != text) {
+        text += "(" + layer.m_OpDetail + ")";
+    }
+    return text;
+}
+
+void PrintBindings(const char* title, const std::vector<BindingPointInfo>& bindings,
+                   const std::vector<TensorInfo>& infos) {
+    std::cout << title << ":\n";
+    for (std::size_t i = 0; i < bindings.size(); ++i) {
+        std::cout << "  [" << i << "] '" << bindings[i].m_Name << "' binding " << bindings[i].m_BindingId << ": "
+                  << DescribeInfo(infos[i]) << "\n";
+    }
+}
+
+}  // namespace
+
+int InspectCommand(const std::vector<std::string>& args) {
+    const ParsedArgs parsed = ParseArgs(args, ModelOptionSpecs(), "inspect");
+    if (parsed.m_Help) {
+        std::cout << InspectHelp() << RegisteredBackendsLine();
+        return 0;
+    }
+    const ModelOptions options = ReadModelOptions(parsed, "inspect");
+    PreparedModel model = PrepareModel(options);
+    // LoadNetwork takes the optimized network, so read everything from it first.
+    const std::vector<LayerPlacement> placements = model.m_Optimized->GetLayerPlacements();
+    const std::vector<std::string> log = model.m_Optimized->GetOptimizationLog();
+
+    // The parser's output infos are what the model declares (possibly incomplete); a loaded
+    // network knows the real ones. Inspect stays useful when loading fails, so fall back.
+    std::vector<TensorInfo> inputInfos;
+    std::vector<TensorInfo> outputInfos;
+    std::string loadFailure;
+    try {
+        double loadMs = 0.0;
+        const NetworkId id = LoadPrepared(model, loadMs);
+        for (const BindingPointInfo& b : model.m_Inputs) {
+            inputInfos.push_back(model.m_Runtime->GetInputTensorInfo(id, b.m_BindingId));
+        }
+        for (const BindingPointInfo& b : model.m_Outputs) {
+            outputInfos.push_back(model.m_Runtime->GetOutputTensorInfo(id, b.m_BindingId));
+        }
+    } catch (const Exception& e) {
+        loadFailure = e.what();
+        inputInfos.clear();
+        outputInfos.clear();
+        for (const BindingPointInfo& b : model.m_Inputs) {
+            inputInfos.push_back(b.m_TensorInfo);
+        }
+        for (const BindingPointInfo& b : model.m_Outputs) {
+            outputInfos.push_back(b.m_TensorInfo);
+        }
+    }
+
+    std::string backendList;
+    for (const BackendId& b : options.m_Backends) {
+        backendList += (backendList.empty() ? "" : ",") + b.Get();
+    }
+    std::cout << "model: " << options.m_ModelPath << " (opset " << model.m_Opset << ")\n"
+              << "backends: " << backendList << "\n";
+    for (const std::string& warning : model.m_Warnings) {
+        std::cout << "warning: " << warning << "\n";
+    }
+    if (!loadFailure.empty()) {
+        std::cout << "note: shapes below are the model's declared ones: loading failed: " << loadFailure << "\n";
+    }
+    PrintBindings("inputs", model.m_Inputs, inputInfos);
+    PrintBindings("outputs", model.m_Outputs, outputInfos);
+
+    std::cout << "layers (execution order):\n";
+    for (std::size_t i = 0; i < placements.size(); ++i) {
+        const LayerPlacement& layer = placements[i];
+        std::string shapes;
+        for (const TensorInfo& info : layer.m_Outputs) {
+            shapes += (shapes.empty() ? "" : ", ") + DescribeInfo(info);
+        }
+        // Input/Output/Constant layers run nowhere, so they have no backend to show.
+        std::cout << "  " << i << "  " << layer.m_LayerName << "  " << DescribeLayerType(layer) << "  -> "
+                  << (shapes.empty() ? "(none)" : shapes)
+                  << (layer.m_Backend.IsEmpty() ? std::string() : "  on " + layer.m_Backend.Get()) << "\n";
+        for (const auto& [backend, reason] : layer.m_Declined) {
+            std::cout << "      declined by " << backend.Get() << ": " << reason << "\n";
+        }
+    }
+    std::cout << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
+              << "optimization log:" << (log.empty() ? " (empty)" : "") << "\n";
+    for (const std::string& line : log) {
+        std::cout << "  " << line << "\n";
+    }
+    return 0;
+}
+
+}  // namespace trellis::cli

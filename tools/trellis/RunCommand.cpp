@@ -1,0 +1,198 @@
+// `trellis run`: one inference with inputs from files or seeded random data.
+#include "Commands.hpp"
+#include "Common.hpp"
+#include "Tensors.hpp"
+
+#include <trellis/TensorIO.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+
+namespace trellis::cli {
+
+std::string RunHelp() {
+    return std::string() +
+           "Usage: trellis run MODEL [options]\n"
+           "\n"
+           "Parse an ONNX model, optimize it for the chosen backends, run it once and print\n"
+           "each output.\n"
+           "\n"
+           "Options:\n"
+           "  --backends LIST        Comma-separated backend ids in order of preference\n"
+           "                         (default: " + kDefaultBackends + "). Each layer runs on the first\n"
+           "                         backend that supports it.\n"
+           "  --input NAME=FILE      Feed graph input NAME from FILE (.pb TensorProto or\n"
+           "                         .npy). Repeatable.\n"
+           "  --input-dir DIR        Feed graph input i (graph order, from 0) from\n"
+           "                         DIR/input_<i>.pb where that file exists (DIR must\n"
+           "                         exist); --input wins for the same input.\n"
+           "  --output-dir DIR       Write output i to DIR/output_<i>.pb, a TensorProto\n"
+           "                         named after the graph output; DIR is created if\n"
+           "                         missing.\n"
+           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
+           "                         dims are symbolic). Repeatable.\n"
+           "  --seed N               Seed of the random data for inputs not given\n"
+           "                         (default: 0).\n"
+           "  --threads N            Passed to every requested backend as backend option\n"
+           "                         NumThreads (default: 1). Single-threaded backends\n"
+           "                         (CpuRef is one) ignore it.\n"
+           "  --dynamic-backends-path DIR\n"
+           "                         Load dynamic backends from DIR instead of the built-in\n"
+           "                         paths.\n"
+           "  -h, --help             Show this help.\n"
+           "\n"
+           "Inputs not given are filled with random data (std::mt19937 seeded with --seed,\n"
+           "drawn input by input in graph order): floats uniform in [-1, 1), integer and\n"
+           "quantized types uniform in [0, 10), booleans 0 or 1; a 'note:' line names each.\n"
+           "A given tensor must have the input's type and shape.\n"
+           "\n"
+           "Prints optimizer warnings ('warning: ...'), then for each output its name, type,\n"
+           "shape, first 8 values (and min/max/mean for float types), then\n"
+           "'layers: N on BACKEND, ...' and 'time: load X ms, run Y ms'.\n";
+}
+
+namespace {
+
+std::vector<OptionSpec> RunOptionSpecs() {
+    std::vector<OptionSpec> specs = ModelOptionSpecs();
+    specs.push_back({"input", true, true});
+    specs.push_back({"input-dir", true, false});
+    specs.push_back({"output-dir", true, false});
+    specs.push_back({"seed", true, false});
+    specs.push_back({"threads", true, false});
+    return specs;
+}
+
+std::string DescribeInfo(const TensorInfo& info) {
+    return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
+}
+
+std::string NamesOf(const std::vector<BindingPointInfo>& bindings) {
+    std::string names;
+    for (const BindingPointInfo& b : bindings) {
+        names += (names.empty() ? "'" : ", '") + b.m_Name + "'";
+    }
+    return names.empty() ? "none" : names;
+}
+
+// Loads one input file and holds it to the network's input contract. The tensor keeps the
+// network's info (its quantization parameters are the ones the network was built with).
+OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
+    OwnedTensor tensor = LoadTensorFile(path);
+    const TensorInfo& got = tensor.m_Info;
+    if (got.GetDataType() != expected.GetDataType() || got.GetShape() != expected.GetShape()) {
+        throw InvalidArgumentException("input '" + inputName + "' from file '" + path + "': expected " +
+                                       DescribeInfo(expected) + ", got " + DescribeInfo(got));
+    }
+    tensor.m_Name = inputName;
+    tensor.m_Info = expected;
+    return tensor;
+}
+
+}  // namespace
+
+int RunCommand(const std::vector<std::string>& args) {
+    const ParsedArgs parsed = ParseArgs(args, RunOptionSpecs(), "run");
+    if (parsed.m_Help) {
+        std::cout << RunHelp() << RegisteredBackendsLine();
+        return 0;
+    }
+    // Every option is checked before any work, so a typo never costs a model load.
+    ModelOptions options = ReadModelOptions(parsed, "run");
+    options.m_NumThreads = ReadThreads(parsed);
+    const uint32_t seed = ReadSeed(parsed);
+    std::map<std::string, std::string> inputFiles;
+    for (const std::string& text : parsed.GetAll("input")) {
+        auto [name, file] = ParseNameValue(text, "input");
+        if (!inputFiles.emplace(name, file).second) {
+            throw UsageError("option '--input' gives input '" + name + "' more than once");
+        }
+    }
+    const std::string inputDir = parsed.Get("input-dir").value_or("");
+    const std::string outputDir = parsed.Get("output-dir").value_or("");
+    if (parsed.Has("input-dir") && inputDir.empty()) {
+        throw UsageError("option '--input-dir' expects a directory, got ''");
+    }
+    if (parsed.Has("output-dir") && outputDir.empty()) {
+        throw UsageError("option '--output-dir' expects a directory, got ''");
+    }
+    if (!inputDir.empty() && !std::filesystem::is_directory(inputDir)) {
+        throw FileNotFoundException("input directory '" + inputDir + "' (--input-dir) does not exist");
+    }
+
+    PreparedModel model = PrepareModel(options);
+    for (const auto& [name, file] : inputFiles) {
+        bool known = false;
+        for (const BindingPointInfo& input : model.m_Inputs) {
+            known = known || input.m_Name == name;
+        }
+        if (!known) {
+            throw InvalidArgumentException("--input names '" + name + "', which is not a graph input of '" +
+                                           options.m_ModelPath + "'; its inputs are " + NamesOf(model.m_Inputs));
+        }
+    }
+    if (!outputDir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(outputDir, ec);
+        if (ec || !std::filesystem::is_directory(outputDir)) {
+            throw RuntimeException("cannot create output directory '" + outputDir + "': " +
+                                   (ec ? ec.message() : std::string("a file of that name exists")));
+        }
+    }
+    for (const std::string& warning : model.m_Warnings) {
+        std::cout << "warning: " << warning << "\n";
+    }
+
+    double loadMs = 0.0;
+    const NetworkId id = LoadPrepared(model, loadMs);
+    IRuntime& runtime = *model.m_Runtime;
+
+    std::mt19937 rng(seed);
+    std::vector<OwnedTensor> inputs;
+    for (std::size_t i = 0; i < model.m_Inputs.size(); ++i) {
+        const BindingPointInfo& input = model.m_Inputs[i];
+        const TensorInfo info = runtime.GetInputTensorInfo(id, input.m_BindingId);
+        std::string file;
+        if (auto it = inputFiles.find(input.m_Name); it != inputFiles.end()) {
+            file = it->second;
+        } else if (!inputDir.empty()) {
+            const auto candidate = std::filesystem::path(inputDir) / ("input_" + std::to_string(i) + ".pb");
+            if (std::filesystem::exists(candidate)) {
+                file = candidate.string();
+            }
+        }
+        if (!file.empty()) {
+            inputs.push_back(LoadInputFile(input.m_Name, file, info));
+        } else {
+            inputs.push_back(MakeRandomTensor(input.m_Name, info, rng));
+            std::cout << "note: input '" << input.m_Name << "' (" << DescribeInfo(info)
+                      << ") not given: filled with random data (seed " << seed << ")\n";
+        }
+    }
+    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs);
+
+    const int64_t start = NowNs();
+    const Status status = runtime.EnqueueWorkload(id, BindInputs(model.m_Inputs, inputs),
+                                                  BindOutputs(model.m_Outputs, outputs));
+    const double runMs = MsSince(start);
+    if (status != Status::Success) {
+        throw RuntimeException("running '" + options.m_ModelPath + "' failed (EnqueueWorkload returned Failure)");
+    }
+
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const OwnedTensor& output = outputs[i];
+        std::cout << "output '" << output.m_Name << "': " << DescribeInfo(output.m_Info) << "\n"
+                  << SummariseValues(output);
+        if (!outputDir.empty()) {
+            const auto path = std::filesystem::path(outputDir) / ("output_" + std::to_string(i) + ".pb");
+            SaveTensorProto(path.string(), output);
+        }
+    }
+    std::cout << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
+              << "time: load " << FormatMs(loadMs) << " ms, run " << FormatMs(runMs) << " ms\n";
+    return 0;
+}
+
+}  // namespace trellis::cli

@@ -1,0 +1,254 @@
+#include "Tensors.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace trellis::cli {
+
+namespace {
+
+// IEEE binary16 from binary32, round to nearest even (subnormals included), as the engine's own
+// Float16 tensors store it.
+uint16_t FloatToHalfBits(float value) {
+    uint32_t x = 0;
+    std::memcpy(&x, &value, sizeof(x));
+    const uint32_t sign = (x >> 16) & 0x8000u;
+    const int32_t exponent = static_cast<int32_t>((x >> 23) & 0xffu);
+    uint32_t mantissa = x & 0x7fffffu;
+    if (exponent == 0xff) {
+        return static_cast<uint16_t>(sign | 0x7c00u | (mantissa != 0 ? 0x200u : 0u));
+    }
+    const int32_t halfExponent = exponent - 127 + 15;
+    if (halfExponent >= 0x1f) {
+        return static_cast<uint16_t>(sign | 0x7c00u);
+    }
+    if (halfExponent <= 0) {
+        if (halfExponent < -10) {
+            return static_cast<uint16_t>(sign);
+        }
+        mantissa |= 0x800000u;
+        const uint32_t shift = static_cast<uint32_t>(14 - halfExponent);
+        uint32_t half = mantissa >> shift;
+        const uint32_t rest = mantissa & ((1u << shift) - 1u);
+        const uint32_t middle = 1u << (shift - 1u);
+        if (rest > middle || (rest == middle && (half & 1u))) {
+            ++half;
+        }
+        return static_cast<uint16_t>(sign | half);
+    }
+    uint32_t half = (static_cast<uint32_t>(halfExponent) << 10) | (mantissa >> 13);
+    const uint32_t rest = mantissa & 0x1fffu;
+    // A carry out of the mantissa correctly bumps the exponent (up to infinity).
+    if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) {
+        ++half;
+    }
+    return static_cast<uint16_t>(sign | half);
+}
+
+float HalfBitsToFloat(uint16_t h) {
+    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    const uint32_t exponent = (h >> 10) & 0x1fu;
+    const uint32_t mantissa = h & 0x3ffu;
+    float magnitude = 0.0f;
+    if (exponent == 0) {
+        magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    } else if (exponent == 0x1f) {
+        magnitude = mantissa != 0 ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    } else {
+        magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+    }
+    return sign != 0 ? -magnitude : magnitude;
+}
+
+uint16_t FloatToBFloat16Bits(float value) {
+    uint32_t x = 0;
+    std::memcpy(&x, &value, sizeof(x));
+    if (std::isnan(value)) {
+        return static_cast<uint16_t>((x >> 16) | 0x40u);
+    }
+    x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
+    return static_cast<uint16_t>(x >> 16);
+}
+
+float BFloat16BitsToFloat(uint16_t b) {
+    const uint32_t x = static_cast<uint32_t>(b) << 16;
+    float value = 0.0f;
+    std::memcpy(&value, &x, sizeof(value));
+    return value;
+}
+
+template <typename T>
+void Store(OwnedTensor& tensor, std::size_t index, T value) {
+    std::memcpy(tensor.m_Data.data() + index * sizeof(T), &value, sizeof(T));
+}
+
+template <typename T>
+T Load(const OwnedTensor& tensor, std::size_t index) {
+    T value{};
+    std::memcpy(&value, tensor.m_Data.data() + index * sizeof(T), sizeof(T));
+    return value;
+}
+
+std::string FormatDouble(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+    return buffer;
+}
+
+std::string FormatElement(const OwnedTensor& tensor, std::size_t index) {
+    const double value = ElementAsDouble(tensor, index);
+    if (IsFloatType(tensor.m_Info.GetDataType())) {
+        return FormatDouble(value);
+    }
+    if (tensor.m_Info.GetDataType() == DataType::Signed64) {
+        return std::to_string(Load<int64_t>(tensor, index));  // exact beyond 2^53
+    }
+    return std::to_string(static_cast<long long>(value));
+}
+
+}  // namespace
+
+bool IsFloatType(DataType type) {
+    return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||
+           type == DataType::Float64;
+}
+
+OwnedTensor MakeZeroTensor(const std::string& name, const TensorInfo& info) {
+    OwnedTensor tensor;
+    tensor.m_Name = name;
+    tensor.m_Info = info;
+    tensor.m_Data.assign(info.GetNumBytes(), 0);
+    return tensor;
+}
+
+OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, std::mt19937& rng) {
+    OwnedTensor tensor = MakeZeroTensor(name, info);
+    const std::size_t count = info.GetNumElements();
+    std::uniform_real_distribution<float> floats(-1.0f, 1.0f);
+    std::uniform_real_distribution<double> doubles(-1.0, 1.0);
+    std::uniform_int_distribution<int> digits(0, 9);
+    std::uniform_int_distribution<int> bits(0, 1);
+    for (std::size_t i = 0; i < count; ++i) {
+        switch (info.GetDataType()) {
+            case DataType::Float32: Store<float>(tensor, i, floats(rng)); break;
+            case DataType::Float16: Store<uint16_t>(tensor, i, FloatToHalfBits(floats(rng))); break;
+            case DataType::BFloat16: Store<uint16_t>(tensor, i, FloatToBFloat16Bits(floats(rng))); break;
+            case DataType::Float64: Store<double>(tensor, i, doubles(rng)); break;
+            case DataType::QAsymmU8:
+            case DataType::UInt8: Store<uint8_t>(tensor, i, static_cast<uint8_t>(digits(rng))); break;
+            case DataType::QAsymmS8:
+            case DataType::QSymmS8: Store<int8_t>(tensor, i, static_cast<int8_t>(digits(rng))); break;
+            case DataType::QSymmS16: Store<int16_t>(tensor, i, static_cast<int16_t>(digits(rng))); break;
+            case DataType::Signed32: Store<int32_t>(tensor, i, digits(rng)); break;
+            case DataType::Signed64: Store<int64_t>(tensor, i, digits(rng)); break;
+            case DataType::Boolean: Store<uint8_t>(tensor, i, static_cast<uint8_t>(bits(rng))); break;
+        }
+    }
+    return tensor;
+}
+
+double ElementAsDouble(const OwnedTensor& tensor, std::size_t index) {
+    switch (tensor.m_Info.GetDataType()) {
+        case DataType::Float32: return Load<float>(tensor, index);
+        case DataType::Float16: return HalfBitsToFloat(Load<uint16_t>(tensor, index));
+        case DataType::BFloat16: return BFloat16BitsToFloat(Load<uint16_t>(tensor, index));
+        case DataType::Float64: return Load<double>(tensor, index);
+        case DataType::QAsymmU8:
+        case DataType::UInt8:
+        case DataType::Boolean: return Load<uint8_t>(tensor, index);
+        case DataType::QAsymmS8:
+        case DataType::QSymmS8: return Load<int8_t>(tensor, index);
+        case DataType::QSymmS16: return Load<int16_t>(tensor, index);
+        case DataType::Signed32: return Load<int32_t>(tensor, index);
+        case DataType::Signed64: return static_cast<double>(Load<int64_t>(tensor, index));
+    }
+    return 0.0;
+}
+
+std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues) {
+    const std::size_t count = tensor.m_Info.GetNumElements();
+    if (count == 0) {
+        return "  values: (empty)\n";
+    }
+    std::string text = "  values:";
+    const std::size_t shown = count < maxValues ? count : maxValues;
+    for (std::size_t i = 0; i < shown; ++i) {
+        text += ' ';
+        text += FormatElement(tensor, i);
+    }
+    if (shown < count) {
+        text += " ... (first " + std::to_string(shown) + " of " + std::to_string(count) + ")";
+    }
+    text += "\n";
+    if (!IsFloatType(tensor.m_Info.GetDataType())) {
+        return text;
+    }
+    // NaNs would poison min/max/mean; count them separately so a NaN output is visible.
+    double minValue = std::numeric_limits<double>::infinity();
+    double maxValue = -std::numeric_limits<double>::infinity();
+    double sum = 0.0;
+    std::size_t finiteOrInf = 0;
+    std::size_t nans = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        const double v = ElementAsDouble(tensor, i);
+        if (std::isnan(v)) {
+            ++nans;
+            continue;
+        }
+        minValue = v < minValue ? v : minValue;
+        maxValue = v > maxValue ? v : maxValue;
+        sum += v;
+        ++finiteOrInf;
+    }
+    if (finiteOrInf != 0) {
+        text += "  min " + FormatDouble(minValue) + " max " + FormatDouble(maxValue) + " mean " +
+                FormatDouble(sum / static_cast<double>(finiteOrInf));
+    } else {
+        text += "  min nan max nan mean nan";
+    }
+    if (nans != 0) {
+        text += " (" + std::to_string(nans) + " NaN)";
+    }
+    return text + "\n";
+}
+
+std::vector<OwnedTensor> MakeRandomInputs(const IRuntime& runtime, NetworkId id,
+                                          const std::vector<BindingPointInfo>& inputs, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<OwnedTensor> tensors;
+    tensors.reserve(inputs.size());
+    for (const BindingPointInfo& input : inputs) {
+        tensors.push_back(MakeRandomTensor(input.m_Name, runtime.GetInputTensorInfo(id, input.m_BindingId), rng));
+    }
+    return tensors;
+}
+
+std::vector<OwnedTensor> MakeOutputBuffers(const IRuntime& runtime, NetworkId id,
+                                           const std::vector<BindingPointInfo>& outputs) {
+    std::vector<OwnedTensor> tensors;
+    tensors.reserve(outputs.size());
+    for (const BindingPointInfo& output : outputs) {
+        tensors.push_back(MakeZeroTensor(output.m_Name, runtime.GetOutputTensorInfo(id, output.m_BindingId)));
+    }
+    return tensors;
+}
+
+InputTensors BindInputs(const std::vector<BindingPointInfo>& bindings, const std::vector<OwnedTensor>& tensors) {
+    InputTensors bound;
+    for (std::size_t i = 0; i < bindings.size() && i < tensors.size(); ++i) {
+        bound.emplace_back(bindings[i].m_BindingId, tensors[i].AsConstTensor());
+    }
+    return bound;
+}
+
+OutputTensors BindOutputs(const std::vector<BindingPointInfo>& bindings, std::vector<OwnedTensor>& tensors) {
+    OutputTensors bound;
+    for (std::size_t i = 0; i < bindings.size() && i < tensors.size(); ++i) {
+        bound.emplace_back(bindings[i].m_BindingId, tensors[i].AsTensor());
+    }
+    return bound;
+}
+
+}  // namespace trellis::cli

@@ -1,0 +1,46 @@
+// trellis CLI: making, checking and summarising tensors.
+//
+// Contract: every DataType of Types.hpp is handled; random data is a pure function of the seed
+// and the order of calls (std::mt19937), so `--seed N` reproduces a run exactly.
+#pragma once
+
+#include <trellis/OnnxParser.hpp>
+#include <trellis/TensorIO.hpp>
+#include <trellis/Trellis.hpp>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace trellis::cli {
+
+/// Float32/Float16/BFloat16/Float64.
+bool IsFloatType(DataType type);
+
+/// A tensor of `info` filled with random data: floats uniform in [-1, 1), integer and quantized
+/// types uniform in [0, 10) (stored values), Boolean uniform in {0, 1}.
+OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, std::mt19937& rng);
+
+/// A zero-filled tensor of `info` (output buffers).
+OwnedTensor MakeZeroTensor(const std::string& name, const TensorInfo& info);
+
+/// Element `index` as a double (quantized types: the stored integer, not dequantized).
+double ElementAsDouble(const OwnedTensor& tensor, std::size_t index);
+
+/// The report lines of one output: "  values: ... " and, for float types, "  min ... max ... mean ...".
+std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues = 8);
+
+/// Random inputs for every graph input, in graph order, with the runtime's infos (one generator
+/// seeded with `seed`, drawn from input by input).
+std::vector<OwnedTensor> MakeRandomInputs(const IRuntime& runtime, NetworkId id,
+                                          const std::vector<BindingPointInfo>& inputs, uint32_t seed);
+
+/// Zero-filled output buffers per the runtime's infos, in graph order, named after the outputs.
+std::vector<OwnedTensor> MakeOutputBuffers(const IRuntime& runtime, NetworkId id,
+                                           const std::vector<BindingPointInfo>& outputs);
+
+/// Binds `tensors[i]` to `bindings[i]`'s binding id.
+InputTensors BindInputs(const std::vector<BindingPointInfo>& bindings, const std::vector<OwnedTensor>& tensors);
+OutputTensors BindOutputs(const std::vector<BindingPointInfo>& bindings, std::vector<OwnedTensor>& tensors);
+
+}  // namespace trellis::cli

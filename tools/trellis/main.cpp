@@ -1,0 +1,111 @@
+// trellis: command-line front end of the Trellis inference engine (run, bench, inspect).
+//
+// Every exception stops here: a usage mistake prints one `error: ...` line and exits 2, any other
+// failure (bad model, bad tensor file, unsupported layer, runtime error) prints one `error: ...`
+// line and exits 1. Nothing is allowed to abort the process.
+#include "Args.hpp"
+#include "Commands.hpp"
+#include "Common.hpp"
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace trellis::cli {
+
+std::string MainHelp() {
+    return "Usage: trellis <command> [options]\n"
+           "\n"
+           "Commands:\n"
+           "  run      Run a model once and print its outputs.\n"
+           "  bench    Time repeated runs of a model.\n"
+           "  inspect  Show a model's inputs, outputs and where each layer was placed.\n"
+           "\n"
+           "Run 'trellis <command> --help' for a command's options.\n"
+           "\n"
+           "Exit status: 0 on success, 1 on an error, 2 on a usage error. An error is one\n"
+           "line 'error: <message>' on stderr.\n";
+}
+
+}  // namespace trellis::cli
+
+namespace {
+
+using namespace trellis::cli;
+
+// Library messages may span several lines (a list of unsupported layers, indented); the contract
+// is one line per error, so fold them: "a:\n  b\n  c" -> "a: b; c".
+void PrintError(const std::string& message) {
+    std::cout.flush();
+    std::string line;
+    bool atLineStart = false;
+    for (char c : message) {
+        if (c == '\n' || c == '\r') {
+            atLineStart = true;
+            continue;
+        }
+        if (atLineStart && (c == ' ' || c == '\t')) {
+            continue;
+        }
+        if (atLineStart && !line.empty()) {
+            while (!line.empty() && line.back() == ' ') {
+                line.pop_back();
+            }
+            line += line.empty() || line.back() == ':' || line.back() == ';' ? " " : "; ";
+        }
+        atLineStart = false;
+        line += c;
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == ';')) {
+        line.pop_back();
+    }
+    std::cerr << "error: " << (line.empty() ? std::string("unknown failure") : line) << std::endl;
+}
+
+int Dispatch(const std::vector<std::string>& args) {
+    if (args.empty()) {
+        throw UsageError("no command given (see 'trellis --help')");
+    }
+    const std::string& command = args[0];
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (command == "--help" || command == "-h" || command == "help") {
+        std::cout << MainHelp() << RegisteredBackendsLine();
+        return 0;
+    }
+    if (command == "run") {
+        return RunCommand(rest);
+    }
+    if (command == "bench") {
+        return BenchCommand(rest);
+    }
+    if (command == "inspect") {
+        return InspectCommand(rest);
+    }
+    if (!command.empty() && command[0] == '-') {
+        throw UsageError("unknown option '" + command + "' (see 'trellis --help')");
+    }
+    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect (see 'trellis --help')");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return Dispatch(std::vector<std::string>(argv + 1, argv + argc));
+    } catch (const UsageError& e) {
+        PrintError(e.what());
+        return 2;
+    } catch (const std::bad_alloc&) {
+        PrintError("out of memory");
+        return 1;
+    } catch (const std::exception& e) {
+        PrintError(e.what());
+        return 1;
+    } catch (...) {
+        PrintError("unknown failure (a non-standard exception)");
+        return 1;
+    }
+}
