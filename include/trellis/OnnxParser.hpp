@@ -36,6 +36,8 @@ public:
     };
 
     static IOnnxParserPtr Create();
+    /// ONNX op types (default domain) the importer converts, sorted.
+    static std::vector<std::string> GetSupportedOperators();
     virtual ~IOnnxParser() = default;
 
     /// Parses a .onnx file (external-data files are resolved relative to its folder).

@@ -2,6 +2,8 @@
 // constants and graph inputs/outputs into binding layers, then converts the nodes in topological
 // order through the converter table (OnnxConverters.cpp).
 #include "OnnxConverters.hpp"
+
+#include <algorithm>
 #include "OnnxNodeContext.hpp"
 #include "OnnxProto.hpp"
 
@@ -377,5 +379,12 @@ private:
 }  // namespace onnximport
 
 IOnnxParserPtr IOnnxParser::Create() { return std::make_unique<onnximport::OnnxParserImpl>(); }
+
+std::vector<std::string> IOnnxParser::GetSupportedOperators() {
+    std::vector<std::string> ops;
+    for (const auto& row : onnximport::GetOnnxConverterTable()) ops.emplace_back(row.m_OpType);
+    std::sort(ops.begin(), ops.end());
+    return ops;
+}
 
 }  // namespace trellis
