@@ -229,6 +229,13 @@ struct RangeDescriptor {
     DataType m_DataType = DataType::Float32;
 };
 
+/// A copy Optimize() inserts where a tensor crosses into memory the consumer cannot read. The
+/// output lives in m_Destination's working memory (empty = host memory); the layer itself runs on
+/// the backend it is assigned to (the side that owns the non-host memory).
+struct MemCopyDescriptor {
+    BackendId m_Destination;
+};
+
 /// A layer a backend substituted for part of the graph; the object is backend-owned and opaque
 /// to the core. See include/trellis/backends/OptimizationViews.hpp.
 struct PreCompiledDescriptor {
@@ -242,7 +249,7 @@ using LayerDescriptor = std::variant<
     PoolingDescriptor, BatchNormalizationDescriptor, LayerNormalizationDescriptor, ConcatDescriptor,
     SplitDescriptor, SliceDescriptor, ReshapeDescriptor, TransposeDescriptor, GatherDescriptor,
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
-    ResizeDescriptor, CastDescriptor, RangeDescriptor, PreCompiledDescriptor>;
+    ResizeDescriptor, CastDescriptor, RangeDescriptor, MemCopyDescriptor, PreCompiledDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

@@ -6,16 +6,30 @@
 #pragma once
 
 #include <trellis/INetwork.hpp>
+#include <trellis/backends/BackendVersion.hpp>
+#include <trellis/backends/ICustomAllocator.hpp>
 #include <trellis/Types.hpp>
 
 #include <map>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace trellis {
 
 class IRuntime;
 using IRuntimePtr = std::unique_ptr<IRuntime, void (*)(IRuntime*)>;
+
+/// What happened to one file found while scanning the dynamic-backend paths.
+struct DynamicBackendStatus {
+    std::string m_Path;            ///< as found in the scanned directory
+    std::string m_CanonicalPath;   ///< symlinks resolved ("" if it does not resolve)
+    BackendId m_Id;                ///< from GetBackendId(), when it could be called
+    BackendVersion m_Version;      ///< from GetVersion(), when it could be called
+    bool m_Loaded = false;         ///< registered and usable
+    std::string m_Reason;          ///< why it was skipped (empty when loaded)
+};
 
 class IRuntime {
 public:
@@ -24,6 +38,14 @@ public:
         std::string m_DynamicBackendsPath;
         /// Free-form per-backend options: backend id -> (name -> value).
         std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
+        /// Allocators for backends' working memory; each backend must accept its allocator
+        /// (IBackendInternal::UseCustomMemoryAllocator) or Create() throws naming it.
+        std::map<BackendId, std::shared_ptr<ICustomAllocator>> m_CustomAllocatorMap;
+        struct ProfilingOptions {
+            /// Create backend profiling contexts and collect their counters.
+            bool m_EnableProfiling = false;
+        };
+        ProfilingOptions m_ProfilingOptions;
     };
 
     static IRuntime* CreateRaw(const CreationOptions& options);
@@ -52,6 +74,14 @@ public:
     /// tensors and scratch, after lifetime-based reuse), and what it would be without reuse.
     virtual std::size_t GetPeakWorkingMemoryBytes(NetworkId networkId) const = 0;
     virtual std::size_t GetUnplannedWorkingMemoryBytes(NetworkId networkId) const = 0;
+
+    /// Every file found while scanning the dynamic-backend paths at creation, and the warnings
+    /// (invalid paths) of that scan.
+    virtual std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const = 0;
+    virtual std::vector<std::string> GetDynamicBackendWarnings() const = 0;
+    /// Counter values reported by backends' profiling contexts ("<backend>/<name>" -> value);
+    /// empty unless profiling was enabled.
+    virtual std::map<std::string, uint64_t> GetProfilingCounters() const = 0;
 protected:
     virtual ~IRuntime() = default;
 };

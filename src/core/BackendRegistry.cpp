@@ -4,7 +4,7 @@
 
 namespace trellis {
 
-void BackendRegistry::Register(const BackendId& id, FactoryFunction factory) {
+void BackendRegistry::Register(const BackendId& id, FactoryFunction factory, const std::string& origin) {
     std::lock_guard<std::mutex> lock(m_Mutex);
     if (id.IsEmpty()) throw InvalidArgumentException("BackendRegistry: a backend id must not be empty");
     if (!factory) throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' has no factory function");
@@ -12,11 +12,13 @@ void BackendRegistry::Register(const BackendId& id, FactoryFunction factory) {
         throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' is already registered");
     }
     m_Factories.emplace(id, std::move(factory));
+    m_Origins[id] = origin;
 }
 
 void BackendRegistry::Deregister(const BackendId& id) {
     std::lock_guard<std::mutex> lock(m_Mutex);
     m_Factories.erase(id);
+    m_Origins.erase(id);
 }
 
 bool BackendRegistry::IsBackendRegistered(const BackendId& id) const {
@@ -52,6 +54,12 @@ std::string BackendRegistry::GetBackendIdsAsString() const {
     std::string s;
     for (const BackendId& id : GetBackendIds()) s += (s.empty() ? "" : ", ") + id.Get();
     return s;
+}
+
+std::string BackendRegistry::GetOrigin(const BackendId& id) const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    auto it = m_Origins.find(id);
+    return it == m_Origins.end() ? std::string() : it->second;
 }
 
 BackendRegistry& BackendRegistryInstance() {

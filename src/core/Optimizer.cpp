@@ -11,6 +11,9 @@
 //      every earlier backend's reason
 //   6. split into per-backend sub-graphs (contiguous runs of one topological order, hence convex)
 //      and give each to its backend's OptimizeSubgraph(); failed parts go to the next backend
+//   7. backend boundaries: MemCopy layers where a consumer cannot read the producer's memory,
+//      zero-copy import where it can (BackendBoundaries.cpp)
+#include "BackendBoundaries.hpp"
 #include "GraphPasses.hpp"
 #include "InferContext.hpp"
 #include "Network.hpp"
@@ -415,7 +418,8 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
 }  // namespace
 
 IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<BackendId>& preferences,
-                                  const OptimizerOptions& options, std::vector<std::string>& log,
+                                  const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
+                                  std::vector<std::string>& log,
                                   std::vector<std::string>& warnings) {
     const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
     if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
@@ -476,6 +480,9 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
     // 6. sub-graphs
     OptimizeSubgraphs(*graph, backends, log);
 
+    // 7. backend boundaries
+    InsertBackendBoundaryCopies(*graph, &deviceSpec, log);
+
     std::vector<BackendId> used;
     for (const auto& b : backends) used.push_back(b.m_Id);
     return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(graph), std::move(used), log),
@@ -489,10 +496,11 @@ namespace trellis {
 void IOptimizedNetwork::Destroy(IOptimizedNetwork* network) { delete network; }
 
 IOptimizedNetworkPtr Optimize(const INetwork& network, const std::vector<BackendId>& backendPreferences,
-                              const IDeviceSpec&, const OptimizerOptions& options, std::vector<std::string>* messages) {
+                              const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
+                              std::vector<std::string>* messages) {
     std::vector<std::string> log, warnings;
     try {
-        IOptimizedNetworkPtr net = core::OptimizeImpl(network, backendPreferences, options, log, warnings);
+        IOptimizedNetworkPtr net = core::OptimizeImpl(network, backendPreferences, deviceSpec, options, log, warnings);
         if (messages) messages->insert(messages->end(), warnings.begin(), warnings.end());
         return net;
     } catch (const Exception& e) {

@@ -3,6 +3,9 @@
 // A loaded network is immutable after LoadNetwork(): every EnqueueWorkload() call takes its own
 // working-memory arena from a pool (allocating one only when all are in use), builds tensor
 // handles that point into it or at the caller's buffers, and runs the workloads in order.
+#include "BackendBoundaries.hpp"
+#include "DeviceSpec.hpp"
+#include "DynamicBackendLoader.hpp"
 #include "MemoryPlanner.hpp"
 #include "OptimizedNetwork.hpp"
 
@@ -22,24 +25,29 @@ namespace trellis::core {
 
 namespace {
 
-struct AlignedBuffer {
-    explicit AlignedBuffer(std::size_t bytes) : m_Bytes(bytes) {
+/// One per-call buffer of one memory domain, from the domain's allocator (or aligned host memory).
+class DomainBuffer {
+public:
+    DomainBuffer(std::size_t bytes, std::shared_ptr<ICustomAllocator> allocator) : m_Allocator(std::move(allocator)) {
         const std::size_t n = (std::max<std::size_t>(bytes, 64) + 63) / 64 * 64;
-        m_Data = static_cast<uint8_t*>(std::aligned_alloc(64, n));
-        if (!m_Data) throw MemoryException("could not allocate " + std::to_string(n) + " bytes of working memory");
+        m_Raw = m_Allocator ? m_Allocator->allocate(n, 64) : std::aligned_alloc(64, n);
+        if (!m_Raw) throw MemoryException("could not allocate " + std::to_string(n) + " bytes of working memory");
+        m_Data = static_cast<uint8_t*>(m_Allocator ? m_Allocator->GetMemoryRegionAtOffset(m_Raw, 0, 64) : m_Raw);
     }
-    ~AlignedBuffer() { std::free(m_Data); }
-    AlignedBuffer(const AlignedBuffer&) = delete;
-    AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+    ~DomainBuffer() {
+        if (m_Allocator) m_Allocator->free(m_Raw);
+        else std::free(m_Raw);
+    }
+    DomainBuffer(const DomainBuffer&) = delete;
+    DomainBuffer& operator=(const DomainBuffer&) = delete;
+    uint8_t* Data() const { return m_Data; }
+private:
+    std::shared_ptr<ICustomAllocator> m_Allocator;
+    void* m_Raw = nullptr;
     uint8_t* m_Data = nullptr;
-    std::size_t m_Bytes = 0;
 };
 
-class DeviceSpec final : public IDeviceSpec {
-public:
-    const BackendIdVector& GetSupportedBackends() const override { return m_Backends; }
-    BackendIdVector m_Backends;
-};
+using ArenaSet = std::vector<std::unique_ptr<DomainBuffer>>;
 
 }  // namespace
 
@@ -49,7 +57,8 @@ public:
     struct TensorRef {
         Kind m_Kind = Kind::Arena;
         TensorInfo m_Info;
-        std::size_t m_Offset = 0;   // Arena
+        unsigned int m_Domain = 0;     // Arena
+        std::size_t m_Offset = 0;      // Arena
         LayerBindingId m_Binding = 0;  // Input / Output
         const void* m_Constant = nullptr;
     };
@@ -57,6 +66,7 @@ public:
         IWorkloadPtr m_Workload;
         std::vector<unsigned int> m_Inputs;
         std::vector<unsigned int> m_Outputs;
+        unsigned int m_ScratchDomain = 0;
         std::size_t m_ScratchOffset = 0;
         std::string m_Name;
         BackendId m_Backend;
@@ -65,37 +75,64 @@ public:
         LayerBindingId m_Binding;
         unsigned int m_Tensor;
     };
+    /// The working memory of one backend (domain 0: host memory of network-level tensors).
+    struct Domain {
+        BackendId m_Owner;
+        std::shared_ptr<ICustomAllocator> m_Allocator;
+        MemorySource m_Source = MemorySource::Malloc;
+        std::size_t m_Bytes = 0;
+    };
 
-    LoadedNetwork(IOptimizedNetworkPtr network);
+    LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec);
     ~LoadedNetwork();
 
     void Execute(const InputTensors& inputs, const OutputTensors& outputs);
     const TensorInfo& GetInputInfo(LayerBindingId id) const;
     const TensorInfo& GetOutputInfo(LayerBindingId id) const;
-    std::size_t GetArenaBytes() const { return m_ArenaBytes; }
+    std::size_t GetArenaBytes() const;
     std::size_t GetUnplannedBytes() const { return m_UnplannedBytes; }
 
 private:
-    std::unique_ptr<AlignedBuffer> AcquireArena();
-    void ReleaseArena(std::unique_ptr<AlignedBuffer> a);
+    unsigned int DomainOf(const BackendId& owner, const IDeviceSpec& spec);
+    ArenaSet AcquireArenas();
+    void ReleaseArenas(ArenaSet a);
 
     IOptimizedNetworkPtr m_Network;
     std::vector<TensorRef> m_Tensors;
     std::vector<Step> m_Steps;
+    std::vector<Domain> m_Domains;
     std::map<LayerBindingId, TensorInfo> m_InputInfos;
     std::map<LayerBindingId, TensorInfo> m_OutputInfos;
     std::vector<OutputCopy> m_OutputCopies;
     std::vector<IMemoryManagerSharedPtr> m_MemoryManagers;
-    std::size_t m_ArenaBytes = 0;
     std::size_t m_UnplannedBytes = 0;
     std::mutex m_PoolMutex;
-    std::vector<std::unique_ptr<AlignedBuffer>> m_Pool;
+    std::vector<ArenaSet> m_Pool;
 };
 
-LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move(network)) {
+unsigned int LoadedNetwork::DomainOf(const BackendId& owner, const IDeviceSpec& spec) {
+    for (unsigned int d = 0; d < m_Domains.size(); ++d) {
+        if (m_Domains[d].m_Owner == owner) return d;
+    }
+    Domain dom;
+    dom.m_Owner = owner;
+    dom.m_Allocator = GetWorkingMemoryAllocator(owner, &spec);
+    dom.m_Source = dom.m_Allocator ? dom.m_Allocator->GetMemorySourceType() : MemorySource::Malloc;
+    m_Domains.push_back(dom);
+    return static_cast<unsigned int>(m_Domains.size() - 1);
+}
+
+std::size_t LoadedNetwork::GetArenaBytes() const {
+    std::size_t total = 0;
+    for (const Domain& d : m_Domains) total += d.m_Bytes;
+    return total;
+}
+
+LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec) : m_Network(std::move(network)) {
     auto* net = dynamic_cast<OptimizedNetworkImpl*>(m_Network.get());
     if (!net) throw InvalidArgumentException("LoadNetwork: the network was not produced by Optimize()");
     const std::vector<Layer*>& order = net->GetOrder();
+    m_Domains.push_back(Domain{});  // domain 0: host
 
     // Workload factories, one per backend in use, each with its memory manager.
     std::map<BackendId, IWorkloadFactoryPtr> factories;
@@ -109,9 +146,8 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
         // `backend` is destroyed here: nothing may depend on it outliving its factory.
     }
 
-    // Tensors: one per output slot.
+    // Tensors: one per output slot, in the working memory of the backend that owns it.
     std::unordered_map<const OutputSlot*, unsigned int> tensorOf;
-    std::map<LayerBindingId, unsigned int> outputSource;
     for (Layer* l : order) {
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             const OutputSlot& slot = l->Output(o);
@@ -125,13 +161,17 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
                 t.m_Kind = Kind::Constant;
                 t.m_Constant = l->Desc<ConstantDescriptor>().m_Tensor.GetMemoryArea();
             } else {
-                // Written straight into the first output buffer that reads it, if any.
                 t.m_Kind = Kind::Arena;
-                for (InputSlot* in : slot.GetConnections()) {
-                    if (in->GetOwningLayer().GetType() == LayerType::Output) {
-                        t.m_Kind = Kind::Output;
-                        t.m_Binding = in->GetOwningLayer().Desc<BindingDescriptor>().m_BindingId;
-                        break;
+                t.m_Domain = DomainOf(GetOutputMemoryOwner(*l), spec);
+                // Written straight into the first output buffer that reads it, when that memory
+                // is host memory (the optimizer put a copy in front of Outputs otherwise).
+                if (m_Domains[t.m_Domain].m_Source == MemorySource::Malloc) {
+                    for (InputSlot* in : slot.GetConnections()) {
+                        if (in->GetOwningLayer().GetType() == LayerType::Output) {
+                            t.m_Kind = Kind::Output;
+                            t.m_Binding = in->GetOwningLayer().Desc<BindingDescriptor>().m_BindingId;
+                            break;
+                        }
                     }
                 }
             }
@@ -144,6 +184,10 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
             const LayerBindingId id = l->Desc<BindingDescriptor>().m_BindingId;
             m_OutputInfos[id] = src->GetTensorInfo();
             const TensorRef& ref = m_Tensors[t];
+            if (ref.m_Kind == Kind::Arena && m_Domains[ref.m_Domain].m_Source != MemorySource::Malloc) {
+                throw RuntimeException("LoadNetwork: output " + std::to_string(id) + " would be read from " +
+                                       m_Domains[ref.m_Domain].m_Owner.Get() + " memory, which is not host memory");
+            }
             if (ref.m_Kind != Kind::Output || ref.m_Binding != id) m_OutputCopies.push_back({id, t});
         }
     }
@@ -154,6 +198,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
         Step step;
         step.m_Name = l->Name();
         step.m_Backend = l->GetBackendId();
+        step.m_ScratchDomain = DomainOf(l->GetBackendId(), spec);
         const QueueDescriptor q = MakeQueueDescriptor(*l);
         const WorkloadInfo info = MakeWorkloadInfo(*l);
         try {
@@ -173,10 +218,8 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
         m_Steps.push_back(std::move(step));
     }
 
-    // Memory plan: arena tensors live from their producer's step to their last reader's step;
-    // each step's scratch lives for that step only.
-    std::vector<MemoryBlock> blocks;
-    std::vector<std::pair<int, unsigned int>> owners;  // (tensor index or -1 for scratch, step)
+    // Memory plan, per domain: arena tensors live from their producer's step to their last
+    // reader's step; each step's scratch lives for that step only.
     std::vector<int> firstStep(m_Tensors.size(), -1), lastStep(m_Tensors.size(), -1);
     for (unsigned int s = 0; s < m_Steps.size(); ++s) {
         for (unsigned int t : m_Steps[s].m_Outputs) {
@@ -185,46 +228,55 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network) : m_Network(std::move
         }
         for (unsigned int t : m_Steps[s].m_Inputs) lastStep[t] = std::max(lastStep[t], static_cast<int>(s));
     }
-    for (unsigned int t = 0; t < m_Tensors.size(); ++t) {
-        if (m_Tensors[t].m_Kind != Kind::Arena || firstStep[t] < 0) continue;
-        blocks.push_back({m_Tensors[t].m_Info.GetNumBytes(), static_cast<unsigned int>(firstStep[t]),
-                          static_cast<unsigned int>(lastStep[t]), 0});
-        owners.emplace_back(static_cast<int>(t), 0);
-    }
-    for (unsigned int s = 0; s < m_Steps.size(); ++s) {
-        const std::size_t scratch = m_Steps[s].m_Workload->GetScratchBytes();
-        if (!scratch) continue;
-        blocks.push_back({scratch, s, s, 0});
-        owners.emplace_back(-1, s);
-    }
-    for (const MemoryBlock& b : blocks) m_UnplannedBytes += (b.m_Bytes + 63) / 64 * 64;
-    m_ArenaBytes = PlanMemory(blocks);
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-        if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
-        else m_Steps[owners[i].second].m_ScratchOffset = blocks[i].m_Offset;
+    for (unsigned int d = 0; d < m_Domains.size(); ++d) {
+        std::vector<MemoryBlock> blocks;
+        std::vector<std::pair<int, unsigned int>> owners;  // (tensor index, or -1 for a step's scratch; step)
+        for (unsigned int t = 0; t < m_Tensors.size(); ++t) {
+            if (m_Tensors[t].m_Kind != Kind::Arena || m_Tensors[t].m_Domain != d || firstStep[t] < 0) continue;
+            blocks.push_back({m_Tensors[t].m_Info.GetNumBytes(), static_cast<unsigned int>(firstStep[t]),
+                              static_cast<unsigned int>(lastStep[t]), 0});
+            owners.emplace_back(static_cast<int>(t), 0);
+        }
+        for (unsigned int s = 0; s < m_Steps.size(); ++s) {
+            const std::size_t scratch = m_Steps[s].m_Workload->GetScratchBytes();
+            if (!scratch || m_Steps[s].m_ScratchDomain != d) continue;
+            blocks.push_back({scratch, s, s, 0});
+            owners.emplace_back(-1, s);
+        }
+        for (const MemoryBlock& b : blocks) m_UnplannedBytes += (b.m_Bytes + 63) / 64 * 64;
+        m_Domains[d].m_Bytes = blocks.empty() ? 0 : PlanMemory(blocks);
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
+            else m_Steps[owners[i].second].m_ScratchOffset = blocks[i].m_Offset;
+        }
     }
 
     for (auto& mm : m_MemoryManagers) mm->Acquire();
 }
 
 LoadedNetwork::~LoadedNetwork() {
+    m_Pool.clear();
     m_Steps.clear();
     for (auto& mm : m_MemoryManagers) mm->Release();
 }
 
-std::unique_ptr<AlignedBuffer> LoadedNetwork::AcquireArena() {
+ArenaSet LoadedNetwork::AcquireArenas() {
     {
         std::lock_guard<std::mutex> lock(m_PoolMutex);
         if (!m_Pool.empty()) {
-            auto a = std::move(m_Pool.back());
+            ArenaSet a = std::move(m_Pool.back());
             m_Pool.pop_back();
             return a;
         }
     }
-    return std::make_unique<AlignedBuffer>(m_ArenaBytes);
+    ArenaSet a;
+    for (const Domain& d : m_Domains) {
+        a.push_back(d.m_Bytes ? std::make_unique<DomainBuffer>(d.m_Bytes, d.m_Allocator) : nullptr);
+    }
+    return a;
 }
 
-void LoadedNetwork::ReleaseArena(std::unique_ptr<AlignedBuffer> a) {
+void LoadedNetwork::ReleaseArenas(ArenaSet a) {
     std::lock_guard<std::mutex> lock(m_PoolMutex);
     m_Pool.push_back(std::move(a));
 }
@@ -285,19 +337,19 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
     const auto inPtrs = BindTensors(inputs, m_InputInfos, "input");
     const auto outPtrs = BindTensors(outputs, m_OutputInfos, "output");
 
-    std::unique_ptr<AlignedBuffer> arena = AcquireArena();
+    ArenaSet arenas = AcquireArenas();
     struct ArenaReturn {
         LoadedNetwork* self;
-        std::unique_ptr<AlignedBuffer>& a;
-        ~ArenaReturn() { self->ReleaseArena(std::move(a)); }
-    } giveBack{this, arena};
+        ArenaSet& a;
+        ~ArenaReturn() { self->ReleaseArenas(std::move(a)); }
+    } giveBack{this, arenas};
 
     std::vector<PassthroughTensorHandle> handles(m_Tensors.size());
     for (std::size_t t = 0; t < m_Tensors.size(); ++t) {
         const TensorRef& ref = m_Tensors[t];
         void* p = nullptr;
         switch (ref.m_Kind) {
-            case Kind::Arena: p = arena->m_Data + ref.m_Offset; break;
+            case Kind::Arena: p = arenas[ref.m_Domain] ? arenas[ref.m_Domain]->Data() + ref.m_Offset : nullptr; break;
             case Kind::Input: p = inPtrs.at(ref.m_Binding); break;
             case Kind::Output: p = outPtrs.at(ref.m_Binding); break;
             case Kind::Constant: p = const_cast<void*>(ref.m_Constant); break;
@@ -314,7 +366,7 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         WorkloadIo io;
         io.m_Inputs = ins;
         io.m_Outputs = outs;
-        io.m_Scratch = arena->m_Data + step.m_ScratchOffset;
+        io.m_Scratch = arenas[step.m_ScratchDomain] ? arenas[step.m_ScratchDomain]->Data() + step.m_ScratchOffset : nullptr;
         try {
             step.m_Workload->Execute(io);
         } catch (const Exception& e) {
@@ -333,14 +385,63 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
 
 // ---- the runtime -----------------------------------------------------------------------------
 
+/// The runtime's side of backend profiling: named counters, updated concurrently.
+class BackendProfiling final : public IBackendProfiling {
+public:
+    explicit BackendProfiling(BackendId backend) : m_Backend(std::move(backend)) {}
+    uint16_t RegisterCounter(const std::string& name, const std::string&) override {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        m_Names.push_back(m_Backend.Get() + "/" + name);
+        m_Values.push_back(std::make_unique<std::atomic<uint64_t>>(0));
+        return static_cast<uint16_t>(m_Names.size() - 1);
+    }
+    void ReportCounterValue(uint16_t counterId, uint64_t delta) override {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        if (counterId < m_Values.size()) *m_Values[counterId] += delta;
+    }
+    void Collect(std::map<std::string, uint64_t>& out) const {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        for (std::size_t i = 0; i < m_Names.size(); ++i) out[m_Names[i]] = m_Values[i]->load();
+    }
+private:
+    BackendId m_Backend;
+    mutable std::mutex m_Mutex;
+    std::vector<std::string> m_Names;
+    std::vector<std::unique_ptr<std::atomic<uint64_t>>> m_Values;
+};
+
 class RuntimeImpl final : public IRuntime {
 public:
     explicit RuntimeImpl(const CreationOptions& options) : m_Options(options) {
+        // Dynamic backends register first, so they take part in everything below.
+        m_Dynamic = DynamicBackendSet::Load(options.m_DynamicBackendsPath);
+        for (const auto& [id, allocator] : options.m_CustomAllocatorMap) {
+            if (!BackendRegistryInstance().IsBackendRegistered(id)) {
+                throw InvalidArgumentException("custom allocator given for backend '" + id.Get() +
+                                               "', which is not registered (registered: " +
+                                               BackendRegistryInstance().GetBackendIdsAsString() + ")");
+            }
+            std::string reason;
+            IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
+            if (!allocator || !backend->UseCustomMemoryAllocator(allocator, &reason)) {
+                throw InvalidArgumentException("backend '" + id.Get() + "' does not accept the custom allocator: " +
+                                               (allocator ? reason : std::string("the allocator is null")));
+            }
+            m_DeviceSpec.m_CustomAllocators[id] = allocator;
+        }
         for (const BackendId& id : BackendRegistryInstance().GetBackendIds()) {
             m_DeviceSpec.m_Backends.push_back(id);
             IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
             if (!backend) continue;
             if (IBackendContextPtr ctx = backend->CreateBackendContext(options)) m_Contexts[id] = std::move(ctx);
+            if (options.m_ProfilingOptions.m_EnableProfiling) {
+                auto profiling = std::make_unique<BackendProfiling>(id);
+                if (IBackendProfilingContextPtr pctx = backend->CreateBackendProfilingContext(options, *profiling)) {
+                    pctx->RegisterCounters();
+                    pctx->EnableProfiling(true);
+                    m_ProfilingContexts.emplace_back(std::move(pctx), std::move(profiling));
+                }
+            }
         }
     }
 
@@ -351,6 +452,10 @@ public:
             for (const auto& [id, n] : m_Networks) ids.push_back(id);
         }
         for (NetworkId id : ids) UnloadNetwork(id);
+        // Objects created by dynamic backends go before their files are closed.
+        m_ProfilingContexts.clear();
+        m_Contexts.clear();
+        m_Dynamic.reset();
     }
 
     Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network) override {
@@ -374,7 +479,7 @@ public:
         }
         std::shared_ptr<LoadedNetwork> loaded;
         try {
-            loaded = std::make_shared<LoadedNetwork>(std::move(network));
+            loaded = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec);
         } catch (const std::exception& e) {
             errorMessage = e.what();
             return Status::Failure;
@@ -423,6 +528,14 @@ public:
         return Get(networkId)->GetUnplannedBytes();
     }
 
+    std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const override { return m_Dynamic->GetStatus(); }
+    std::vector<std::string> GetDynamicBackendWarnings() const override { return m_Dynamic->GetWarnings(); }
+    std::map<std::string, uint64_t> GetProfilingCounters() const override {
+        std::map<std::string, uint64_t> out;
+        for (const auto& [ctx, profiling] : m_ProfilingContexts) profiling->Collect(out);
+        return out;
+    }
+
 private:
     std::shared_ptr<LoadedNetwork> Get(NetworkId id) const {
         std::shared_lock lock(m_Mutex);
@@ -432,6 +545,8 @@ private:
     }
 
     CreationOptions m_Options;
+    std::unique_ptr<DynamicBackendSet> m_Dynamic;
+    std::vector<std::pair<IBackendProfilingContextPtr, std::unique_ptr<BackendProfiling>>> m_ProfilingContexts;
     DeviceSpec m_DeviceSpec;
     std::map<BackendId, IBackendContextPtr> m_Contexts;
     mutable std::shared_mutex m_Mutex;

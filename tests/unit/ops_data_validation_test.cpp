@@ -268,7 +268,7 @@ TEST(OpsDataValidation, IdentityOutputSetToAnotherShape) {
 
 TEST(OpsDataValidation, MemCopyOutputSetToAnotherType) {
     DataNet n;
-    auto* l = n.Layer(LayerType::MemCopy, EmptyDescriptor{}, "memcopy_bad", {&n.Input({2, 3})});
+    auto* l = n.Layer(LayerType::MemCopy, MemCopyDescriptor{}, "memcopy_bad", {&n.Input({2, 3})});
     l->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Signed32));
     ExpectRejected(n, "memcopy_bad", "produces");
 }

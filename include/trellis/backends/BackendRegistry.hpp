@@ -19,8 +19,9 @@ class BackendRegistry {
 public:
     using FactoryFunction = std::function<IBackendInternalUniquePtr()>;
 
-    /// Throws InvalidArgumentException if `id` is already registered.
-    void Register(const BackendId& id, FactoryFunction factory);
+    /// Throws InvalidArgumentException if `id` is already registered. `origin` says where the
+    /// backend comes from ("built in", or the dynamic-backend file).
+    void Register(const BackendId& id, FactoryFunction factory, const std::string& origin = "built in");
     void Deregister(const BackendId& id);
     bool IsBackendRegistered(const BackendId& id) const;
     /// Throws InvalidArgumentException naming the registered backends if `id` is unknown.
@@ -29,6 +30,8 @@ public:
     std::size_t Size() const;
     /// "CpuRef, Custom"
     std::string GetBackendIdsAsString() const;
+    /// Where `id` came from ("built in" or a file path); empty if not registered.
+    std::string GetOrigin(const BackendId& id) const;
 
     /// Registers at static-initialization time (put one at namespace scope in the backend's .cpp).
     struct StaticRegistryInitializer {
@@ -39,6 +42,7 @@ public:
 private:
     mutable std::mutex m_Mutex;
     std::map<BackendId, FactoryFunction> m_Factories;
+    std::map<BackendId, std::string> m_Origins;
 };
 
 BackendRegistry& BackendRegistryInstance();

@@ -10,7 +10,10 @@
 #pragma once
 
 #include <trellis/IRuntime.hpp>
+#include <trellis/backends/BackendVersion.hpp>
 #include <trellis/backends/IBackendContext.hpp>
+#include <trellis/backends/IBackendProfiling.hpp>
+#include <trellis/backends/ICustomAllocator.hpp>
 #include <trellis/backends/ILayerSupport.hpp>
 #include <trellis/backends/IMemoryManager.hpp>
 #include <trellis/backends/IWorkloadFactory.hpp>
@@ -23,14 +26,6 @@
 #include <vector>
 
 namespace trellis {
-
-/// Version of this Backend API. Major changes break ABI; minor changes keep it.
-struct BackendVersion {
-    uint32_t m_Major = 0;
-    uint32_t m_Minor = 0;
-    bool operator==(const BackendVersion& o) const { return m_Major == o.m_Major && m_Minor == o.m_Minor; }
-};
-inline constexpr BackendVersion kBackendApiVersion{1, 0};
 
 /// Name/value pairs a backend advertises (e.g. {"NonConstWeights", true}).
 using BackendCapabilities = std::vector<std::pair<std::string, bool>>;
@@ -57,6 +52,32 @@ public:
     virtual OptimizationViews OptimizeSubgraph(const SubgraphView& subgraph) const;
     /// Optional: capabilities; default none.
     virtual BackendCapabilities GetCapabilities() const { return {}; }
+    /// Optional: a profiling context registering this backend's counters; called once per
+    /// runtime when profiling is enabled. Default none.
+    virtual IBackendProfilingContextPtr CreateBackendProfilingContext(const IRuntime::CreationOptions&,
+                                                                      IBackendProfiling&) const {
+        return {};
+    }
+    /// Optional: may the runtime allocate this backend's working memory with `allocator`?
+    /// Default: no (the reason says so). A backend that accepts must be able to run on memory of
+    /// allocator->GetMemorySourceType().
+    virtual bool UseCustomMemoryAllocator(std::shared_ptr<ICustomAllocator> allocator, std::string* reasonIfUnsupported) {
+        (void)allocator;
+        if (reasonIfUnsupported) *reasonIfUnsupported = GetId().Get() + " does not support custom memory allocators";
+        return false;
+    }
+
+    // Memory. Tensors a backend's layers produce live in that backend's working memory, allocated
+    // with GetDefaultAllocator() (or an accepted custom allocator). Where a tensor crosses from a
+    // producer to a consumer whose GetImportFlags() does not include the producer's memory
+    // source, the optimizer inserts a MemCopy layer; otherwise the consumer reads the producer's
+    // memory directly (import, zero-copy). Network inputs, outputs and constants are host
+    // (Malloc) memory.
+
+    /// Memory sources this backend's workloads can read inputs from directly. Default: Malloc.
+    virtual MemorySourceFlags GetImportFlags() const { return ToFlags(MemorySource::Malloc); }
+    /// Allocator of this backend's working memory; nullptr (the default) = aligned host memory.
+    virtual std::shared_ptr<ICustomAllocator> GetDefaultAllocator() const { return nullptr; }
 
     static constexpr BackendVersion GetApiVersion() { return kBackendApiVersion; }
 };

@@ -1,0 +1,28 @@
+// Backend SDK: the Backend API version.
+//
+// Changes that break ABI compatibility of the backend interfaces bump the major version; changes
+// that keep it bump the minor version. A dynamic backend built against API a.b loads into an
+// engine with API c.d when a == c and b <= d.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace trellis {
+
+struct BackendVersion {
+    uint32_t m_Major = 0;
+    uint32_t m_Minor = 0;
+    bool operator==(const BackendVersion& o) const { return m_Major == o.m_Major && m_Minor == o.m_Minor; }
+    std::string ToString() const { return std::to_string(m_Major) + "." + std::to_string(m_Minor); }
+};
+
+/// The Backend API version this engine implements.
+inline constexpr BackendVersion kBackendApiVersion{1, 0};
+
+/// True when a backend built against `backend` may be loaded by an engine implementing `engine`.
+constexpr bool IsBackendApiCompatible(const BackendVersion& engine, const BackendVersion& backend) {
+    return backend.m_Major == engine.m_Major && backend.m_Minor <= engine.m_Minor;
+}
+
+}  // namespace trellis
