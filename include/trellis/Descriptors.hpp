@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -229,6 +230,13 @@ struct RangeDescriptor {
     DataType m_DataType = DataType::Float32;
 };
 
+/// A layer Optimize() inserts (OptimizerOptions::m_Debug) to write its input tensor to
+/// "<m_Folder>/<m_FileStem>.npy" each time it runs. It has no outputs.
+struct DebugDescriptor {
+    std::string m_Folder;
+    std::string m_FileStem;
+};
+
 /// A copy Optimize() inserts where a tensor crosses into memory the consumer cannot read. The
 /// output lives in m_Destination's working memory (empty = host memory); the layer itself runs on
 /// the backend it is assigned to (the side that owns the non-host memory).
@@ -249,7 +257,7 @@ using LayerDescriptor = std::variant<
     PoolingDescriptor, BatchNormalizationDescriptor, LayerNormalizationDescriptor, ConcatDescriptor,
     SplitDescriptor, SliceDescriptor, ReshapeDescriptor, TransposeDescriptor, GatherDescriptor,
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
-    ResizeDescriptor, CastDescriptor, RangeDescriptor, MemCopyDescriptor, PreCompiledDescriptor>;
+    ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

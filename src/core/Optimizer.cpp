@@ -16,6 +16,7 @@
 #include "BackendBoundaries.hpp"
 #include "GraphPasses.hpp"
 #include "InferContext.hpp"
+#include "OptimizerInternal.hpp"
 #include "Network.hpp"
 #include "OptimizedNetwork.hpp"
 
@@ -143,13 +144,8 @@ unsigned int RemoveDeadLayers(Graph& graph) {
 
 // ---- 3. inference and folding --------------------------------------------------------------
 
-struct BackendHandles {
-    BackendId m_Id;
-    ILayerSupportSharedPtr m_Support;
-};
+}  // namespace
 
-/// Evaluates a layer whose inputs are all constant on the first preferred backend that supports
-/// it; returns false (layer left in place) if none does.
 bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& backends, std::vector<std::string>& log) {
     QueueDescriptor q = MakeQueueDescriptor(layer);
     WorkloadInfo info = MakeWorkloadInfo(layer);
@@ -200,6 +196,8 @@ bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& ba
     }
     return false;
 }
+
+namespace {
 
 /// Shape only needs its input's info: replace it with a constant directly.
 void FoldShape(Graph& graph, Layer& layer, std::vector<std::string>& log) {
@@ -296,7 +294,8 @@ void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, boo
 
 // ---- 5. backend assignment -------------------------------------------------------------------
 
-/// Tries backends[first..] in order; assigns the first that accepts. Returns false if none does.
+}  // namespace
+
 bool AssignLayer(Layer& layer, const std::vector<BackendHandles>& backends, std::size_t first) {
     const QueueDescriptor q = MakeQueueDescriptor(layer);
     const WorkloadInfo info = MakeWorkloadInfo(layer);
@@ -316,6 +315,8 @@ bool AssignLayer(Layer& layer, const std::vector<BackendHandles>& backends, std:
     }
     return false;
 }
+
+namespace {
 
 std::string UnsupportedMessage(const std::vector<Layer*>& layers) {
     std::ostringstream os;
@@ -424,8 +425,8 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
     const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
     if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
     if (preferences.empty()) throw InvalidArgumentException("Optimize: the backend preference list is empty");
-    if (options.m_ReduceFp32ToFp16) {
-        throw InvalidArgumentException("Optimize: m_ReduceFp32ToFp16 is not supported by this version");
+    if (options.m_Debug && options.m_DebugToFolder.empty()) {
+        throw InvalidArgumentException("Optimize: m_Debug needs m_DebugToFolder (the folder the tensors are written to)");
     }
 
     std::vector<BackendHandles> backends;
@@ -477,8 +478,14 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
     }
     if (!unsupported.empty()) throw BackendUnavailableException(UnsupportedMessage(unsupported));
 
+    // 5b. FP32 -> FP16 reduction where the assigned backend supports the layer in Float16
+    if (options.m_ReduceFp32ToFp16) ReduceFp32ToFp16(*graph, backends, log);
+
     // 6. sub-graphs
     OptimizeSubgraphs(*graph, backends, log);
+
+    // 6b. debug layers after every layer output
+    if (options.m_Debug) InsertDebugLayers(*graph, backends, options.m_DebugToFolder, log);
 
     // 7. backend boundaries
     InsertBackendBoundaryCopies(*graph, &deviceSpec, log);
