@@ -52,8 +52,8 @@ public:
     static IRuntimePtr Create(const CreationOptions& options);
     static void Destroy(IRuntime* runtime);
 
-    /// Takes the network; on success `networkIdOut` names it. On failure returns Failure and, when
-    /// given, sets `errorMessage`.
+    /// Takes the network; on success `networkIdOut` names it. On failure the first form throws
+    /// RuntimeException with the reason; the second returns Failure and sets `errorMessage`.
     virtual Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network) = 0;
     virtual Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network, std::string& errorMessage) = 0;
     virtual Status UnloadNetwork(NetworkId networkId) = 0;
