@@ -16,9 +16,17 @@ void BackendRegistry::Register(const BackendId& id, FactoryFunction factory, con
 }
 
 void BackendRegistry::Deregister(const BackendId& id) {
-    std::lock_guard<std::mutex> lock(m_Mutex);
-    m_Factories.erase(id);
-    m_Origins.erase(id);
+    FactoryFunction released;
+    {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        auto it = m_Factories.find(id);
+        if (it == m_Factories.end()) return;
+        released = std::move(it->second);
+        m_Factories.erase(it);
+        m_Origins.erase(id);
+    }
+    // Destroyed unlocked: a dynamic backend's factory owns its library handle, and closing the
+    // library runs the library's destructors, which must be free to use the registry.
 }
 
 bool BackendRegistry::IsBackendRegistered(const BackendId& id) const {

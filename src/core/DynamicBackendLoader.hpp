@@ -1,13 +1,24 @@
 // Internal: loading dynamic backends (shared objects) as the backend developer guide specifies.
 //
-// Paths: the compile-time DYNAMIC_BACKEND_PATHS (colon-separated), or instead the one path in
-// IRuntime::CreationOptions::m_DynamicBackendsPath. Each path must exist, be a directory and be
-// absolute; an invalid path adds a warning and is skipped, never an error. Files are considered
-// in path order, then by name; only names matching <vendor>_<name>_backend.so[.<version>] are
-// tried; symlinks are followed and a file is identified by its canonical path, so one file is
-// loaded once. A file is skipped (with the reason recorded, never a crash) when it cannot be
-// opened, lacks one of the three symbols, declares an incompatible Backend API version, has an id
-// that is already registered, or its factory returns null or throws.
+// Paths: the compile-time DYNAMIC_BACKEND_PATHS (colon-separated, processed in order), or instead
+// the one path in IRuntime::CreationOptions::m_DynamicBackendsPath. Each path must exist, be a
+// directory and be absolute; an invalid path adds a warning and is skipped, never an error. Files
+// are considered in path order, then by name; only names matching
+// <vendor>_<name>_backend.so[.<version>] are tried; symlinks are followed and a file is identified
+// by its canonical path, so one file is loaded once. A file is skipped (with the reason recorded,
+// never a crash) when it cannot be opened, lacks one of the three symbols, GetBackendId() returns
+// an empty id or throws, declares an incompatible Backend API version, has an id that is already
+// registered, or its factory returns null or throws.
+//
+// Lifetime: the file stays open while anything that can still run its code exists. The registered
+// factory holds the library handle, and so does every copy of it (loaded networks, optimized
+// networks and runtimes keep copies for the backend objects they hold). Destroying the
+// DynamicBackendSet deregisters its backends; the handle closes when the last copy goes, which
+// for a runtime is during its destruction.
+//
+// Several runtimes: a runtime that finds a file another runtime already loaded and registered
+// (same canonical path, same id) shares that registration, and the backend stays registered until
+// the last runtime sharing it is destroyed. Loading and unloading are serialized process-wide.
 #pragma once
 
 #include <trellis/IRuntime.hpp>
@@ -22,12 +33,16 @@ namespace trellis::core {
 bool IsValidDynamicBackendFileName(const std::string& fileName);
 /// Splits a colon-separated path list (empty entries dropped).
 std::vector<std::string> SplitDynamicBackendPaths(const std::string& paths);
+/// The compile-time DYNAMIC_BACKEND_PATHS this library was built with ("" by default).
+const char* GetCompiledDynamicBackendPaths();
 
-/// The dynamic backends one runtime loaded. Destroying it deregisters them and closes the files.
+/// The dynamic backends one runtime loaded. Destroying it deregisters them (see above).
 class DynamicBackendSet {
 public:
     /// Scans `overridePath` when non-empty, else the compile-time DYNAMIC_BACKEND_PATHS.
     static std::unique_ptr<DynamicBackendSet> Load(const std::string& overridePath);
+    /// Scans `paths` in order (what Load() does with the compile-time list).
+    static std::unique_ptr<DynamicBackendSet> LoadPaths(const std::vector<std::string>& paths);
     ~DynamicBackendSet();
     DynamicBackendSet(const DynamicBackendSet&) = delete;
     DynamicBackendSet& operator=(const DynamicBackendSet&) = delete;
@@ -36,12 +51,10 @@ public:
     const std::vector<std::string>& GetWarnings() const { return m_Warnings; }
 private:
     DynamicBackendSet() = default;
+    void ScanDirectory(const std::string& path, std::vector<std::string>& seenCanonical);
     void LoadOne(DynamicBackendStatus& status);
-    struct Loaded {
-        BackendId m_Id;
-        void* m_Handle = nullptr;
-    };
-    std::vector<Loaded> m_Loaded;
+    /// Backend ids this set holds a share of the registration of.
+    std::vector<BackendId> m_Registered;
     std::vector<DynamicBackendStatus> m_Status;
     std::vector<std::string> m_Warnings;
 };

@@ -4,8 +4,10 @@
 #include "Graph.hpp"
 
 #include <trellis/INetwork.hpp>
+#include <trellis/backends/IBackendInternal.hpp>
 #include <trellis/backends/IWorkload.hpp>
 
+#include <functional>
 #include <memory>
 
 namespace trellis::core {
@@ -24,6 +26,9 @@ public:
     const std::vector<Layer*>& GetOrder() const { return m_Order; }
     const std::vector<BackendId>& GetBackends() const { return m_Backends; }
 private:
+    // First, so destroyed last: the factories of the backends in m_Backends. Layers may hold
+    // backend-owned objects (PreCompiled), whose code a dynamic backend's factory keeps loaded.
+    std::vector<std::function<std::unique_ptr<IBackendInternal>()>> m_BackendFactories;
     std::unique_ptr<Graph> m_Graph;
     std::vector<Layer*> m_Order;
     std::vector<BackendId> m_Backends;

@@ -66,6 +66,11 @@ OptimizedNetworkImpl::OptimizedNetworkImpl(std::unique_ptr<Graph> graph, std::ve
                                            std::vector<std::string> log)
     : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)) {
     m_Order = m_Graph->TopologicalOrder();
+    for (const BackendId& id : m_Backends) {
+        if (BackendRegistryInstance().IsBackendRegistered(id)) {
+            m_BackendFactories.push_back(BackendRegistryInstance().GetFactory(id));
+        }
+    }
 }
 
 std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {

@@ -97,6 +97,9 @@ private:
     ArenaSet AcquireArenas();
     void ReleaseArenas(ArenaSet a);
 
+    // First, so destroyed last: the factories of the backends whose objects (workloads, memory
+    // managers) live below; a dynamic backend's factory keeps its library open.
+    std::vector<BackendRegistry::FactoryFunction> m_BackendFactories;
     IOptimizedNetworkPtr m_Network;
     std::vector<TensorRef> m_Tensors;
     std::vector<Step> m_Steps;
@@ -141,6 +144,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         auto backendFactory = BackendRegistryInstance().GetFactory(l->GetBackendId());
         IBackendInternalUniquePtr backend = backendFactory();
         IMemoryManagerSharedPtr mm(backend->CreateMemoryManager());
+        m_BackendFactories.push_back(backendFactory);
         factories[l->GetBackendId()] = backend->CreateWorkloadFactory(mm);
         if (mm) m_MemoryManagers.push_back(mm);
         // `backend` is destroyed here: nothing may depend on it outliving its factory.
@@ -431,7 +435,8 @@ public:
         }
         for (const BackendId& id : BackendRegistryInstance().GetBackendIds()) {
             m_DeviceSpec.m_Backends.push_back(id);
-            IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
+            m_BackendFactories.push_back(BackendRegistryInstance().GetFactory(id));
+            IBackendInternalUniquePtr backend = m_BackendFactories.back()();
             if (!backend) continue;
             if (IBackendContextPtr ctx = backend->CreateBackendContext(options)) m_Contexts[id] = std::move(ctx);
             if (options.m_ProfilingOptions.m_EnableProfiling) {
@@ -455,6 +460,7 @@ public:
         // Objects created by dynamic backends go before their files are closed.
         m_ProfilingContexts.clear();
         m_Contexts.clear();
+        m_BackendFactories.clear();
         m_Dynamic.reset();
     }
 
@@ -546,6 +552,9 @@ private:
 
     CreationOptions m_Options;
     std::unique_ptr<DynamicBackendSet> m_Dynamic;
+    // Destroyed after the contexts below: the factories of every backend they came from (a
+    // dynamic backend's factory keeps its library open, even if another runtime loaded it).
+    std::vector<BackendRegistry::FactoryFunction> m_BackendFactories;
     std::vector<std::pair<IBackendProfilingContextPtr, std::unique_ptr<BackendProfiling>>> m_ProfilingContexts;
     DeviceSpec m_DeviceSpec;
     std::map<BackendId, IBackendContextPtr> m_Contexts;

@@ -1,7 +1,9 @@
 // The `trellis` command-line tool, run as a separate process: help texts (and that docs/cli.md
 // quotes them), run/bench/inspect on the example MLP, input and output files, and that every bad
-// model, file or option ends in exactly one `error: ` line and exit status 1 or 2, never a crash.
+// model, file or option ends in exactly one `error: ` line and exit status 1 or 2, never a crash;
+// `backends` and dynamic backends named in --backends (with the test backends of tests/dynamic).
 #include <trellis/TensorIO.hpp>
+#include <trellis/backends/BackendVersion.hpp>
 
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -72,13 +74,13 @@ trellis::OwnedTensor FloatTensor(const std::string& name, trellis::TensorShape s
     return t;
 }
 
-// A valid ONNX model whose only node is an op no one implements.
-std::string UnknownOpModelBytes() {
+// A valid ONNX model with one node of `opType` (x -> y, Float32 1x4).
+std::string OneNodeModelBytes(const std::string& opType, const std::string& nodeName) {
     onnx::ModelProto model;
     model.set_ir_version(8);
     model.add_opset_import()->set_version(13);
     onnx::GraphProto* graph = model.mutable_graph();
-    graph->set_name("unknown_op");
+    graph->set_name("one_" + nodeName);
     auto declare = [](onnx::ValueInfoProto* info, const char* name) {
         info->set_name(name);
         auto* tensorType = info->mutable_type()->mutable_tensor_type();
@@ -89,13 +91,23 @@ std::string UnknownOpModelBytes() {
     declare(graph->add_input(), "x");
     declare(graph->add_output(), "y");
     onnx::NodeProto* node = graph->add_node();
-    node->set_op_type("FooBar");
-    node->set_name("foo");
+    node->set_op_type(opType);
+    node->set_name(nodeName);
     node->add_input("x");
     node->add_output("y");
     std::string bytes;
     model.SerializeToString(&bytes);
     return bytes;
+}
+
+// A valid ONNX model whose only node is an op no one implements.
+std::string UnknownOpModelBytes() {
+    return OneNodeModelBytes("FooBar", "foo");
+}
+
+// A built test dynamic backend (tests/dynamic): Test_<name>_backend.so.
+fs::path BuiltTestBackend(const std::string& name) {
+    return fs::path(TRELLIS_TEST_DYNAMIC_BACKENDS_DIR) / ("Test_" + name + "_backend.so");
 }
 
 class CliTest : public ::testing::Test {
@@ -150,7 +162,7 @@ protected:
 TEST_F(CliTest, HelpListsCommandsAndOptions) {
     const CliResult top = Cli({"--help"});
     EXPECT_EQ(top.m_Exit, 0);
-    for (const char* word : {"run", "bench", "inspect", "Registered backends: ", "CpuRef"}) {
+    for (const char* word : {"run", "bench", "inspect", "backends", "Registered backends: ", "CpuRef"}) {
         EXPECT_NE(top.m_Out.find(word), std::string::npos) << word;
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
@@ -159,6 +171,7 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
         {"bench", {"--backends", "--threads", "--warmup", "--iterations", "--shape", "--json", "--seed",
                    "--dynamic-backends-path"}},
         {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
+        {"backends", {"--dynamic-backends-path"}},
     };
     for (const auto& [command, options] : commands) {
         const CliResult r = Cli({command, "--help"});
@@ -176,7 +189,8 @@ TEST_F(CliTest, DocsQuoteEveryHelpText) {
     const std::string docs = ReadFile(fs::path(TRELLIS_SOURCE_DIR) / "docs" / "cli.md");
     ASSERT_FALSE(docs.empty());
     for (const std::vector<std::string>& args :
-         std::vector<std::vector<std::string>>{{"--help"}, {"run", "--help"}, {"bench", "--help"}, {"inspect", "--help"}}) {
+         std::vector<std::vector<std::string>>{{"--help"}, {"run", "--help"}, {"bench", "--help"},
+                                              {"inspect", "--help"}, {"backends", "--help"}}) {
         const CliResult r = Cli(args);
         ASSERT_EQ(r.m_Exit, 0);
         const auto registered = r.m_Out.find("Registered backends: ");
@@ -344,6 +358,119 @@ TEST_F(CliTest, InspectListsLayersAndBackend) {
                              "on CpuRef", "\nlayers: ", "optimization log:"}) {
         EXPECT_NE(r.m_Out.find(word), std::string::npos) << word << " missing in " << r.m_Out;
     }
+}
+
+// `trellis backends`: the built-in backend, a dynamic one with its file, API versions and
+// capabilities, and the skipped files with their reasons.
+TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
+    const fs::path dir = m_Dir / "dynamic";
+    fs::create_directories(dir);
+    for (const char* name : {"Valid", "NullFactory", "MajorNewer"}) {
+        fs::create_symlink(BuiltTestBackend(name), dir / BuiltTestBackend(name).filename());
+    }
+    WriteFile(dir / "Test_Text_backend.so", "not a shared object\n");
+    const std::string api = trellis::kBackendApiVersion.ToString();
+    const std::string newer = std::to_string(trellis::kBackendApiVersion.m_Major + 1) + ".0";
+    const auto canonical = [](const char* name) { return fs::canonical(BuiltTestBackend(name)).string(); };
+
+    const CliResult r = Cli({"backends", "--dynamic-backends-path", dir.string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_TRUE(r.m_Err.empty()) << r.m_Err;
+    for (const std::string& text : std::vector<std::string>{
+             "Backend API version of this engine: " + api + "\n",
+             "dynamic backend paths: " + dir.string() + "\n",
+             "registered backends:\n",
+             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    capabilities: ",
+             "  TestValid\n    origin: " + canonical("Valid") + "\n    Backend API: file " + api + ", engine " + api +
+                 "\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+             "dynamic backend files skipped:\n",
+             "  " + (dir / "Test_MajorNewer_backend.so").string() + " (id TestMalformed, Backend API " + newer +
+                 ", resolves to " + canonical("MajorNewer") + "): incompatible Backend API version " + newer +
+                 ": this engine implements " + api,
+             "  " + (dir / "Test_NullFactory_backend.so").string() + " (id TestMalformed, Backend API " + api +
+                 ", resolves to " + canonical("NullFactory") + "): BackendFactory() returned null\n",
+             "  " + (dir / "Test_Text_backend.so").string() + ": not a loadable shared object: ",
+             "dynamic backend path warnings: (none)\n"}) {
+        EXPECT_NE(r.m_Out.find(text), std::string::npos) << "missing:\n" << text << "\nin:\n" << r.m_Out;
+    }
+    // The loaded file is listed as the backend's origin, not as skipped.
+    EXPECT_EQ(r.m_Out.find((dir / "Test_Valid_backend.so").string()), std::string::npos) << r.m_Out;
+}
+
+TEST_F(CliTest, BackendsWithoutDynamicPathsAndWithBadOnes) {
+    const CliResult plain = Cli({"backends"});
+    ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
+    EXPECT_NE(plain.m_Out.find("  CpuRef\n    origin: built in\n"), std::string::npos) << plain.m_Out;
+    EXPECT_EQ(plain.m_Out.find("TestValid"), std::string::npos) << plain.m_Out;
+    EXPECT_NE(plain.m_Out.find("dynamic backend paths: the built-in list (DYNAMIC_BACKEND_PATHS)\n"),
+              std::string::npos) << plain.m_Out;
+    EXPECT_NE(plain.m_Out.find("dynamic backend files skipped: (none)\n"), std::string::npos) << plain.m_Out;
+    EXPECT_NE(plain.m_Out.find("dynamic backend path warnings: (none)\n"), std::string::npos) << plain.m_Out;
+
+    // A bad path is a warning in the report, not an error.
+    const std::string missing = (m_Dir / "missing").string();
+    const CliResult bad = Cli({"backends", "--dynamic-backends-path", missing});
+    ASSERT_EQ(bad.m_Exit, 0) << bad.m_Err;
+    EXPECT_NE(bad.m_Out.find("dynamic backend path warnings:\n  dynamic backend path '" + missing +
+                             "' does not exist; skipped\n"),
+              std::string::npos) << bad.m_Out;
+    const CliResult relative = Cli({"backends", "--dynamic-backends-path=relative/dir"});
+    ASSERT_EQ(relative.m_Exit, 0) << relative.m_Err;
+    EXPECT_NE(relative.m_Out.find("'relative/dir' is not absolute"), std::string::npos) << relative.m_Out;
+
+    ExpectOneError(Cli({"backends", "extra"}), 2, "extra");
+    ExpectOneError(Cli({"backends", "--dynamic-backends-path="}), 2, "--dynamic-backends-path");
+    ExpectOneError(Cli({"backends", "--backends", "CpuRef"}), 2, "--backends");
+}
+
+// run, bench and inspect pass --dynamic-backends-path on; the backend it loads can be named in
+// --backends, and runs.
+TEST_F(CliTest, DynamicBackendNamedInBackendsRunsTheModel) {
+    const fs::path dir = m_Dir / "dynamic";
+    fs::create_directories(dir);
+    fs::create_symlink(BuiltTestBackend("Valid"), dir / "Test_Valid_backend.so");
+    fs::create_symlink(BuiltTestBackend("ThrowingFactory"), dir / "Test_ThrowingFactory_backend.so");
+    const fs::path model = m_Dir / "relu.onnx";
+    WriteFile(model, OneNodeModelBytes("Relu", "relu"));
+    trellis::OwnedTensor x;
+    x.m_Info = trellis::TensorInfo(trellis::TensorShape({1, 4}), trellis::DataType::Float32);
+    const float values[4] = {-2.0f, -0.5f, 0.5f, 3.0f};
+    x.m_Data.resize(sizeof(values));
+    std::memcpy(x.m_Data.data(), values, sizeof(values));
+    trellis::SaveNpy((m_Dir / "x.npy").string(), x);
+
+    const CliResult r = Cli({"run", model.string(), "--backends", "TestValid", "--dynamic-backends-path", dir.string(),
+                             "--input", "x=" + (m_Dir / "x.npy").string(), "--output-dir", (m_Dir / "out").string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("layers: 1 on TestValid"), std::string::npos) << r.m_Out;
+    const trellis::OwnedTensor y = trellis::LoadTensorFile((m_Dir / "out" / "output_0.pb").string());
+    ASSERT_EQ(y.m_Data.size(), sizeof(values));
+    float got[4];
+    std::memcpy(got, y.m_Data.data(), sizeof(got));
+    EXPECT_EQ(got[0], 0.0f);
+    EXPECT_EQ(got[1], 0.0f);
+    EXPECT_EQ(got[2], 0.5f);
+    EXPECT_EQ(got[3], 3.0f);
+
+    const CliResult inspect = Cli({"inspect", model.string(), "--backends", "TestValid,CpuRef",
+                                   "--dynamic-backends-path", dir.string()});
+    ASSERT_EQ(inspect.m_Exit, 0) << inspect.m_Err;
+    EXPECT_NE(inspect.m_Out.find("Relu)  -> Float32 1x4  on TestValid"), std::string::npos) << inspect.m_Out;
+    const CliResult bench = Cli({"bench", model.string(), "--backends", "TestValid", "--dynamic-backends-path",
+                                 dir.string(), "--iterations", "2", "--warmup", "0", "--json"});
+    ASSERT_EQ(bench.m_Exit, 0) << bench.m_Err;
+    EXPECT_NE(bench.m_Out.find("\"layers_per_backend\": {\"TestValid\": 1}"), std::string::npos) << bench.m_Out;
+
+    // Without the path the backend does not exist; with a skipped file the error says why.
+    const CliResult absent = Cli({"run", model.string(), "--backends", "TestValid"});
+    ExpectOneError(absent, 2, "unknown backend 'TestValid'");
+    fs::remove(dir / "Test_Valid_backend.so");
+    const CliResult skipped = Cli({"run", model.string(), "--backends", "TestMalformed", "--dynamic-backends-path",
+                                   dir.string()});
+    ExpectOneError(skipped, 2, "unknown backend 'TestMalformed'");
+    EXPECT_NE(skipped.m_Err.find("Test_ThrowingFactory_backend.so' (id TestMalformed) was skipped: BackendFactory() "
+                                 "threw: BackendFactory of the test backend fails on purpose"),
+              std::string::npos) << skipped.m_Err;
 }
 
 }  // namespace

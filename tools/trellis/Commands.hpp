@@ -20,4 +20,7 @@ int BenchCommand(const std::vector<std::string>& args);
 std::string InspectHelp();
 int InspectCommand(const std::vector<std::string>& args);
 
+std::string BackendsHelp();
+int BackendsCommand(const std::vector<std::string>& args);
+
 }  // namespace trellis::cli

@@ -42,13 +42,24 @@ unsigned int ReadThreads(const ParsedArgs& args) {
 
 namespace {
 
-void CheckBackendsRegistered(const BackendIdVector& backends) {
+// An unknown backend may be a dynamic one that was skipped, or whose path was not usable: say so.
+void CheckBackendsRegistered(const BackendIdVector& backends, const IRuntime& runtime) {
     const BackendRegistry& registry = BackendRegistryInstance();
     for (const BackendId& id : backends) {
-        if (!registry.IsBackendRegistered(id)) {
-            throw UsageError("unknown backend '" + id.Get() + "' in --backends: registered backends are " +
-                             registry.GetBackendIdsAsString());
+        if (registry.IsBackendRegistered(id)) {
+            continue;
         }
+        std::string why;
+        for (const DynamicBackendStatus& s : runtime.GetDynamicBackendStatus()) {
+            if (!s.m_Loaded && s.m_Id == id) {
+                why += "; dynamic backend file '" + s.m_Path + "' (id " + id.Get() + ") was skipped: " + s.m_Reason;
+            }
+        }
+        for (const std::string& warning : runtime.GetDynamicBackendWarnings()) {
+            why += "; " + warning;
+        }
+        throw UsageError("unknown backend '" + id.Get() + "' in --backends: registered backends are " +
+                         registry.GetBackendIdsAsString() + why);
     }
 }
 
@@ -84,7 +95,7 @@ PreparedModel PrepareModel(const ModelOptions& options) {
     if (!model.m_Runtime) {
         throw RuntimeException("could not create the runtime");
     }
-    CheckBackendsRegistered(options.m_Backends);
+    CheckBackendsRegistered(options.m_Backends, *model.m_Runtime);
 
     CheckModelFile(options.m_ModelPath);
     IOnnxParserPtr parser = IOnnxParser::Create();

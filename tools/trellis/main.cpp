@@ -1,4 +1,4 @@
-// trellis: command-line front end of the Trellis inference engine (run, bench, inspect).
+// trellis: command-line front end of the Trellis inference engine (run, bench, inspect, backends).
 //
 // Every exception stops here: a usage mistake prints one `error: ...` line and exits 2, any other
 // failure (bad model, bad tensor file, unsupported layer, runtime error) prints one `error: ...`
@@ -20,9 +20,10 @@ std::string MainHelp() {
     return "Usage: trellis <command> [options]\n"
            "\n"
            "Commands:\n"
-           "  run      Run a model once and print its outputs.\n"
-           "  bench    Time repeated runs of a model.\n"
-           "  inspect  Show a model's inputs, outputs and where each layer was placed.\n"
+           "  run       Run a model once and print its outputs.\n"
+           "  bench     Time repeated runs of a model.\n"
+           "  inspect   Show a model's inputs, outputs and where each layer was placed.\n"
+           "  backends  List the registered backends and the dynamic-backend files found.\n"
            "\n"
            "Run 'trellis <command> --help' for a command's options.\n"
            "\n"
@@ -84,10 +85,13 @@ int Dispatch(const std::vector<std::string>& args) {
     if (command == "inspect") {
         return InspectCommand(rest);
     }
+    if (command == "backends") {
+        return BackendsCommand(rest);
+    }
     if (!command.empty() && command[0] == '-') {
         throw UsageError("unknown option '" + command + "' (see 'trellis --help')");
     }
-    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect (see 'trellis --help')");
+    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, backends (see 'trellis --help')");
 }
 
 }  // namespace

@@ -5,7 +5,10 @@
 // in the compile-time DYNAMIC_BACKEND_PATHS (colon-separated, absolute) or, instead, the one
 // directory in IRuntime::CreationOptions::m_DynamicBackendsPath, loads each valid file once
 // (files are identified by canonical path), checks the version, and registers the backend under
-// its id unless that id is already registered. Nothing may throw across these functions.
+// its id unless that id is already registered; a file that breaks a rule is skipped with the
+// reason in IRuntime::GetDynamicBackendStatus(), never an error. The backend is deregistered when
+// the runtime is destroyed; the file stays open until nothing created from it (workloads, contexts,
+// optimized networks) is left. Nothing may throw across these functions.
 #pragma once
 
 #include <trellis/backends/BackendVersion.hpp>
