@@ -2,6 +2,7 @@
 #   P/lib/libtrellis.so{,.0,.0.1.0}          the engine (SONAME symlinks)
 #   P/include/trellis/**                     every public header, Ops.def included
 #   P/bin/trellis                            the command-line tool (RUNPATH $ORIGIN/../lib)
+#   P/share/trellis/ops/                     gen_op_cases.py + run_op_cases.py (backend conformance)
 #   P/lib/cmake/Trellis/                     TrellisConfig.cmake, TrellisConfigVersion.cmake,
 #                                            TrellisTargets*.cmake
 # so another project writes `find_package(Trellis REQUIRED)` and links `Trellis::trellis`
@@ -42,6 +43,11 @@ install(TARGETS trellis trellis_cli
   INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
 # Everything under include/ is public (application API, backend SDK, the op table Ops.def).
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+# The per-op conformance cases (generator + numpy expectations) and the runner that checks a
+# backend against them through the CLI, so a vendor can test a backend with the package alone.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/tests/ops/" DESTINATION "${CMAKE_INSTALL_DATADIR}/trellis/ops"
+  FILES_MATCHING PATTERN "*.py"
+  PATTERN "__pycache__" EXCLUDE)
 
 install(EXPORT TrellisTargets
   NAMESPACE Trellis::

@@ -15,11 +15,15 @@
 #   7. the installed `trellis run` runs a one-node Sigmoid ONNX model on ExampleAcc (output values
 #      compared with numpy), and refuses --backends ExampleAcc without --dynamic-backends-path
 #
+#   8. the installed op-case generator and runner: every per-op case on ExampleAcc; the sigmoid
+#      case must pass, every other case must be declined (skipped), none may fail
+#
 # Required -D variables: BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR
-# INCLUDEDIR VERSION VERSION_MAJOR.
+# INCLUDEDIR DATADIR VERSION VERSION_MAJOR.
 cmake_minimum_required(VERSION 3.22)
 
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR VERSION VERSION_MAJOR)
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR DATADIR VERSION
+        VERSION_MAJOR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "InstallTest.cmake: -D${var}=... is required")
   endif()
@@ -274,6 +278,19 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH
 if(rc EQUAL 0 OR NOT "${out}${err}" MATCHES "unknown backend 'ExampleAcc'")
   fail("trellis run --backends ExampleAcc without --dynamic-backends-path: expected an 'unknown backend' "
        "error, got exit ${rc}:\n${out}${err}")
+endif()
+
+# ---- 8. the installed op cases on ExampleAcc ----------------------------------------------------
+message(STATUS "8. installed gen_op_cases.py + run_op_cases.py on ExampleAcc")
+set(ops "${PREFIX}/${DATADIR}/trellis/ops")
+run("generating the op cases with the installed generator" "${PYTHON}" "${ops}/gen_op_cases.py" --out "${WORK_DIR}/opcases")
+run("run_op_cases.py on ExampleAcc" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH
+    "${PYTHON}" "${ops}/run_op_cases.py" --cases "${WORK_DIR}/opcases" --trellis "${cli}" --backends ExampleAcc
+    --dynamic-backends-path "${backend_dir}")
+string(REGEX MATCH "op cases on ExampleAcc: [^\n]*" summary "${RUN_OUTPUT}")
+message(STATUS "   ${summary}")
+if(NOT RUN_OUTPUT MATCHES "(^|\n)pass sigmoid\n" OR NOT summary MATCHES " 0 failed$")
+  fail("run_op_cases.py on ExampleAcc: expected 'pass sigmoid' and no failure:\n${RUN_OUTPUT}")
 endif()
 
 message(STATUS "install test: all steps passed")
