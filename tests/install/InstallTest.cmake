@@ -19,7 +19,7 @@
 #      case must pass, every other case must be declined (skipped), none may fail
 #
 # Required -D variables: BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR
-# INCLUDEDIR DATADIR VERSION VERSION_MAJOR.
+# INCLUDEDIR DATADIR VERSION VERSION_MAJOR; SANITIZE (ON in an ASan/UBSan build) is optional.
 cmake_minimum_required(VERSION 3.22)
 
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR DATADIR VERSION
@@ -32,8 +32,16 @@ endforeach()
 set(PREFIX "${WORK_DIR}/prefix")
 set(PACKAGE_DIR "${PREFIX}/${LIBDIR}/cmake/Trellis")
 find_program(CCACHE_PROGRAM ccache)
+set(SUBBUILD_FLAGS "-Werror")
+set(SUBBUILD_LINK_FLAGS "")
+if(SANITIZE)
+  # An instrumented libtrellis (TRELLIS_SANITIZE=ON) needs instrumented programs around it.
+  string(APPEND SUBBUILD_FLAGS " -fsanitize=address,undefined -fno-omit-frame-pointer")
+  set(SUBBUILD_LINK_FLAGS "-fsanitize=address,undefined")
+endif()
 set(SUBBUILD_ARGS -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
-    "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DCMAKE_CXX_FLAGS=-Werror")
+    "-DCMAKE_PREFIX_PATH=${PREFIX}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DCMAKE_CXX_FLAGS=${SUBBUILD_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${SUBBUILD_LINK_FLAGS}" "-DCMAKE_MODULE_LINKER_FLAGS=${SUBBUILD_LINK_FLAGS}")
 if(CCACHE_PROGRAM)
   list(APPEND SUBBUILD_ARGS "-DCMAKE_CXX_COMPILER_LAUNCHER=${CCACHE_PROGRAM}")
 endif()
@@ -225,6 +233,16 @@ string(REPLACE ";" "\n  " source_lines "${sources}")
 file(WRITE "${consumer}/CMakeLists.txt" "cmake_minimum_required(VERSION 3.22)
 project(TrellisConsumer LANGUAGES CXX)
 find_package(Trellis ${VERSION} EXACT REQUIRED)
+if(NOT TARGET Trellis::cli)
+  message(FATAL_ERROR \"the package does not define Trellis::cli\")
+endif()
+get_target_property(cli_location Trellis::cli LOCATION)
+if(NOT cli_location STREQUAL \"${cli}\")
+  message(FATAL_ERROR \"Trellis::cli is '\${cli_location}', expected ${cli}\")
+endif()
+if(NOT Trellis_BACKEND_API_VERSION MATCHES \"^[0-9]+\\\\.[0-9]+$\")
+  message(FATAL_ERROR \"Trellis_BACKEND_API_VERSION is '\${Trellis_BACKEND_API_VERSION}', expected MAJOR.MINOR\")
+endif()
 add_library(header_check OBJECT
   ${source_lines})
 target_link_libraries(header_check PRIVATE Trellis::trellis)
