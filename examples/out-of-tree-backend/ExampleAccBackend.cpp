@@ -112,7 +112,8 @@ class ExampleAccBackend final : public IBackendInternal {
 public:
     const BackendId& GetId() const override { return ExampleAccId(); }
     ILayerSupportSharedPtr GetLayerSupport() const override { return std::make_shared<ExampleAccLayerSupport>(); }
-    IWorkloadFactoryPtr CreateWorkloadFactory(const IMemoryManagerSharedPtr& /*memoryManager*/ = nullptr) const override {
+    IWorkloadFactoryPtr CreateWorkloadFactory(
+        const IMemoryManagerSharedPtr& /*memoryManager*/ = nullptr) const override {
         return std::make_unique<ExampleAccWorkloadFactory>();
     }
 };
