@@ -1,13 +1,15 @@
 # Trellis convenience wrapper around CMake/CTest.
-#   make build | run | test | asan | clean | deps
+#   make build | run | test | asan | install | clean | deps
 # Variables: BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan),
-#            JOBS (default nproc), TRELLIS_SKIP_DEPS=1 skips scripts/install-deps.sh.
+#            JOBS (default nproc), TRELLIS_SKIP_DEPS=1 skips scripts/install-deps.sh,
+#            PREFIX (default /usr/local) for `make install`.
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS     ?=
 EXAMPLE_MODEL  ?= examples/models/mlp.onnx
+PREFIX         ?= /usr/local
 
 # Configure $(1) with extra args $(2). Tool detection runs at recipe time (after
 # `deps`); -G is only passed for a fresh build dir so an existing cache is reused.
@@ -19,7 +21,7 @@ define configure
 	cmake -S . -B "$(1)" $$gen $$launcher $(2) $(CMAKE_ARGS)
 endef
 
-.PHONY: all deps build run test asan clean
+.PHONY: all deps build run test asan install clean
 
 all: build
 
@@ -44,6 +46,10 @@ asan: deps
 	$(call configure,$(ASAN_BUILD_DIR),-DCMAKE_BUILD_TYPE=Debug -DTRELLIS_SANITIZE=ON)
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 1200
+
+# Library, headers, the trellis CLI and the CMake package (find_package(Trellis)) under PREFIX.
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
