@@ -32,6 +32,7 @@ enum class Mode {
     ForeignLayer,       // replacement layer created outside GetINetwork()
     IncompleteInputs,   // substitutable view of the chain lists only one of add's inputs
     DanglingInput,      // replacement layer input neither a boundary nor internally connected
+    NonConvex,          // {add, neg} (relu between them stays) -> one layer: a cycle
     Throws,             // OptimizeSubgraph throws std::runtime_error
 };
 
@@ -158,6 +159,18 @@ public:
         OptimizationViews views;
         IConnectableLayer* add = FindLayer(subgraph, "add");
         IConnectableLayer* relu = FindLayer(subgraph, "relu");
+        IConnectableLayer* neg = FindLayer(subgraph, "neg");
+        if (m_Mode == Mode::NonConvex && add && relu && neg) {
+            IConnectableLayer* p = AddFused(*views.GetINetwork(), {true, false}, "fused", 3, 2);
+            p->GetOutputSlot(0).SetTensorInfo(add->GetOutputSlot(0).GetTensorInfo());
+            p->GetOutputSlot(1).SetTensorInfo(neg->GetOutputSlot(0).GetTensorInfo());
+            views.AddSubstitution(
+                {SubgraphView({add, neg}, {&add->GetInputSlot(0), &add->GetInputSlot(1), &neg->GetInputSlot(0)},
+                              {&add->GetOutputSlot(0), &neg->GetOutputSlot(0)}),
+                 SubgraphView(p)});
+            views.AddUntouchedSubgraph(SubgraphView(relu));
+            return views;
+        }
         for (IConnectableLayer* l : subgraph.GetLayers()) {
             if (l != add && l != relu) views.AddUntouchedSubgraph(SubgraphView(l));
         }
@@ -240,6 +253,7 @@ public:
                 views.AddSubstitution({chain, SubgraphView({p}, {&p->GetInputSlot(0)}, {&p->GetOutputSlot(0)})});
                 break;
             }
+            case Mode::NonConvex:
             case Mode::Throws: break;
         }
         return views;
@@ -458,4 +472,10 @@ TEST(Substitution, BoundariesMustBeComplete) {
 TEST(Substitution, ThrowingOptimizeSubgraphIsAnErrorNamingTheBackend) {
     const std::string e = OptimizeError(Mode::Throws);
     EXPECT_NE(e.find("backend 'SubstTest': OptimizeSubgraph threw: simulated compiler crash"), std::string::npos) << e;
+}
+
+TEST(Substitution, NonConvexSubstitutionIsAnErrorNamingTheBackend) {
+    const std::string e = OptimizeError(Mode::NonConvex);
+    EXPECT_NE(e.find("backend 'SubstTest': applying its substitutions made the graph cyclic"), std::string::npos) << e;
+    EXPECT_NE(e.find("cycle"), std::string::npos) << e;
 }

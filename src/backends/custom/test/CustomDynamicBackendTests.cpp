@@ -57,3 +57,8 @@ TEST(CustomDynamicBackend, UnsupportedLayerWithoutFallbackIsAClearError) {
     if (CustomIsBuiltIn()) GTEST_SKIP() << "Custom is linked into libtrellis (TRELLIS_LINK_CUSTOM_BACKEND), so the file is skipped";
     trellis::custom::test::RunUnsupportedWithoutFallback(DynamicOptions());
 }
+
+TEST(CustomDynamicBackend, ConcurrentInferencesEachGetTheirOwnDeviceMemory) {
+    if (CustomIsBuiltIn()) GTEST_SKIP() << "Custom is linked into libtrellis (TRELLIS_LINK_CUSTOM_BACKEND), so the file is skipped";
+    trellis::custom::test::RunConcurrentInferences(DynamicOptions());
+}

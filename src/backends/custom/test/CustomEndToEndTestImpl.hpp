@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace trellis::custom::test {
@@ -131,17 +132,14 @@ inline void RunAdditionToPreCompiled(const IRuntime::CreationOptions& options) {
     EXPECT_EQ(CustomCounter(*runtime, "context_after_unload"), 1u);
 }
 
-/// Additions mixed with ops Custom lacks (Relu, Mul), preferences {"Custom", "CpuRef"}: the
-/// additions become PreCompiled layers on Custom, the rest falls back to CpuRef with Custom's
-/// reason kept, and MemCopy layers move every tensor that crosses between the two memories.
-///   a = x + y (Custom), r = relu(a), m = r * y (CpuRef), s = m + c (Custom, c broadcast)
-///   outputs: 0 = s, 1 = a
-inline void RunMixedNetworkWithFallback(const IRuntime::CreationOptions& options) {
-    IRuntimePtr runtime = CreateProfilingRuntime(options);
-    ASSERT_TRUE(BackendRegistryInstance().IsBackendRegistered("Custom"));
+/// The bias constant of BuildMixedNetwork().
+inline std::vector<float> MixedNetworkBias() { return {0.5f, -1.f, 2.f}; }
 
+/// x, y: Float32 2x3; a = x + y, r = relu(a), m = r * y, s = m + c (c: 3, broadcast);
+/// outputs 0 = s, 1 = a.
+inline INetworkPtr BuildMixedNetwork() {
     const TensorInfo info({2, 3}, DataType::Float32);
-    const std::vector<float> c{0.5f, -1.f, 2.f};
+    const std::vector<float> c = MixedNetworkBias();
     INetworkPtr net(INetwork::Create());
     IConnectableLayer* x = net->AddInputLayer(0, "x");
     IConnectableLayer* y = net->AddInputLayer(1, "y");
@@ -163,6 +161,20 @@ inline void RunMixedNetworkWithFallback(const IRuntime::CreationOptions& options
     bias->GetOutputSlot(0).Connect(addBias->GetInputSlot(1));
     addBias->GetOutputSlot(0).Connect(out0->GetInputSlot(0));
     addXy->GetOutputSlot(0).Connect(out1->GetInputSlot(0));
+    return net;
+}
+
+/// Additions mixed with ops Custom lacks (Relu, Mul), preferences {"Custom", "CpuRef"}: the
+/// additions become PreCompiled layers on Custom, the rest falls back to CpuRef with Custom's
+/// reason kept, and MemCopy layers move every tensor that crosses between the two memories.
+///   a = x + y (Custom), r = relu(a), m = r * y (CpuRef), s = m + c (Custom, c broadcast)
+///   outputs: 0 = s, 1 = a
+inline void RunMixedNetworkWithFallback(const IRuntime::CreationOptions& options) {
+    IRuntimePtr runtime = CreateProfilingRuntime(options);
+    ASSERT_TRUE(BackendRegistryInstance().IsBackendRegistered("Custom"));
+
+    const std::vector<float> c = MixedNetworkBias();
+    INetworkPtr net = BuildMixedNetwork();
 
     IOptimizedNetworkPtr opt = Optimize(*net, {"Custom", "CpuRef"}, runtime->GetDeviceSpec());
     const std::vector<LayerPlacement> placements = opt->GetLayerPlacements();
@@ -249,6 +261,55 @@ inline void RunUnsupportedWithoutFallback(const IRuntime::CreationOptions& optio
         EXPECT_NE(what.find("'square'"), std::string::npos) << what;
         EXPECT_NE(what.find("Custom: Mul"), std::string::npos) << what;
     }
+}
+
+
+/// Several threads run the mixed network at once: each EnqueueWorkload() call gets its own device
+/// working memory, and every result is right.
+inline void RunConcurrentInferences(const IRuntime::CreationOptions& options) {
+    IRuntimePtr runtime = CreateProfilingRuntime(options);
+    INetworkPtr net = BuildMixedNetwork();
+    IOptimizedNetworkPtr opt = Optimize(*net, {"Custom", "CpuRef"}, runtime->GetDeviceSpec());
+    const auto workloadsPerRun = static_cast<uint64_t>(PlacementsOfType(*opt, LayerType::MemCopy).size() + 2);
+    NetworkId id = 0;
+    ASSERT_EQ(runtime->LoadNetwork(id, std::move(opt)), Status::Success);
+    const std::vector<float> c = MixedNetworkBias();
+    constexpr int kThreads = 4, kRuns = 25;
+    std::vector<int> wrong(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int r = 0; r < kRuns; ++r) {
+                std::vector<float> xs(6), ys(6), s(6), a(6);
+                for (int i = 0; i < 6; ++i) {
+                    xs[i] = static_cast<float>(t * 100 + r - i * 7);
+                    ys[i] = static_cast<float>((i % 2 ? -1 : 1) * (t + 1));
+                }
+                try {
+                    runtime->EnqueueWorkload(id,
+                                             {{0, ConstTensor(runtime->GetInputTensorInfo(id, 0), xs.data())},
+                                              {1, ConstTensor(runtime->GetInputTensorInfo(id, 1), ys.data())}},
+                                             {{0, Tensor(runtime->GetOutputTensorInfo(id, 0), s.data())},
+                                              {1, Tensor(runtime->GetOutputTensorInfo(id, 1), a.data())}});
+                } catch (const std::exception&) {
+                    ++wrong[t];
+                    continue;
+                }
+                for (std::size_t i = 0; i < 6; ++i) {
+                    const float ai = xs[i] + ys[i];
+                    if (a[i] != ai || s[i] != std::max(ai, 0.f) * ys[i] + c[i % 3]) ++wrong[t];
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
+    EXPECT_EQ(CustomCounter(*runtime, "workloads_executed"), workloadsPerRun * kThreads * kRuns);
+    const uint64_t allocations = CustomCounter(*runtime, "device_allocations");
+    EXPECT_GE(allocations, 1u);
+    EXPECT_LE(allocations, static_cast<uint64_t>(kThreads)) << "one device arena per concurrent call at most";
+    ASSERT_EQ(runtime->UnloadNetwork(id), Status::Success);
+    EXPECT_EQ(CustomCounter(*runtime, "device_frees"), allocations);
 }
 
 }  // namespace trellis::custom::test

@@ -43,6 +43,10 @@ TEST(CustomLinkedBackend, UnsupportedLayerWithoutFallbackIsAClearError) {
     trellis::custom::test::RunUnsupportedWithoutFallback(IRuntime::CreationOptions());
 }
 
+TEST(CustomLinkedBackend, ConcurrentInferencesEachGetTheirOwnDeviceMemory) {
+    trellis::custom::test::RunConcurrentInferences(IRuntime::CreationOptions());
+}
+
 TEST(CustomLinkedBackend, ConstantAdditionIsFoldedByCustomsAdditionWorkload) {
     // Both inputs constant: the optimizer evaluates the addition at optimize time on the first
     // preferred backend that supports it (Custom's plain Add workload, on host memory).
