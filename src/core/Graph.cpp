@@ -143,7 +143,10 @@ std::string Layer::OpDetail() const {
             }
             return "Reshape";
         }
-        case LayerType::PreCompiled: return Desc<PreCompiledDescriptor>().m_Description;
+        case LayerType::PreCompiled: {
+            const std::string& d = Desc<PreCompiledDescriptor>().m_Description;
+            return d.empty() ? "PreCompiled" : d;
+        }
         default: return GetLayerTypeName(m_Type);
     }
 }

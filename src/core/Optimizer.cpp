@@ -10,7 +10,8 @@
 //   5. assign each layer to the first preferred backend whose layer support accepts it, keeping
 //      every earlier backend's reason
 //   6. split into per-backend sub-graphs (contiguous runs of one topological order, hence convex)
-//      and give each to its backend's OptimizeSubgraph(); failed parts go to the next backend
+//      and give each to its backend's OptimizeSubgraph(); substitutions are applied
+//      (Substitution.cpp), failed parts go to the next backend, untouched parts stay
 //   7. backend boundaries: MemCopy layers where a consumer cannot read the producer's memory,
 //      zero-copy import where it can (BackendBoundaries.cpp)
 #include "BackendBoundaries.hpp"
@@ -19,6 +20,7 @@
 #include "OptimizerInternal.hpp"
 #include "Network.hpp"
 #include "OptimizedNetwork.hpp"
+#include "Substitution.hpp"
 
 #include <trellis/Exceptions.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
@@ -374,7 +376,16 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
     for (const auto& run : runs) {
         const BackendId id = run.front()->GetBackendId();
         SubgraphView view = MakeSubgraphView(run);
-        OptimizationViews views = BackendRegistryInstance().GetFactory(id)()->OptimizeSubgraph(view);
+        IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
+        if (!backend) throw BackendUnavailableException("backend '" + id.Get() + "': its factory returned null");
+        OptimizationViews views;
+        try {
+            views = backend->OptimizeSubgraph(view);
+        } catch (const Exception&) {
+            throw;
+        } catch (const std::exception& e) {
+            throw BackendUnavailableException("backend '" + id.Get() + "': OptimizeSubgraph threw: " + e.what());
+        }
 
         // The three lists must cover exactly the layers the backend was given.
         std::multiset<const IConnectableLayer*> covered;
@@ -395,11 +406,17 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
                                               std::to_string(covered.size()) + " covered)");
         }
         if (!views.GetSubstitutions().empty()) {
-            throw BackendUnavailableException("backend '" + id.Get() +
-                                              "' proposed sub-graph substitutions, which this engine version does "
-                                              "not apply yet (Backend API " +
-                                              std::to_string(kBackendApiVersion.m_Major) + "." +
-                                              std::to_string(kBackendApiVersion.m_Minor) + ")");
+            const auto& support = std::find_if(backends.begin(), backends.end(),
+                                               [&](const BackendHandles& b) { return b.m_Id == id; })->m_Support;
+            ApplySubstitutions(graph, id, *support, views, log);
+            // Replacing a part that is not convex (a path leaves it and comes back) makes a cycle.
+            try {
+                graph.TopologicalOrder();
+            } catch (const GraphValidationException& e) {
+                throw BackendUnavailableException("backend '" + id.Get() +
+                                                  "': applying its substitutions made the graph cyclic (a substitutable "
+                                                  "sub-graph is not convex): " + e.what());
+            }
         }
         const std::size_t current = static_cast<std::size_t>(
             std::find_if(backends.begin(), backends.end(), [&](const BackendHandles& b) { return b.m_Id == id; }) -
