@@ -311,6 +311,8 @@ public:
         INetworkPtr network{nullptr, &INetwork::Destroy};
         try {
             network = parser->CreateNetworkFromBinaryFile(model.string(), options);
+        } catch (const FileNotFoundException&) {
+            throw;  // a file of the case is missing (external data): broken test data, not a refusal
         } catch (const ParseException& e) {
             throw CaseUnsupported(e.what());
         }
