@@ -162,7 +162,7 @@ protected:
 TEST_F(CliTest, HelpListsCommandsAndOptions) {
     const CliResult top = Cli({"--help"});
     EXPECT_EQ(top.m_Exit, 0);
-    for (const char* word : {"run", "bench", "inspect", "backends", "Registered backends: ", "CpuRef"}) {
+    for (const char* word : {"run", "bench", "inspect", "backends", "onnx-test", "Registered backends: ", "CpuRef"}) {
         EXPECT_NE(top.m_Out.find(word), std::string::npos) << word;
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
@@ -172,6 +172,7 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
                    "--dynamic-backends-path"}},
         {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
         {"backends", {"--dynamic-backends-path"}},
+        {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
     };
     for (const auto& [command, options] : commands) {
         const CliResult r = Cli({command, "--help"});
@@ -190,7 +191,7 @@ TEST_F(CliTest, DocsQuoteEveryHelpText) {
     ASSERT_FALSE(docs.empty());
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"--help"}, {"run", "--help"}, {"bench", "--help"},
-                                              {"inspect", "--help"}, {"backends", "--help"}}) {
+                                              {"inspect", "--help"}, {"backends", "--help"}, {"onnx-test", "--help"}}) {
         const CliResult r = Cli(args);
         ASSERT_EQ(r.m_Exit, 0);
         const auto registered = r.m_Out.find("Registered backends: ");
@@ -472,5 +473,215 @@ TEST_F(CliTest, DynamicBackendNamedInBackendsRunsTheModel) {
                                  "threw: BackendFactory of the test backend fails on purpose"),
               std::string::npos) << skipped.m_Err;
 }
+
+}
+
+// ---- trellis onnx-test ----
+
+// A one-node model `z = op(x, y)` over tensors of ONNX type `elemType` and shape `dims`.
+std::string BinaryModelBytes(const char* op, int elemType, const std::vector<int64_t>& dims) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("binary");
+    auto declare = [&](onnx::ValueInfoProto* info, const char* name) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(elemType);
+        for (int64_t d : dims) {
+            tensorType->mutable_shape()->add_dim()->set_dim_value(d);
+        }
+    };
+    declare(graph->add_input(), "x");
+    declare(graph->add_input(), "y");
+    declare(graph->add_output(), "z");
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type(op);
+    node->set_name("node");
+    node->add_input("x");
+    node->add_input("y");
+    node->add_output("z");
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
+template <typename T>
+trellis::OwnedTensor ValuesTensor(const std::string& name, trellis::TensorShape shape, trellis::DataType type,
+                                  const std::vector<T>& values) {
+    trellis::OwnedTensor t;
+    t.m_Name = name;
+    t.m_Info = trellis::TensorInfo(shape, type);
+    t.m_Data.resize(values.size() * sizeof(T));
+    std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
+    return t;
+}
+
+trellis::OwnedTensor Floats(const std::string& name, const std::vector<float>& values,
+                            trellis::TensorShape shape = {}) {
+    if (shape.GetNumDimensions() == 0) {
+        shape = trellis::TensorShape({static_cast<unsigned int>(values.size())});
+    }
+    return ValuesTensor(name, shape, trellis::DataType::Float32, values);
+}
+
+trellis::OwnedTensor Int64s(const std::string& name, const std::vector<int64_t>& values) {
+    return ValuesTensor(name, {static_cast<unsigned int>(values.size())}, trellis::DataType::Signed64, values);
+}
+
+// A case folder: model.onnx and (unless both lists are empty) test_data_set_0 with the tensors.
+void WriteCase(const fs::path& dir, const std::string& model, const std::vector<trellis::OwnedTensor>& inputs,
+               const std::vector<trellis::OwnedTensor>& outputs) {
+    fs::create_directories(dir);
+    WriteFile(dir / "model.onnx", model);
+    if (inputs.empty() && outputs.empty()) {
+        return;
+    }
+    const fs::path set = dir / "test_data_set_0";
+    fs::create_directories(set);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        trellis::SaveTensorProto((set / ("input_" + std::to_string(i) + ".pb")).string(), inputs[i]);
+    }
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        trellis::SaveTensorProto((set / ("output_" + std::to_string(i) + ".pb")).string(), outputs[i]);
+    }
+}
+
+constexpr int kOnnxFloat = 1;
+constexpr int kOnnxInt64 = 7;
+const float kNaN = std::nanf("");
+const float kInf = INFINITY;
+
+// Eight cases, one per outcome the command distinguishes.
+void WriteOnnxTestCases(const fs::path& root) {
+    const std::string add = BinaryModelBytes("Add", kOnnxFloat, {3});
+    WriteCase(root / "add_nan_inf_pass", BinaryModelBytes("Add", kOnnxFloat, {4}),
+              {Floats("x", {kNaN, kInf, 1.0f, -kInf}), Floats("y", {0.0f, 0.0f, 1.0f, 0.0f})},
+              {Floats("z", {kNaN, kInf, 2.0f, -kInf})});
+    // |got - want| <= 1e-7 + 1e-3 * |want|: 0.9 <= 1.0009 and 0.0009 <= 0.0010010.
+    WriteCase(root / "add_within_tolerance", add, {Floats("x", {1000.0f, 1.0f, 0.0f}), Floats("y", {0, 0, 0})},
+              {Floats("z", {1000.9f, 1.0009f, 0.0f})});
+    // 0 against 2e-7: atol 1e-7 is exceeded.
+    WriteCase(root / "add_outside_tolerance", add, {Floats("x", {1000.0f, 1.0f, 0.0f}), Floats("y", {0, 0, 0})},
+              {Floats("z", {1000.0f, 1.0f, 2e-7f})});
+    // Input files named after graph inputs bind by name: input_0.pb feeds y here.
+    WriteCase(root / "sub_by_name_int64", BinaryModelBytes("Sub", kOnnxInt64, {3}),
+              {Int64s("y", {1, 2, 3}), Int64s("x", {10, 20, 30000000000})}, {Int64s("z", {9, 18, 29999999997})});
+    // Unnamed files bind by position; integers must match exactly.
+    WriteCase(root / "sub_int64_exact_fail", BinaryModelBytes("Sub", kOnnxInt64, {3}),
+              {Int64s("", {10, 20, 30}), Int64s("", {1, 2, 3})}, {Int64s("", {9, 18, 28})});
+    WriteCase(root / "unsupported_op", UnknownOpModelBytes(), {Floats("x", {1, 2, 3, 4}, {1, 4})},
+              {Floats("y", {1, 2, 3, 4}, {1, 4})});
+    WriteCase(root / "wrong_shape", add, {Floats("x", {1, 2, 3}), Floats("y", {1, 2, 3})},
+              {Floats("z", {2, 4, 6, 0}, {2, 2})});
+    WriteCase(root / "no_data", add, {}, {});
+}
+
+TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
+    const fs::path root = m_Dir / "cases";
+    WriteOnnxTestCases(root);
+    const fs::path summary = m_Dir / "summary.json";
+    const CliResult r = Cli({"onnx-test", root.string(), "--summary-json", summary.string()});
+    EXPECT_EQ(r.m_Exit, 1) << r.m_Out << r.m_Err;  // cases failed
+    EXPECT_TRUE(r.m_Err.empty()) << r.m_Err;
+    const std::vector<std::string> expected = {
+        "add_nan_inf_pass: pass",
+        "add_outside_tolerance: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
+        "got 0, want 2.00000002e-07 (rtol 1e-3, atol 1e-7)",
+        "add_within_tolerance: pass",
+        "no_data: fail: the case has no test_data_set_* folder",
+        "sub_by_name_int64: pass",
+        "sub_int64_exact_fail: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
+        "got 27, want 28 (exact match required)",
+        "unsupported_op: unsupported: model.onnx: node 'foo' (FooBar, opset 13): operator not supported by Trellis",
+        "wrong_shape: fail: output 'z': got Float32 3, want Float32 2x2 (test_data_set_0/output_0.pb)",
+        "3 passed, 4 failed, 1 skipped",
+    };
+    EXPECT_EQ(Lines(r.m_Out), expected) << r.m_Out;
+
+    const std::string json = ReadFile(summary);
+    for (const std::string& part : {
+             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 4, \"skipped\": 1, \"cases\": ["),
+             "\"dir\": \"" + root.string() + "\", \"case\": \"add_nan_inf_pass\", \"status\": \"pass\", \"reason\": \"\"",
+             std::string("\"case\": \"unsupported_op\", \"status\": \"unsupported\", \"reason\": \"model.onnx: node "),
+             std::string("\"case\": \"no_data\", \"status\": \"fail\", \"reason\": \"the case has no test_data_set_* folder\""),
+         }) {
+        EXPECT_NE(json.find(part), std::string::npos) << part << "\nmissing in:\n" << json;
+    }
+}
+
+TEST_F(CliTest, OnnxTestFilterAndSingleCaseDirectory) {
+    const fs::path root = m_Dir / "cases";
+    WriteOnnxTestCases(root);
+    const CliResult filtered = Cli({"onnx-test", root.string(), "--filter", "^add_(nan|within)"});
+    EXPECT_EQ(filtered.m_Exit, 0) << filtered.m_Out << filtered.m_Err;
+    EXPECT_EQ(Lines(filtered.m_Out),
+              (std::vector<std::string>{"add_nan_inf_pass: pass", "add_within_tolerance: pass",
+                                        "2 passed, 0 failed, 0 skipped"}));
+
+    // Unsupported cases do not fail the command; a DIR holding model.onnx is one case.
+    const CliResult single = Cli({"onnx-test", (root / "unsupported_op").string() + "/"});
+    EXPECT_EQ(single.m_Exit, 0) << single.m_Out << single.m_Err;
+    const std::vector<std::string> lines = Lines(single.m_Out);
+    ASSERT_EQ(lines.size(), 2u) << single.m_Out;
+    EXPECT_EQ(lines[0].rfind("unsupported_op: unsupported: ", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[1], "0 passed, 0 failed, 1 skipped");
+
+    // Several DIRs run in the order given.
+    const CliResult two = Cli({"onnx-test", (root / "wrong_shape").string(), (root / "add_nan_inf_pass").string()});
+    EXPECT_EQ(two.m_Exit, 1);
+    const std::vector<std::string> twoLines = Lines(two.m_Out);
+    ASSERT_EQ(twoLines.size(), 3u) << two.m_Out;
+    EXPECT_EQ(twoLines[0].rfind("wrong_shape: fail: ", 0), 0u);
+    EXPECT_EQ(twoLines[1], "add_nan_inf_pass: pass");
+}
+
+TEST_F(CliTest, OnnxTestBadArgumentsGiveOneErrorLine) {
+    ExpectOneError(Cli({"onnx-test"}), 2, "DIR");
+    ExpectOneError(Cli({"onnx-test", m_Dir.string(), "--filter", "("}), 2, "--filter");
+    ExpectOneError(Cli({"onnx-test", m_Dir.string(), "--backends", "NoSuchBackend"}), 2, "NoSuchBackend");
+    ExpectOneError(Cli({"onnx-test", (m_Dir / "absent").string()}), 1, "absent");
+    fs::create_directories(m_Dir / "empty");
+    ExpectOneError(Cli({"onnx-test", (m_Dir / "empty").string()}), 1, "holds no test case");
+}
+
+// tests/conformance/run_conformance.py (the ctest wrapper) must fail when the pass count drops and
+// when the command crashes or hangs, not only pass.
+TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
+    const fs::path root = m_Dir / "cases";
+    WriteOnnxTestCases(root);
+    const fs::path wrapper = fs::path(TRELLIS_SOURCE_DIR) / "tests" / "conformance" / "run_conformance.py";
+    auto runWrapper = [&](const std::string& trellis, int recorded, const std::string& extra) {
+        WriteFile(m_Dir / "expected.json", "{\"mini\": " + std::to_string(recorded) + "}");
+        const std::string command = ShellQuote(TRELLIS_PYTHON) + " " + ShellQuote(wrapper.string()) +
+                                    " --trellis " + ShellQuote(trellis) + " --dir " + ShellQuote(root.string()) +
+                                    " --key mini --expected " + ShellQuote((m_Dir / "expected.json").string()) +
+                                    " --summary-json " + ShellQuote((m_Dir / "s" / "mini.json").string()) + extra +
+                                    " >" + ShellQuote((m_Dir / "wrapper.txt").string()) + " 2>&1";
+        const int status = std::system(command.c_str());
+        return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, ReadFile(m_Dir / "wrapper.txt"));
+    };
+    auto [okExit, okOut] = runWrapper(TRELLIS_CLI_PATH, 3, "");
+    EXPECT_EQ(okExit, 0) << okOut;
+    EXPECT_NE(okOut.find("mini: 3 passed, 4 failed, 1 skipped"), std::string::npos) << okOut;
+
+    auto [dropExit, dropOut] = runWrapper(TRELLIS_CLI_PATH, 4, "");
+    EXPECT_EQ(dropExit, 1) << dropOut;
+    EXPECT_NE(dropOut.find("3 cases pass, fewer than the 4 recorded"), std::string::npos) << dropOut;
+    EXPECT_NE(dropOut.find("  wrong_shape: fail: "), std::string::npos) << dropOut;
+
+    WriteFile(m_Dir / "crash.sh", "#!/bin/sh\necho 'first_case: pass'\nkill -SEGV $$\n");
+    fs::permissions(m_Dir / "crash.sh", fs::perms::owner_all);
+    auto [crashExit, crashOut] = runWrapper((m_Dir / "crash.sh").string(), 0, "");
+    EXPECT_EQ(crashExit, 1) << crashOut;
+    EXPECT_NE(crashOut.find("exited with status -11 (a crash"), std::string::npos) << crashOut;
+    EXPECT_NE(crashOut.find("the last case reported was: first_case: pass"), std::string::npos) << crashOut;
+
+    WriteFile(m_Dir / "hang.sh", "#!/bin/sh\nexec sleep 30\n");
+    fs::permissions(m_Dir / "hang.sh", fs::perms::owner_all);
+    auto [hangExit, hangOut] = runWrapper((m_Dir / "hang.sh").string(), 0, " --timeout 1");
+    EXPECT_EQ(hangExit, 1) << hangOut;
+    EXPECT_NE(hangOut.find("onnx-test hung"), std::string::npos) << hangOut;
 
 }  // namespace

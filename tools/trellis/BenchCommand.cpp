@@ -77,29 +77,6 @@ LatencyStats ComputeStats(std::vector<double> samples) {
     return stats;
 }
 
-std::string JsonString(const std::string& text) {
-    std::string out = "\"";
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            char buffer[8];
-            std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
-            out += buffer;
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out + "\"";
-}
-
-std::string JsonNumber(double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%.6f", value);
-    return buffer;
-}
-
 }  // namespace
 
 int BenchCommand(const std::vector<std::string>& args) {

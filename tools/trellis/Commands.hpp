@@ -23,4 +23,9 @@ int InspectCommand(const std::vector<std::string>& args);
 std::string BackendsHelp();
 int BackendsCommand(const std::vector<std::string>& args);
 
+/// Exit status 0 when no case failed, 1 when one did (no `error:` line for failed cases: each is
+/// reported on its own line of stdout).
+std::string OnnxTestHelp();
+int OnnxTestCommand(const std::vector<std::string>& args);
+
 }  // namespace trellis::cli

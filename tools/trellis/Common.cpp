@@ -40,8 +40,6 @@ unsigned int ReadThreads(const ParsedArgs& args) {
     return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("1"), "threads", 1, 1024));
 }
 
-namespace {
-
 // An unknown backend may be a dynamic one that was skipped, or whose path was not usable: say so.
 void CheckBackendsRegistered(const BackendIdVector& backends, const IRuntime& runtime) {
     const BackendRegistry& registry = BackendRegistryInstance();
@@ -62,6 +60,8 @@ void CheckBackendsRegistered(const BackendIdVector& backends, const IRuntime& ru
                          registry.GetBackendIdsAsString() + why);
     }
 }
+
+namespace {
 
 // The parser reports a missing file itself, but a directory or unreadable path would reach the
 // protobuf reader and come back as a vaguer parse error; name the actual problem instead.
@@ -172,6 +172,55 @@ int64_t NowNs() {
 
 double MsSince(int64_t startNs) {
     return static_cast<double>(NowNs() - startNs) / 1.0e6;
+}
+
+std::string JsonString(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            char buffer[8];
+            std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+            out += buffer;
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    return out + "\"";
+}
+
+std::string JsonNumber(double value) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof(buffer), "%.6f", value);
+    return buffer;
+}
+
+std::string FoldLines(const std::string& message) {
+    std::string line;
+    bool atLineStart = false;
+    for (char c : message) {
+        if (c == '\n' || c == '\r') {
+            atLineStart = true;
+            continue;
+        }
+        if (atLineStart && (c == ' ' || c == '\t')) {
+            continue;
+        }
+        if (atLineStart && !line.empty()) {
+            while (!line.empty() && line.back() == ' ') {
+                line.pop_back();
+            }
+            line += line.empty() || line.back() == ':' || line.back() == ';' ? " " : "; ";
+        }
+        atLineStart = false;
+        line += c;
+    }
+    while (!line.empty() && (line.back() == ' ' || line.back() == ';')) {
+        line.pop_back();
+    }
+    return line;
 }
 
 std::string RegisteredBackendsLine() {

@@ -41,6 +41,10 @@ uint32_t ReadSeed(const ParsedArgs& args);
 /// --threads N: default 1, in [1, 1024].
 unsigned int ReadThreads(const ParsedArgs& args);
 
+/// UsageError naming the first id in `backends` that is not registered (call it after creating
+/// the runtime, which registers the dynamic backends).
+void CheckBackendsRegistered(const BackendIdVector& backends, const IRuntime& runtime);
+
 struct PreparedModel {
     ModelOptions m_Options;
     IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
@@ -69,6 +73,15 @@ std::string FormatMs(double ms);
 /// A steady_clock reading in nanoseconds, and the milliseconds elapsed since one.
 int64_t NowNs();
 double MsSince(int64_t startNs);
+
+/// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
+std::string JsonString(const std::string& text);
+/// A JSON number with six decimals ("12.345000").
+std::string JsonNumber(double value);
+
+/// Library messages may span several lines (a list of unsupported layers, indented); reports are
+/// one line each, so fold them: "a:\n  b\n  c" -> "a: b; c". Trailing spaces and ';' go.
+std::string FoldLines(const std::string& message);
 
 /// The text printed by `--help` after each command's own help: the backends registered now.
 std::string RegisteredBackendsLine();

@@ -91,24 +91,24 @@ T Load(const OwnedTensor& tensor, std::size_t index) {
     return value;
 }
 
-std::string FormatDouble(double value) {
+std::string FormatDouble(double value, int significantDigits = 6) {
     char buffer[64];
-    std::snprintf(buffer, sizeof(buffer), "%.6g", value);
+    std::snprintf(buffer, sizeof(buffer), "%.*g", significantDigits, value);
     return buffer;
 }
 
-std::string FormatElement(const OwnedTensor& tensor, std::size_t index) {
+}  // namespace
+
+std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int significantDigits) {
     const double value = ElementAsDouble(tensor, index);
     if (IsFloatType(tensor.m_Info.GetDataType())) {
-        return FormatDouble(value);
+        return FormatDouble(value, significantDigits);
     }
     if (tensor.m_Info.GetDataType() == DataType::Signed64) {
         return std::to_string(Load<int64_t>(tensor, index));  // exact beyond 2^53
     }
     return std::to_string(static_cast<long long>(value));
 }
-
-}  // namespace
 
 bool IsFloatType(DataType type) {
     return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||

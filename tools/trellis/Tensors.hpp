@@ -27,6 +27,10 @@ OwnedTensor MakeZeroTensor(const std::string& name, const TensorInfo& info);
 /// Element `index` as a double (quantized types: the stored integer, not dequantized).
 double ElementAsDouble(const OwnedTensor& tensor, std::size_t index);
 
+/// Element `index` as text: floats with `significantDigits` significant digits ("%g"), integers
+/// exactly (Signed64 too).
+std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int significantDigits = 6);
+
 /// The report lines of one output: "  values: ... " and, for float types, "  min ... max ... mean ...".
 std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues = 8);
 

@@ -1,4 +1,5 @@
-// trellis: command-line front end of the Trellis inference engine (run, bench, inspect, backends).
+// trellis: command-line front end of the Trellis inference engine (run, bench, inspect, backends,
+// onnx-test).
 //
 // Every exception stops here: a usage mistake prints one `error: ...` line and exits 2, any other
 // failure (bad model, bad tensor file, unsupported layer, runtime error) prints one `error: ...`
@@ -20,10 +21,11 @@ std::string MainHelp() {
     return "Usage: trellis <command> [options]\n"
            "\n"
            "Commands:\n"
-           "  run       Run a model once and print its outputs.\n"
-           "  bench     Time repeated runs of a model.\n"
-           "  inspect   Show a model's inputs, outputs and where each layer was placed.\n"
-           "  backends  List the registered backends and the dynamic-backend files found.\n"
+           "  run        Run a model once and print its outputs.\n"
+           "  bench      Time repeated runs of a model.\n"
+           "  inspect    Show a model's inputs, outputs and where each layer was placed.\n"
+           "  backends   List the registered backends and the dynamic-backend files found.\n"
+           "  onnx-test  Run ONNX backend test cases against their expected outputs.\n"
            "\n"
            "Run 'trellis <command> --help' for a command's options.\n"
            "\n"
@@ -37,32 +39,9 @@ namespace {
 
 using namespace trellis::cli;
 
-// Library messages may span several lines (a list of unsupported layers, indented); the contract
-// is one line per error, so fold them: "a:\n  b\n  c" -> "a: b; c".
 void PrintError(const std::string& message) {
     std::cout.flush();
-    std::string line;
-    bool atLineStart = false;
-    for (char c : message) {
-        if (c == '\n' || c == '\r') {
-            atLineStart = true;
-            continue;
-        }
-        if (atLineStart && (c == ' ' || c == '\t')) {
-            continue;
-        }
-        if (atLineStart && !line.empty()) {
-            while (!line.empty() && line.back() == ' ') {
-                line.pop_back();
-            }
-            line += line.empty() || line.back() == ':' || line.back() == ';' ? " " : "; ";
-        }
-        atLineStart = false;
-        line += c;
-    }
-    while (!line.empty() && (line.back() == ' ' || line.back() == ';')) {
-        line.pop_back();
-    }
+    const std::string line = FoldLines(message);
     std::cerr << "error: " << (line.empty() ? std::string("unknown failure") : line) << std::endl;
 }
 
@@ -88,10 +67,13 @@ int Dispatch(const std::vector<std::string>& args) {
     if (command == "backends") {
         return BackendsCommand(rest);
     }
+    if (command == "onnx-test") {
+        return OnnxTestCommand(rest);
+    }
     if (!command.empty() && command[0] == '-') {
         throw UsageError("unknown option '" + command + "' (see 'trellis --help')");
     }
-    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, backends (see 'trellis --help')");
+    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, backends, onnx-test (see 'trellis --help')");
 }
 
 }  // namespace
