@@ -43,9 +43,14 @@ struct ConstantDescriptor {
     std::shared_ptr<const void> m_Storage;
 };
 
-enum class BinaryOperation { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, Less, Greater, LessOrEqual, GreaterOrEqual };
+enum class BinaryOperation {
+    Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
+    And, Or, Xor,  ///< Boolean inputs and output
+    Mod,           ///< integer modulo, the result takes the divisor's sign (ONNX Mod fmod=0)
+    FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
+};
 const char* GetBinaryOperationName(BinaryOperation op);
-/// Elementwise binary op with numpy broadcasting. Comparisons produce Boolean.
+/// Elementwise binary op with numpy broadcasting. Comparisons and And/Or/Xor produce Boolean.
 struct ElementwiseBinaryDescriptor {
     BinaryOperation m_Operation = BinaryOperation::Add;
 };
@@ -62,6 +67,21 @@ enum class UnaryOperation {
     Gelu,         ///< exact (erf) form
     GeluTanh,     ///< tanh approximation
     Clip,         ///< clamp to [m_A, m_B]
+    Not,          ///< Boolean input and output
+    Round,        ///< half to even
+    Floor, Ceil, Sign,
+    Softplus,     ///< log(1 + e^x)
+    Softsign,     ///< x / (1 + |x|)
+    Selu,         ///< m_B * (x > 0 ? x : m_A * (e^x - 1)); m_A = alpha, m_B = gamma
+    Celu,         ///< max(0, x) + min(0, m_A * (e^(x / m_A) - 1)); m_A = alpha
+    Mish,         ///< x * tanh(softplus(x))
+    ThresholdedRelu,  ///< x > m_A ? x : 0
+    Shrink,       ///< x < -m_A ? x + m_B : (x > m_A ? x - m_B : 0); m_A = lambd, m_B = bias
+    Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh,
+    IsNaN,        ///< Boolean output
+    IsInf,        ///< Boolean output: x is +inf or -inf
+    IsPosInf,     ///< Boolean output: x is +inf
+    IsNegInf,     ///< Boolean output: x is -inf
 };
 const char* GetUnaryOperationName(UnaryOperation op);
 struct ElementwiseUnaryDescriptor {
@@ -230,6 +250,67 @@ struct RangeDescriptor {
     DataType m_DataType = DataType::Float32;
 };
 
+enum class ArgMinMaxFunction { Max, Min };
+/// ONNX ArgMax/ArgMin: the Signed64 index of the largest (smallest) element along m_Axis; ties
+/// go to the first index, or the last with m_SelectLastIndex. After Optimize m_Axis is in [0, rank).
+struct ArgMinMaxDescriptor {
+    ArgMinMaxFunction m_Function = ArgMinMaxFunction::Max;
+    int64_t m_Axis = 0;
+    bool m_KeepDims = true;
+    bool m_SelectLastIndex = false;
+};
+
+/// ONNX Trilu: keeps the upper (m_Upper) or lower triangle of the last two dims, offset by the
+/// diagonal m_K; the rest is zero. Optional parameter input 1: k.
+struct TriluDescriptor {
+    bool m_Upper = true;
+    int64_t m_K = 0;
+};
+
+enum class ScatterReduction { None, Add, Mul, Max, Min };
+const char* GetScatterReductionName(ScatterReduction r);
+/// ONNX ScatterElements: inputs data, indices (Signed32/Signed64), updates. After Optimize
+/// m_Axis is in [0, rank).
+struct ScatterElementsDescriptor {
+    int64_t m_Axis = 0;
+    ScatterReduction m_Reduction = ScatterReduction::None;
+};
+
+/// ONNX Tile: output dim i = input dim i * m_Repeats[i]. Optional parameter input 1: repeats.
+struct TileDescriptor {
+    std::vector<int64_t> m_Repeats;
+};
+
+/// ONNX CumSum along m_Axis (optional parameter input 1: the axis). m_Exclusive leaves out the
+/// element itself; m_Reverse sums from the end. After Optimize m_Axis is in [0, rank).
+struct CumSumDescriptor {
+    int64_t m_Axis = 0;
+    bool m_Exclusive = false;
+    bool m_Reverse = false;
+};
+
+/// DepthToSpace / SpaceToDepth on NCHW. m_ColumnRowCrd: DepthToSpace's CRD mode (DCR otherwise;
+/// SpaceToDepth has only the DCR order).
+struct SpaceDepthDescriptor {
+    unsigned int m_BlockSize = 1;
+    bool m_ColumnRowCrd = false;
+};
+
+/// ONNX OneHot: inputs indices, values (2 elements: off, on) and optional parameter input
+/// depth (absorbed into m_Depth; the layer then has inputs indices, values). The output has the
+/// values' type and a new dim of size m_Depth at m_Axis (in [0, rank] after Optimize).
+struct OneHotDescriptor {
+    int64_t m_Axis = -1;
+    int64_t m_Depth = 0;
+};
+
+/// ONNX EyeLike: a 2-D tensor of the input's shape with ones on diagonal m_K. m_DataType:
+/// the output type, or the input's when unset.
+struct EyeLikeDescriptor {
+    int64_t m_K = 0;
+    std::optional<DataType> m_DataType;
+};
+
 /// A layer Optimize() inserts (OptimizerOptions::m_Debug) to write its input tensor to
 /// "<m_Folder>/<m_FileStem>.npy" each time it runs. It has no outputs.
 struct DebugDescriptor {
@@ -257,7 +338,9 @@ using LayerDescriptor = std::variant<
     PoolingDescriptor, BatchNormalizationDescriptor, LayerNormalizationDescriptor, ConcatDescriptor,
     SplitDescriptor, SliceDescriptor, ReshapeDescriptor, TransposeDescriptor, GatherDescriptor,
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
-    ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor>;
+    ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor,
+    ArgMinMaxDescriptor, TriluDescriptor, ScatterElementsDescriptor, TileDescriptor, CumSumDescriptor,
+    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

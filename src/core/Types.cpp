@@ -136,6 +136,11 @@ const char* GetBinaryOperationName(BinaryOperation op) {
         case BinaryOperation::Greater: return "Greater";
         case BinaryOperation::LessOrEqual: return "LessOrEqual";
         case BinaryOperation::GreaterOrEqual: return "GreaterOrEqual";
+        case BinaryOperation::And: return "And";
+        case BinaryOperation::Or: return "Or";
+        case BinaryOperation::Xor: return "Xor";
+        case BinaryOperation::Mod: return "Mod";
+        case BinaryOperation::FMod: return "FMod";
     }
     return "Unknown";
 }
@@ -159,6 +164,33 @@ const char* GetUnaryOperationName(UnaryOperation op) {
         case UnaryOperation::Gelu: return "Gelu";
         case UnaryOperation::GeluTanh: return "GeluTanh";
         case UnaryOperation::Clip: return "Clip";
+        case UnaryOperation::Not: return "Not";
+        case UnaryOperation::Round: return "Round";
+        case UnaryOperation::Floor: return "Floor";
+        case UnaryOperation::Ceil: return "Ceil";
+        case UnaryOperation::Sign: return "Sign";
+        case UnaryOperation::Softplus: return "Softplus";
+        case UnaryOperation::Softsign: return "Softsign";
+        case UnaryOperation::Selu: return "Selu";
+        case UnaryOperation::Celu: return "Celu";
+        case UnaryOperation::Mish: return "Mish";
+        case UnaryOperation::ThresholdedRelu: return "ThresholdedRelu";
+        case UnaryOperation::Shrink: return "Shrink";
+        case UnaryOperation::Sin: return "Sin";
+        case UnaryOperation::Cos: return "Cos";
+        case UnaryOperation::Tan: return "Tan";
+        case UnaryOperation::Asin: return "Asin";
+        case UnaryOperation::Acos: return "Acos";
+        case UnaryOperation::Atan: return "Atan";
+        case UnaryOperation::Sinh: return "Sinh";
+        case UnaryOperation::Cosh: return "Cosh";
+        case UnaryOperation::Asinh: return "Asinh";
+        case UnaryOperation::Acosh: return "Acosh";
+        case UnaryOperation::Atanh: return "Atanh";
+        case UnaryOperation::IsNaN: return "IsNaN";
+        case UnaryOperation::IsInf: return "IsInf";
+        case UnaryOperation::IsPosInf: return "IsPosInf";
+        case UnaryOperation::IsNegInf: return "IsNegInf";
     }
     return "Unknown";
 }
@@ -171,6 +203,17 @@ const char* GetReduceOperationName(ReduceOperation op) {
         case ReduceOperation::Min: return "ReduceMin";
     }
     return "Unknown";
+}
+
+const char* GetScatterReductionName(ScatterReduction r) {
+    switch (r) {
+        case ScatterReduction::None: return "none";
+        case ScatterReduction::Add: return "add";
+        case ScatterReduction::Mul: return "mul";
+        case ScatterReduction::Max: return "max";
+        case ScatterReduction::Min: return "min";
+    }
+    return "unknown";
 }
 
 LayerDescriptor MakeDefaultDescriptor(LayerType type) {

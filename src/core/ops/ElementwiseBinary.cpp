@@ -1,6 +1,7 @@
 // ElementwiseBinary: validation and shape inference.
 // Both inputs must hold the same type; shapes broadcast both ways (numpy rules). Comparisons
-// produce Boolean, every other operation the inputs' type.
+// produce Boolean; And/Or/Xor take and produce Boolean; every other operation gives the inputs'
+// type.
 #include "core/InferContext.hpp"
 #include "core/ops/DataOpsUtil.hpp"
 
@@ -29,8 +30,13 @@ std::vector<TensorInfo> ElementwiseBinaryInfer(InferContext& ctx) {
         ctx.Fail(std::string(GetBinaryOperationName(op)) + ": input A is " + GetDataTypeName(a.GetDataType()) +
                  " and input B is " + GetDataTypeName(b.GetDataType()) + "; both inputs must have the same type");
     }
+    const bool logical = op == BinaryOperation::And || op == BinaryOperation::Or || op == BinaryOperation::Xor;
+    if (logical && a.GetDataType() != DataType::Boolean) {
+        ctx.Fail(std::string(GetBinaryOperationName(op)) + ": inputs are " + GetDataTypeName(a.GetDataType()) +
+                 "; " + GetBinaryOperationName(op) + " takes Boolean");
+    }
     const TensorShape shape = ctx.BroadcastShapes(a.GetShape(), b.GetShape());
-    if (IsComparison(op)) return {TensorInfo(shape, DataType::Boolean)};
+    if (IsComparison(op) || logical) return {TensorInfo(shape, DataType::Boolean)};
     return {WithShape(a, shape)};
 }
 

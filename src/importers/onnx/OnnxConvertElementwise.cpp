@@ -26,6 +26,11 @@ constexpr BinaryRow kBinaryOps[] = {
     {"Greater", BinaryOperation::Greater},
     {"LessOrEqual", BinaryOperation::LessOrEqual},
     {"GreaterOrEqual", BinaryOperation::GreaterOrEqual},
+    {"And", BinaryOperation::And},
+    {"Or", BinaryOperation::Or},
+    {"Xor", BinaryOperation::Xor},
+    {"Sum", BinaryOperation::Add},
+    {"Mean", BinaryOperation::Add},
 };
 
 struct UnaryRow {
@@ -48,6 +53,31 @@ constexpr UnaryRow kUnaryOps[] = {
     {"HardSwish", UnaryOperation::HardSwish},
     {"Erf", UnaryOperation::Erf},
     {"Gelu", UnaryOperation::Gelu},
+    {"Not", UnaryOperation::Not},
+    {"Round", UnaryOperation::Round},
+    {"Floor", UnaryOperation::Floor},
+    {"Ceil", UnaryOperation::Ceil},
+    {"Sign", UnaryOperation::Sign},
+    {"Softplus", UnaryOperation::Softplus},
+    {"Softsign", UnaryOperation::Softsign},
+    {"Selu", UnaryOperation::Selu},
+    {"Celu", UnaryOperation::Celu},
+    {"Mish", UnaryOperation::Mish},
+    {"ThresholdedRelu", UnaryOperation::ThresholdedRelu},
+    {"Shrink", UnaryOperation::Shrink},
+    {"Sin", UnaryOperation::Sin},
+    {"Cos", UnaryOperation::Cos},
+    {"Tan", UnaryOperation::Tan},
+    {"Asin", UnaryOperation::Asin},
+    {"Acos", UnaryOperation::Acos},
+    {"Atan", UnaryOperation::Atan},
+    {"Sinh", UnaryOperation::Sinh},
+    {"Cosh", UnaryOperation::Cosh},
+    {"Asinh", UnaryOperation::Asinh},
+    {"Acosh", UnaryOperation::Acosh},
+    {"Atanh", UnaryOperation::Atanh},
+    {"IsNaN", UnaryOperation::IsNaN},
+    {"IsInf", UnaryOperation::IsInf},
 };
 
 template <typename Row, std::size_t N>
@@ -83,6 +113,14 @@ void ConvertBinary(OnnxNodeContext& ctx) {
     ctx.AddNodeLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{FindBinaryOperation(ctx)}, 2);
 }
 
+void ConvertMod(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    // fmod=0 (integer inputs only; the core refuses floats) is Python's %, fmod=1 C's fmod.
+    const BinaryOperation op = ctx.GetBool("fmod", false) ? BinaryOperation::FMod : BinaryOperation::Mod;
+    ctx.AddNodeLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, 2);
+}
+
 void ConvertMaxMin(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(1, static_cast<unsigned int>(INT_MAX));
     ctx.ExpectOutputs(1, 1);
@@ -95,13 +133,36 @@ void ConvertMaxMin(OnnxNodeContext& ctx) {
         return;
     }
     // max(a, b, c, ...) = max(max(max(a, b), c), ...): a chain of n-1 binary layers; the last one
-    // carries the node's name, the others "<name>/partial_<i>".
+    // carries the node's name, the others "<name>/partial_<i>". Mean is the Sum chain times 1/n.
+    const bool mean = ctx.OpType() == "Mean";
     const ElementwiseBinaryDescriptor d{FindBinaryOperation(ctx)};
     IOutputSlot* accumulated = &ctx.InputSlot(0);
     for (unsigned int i = 1; i < n; ++i) {
-        const std::string suffix = i + 1 == n ? "" : "/partial_" + std::to_string(i);
+        const std::string suffix = i + 1 == n && !mean ? "" : "/partial_" + std::to_string(i);
         IConnectableLayer* layer =
             ctx.AddLayer(LayerType::ElementwiseBinary, d, {accumulated, &ctx.InputSlot(i)}, 1, suffix);
+        accumulated = &layer->GetOutputSlot(0);
+    }
+    if (mean) {
+        // The scale's type must match the inputs': known for graph inputs and constants, else
+        // Float32 (the core names both types if that guess is wrong).
+        const IOutputSlot& first = ctx.InputSlot(0);
+        const DataType type = first.IsTensorInfoSet() ? first.GetTensorInfo().GetDataType() : DataType::Float32;
+        std::shared_ptr<void> storage;
+        if (type == DataType::Float32) {
+            storage = std::make_shared<float>(1.0f / static_cast<float>(n));
+        } else if (type == DataType::Float64) {
+            storage = std::make_shared<double>(1.0 / static_cast<double>(n));
+        } else {
+            ctx.Fail(std::string("inputs are ") + GetDataTypeName(type) + "; Mean takes Float32 or Float64");
+        }
+        TensorInfo info(TensorShape(std::vector<unsigned int>{}), type, 0.0f, 0, /*isConstant=*/true);
+        ConstantDescriptor scale{ConstTensor(info, storage.get()), storage};
+        const std::string scaleName = ctx.Name() + "/one_over_n";
+        IConnectableLayer* constant =
+            ctx.Graph().Network().AddLayer(LayerType::Constant, scale, scaleName.c_str(), 0, 1);
+        IConnectableLayer* layer = ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul},
+                                                {accumulated, &constant->GetOutputSlot(0)}, 1);
         accumulated = &layer->GetOutputSlot(0);
     }
     ctx.SetOutput(0, *accumulated);
@@ -119,6 +180,30 @@ void ConvertUnary(OnnxNodeContext& ctx) {
             d.m_A = ctx.GetFloat("alpha", 0.2f);
             d.m_B = ctx.GetFloat("beta", 0.5f);
             break;
+        case UnaryOperation::Selu:
+            d.m_A = ctx.GetFloat("alpha", 1.67326319217681884765625f);
+            d.m_B = ctx.GetFloat("gamma", 1.05070102214813232421875f);
+            break;
+        case UnaryOperation::Celu:
+            d.m_A = ctx.GetFloat("alpha", 1.0f);
+            if (d.m_A == 0.0f) ctx.Fail("attribute alpha=0 is not allowed (Celu divides by alpha)");
+            break;
+        case UnaryOperation::ThresholdedRelu: d.m_A = ctx.GetFloat("alpha", 1.0f); break;
+        case UnaryOperation::Shrink:
+            d.m_A = ctx.GetFloat("lambd", 0.5f);
+            d.m_B = ctx.GetFloat("bias", 0.0f);
+            break;
+        case UnaryOperation::IsInf: {
+            const bool negative = ctx.GetBool("detect_negative", true);
+            const bool positive = ctx.GetBool("detect_positive", true);
+            if (!negative && !positive) {
+                ctx.Fail("attributes detect_negative=0 and detect_positive=0 detect nothing; Trellis needs at least one");
+            }
+            d.m_Operation = negative && positive ? UnaryOperation::IsInf
+                            : negative           ? UnaryOperation::IsNegInf
+                                                 : UnaryOperation::IsPosInf;
+            break;
+        }
         case UnaryOperation::Gelu: {
             const std::string approximate = ctx.GetString("approximate", "none");
             if (approximate == "tanh") {
@@ -173,6 +258,24 @@ void ConvertCast(OnnxNodeContext& ctx) {
     if (!type) {
         ctx.Fail("attribute to=" + OnnxDataTypeName(static_cast<int32_t>(to)) +
                  " names a data type Trellis does not support");
+    }
+    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
+}
+
+void ConvertCastLike(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ctx.IgnoreAttributes({"saturate"});  // float8 targets only, which Trellis does not have
+    // The target is input 1's type: known here when it is a constant or a typed graph input.
+    std::optional<DataType> type;
+    if (const OnnxTensor* like = ctx.ConstantInput(1)) {
+        type = like->m_Info.GetDataType();
+    } else if (ctx.InputSlot(1).IsTensorInfoSet()) {
+        type = ctx.InputSlot(1).GetTensorInfo().GetDataType();
+    }
+    if (!type) {
+        ctx.Fail("input 1 ('" + ctx.InputName(1) + "') has no known type at import time; Trellis needs the CastLike "
+                 "target type from a constant or a graph input");
     }
     ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
 }

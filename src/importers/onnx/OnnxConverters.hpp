@@ -43,7 +43,9 @@ void ConvertLayerNormalization(OnnxNodeContext& ctx);
 void ConvertSoftmax(OnnxNodeContext& ctx);             // Softmax, LogSoftmax
 // OnnxConvertElementwise.cpp
 void ConvertBinary(OnnxNodeContext& ctx);              // Add Sub Mul Div Pow, comparisons
-void ConvertMaxMin(OnnxNodeContext& ctx);              // variadic Max, Min
+void ConvertMaxMin(OnnxNodeContext& ctx);              // variadic Max, Min, Sum, Mean
+void ConvertMod(OnnxNodeContext& ctx);
+void ConvertCastLike(OnnxNodeContext& ctx);
 void ConvertUnary(OnnxNodeContext& ctx);               // Relu, Sigmoid, Gelu, ...
 void ConvertClip(OnnxNodeContext& ctx);
 void ConvertPRelu(OnnxNodeContext& ctx);
@@ -69,5 +71,17 @@ void ConvertShape(OnnxNodeContext& ctx);
 void ConvertConstantOfShape(OnnxNodeContext& ctx);
 void ConvertRange(OnnxNodeContext& ctx);
 void ConvertConstant(OnnxNodeContext& ctx);
+// OnnxConvertIndexing.cpp: index and arrangement ops.
+void ConvertArgMinMax(OnnxNodeContext& ctx);           // ArgMax, ArgMin
+void ConvertTrilu(OnnxNodeContext& ctx);
+void ConvertSize(OnnxNodeContext& ctx);
+void ConvertGatherElements(OnnxNodeContext& ctx);
+void ConvertScatterElements(OnnxNodeContext& ctx);     // ScatterElements, Scatter (opsets 9-10)
+void ConvertTile(OnnxNodeContext& ctx);
+void ConvertCumSum(OnnxNodeContext& ctx);
+void ConvertSpaceDepth(OnnxNodeContext& ctx);          // DepthToSpace, SpaceToDepth
+void ConvertOneHot(OnnxNodeContext& ctx);
+void ConvertEyeLike(OnnxNodeContext& ctx);
+void ConvertHardmax(OnnxNodeContext& ctx);
 
 }  // namespace trellis::onnximport

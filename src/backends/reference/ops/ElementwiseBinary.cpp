@@ -1,7 +1,9 @@
 // CpuRef ElementwiseBinary: Add, Sub, Mul, Div, Pow, Maximum, Minimum and the comparisons, with
 // numpy broadcasting.
 //
-// Supports Float32, Signed32 and Signed64 for every operation, and Boolean for Equal.
+// Supports Float32, Float64, Signed32 and Signed64 for the arithmetic operations and the comparisons,
+// Boolean for Equal, And, Or and Xor; Mod (divisor's sign) Signed32/Signed64 only; FMod
+// (dividend's sign, C fmod) Float32, Float64, Signed32, Signed64. An integer Mod/FMod by zero throws.
 // Integer semantics: Add/Sub/Mul/Pow wrap (two's complement, like numpy); Div truncates toward
 // zero (C++/ONNX Runtime) and throws on a zero divisor; Pow with a negative exponent gives the
 // truncated real result (0 unless the base is 1 or -1) and throws for base 0. Float Max/Min
@@ -87,20 +89,40 @@ struct LessOrEqualOp { template <typename T> uint8_t operator()(T a, T b) const 
 struct GreaterOrEqualOp { template <typename T> uint8_t operator()(T a, T b) const { return a >= b; } };
 // Booleans are 0/1 bytes, but compare their truth so any non-zero byte counts as true.
 struct BoolEqualOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) == (b != 0); } };
+struct AndOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) && (b != 0); } };
+struct OrOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) || (b != 0); } };
+struct XorOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) != (b != 0); } };
+// Integer remainders. Truncated (C %, FMod) or floored (Python %, Mod: the divisor's sign).
+struct ModOp {
+    const std::string* m_Layer;
+    bool m_Floored;
+    template <typename T> T operator()(T a, T b) const {
+        if constexpr (std::is_integral_v<T>) {
+            if (b == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': " + (m_Floored ? "Mod" : "FMod") + ": integer modulo by zero");
+            if (b == -1) return 0;  // INT_MIN % -1 overflows in C++; the remainder is 0
+            T r = a % b;
+            if (m_Floored && r != 0 && ((r < 0) != (b < 0))) r += b;
+            return r;
+        } else {
+            return static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
+        }
+    }
+};
 
 using BinaryFn = void (*)(const void* a, const void* b, void* out, const BroadcastPlan<2>& plan, const std::string& layer);
 
-template <typename Op> Op MakeOp(const std::string& layer) {
+template <typename Op, bool Floored = false> Op MakeOp(const std::string& layer) {
     if constexpr (std::is_same_v<Op, DivOp> || std::is_same_v<Op, PowOp>) return Op{&layer};
+    else if constexpr (std::is_same_v<Op, ModOp>) return Op{&layer, Floored};
     else return Op{};
 }
 
-template <typename T, typename R, typename Op>
+template <typename T, typename R, typename Op, bool Floored = false>
 void RunBinary(const void* aData, const void* bData, void* outData, const BroadcastPlan<2>& plan, const std::string& layer) {
     const T* a = static_cast<const T*>(aData);
     const T* b = static_cast<const T*>(bData);
     R* out = static_cast<R*>(outData);
-    const Op op = MakeOp<Op>(layer);
+    const Op op = MakeOp<Op, Floored>(layer);
     ForEachBroadcastRow(plan, [&](const std::array<int64_t, 2>& off, int64_t o, int64_t n, const std::array<int64_t, 2>& s) {
         const T* pa = a + off[0];
         const T* pb = b + off[1];
@@ -135,6 +157,13 @@ BinaryFn PickForType(BinaryOperation op) {
         case BinaryOperation::Greater: return &RunBinary<T, uint8_t, GreaterOp>;
         case BinaryOperation::LessOrEqual: return &RunBinary<T, uint8_t, LessOrEqualOp>;
         case BinaryOperation::GreaterOrEqual: return &RunBinary<T, uint8_t, GreaterOrEqualOp>;
+        case BinaryOperation::FMod: return &RunBinary<T, T, ModOp, false>;
+        case BinaryOperation::Mod:
+            if constexpr (std::is_integral_v<T>) return &RunBinary<T, T, ModOp, true>;
+            else return nullptr;
+        case BinaryOperation::And:
+        case BinaryOperation::Or:
+        case BinaryOperation::Xor: return nullptr;  // Boolean only
     }
     return nullptr;
 }
@@ -143,9 +172,17 @@ BinaryFn PickForType(BinaryOperation op) {
 BinaryFn PickKernel(BinaryOperation op, DataType type) {
     switch (type) {
         case DataType::Float32: return PickForType<float>(op);
+        case DataType::Float64: return PickForType<double>(op);
         case DataType::Signed32: return PickForType<int32_t>(op);
         case DataType::Signed64: return PickForType<int64_t>(op);
-        case DataType::Boolean: return op == BinaryOperation::Equal ? &RunBinary<uint8_t, uint8_t, BoolEqualOp> : nullptr;
+        case DataType::Boolean:
+            switch (op) {
+                case BinaryOperation::Equal: return &RunBinary<uint8_t, uint8_t, BoolEqualOp>;
+                case BinaryOperation::And: return &RunBinary<uint8_t, uint8_t, AndOp>;
+                case BinaryOperation::Or: return &RunBinary<uint8_t, uint8_t, OrOp>;
+                case BinaryOperation::Xor: return &RunBinary<uint8_t, uint8_t, XorOp>;
+                default: return nullptr;
+            }
         default: return nullptr;
     }
 }
@@ -178,7 +215,8 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     }
     if (PickKernel(op, a.GetDataType()) == nullptr) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(a.GetDataType()) +
-                                  " is not supported (CpuRef: Float32, Signed32, Signed64; Boolean for Equal only)");
+                                  " is not supported (CpuRef: Float32, Float64, Signed32, Signed64; Boolean for Equal, And, Or, Xor; " +
+                                  "Mod (fmod=0) Signed32/Signed64 only)");
     }
     const DataType expected = IsComparison(op) ? DataType::Boolean : a.GetDataType();
     return CheckType(name.c_str(), "output", out, expected, reason);

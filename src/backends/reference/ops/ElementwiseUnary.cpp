@@ -1,10 +1,14 @@
 // CpuRef ElementwiseUnary.
 //
-// Supports Float32 for every operation, and Signed32/Signed64 for Neg, Abs, Relu and Clip.
+// Supports Float32 for every operation but Not, and Signed32/Signed64 for Neg, Abs, Relu, Clip
+// and Sign. Not maps Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 to Boolean.
 // Float results are computed in double and rounded once, so this kernel is a tight reference.
 // Semantics: Gelu = 0.5x(1 + erf(x/sqrt 2)); GeluTanh = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
 // HardSigmoid = max(0, min(1, A*x + B)); HardSwish = x * max(0, min(1, x/6 + 1/2));
 // Elu = x > 0 ? x : A(e^x - 1); LeakyRelu = x >= 0 ? x : A*x; Clip = min(max(x, A), B).
+// Round is half-to-even; Sign(NaN) = NaN; Softplus = log(1 + e^x) (no overflow for large x);
+// Selu = B(x > 0 ? x : A(e^x - 1)); Celu = max(0, x) + min(0, A(e^(x/A) - 1)); Mish =
+// x tanh(softplus(x)); ThresholdedRelu = x > A ? x : 0; Shrink = x < -A ? x + B : x > A ? x - B : 0.
 // NaN propagates through Relu, Clip and the rest. Integer Neg/Abs wrap at the minimum value
 // (like numpy); integer Clip clamps to [ceil(A), floor(B)] saturated to the type's range.
 #include "RefDataMovement.hpp"
@@ -21,7 +25,32 @@ namespace {
 
 bool SupportsIntegers(UnaryOperation op) {
     return op == UnaryOperation::Neg || op == UnaryOperation::Abs || op == UnaryOperation::Relu ||
-           op == UnaryOperation::Clip;
+           op == UnaryOperation::Clip || op == UnaryOperation::Sign;
+}
+
+bool IsClassification(UnaryOperation op) {
+    return op == UnaryOperation::IsNaN || op == UnaryOperation::IsInf || op == UnaryOperation::IsPosInf ||
+           op == UnaryOperation::IsNegInf;
+}
+
+double Softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
+
+// Float32 -> Boolean tests (IsNaN, IsInf, ...).
+void RunClassify(UnaryOperation op, const void* in, void* out, std::size_t n) {
+    const float* x = static_cast<const float*>(in);
+    uint8_t* y = static_cast<uint8_t*>(out);
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        bool r = false;
+        switch (op) {
+            case UnaryOperation::IsNaN: r = std::isnan(v); break;
+            case UnaryOperation::IsInf: r = std::isinf(v); break;
+            case UnaryOperation::IsPosInf: r = std::isinf(v) && v > 0; break;
+            case UnaryOperation::IsNegInf: r = std::isinf(v) && v < 0; break;
+            default: break;
+        }
+        y[i] = r ? 1 : 0;
+    }
 }
 
 template <typename T, typename F>
@@ -79,6 +108,40 @@ void RunFloat(UnaryOperation op, double a, double b, const void* in, void* out, 
                 if (std::isnan(x)) return x;
                 return std::min(std::max(x, a), b);
             });
+        case UnaryOperation::Round: return MapFloat(in, out, n, [](double x) { return std::nearbyint(x); });
+        case UnaryOperation::Floor: return MapFloat(in, out, n, [](double x) { return std::floor(x); });
+        case UnaryOperation::Ceil: return MapFloat(in, out, n, [](double x) { return std::ceil(x); });
+        case UnaryOperation::Sign:
+            return MapFloat(in, out, n, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); });
+        case UnaryOperation::Softplus: return MapFloat(in, out, n, [](double x) { return Softplus(x); });
+        case UnaryOperation::Softsign: return MapFloat(in, out, n, [](double x) { return x / (1.0 + std::fabs(x)); });
+        case UnaryOperation::Selu:
+            return MapFloat(in, out, n, [a, b](double x) { return b * (x > 0 ? x : a * std::expm1(x)); });
+        case UnaryOperation::Celu:
+            return MapFloat(in, out, n, [a](double x) {
+                return std::max(0.0, x) + std::min(0.0, a * std::expm1(x / a));
+            });
+        case UnaryOperation::Mish: return MapFloat(in, out, n, [](double x) { return x * std::tanh(Softplus(x)); });
+        case UnaryOperation::ThresholdedRelu: return MapFloat(in, out, n, [a](double x) { return x > a ? x : 0.0; });
+        case UnaryOperation::Shrink:
+            return MapFloat(in, out, n, [a, b](double x) { return x < -a ? x + b : (x > a ? x - b : 0.0); });
+        case UnaryOperation::Sin: return MapFloat(in, out, n, [](double x) { return std::sin(x); });
+        case UnaryOperation::Cos: return MapFloat(in, out, n, [](double x) { return std::cos(x); });
+        case UnaryOperation::Tan: return MapFloat(in, out, n, [](double x) { return std::tan(x); });
+        case UnaryOperation::Asin: return MapFloat(in, out, n, [](double x) { return std::asin(x); });
+        case UnaryOperation::Acos: return MapFloat(in, out, n, [](double x) { return std::acos(x); });
+        case UnaryOperation::Atan: return MapFloat(in, out, n, [](double x) { return std::atan(x); });
+        case UnaryOperation::Sinh: return MapFloat(in, out, n, [](double x) { return std::sinh(x); });
+        case UnaryOperation::Cosh: return MapFloat(in, out, n, [](double x) { return std::cosh(x); });
+        case UnaryOperation::Asinh: return MapFloat(in, out, n, [](double x) { return std::asinh(x); });
+        case UnaryOperation::Acosh: return MapFloat(in, out, n, [](double x) { return std::acosh(x); });
+        case UnaryOperation::Atanh: return MapFloat(in, out, n, [](double x) { return std::atanh(x); });
+        case UnaryOperation::Not:
+        case UnaryOperation::IsNaN:
+        case UnaryOperation::IsInf:
+        case UnaryOperation::IsPosInf:
+        case UnaryOperation::IsNegInf:
+            return;  // not Float32 -> Float32 maps: handled by the workload
     }
 }
 
@@ -104,6 +167,7 @@ void RunInteger(UnaryOperation op, double a, double b, const void* in, void* out
             const T hi = ElementBound<T>(std::floor(b));
             return Map<T>(in, out, n, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); });
         }
+        case UnaryOperation::Sign: return Map<T>(in, out, n, [](T x) { return T(x > 0 ? 1 : (x < 0 ? -1 : 0)); });
         default: return;  // refused by the support check
     }
 }
@@ -116,6 +180,11 @@ public:
         const std::size_t n = io.m_Outputs[0]->GetTensorInfo().GetNumElements();
         const void* in = io.m_Inputs[0]->Map();
         void* out = io.m_Outputs[0]->Map();
+        if (m_Op == UnaryOperation::Not) {
+            // Booleans are 0/1 bytes; any non-zero byte counts as true.
+            return Map<uint8_t>(in, out, n, [](uint8_t x) { return uint8_t(x == 0 ? 1 : 0); });
+        }
+        if (IsClassification(m_Op)) return RunClassify(m_Op, in, out, n);
         switch (m_Type) {
             case DataType::Float32: return RunFloat(m_Op, m_A, m_B, in, out, n);
             case DataType::Signed32: return RunInteger<int32_t>(m_Op, m_A, m_B, in, out, n);
@@ -136,11 +205,21 @@ bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo
     const UnaryOperation op = layer.Get<ElementwiseUnaryDescriptor>().m_Operation;
     const std::string name = std::string("ElementwiseUnary ") + GetUnaryOperationName(op);
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    if (op == UnaryOperation::Not) {
+        if (t != DataType::Boolean) return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (Boolean only)");
+        return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
+    }
+    if (IsClassification(op)) {
+        if (t != DataType::Float32) {
+            return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32 only)");
+        }
+        return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
+    }
     const bool ok = t == DataType::Float32 ||
                     ((t == DataType::Signed32 || t == DataType::Signed64) && SupportsIntegers(op));
     if (!ok) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32; " +
-                                  "Signed32/Signed64 for Neg, Abs, Relu and Clip only)");
+                                  "Signed32/Signed64 for Neg, Abs, Relu, Clip and Sign only)");
     }
     return CheckSameEncoding(name.c_str(), "output", info.m_OutputTensorInfos[0], "input", info.m_InputTensorInfos[0], reason);
 }
