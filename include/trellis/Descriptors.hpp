@@ -332,6 +332,37 @@ struct PreCompiledDescriptor {
     std::string m_Description;
 };
 
+/// An activation of a recurrent layer (ONNX LSTM/GRU/RNN "activations" with their alpha/beta).
+enum class RecurrentActivationFunction {
+    Sigmoid, Tanh, Relu, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus
+};
+const char* GetRecurrentActivationName(RecurrentActivationFunction f);
+struct RecurrentActivation {
+    RecurrentActivationFunction m_Function = RecurrentActivationFunction::Sigmoid;
+    float m_Alpha = 0.0f;
+    float m_Beta = 0.0f;
+};
+
+enum class RecurrentMode { Lstm, Gru, Rnn };
+enum class RecurrentDirection { Forward, Reverse, Bidirectional };
+
+/// ONNX LSTM / GRU / RNN (m_Mode). Inputs, as ONNX numbers them: X, W, R, then optional B,
+/// sequence_lens (Signed32, read at run time), initial_h, initial_c (LSTM), P (LSTM peepholes);
+/// an omitted one in the middle is a 0-element placeholder. Outputs Y, Y_h and, for LSTM, Y_c.
+/// m_Activations: per direction f, g, h (LSTM), f, g (GRU) or f (RNN), forward first; empty =
+/// the ONNX defaults. m_Clip: cell-input clip (none when unset). m_Layout 1 puts batch first in
+/// X, Y, the initial and the final states.
+struct RecurrentDescriptor {
+    RecurrentMode m_Mode = RecurrentMode::Lstm;
+    RecurrentDirection m_Direction = RecurrentDirection::Forward;
+    unsigned int m_HiddenSize = 0;
+    std::vector<RecurrentActivation> m_Activations;
+    std::optional<float> m_Clip;
+    bool m_InputForget = false;
+    bool m_LinearBeforeReset = false;
+    unsigned int m_Layout = 0;
+};
+
 using LayerDescriptor = std::variant<
     EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
     ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
@@ -340,7 +371,7 @@ using LayerDescriptor = std::variant<
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
     ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor,
     ArgMinMaxDescriptor, TriluDescriptor, ScatterElementsDescriptor, TileDescriptor, CumSumDescriptor,
-    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor>;
+    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

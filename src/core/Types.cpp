@@ -216,6 +216,23 @@ const char* GetScatterReductionName(ScatterReduction r) {
     return "unknown";
 }
 
+const char* GetRecurrentActivationName(RecurrentActivationFunction f) {
+    switch (f) {
+        case RecurrentActivationFunction::Sigmoid: return "Sigmoid";
+        case RecurrentActivationFunction::Tanh: return "Tanh";
+        case RecurrentActivationFunction::Relu: return "Relu";
+        case RecurrentActivationFunction::Affine: return "Affine";
+        case RecurrentActivationFunction::LeakyRelu: return "LeakyRelu";
+        case RecurrentActivationFunction::ThresholdedRelu: return "ThresholdedRelu";
+        case RecurrentActivationFunction::ScaledTanh: return "ScaledTanh";
+        case RecurrentActivationFunction::HardSigmoid: return "HardSigmoid";
+        case RecurrentActivationFunction::Elu: return "Elu";
+        case RecurrentActivationFunction::Softsign: return "Softsign";
+        case RecurrentActivationFunction::Softplus: return "Softplus";
+    }
+    return "unknown";
+}
+
 LayerDescriptor MakeDefaultDescriptor(LayerType type) {
     switch (type) {
 #define TRELLIS_OP(Name, Desc, MinIn, MaxIn, NumOut) \

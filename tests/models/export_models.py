@@ -78,6 +78,18 @@ def make_transformer() -> nn.Module:
     return enc
 
 
+class LstmModel(nn.Module):
+    """nn.LSTM(input_size=32, hidden_size=64, num_layers=2) on [seq 16, batch 1, 32]; only the
+    output sequence is returned (the final states feed nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(input_size=32, hidden_size=64, num_layers=2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lstm(x)[0]
+
+
 def calibrate_bn(model: nn.Module, shape) -> nn.Module:
     """Set BatchNorm running stats to the batch statistics of random inputs.
 
@@ -104,6 +116,7 @@ MODELS = {
     "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), INPUT_SHAPE_224),
     "resnet50": (lambda: torchvision.models.resnet50(weights=None), INPUT_SHAPE_224),
     "transformer": (make_transformer, (1, 16, 64)),
+    "lstm": (LstmModel, (16, 1, 32)),
 }
 
 # Inputs of these ops that act as parameters (shapes, axes, bounds, ...).

@@ -83,5 +83,6 @@ void ConvertSpaceDepth(OnnxNodeContext& ctx);          // DepthToSpace, SpaceToD
 void ConvertOneHot(OnnxNodeContext& ctx);
 void ConvertEyeLike(OnnxNodeContext& ctx);
 void ConvertHardmax(OnnxNodeContext& ctx);
+void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
 
 }  // namespace trellis::onnximport
