@@ -73,7 +73,7 @@ std::vector<TensorInfo> RecurrentInfer(InferContext& ctx) {
         const TensorInfo& sl = ctx.Input(4);
         ctx.ExpectTypeIn(4, {DataType::Signed32});
         if (sl.GetShape() != TensorShape({batch})) {
-            ctx.Fail("sequence_lens has shape " + sl.GetShape().ToString() + ", expected [" + std::to_string(batch) + "]");
+            ctx.Fail("sequence_lens has shape " + sl.GetShape().ToString() + ", expected " + TensorShape({batch}).ToString());
         }
     }
     const TensorShape yShape = d.m_Layout == 0 ? TensorShape({seq, dirs, batch, h}) : TensorShape({batch, seq, dirs, h});
