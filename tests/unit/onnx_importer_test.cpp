@@ -922,7 +922,7 @@ TEST_F(OnnxImporterTest, LegacyFormsWithoutAConverterAreRefused) {
     EXPECT_NE(message.find("node 'pad' (Pad, opset 1): Pad-1 (attribute 'paddings')"), std::string::npos) << message;
 }
 
-TEST_F(OnnxImporterTest, PowWithIntegerExponentCastsTheExponent) {
+TEST_F(OnnxImporterTest, PowWithMixedTypesIsCast) {
     TestModel m(15);
     m.Input("x", {3}).Input("e", {3}, kInt64).Output("y", {3});
     m.Node("Pow", {"x", "e"}, {"y"});
@@ -932,6 +932,24 @@ TEST_F(OnnxImporterTest, PowWithIntegerExponentCastsTheExponent) {
     e.m_Data.resize(sizeof(int64_t) * 3);
     std::memcpy(e.m_Data.data(), exponents.data(), e.m_Data.size());
     ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({3}, {3, -2, 5}), e}).at(0), {3}, {9, -8, 1});
+
+    // An integer base with a float exponent: computed in float, truncated back to the base's type.
+    TestModel ints(15);
+    ints.Input("x", {3}, kInt64).Input("e", {3}).Output("y", {3}, kInt64);
+    ints.Node("Pow", {"x", "e"}, {"y"});
+    OwnedTensor x;
+    x.m_Info = TensorInfo(TensorShape({3}), DataType::Signed64);
+    const std::vector<int64_t> bases = {3, 2, 10};
+    x.m_Data.resize(sizeof(int64_t) * 3);
+    std::memcpy(x.m_Data.data(), bases.data(), x.m_Data.size());
+    const auto outs = ParseAndRun(ints.Bytes(), {x, FloatTensor({3}, {4, 0.5f, 2})});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetDataType(), DataType::Signed64);
+    int64_t got[3];
+    std::memcpy(got, outs[0].m_Data.data(), sizeof(got));
+    EXPECT_EQ(got[0], 81);
+    EXPECT_EQ(got[1], 1);  // sqrt(2) = 1.41 truncated
+    EXPECT_EQ(got[2], 100);
 }
 
 TEST_F(OnnxImporterTest, Uint16TensorFileIsReadAsBFloat16) {

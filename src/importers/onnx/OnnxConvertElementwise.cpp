@@ -166,7 +166,7 @@ void ConvertBinary(OnnxNodeContext& ctx) {
     if (ctx.OpType() == "Pow") {
         // Pow-12+ allows a floating-point base with an integer exponent (the result has the base's
         // type): the exponent is cast to the base's type, exact for any integer a float exponent
-        // can meaningfully take. Other mixes (integer base, float exponent) go to the core as given.
+        // can meaningfully take.
         const IOutputSlot& base = ctx.InputSlot(0);
         const IOutputSlot& exponent = ctx.InputSlot(1);
         if (base.IsTensorInfoSet() && exponent.IsTensorInfoSet()) {
@@ -178,6 +178,18 @@ void ConvertBinary(OnnxNodeContext& ctx) {
                 IConnectableLayer* layer =
                     ctx.AddLayer(LayerType::ElementwiseBinary, d, {&ctx.InputSlot(0), &cast->GetOutputSlot(0)}, 1);
                 ctx.SetOutput(0, layer->GetOutputSlot(0));
+                return;
+            }
+            if (baseType != exponentType && IsPlainIntegerType(baseType) && IsFloatType(exponentType)) {
+                // An integer base with a float exponent: computed in the exponent's type, then cast
+                // back to the base's type (truncating, as ONNX's reference does).
+                IConnectableLayer* toFloat =
+                    ctx.AddLayer(LayerType::Cast, CastDescriptor{exponentType}, {&ctx.InputSlot(0)}, 1, "/base_cast");
+                IConnectableLayer* pow = ctx.AddLayer(LayerType::ElementwiseBinary, d,
+                                                      {&toFloat->GetOutputSlot(0), &ctx.InputSlot(1)}, 1, "/float_pow");
+                IConnectableLayer* back =
+                    ctx.AddLayer(LayerType::Cast, CastDescriptor{baseType}, {&pow->GetOutputSlot(0)}, 1);
+                ctx.SetOutput(0, back->GetOutputSlot(0));
                 return;
             }
         }
