@@ -24,6 +24,7 @@ struct OwnedTensor {
 };
 
 /// Reads a .pb TensorProto or a .npy file, chosen by the file's content (.npy magic) and extension.
+/// A UINT16 TensorProto is read as BFloat16: ONNX's test data stores bfloat16 tensors that way.
 OwnedTensor LoadTensorFile(const std::string& path);
 /// Writes a TensorProto (raw_data) named `tensor.m_Name`.
 void SaveTensorProto(const std::string& path, const OwnedTensor& tensor);

@@ -306,10 +306,10 @@ TEST_F(OnnxImporterTest, NotAProtobufIsParseException) {
 }
 
 TEST_F(OnnxImporterTest, OpsetChecks) {
-    TestModel old(6);
+    TestModel old(0);
     old.Input("x", {2}).Output("y", {2});
     old.Node("Relu", {"x"}, {"y"});
-    EXPECT_NE(ParseError(old.Bytes()).find("opset 6 is not supported"), std::string::npos);
+    EXPECT_NE(ParseError(old.Bytes()).find("opset 0 is not supported"), std::string::npos);
 
     TestModel noDefault(13);
     noDefault.Model().mutable_opset_import(0)->set_domain("com.example");
@@ -820,6 +820,186 @@ TEST_F(OnnxImporterTest, ConstantNodeForms) {
     AttrFloat(twoValues, "value_float", 1.0f);
     both.Node("Add", {"x", "c"}, {"y"});
     EXPECT_NE(ParseError(both.Bytes()).find("needs exactly one of the attributes"), std::string::npos);
+}
+
+// ---- Legacy opsets (1-6) ----
+
+TEST_F(OnnxImporterTest, LegacyConsumedInputsIsIgnored) {
+    TestModel m(6);
+    m.Input("x", {3}).Output("y", {3});
+    AttrInts(m.Node("Relu", {"x"}, {"y"}), "consumed_inputs", {0});
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({3}, {-1, 0.5f, 2})}).at(0), {3}, {0, 0.5f, 2});
+}
+
+TEST_F(OnnxImporterTest, LegacyBroadcastWithAxisAlignsTheSecondInput) {
+    // A[2,3,2] + B[3] with broadcast=1, axis=1: B runs along dim 1, not the last dim.
+    TestModel m(6);
+    m.Input("a", {2, 3, 2}).Input("b", {3}).Output("y", {2, 3, 2});
+    auto& add = m.Node("Add", {"a", "b"}, {"y"}, "add");
+    AttrInt(add, "broadcast", 1);
+    AttrInt(add, "axis", 1);
+    const std::vector<float> a = Iota(12);
+    const std::vector<float> b = {100, 200, 300};
+    std::vector<float> want(12);
+    for (std::size_t i = 0; i < 12; ++i) want[i] = a[i] + b[(i / 2) % 3];
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 3, 2}, a), FloatTensor({3}, b)}).at(0), {2, 3, 2}, want);
+
+    // axis at the trailing position is numpy's rule; broadcast=0 with equal shapes is plain.
+    TestModel trailing(6);
+    trailing.Input("a", {2, 3}).Input("b", {3}).Output("y", {2, 3});
+    auto& mul = trailing.Node("Mul", {"a", "b"}, {"y"});
+    AttrInt(mul, "broadcast", 1);
+    AttrInt(mul, "axis", 1);
+    ExpectFloats(ParseAndRun(trailing.Bytes(), {FloatTensor({2, 3}, Iota(6)), FloatTensor({3}, {1, 2, 3})}).at(0),
+                 {2, 3}, {0, 2, 6, 3, 8, 15});
+
+    // B does not fit A from that axis on.
+    TestModel bad(6);
+    bad.Input("a", {2, 3}).Input("b", {3}).Output("y", {2, 3});
+    auto& sub = bad.Node("Sub", {"a", "b"}, {"y"}, "sub");
+    AttrInt(sub, "broadcast", 1);
+    AttrInt(sub, "axis", 2);
+    const std::string message = ParseError(bad.Bytes());
+    EXPECT_NE(message.find("node 'sub' (Sub, opset 6): attribute axis=2 does not fit"), std::string::npos) << message;
+}
+
+TEST_F(OnnxImporterTest, LegacyBatchNormalizationAndDropoutNeedIsTest) {
+    TestModel m(6);
+    m.Input("x", {1, 2, 2}).Output("y", {1, 2, 2});
+    m.FloatInit("s", {2}, {2, 1}).FloatInit("b", {2}, {0, 1}).FloatInit("mean", {2}, {1, 0}).FloatInit("var", {2}, {1, 4});
+    auto& bn = m.Node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"t"}, "bn");
+    AttrInt(bn, "is_test", 1);
+    AttrFloat(bn, "epsilon", 0.0f);
+    AttrFloat(bn, "momentum", 0.9f);
+    AttrInts(bn, "consumed_inputs", {0, 0, 0, 1, 1});
+    auto& drop = m.Node("Dropout", {"t"}, {"y"});
+    AttrInt(drop, "is_test", 1);
+    AttrFloat(drop, "ratio", 0.5f);
+    // channel 0: (x - 1) / 1 * 2 + 0; channel 1: x / 2 * 1 + 1
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({1, 2, 2}, {1, 3, 2, 4})}).at(0), {1, 2, 2}, {0, 4, 2, 3});
+
+    TestModel train(6);
+    train.Input("x", {1, 2, 2}).Output("y", {1, 2, 2});
+    train.Node("Dropout", {"x"}, {"y"}, "drop");
+    const std::string message = ParseError(train.Bytes());
+    EXPECT_NE(message.find("node 'drop' (Dropout, opset 6): attribute is_test=0 (training mode"), std::string::npos)
+        << message;
+}
+
+TEST_F(OnnxImporterTest, LegacyReshapeConcatAndGemmForms) {
+    // Reshape-1: shape attribute; Concat-1: axis defaults to 1; Gemm-1: broadcast attribute.
+    TestModel m(3);
+    m.Input("x", {6}).Input("z", {2, 1}).Output("y", {2, 4});
+    AttrInts(m.Node("Reshape", {"x"}, {"r"}), "shape", {2, -1});
+    m.Node("Concat", {"r", "z"}, {"y"});
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({6}, Iota(6)), FloatTensor({2, 1}, {9, 8})}).at(0), {2, 4},
+                 {0, 1, 2, 9, 3, 4, 5, 8});
+
+    TestModel gemm(6);
+    gemm.Input("a", {2, 2}).Output("y", {2, 2});
+    gemm.FloatInit("b", {2, 2}, {1, 0, 0, 1}).FloatInit("c", {2}, {10, 20});
+    AttrInt(gemm.Node("Gemm", {"a", "b", "c"}, {"y"}), "broadcast", 1);
+    ExpectFloats(ParseAndRun(gemm.Bytes(), {FloatTensor({2, 2}, {1, 2, 3, 4})}).at(0), {2, 2}, {11, 22, 13, 24});
+
+    TestModel missing(4);
+    missing.Input("x", {6}).Output("y", {6});
+    missing.Node("Reshape", {"x"}, {"y"}, "reshape");
+    EXPECT_NE(ParseError(missing.Bytes()).find("node 'reshape' (Reshape, opset 4): attribute shape is missing"),
+              std::string::npos);
+}
+
+TEST_F(OnnxImporterTest, LegacyFormsWithoutAConverterAreRefused) {
+    TestModel tile(5);
+    tile.Input("x", {2}).Input("t", {1}, kInt64).Input("a", {1}, kInt64).Output("y", {4});
+    tile.Node("Tile", {"x", "t", "a"}, {"y"}, "tile");
+    std::string message = ParseError(tile.Bytes());
+    EXPECT_NE(message.find("node 'tile' (Tile, opset 5): Tile before opset 6"), std::string::npos) << message;
+
+    TestModel pad(1);
+    pad.Input("x", {2}).Output("y", {4});
+    AttrInts(pad.Node("Pad", {"x"}, {"y"}, "pad"), "paddings", {1, 1});
+    message = ParseError(pad.Bytes());
+    EXPECT_NE(message.find("node 'pad' (Pad, opset 1): Pad-1 (attribute 'paddings')"), std::string::npos) << message;
+}
+
+TEST_F(OnnxImporterTest, PowWithMixedTypesIsCast) {
+    TestModel m(15);
+    m.Input("x", {3}).Input("e", {3}, kInt64).Output("y", {3});
+    m.Node("Pow", {"x", "e"}, {"y"});
+    OwnedTensor e;
+    e.m_Info = TensorInfo(TensorShape({3}), DataType::Signed64);
+    const std::vector<int64_t> exponents = {2, 3, 0};
+    e.m_Data.resize(sizeof(int64_t) * 3);
+    std::memcpy(e.m_Data.data(), exponents.data(), e.m_Data.size());
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({3}, {3, -2, 5}), e}).at(0), {3}, {9, -8, 1});
+
+    // An integer base with a float exponent: computed in float, truncated back to the base's type.
+    TestModel ints(15);
+    ints.Input("x", {3}, kInt64).Input("e", {3}).Output("y", {3}, kInt64);
+    ints.Node("Pow", {"x", "e"}, {"y"});
+    OwnedTensor x;
+    x.m_Info = TensorInfo(TensorShape({3}), DataType::Signed64);
+    const std::vector<int64_t> bases = {3, 2, 10};
+    x.m_Data.resize(sizeof(int64_t) * 3);
+    std::memcpy(x.m_Data.data(), bases.data(), x.m_Data.size());
+    const auto outs = ParseAndRun(ints.Bytes(), {x, FloatTensor({3}, {4, 0.5f, 2})});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetDataType(), DataType::Signed64);
+    int64_t got[3];
+    std::memcpy(got, outs[0].m_Data.data(), sizeof(got));
+    EXPECT_EQ(got[0], 81);
+    EXPECT_EQ(got[1], 1);  // sqrt(2) = 1.41 truncated
+    EXPECT_EQ(got[2], 100);
+}
+
+TEST_F(OnnxImporterTest, Uint16TensorFileIsReadAsBFloat16) {
+    onnx::TensorProto t;
+    t.set_data_type(onnx::TensorProto_DataType_UINT16);
+    t.add_dims(2);
+    t.add_int32_data(0x3F80);  // 1.0
+    t.add_int32_data(0xC040);  // -3.0
+    const OwnedTensor loaded = LoadTensorFile(WriteFile("bf16.pb", t.SerializeAsString()));
+    ASSERT_EQ(loaded.m_Info.GetDataType(), DataType::BFloat16);
+    ASSERT_EQ(loaded.m_Data.size(), 4u);
+    uint16_t bits[2];
+    std::memcpy(bits, loaded.m_Data.data(), 4);
+    EXPECT_EQ(bits[0], 0x3F80);
+    EXPECT_EQ(bits[1], 0xC040);
+}
+
+TEST_F(OnnxImporterTest, UpsampleIsResizeWithScales) {
+    // [1,1,2,2] nearest x2 in H and W: each value becomes a 2x2 block.
+    const std::vector<float> want = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+    TestModel seven(7);
+    seven.Input("x", {1, 1, 2, 2}).Output("y", {1, 1, 4, 4});
+    auto* scales = seven.Node("Upsample", {"x"}, {"y"}).add_attribute();
+    scales->set_name("scales");
+    scales->set_type(onnx::AttributeProto_AttributeType_FLOATS);
+    for (float f : {1.0f, 1.0f, 2.0f, 2.0f}) scales->add_floats(f);
+    ExpectFloats(ParseAndRun(seven.Bytes(), {FloatTensor({1, 1, 2, 2}, {1, 2, 3, 4})}).at(0), {1, 1, 4, 4}, want);
+
+    TestModel nine(9);
+    nine.Input("x", {1, 1, 2, 2}).Output("y", {1, 1, 4, 4});
+    nine.FloatInit("s", {4}, {1, 1, 2, 2});
+    nine.Node("Upsample", {"x", "s"}, {"y"});
+    ExpectFloats(ParseAndRun(nine.Bytes(), {FloatTensor({1, 1, 2, 2}, {1, 2, 3, 4})}).at(0), {1, 1, 4, 4}, want);
+
+    TestModel shrink(9);
+    shrink.Input("x", {1, 1, 2, 2}).Output("y", {1, 1, 1, 1});
+    shrink.FloatInit("s", {4}, {1, 1, 0.5f, 0.5f});
+    shrink.Node("Upsample", {"x", "s"}, {"y"}, "up");
+    const std::string message = ParseError(shrink.Bytes());
+    EXPECT_NE(message.find("node 'up' (Upsample, opset 9): a scale of 0.5"), std::string::npos) << message;
+}
+
+TEST_F(OnnxImporterTest, LegacyPReluSlopeIsPerChannel) {
+    // PRelu-6: a slope of C values applies along X's dim 1 (X is [1, 2, 3]).
+    TestModel m(6);
+    m.Input("x", {1, 2, 3}).Output("y", {1, 2, 3});
+    m.FloatInit("slope", {2}, {0.5f, 2});
+    m.Node("PRelu", {"x", "slope"}, {"y"});
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({1, 2, 3}, {-2, 1, -4, -1, 3, -3})}).at(0), {1, 2, 3},
+                 {-1, 1, -2, -2, 3, -6});
 }
 
 }  // namespace

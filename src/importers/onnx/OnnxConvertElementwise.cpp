@@ -105,12 +105,96 @@ float ReadClipBound(OnnxNodeContext& ctx, unsigned int i, const char* what, floa
     return static_cast<float>(bound->AsDoubles()[0]);
 }
 
+bool IsFloatType(DataType type) {
+    return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||
+           type == DataType::Float64;
+}
+
+bool IsPlainIntegerType(DataType type) {
+    return type == DataType::Signed32 || type == DataType::Signed64 || type == DataType::UInt8;
+}
+
+// The rank of the tensor on input i when the importer knows it (graph inputs, constants).
+std::optional<std::size_t> KnownRank(OnnxNodeContext& ctx, unsigned int i) {
+    const IOutputSlot& slot = ctx.InputSlot(i);
+    if (!slot.IsTensorInfoSet()) return std::nullopt;
+    return slot.GetTensorInfo().GetNumDimensions();
+}
+
 }  // namespace
 
 void ConvertBinary(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
-    ctx.AddNodeLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{FindBinaryOperation(ctx)}, 2);
+    const ElementwiseBinaryDescriptor d{FindBinaryOperation(ctx)};
+    if (ctx.Opset() < 7) {
+        // Before opset 7: broadcast=0 requires equal shapes (numpy broadcasting gives the same
+        // result); broadcast=1 broadcasts B to A, its dims aligned with A's from `axis` on (by
+        // default with A's trailing dims, which is numpy's rule). B is unsqueezed at the end so
+        // that numpy broadcasting aligns it the same way.
+        const bool broadcast = ctx.GetBool("broadcast", false);
+        const std::optional<int64_t> axis = ctx.FindInt("axis");
+        if (axis && broadcast) {
+            const std::optional<std::size_t> rankA = KnownRank(ctx, 0);
+            const std::optional<std::size_t> rankB = KnownRank(ctx, 1);
+            if (!rankA || !rankB) {
+                ctx.Fail("attribute axis=" + std::to_string(*axis) + " with broadcast=1 needs the ranks of both "
+                         "inputs at import time, and input " + std::string(rankA ? "1" : "0") +
+                         " is computed by other nodes");
+            }
+            const auto a = static_cast<int64_t>(*rankA);
+            const auto b = static_cast<int64_t>(*rankB);
+            if (*axis < 0 || *axis + b > a) {
+                ctx.Fail("attribute axis=" + std::to_string(*axis) + " does not fit: B (rank " + std::to_string(b) +
+                         ") must lie within A (rank " + std::to_string(a) + ") from that axis on");
+            }
+            const int64_t trailing = a - *axis - b;
+            if (trailing > 0) {
+                ReshapeDescriptor r;
+                r.m_Mode = ReshapeMode::Reshape;
+                r.m_TargetShape.assign(static_cast<std::size_t>(b), 0);  // 0: keep B's dim
+                r.m_TargetShape.insert(r.m_TargetShape.end(), static_cast<std::size_t>(trailing), 1);
+                IConnectableLayer* aligned =
+                    ctx.AddLayer(LayerType::Reshape, r, {&ctx.InputSlot(1)}, 1, "/legacy_broadcast");
+                IConnectableLayer* layer =
+                    ctx.AddLayer(LayerType::ElementwiseBinary, d, {&ctx.InputSlot(0), &aligned->GetOutputSlot(0)}, 1);
+                ctx.SetOutput(0, layer->GetOutputSlot(0));
+                return;
+            }
+        }
+    }
+    if (ctx.OpType() == "Pow") {
+        // Pow-12+ allows a floating-point base with an integer exponent (the result has the base's
+        // type): the exponent is cast to the base's type, exact for any integer a float exponent
+        // can meaningfully take.
+        const IOutputSlot& base = ctx.InputSlot(0);
+        const IOutputSlot& exponent = ctx.InputSlot(1);
+        if (base.IsTensorInfoSet() && exponent.IsTensorInfoSet()) {
+            const DataType baseType = base.GetTensorInfo().GetDataType();
+            const DataType exponentType = exponent.GetTensorInfo().GetDataType();
+            if (baseType != exponentType && IsFloatType(baseType) && IsPlainIntegerType(exponentType)) {
+                IConnectableLayer* cast =
+                    ctx.AddLayer(LayerType::Cast, CastDescriptor{baseType}, {&ctx.InputSlot(1)}, 1, "/exponent_cast");
+                IConnectableLayer* layer =
+                    ctx.AddLayer(LayerType::ElementwiseBinary, d, {&ctx.InputSlot(0), &cast->GetOutputSlot(0)}, 1);
+                ctx.SetOutput(0, layer->GetOutputSlot(0));
+                return;
+            }
+            if (baseType != exponentType && IsPlainIntegerType(baseType) && IsFloatType(exponentType)) {
+                // An integer base with a float exponent: computed in the exponent's type, then cast
+                // back to the base's type (truncating, as ONNX's reference does).
+                IConnectableLayer* toFloat =
+                    ctx.AddLayer(LayerType::Cast, CastDescriptor{exponentType}, {&ctx.InputSlot(0)}, 1, "/base_cast");
+                IConnectableLayer* pow = ctx.AddLayer(LayerType::ElementwiseBinary, d,
+                                                      {&toFloat->GetOutputSlot(0), &ctx.InputSlot(1)}, 1, "/float_pow");
+                IConnectableLayer* back =
+                    ctx.AddLayer(LayerType::Cast, CastDescriptor{baseType}, {&pow->GetOutputSlot(0)}, 1);
+                ctx.SetOutput(0, back->GetOutputSlot(0));
+                return;
+            }
+        }
+    }
+    ctx.AddNodeLayer(LayerType::ElementwiseBinary, d, 2);
 }
 
 void ConvertMod(OnnxNodeContext& ctx) {
@@ -239,6 +323,24 @@ void ConvertClip(OnnxNodeContext& ctx) {
 void ConvertPRelu(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
+    if (ctx.Opset() < 7) {
+        // PRelu-1/6: a slope of C > 1 values is per channel (X's dim 1), not numpy-aligned with
+        // X's last dim: it is reshaped to [C, 1, ...] so that broadcasting lines it up with dim 1.
+        const IOutputSlot& x = ctx.InputSlot(0);
+        const IOutputSlot& slope = ctx.InputSlot(1);
+        if (x.IsTensorInfoSet() && slope.IsTensorInfoSet() && slope.GetTensorInfo().GetNumDimensions() == 1 &&
+            slope.GetTensorInfo().GetNumElements() > 1 && x.GetTensorInfo().GetNumDimensions() > 2) {
+            ReshapeDescriptor r;
+            r.m_Mode = ReshapeMode::Reshape;
+            r.m_TargetShape.assign(x.GetTensorInfo().GetNumDimensions() - 1, 1);
+            r.m_TargetShape[0] = 0;  // 0: keep C
+            IConnectableLayer* aligned = ctx.AddLayer(LayerType::Reshape, r, {&ctx.InputSlot(1)}, 1, "/legacy_slope");
+            IConnectableLayer* layer =
+                ctx.AddLayer(LayerType::PRelu, EmptyDescriptor{}, {&ctx.InputSlot(0), &aligned->GetOutputSlot(0)}, 1);
+            ctx.SetOutput(0, layer->GetOutputSlot(0));
+            return;
+        }
+    }
     ctx.AddNodeLayer(LayerType::PRelu, EmptyDescriptor{}, 2);
 }
 

@@ -18,7 +18,8 @@ void ConvertConcat(OnnxNodeContext& ctx) {
         if (!ctx.HasInput(i)) ctx.Fail("input " + std::to_string(i) + " is omitted; every input is required");
     }
     ConcatDescriptor d;
-    d.m_Axis = ctx.ToInt(ctx.GetRequiredInt("axis"), "attribute axis");
+    // axis is optional with default 1 before opset 4, required after.
+    d.m_Axis = ctx.ToInt(ctx.Opset() < 4 ? ctx.GetInt("axis", 1) : ctx.GetRequiredInt("axis"), "attribute axis");
     ctx.AddNodeLayer(LayerType::Concat, d, ctx.NumInputs());
 }
 
@@ -83,10 +84,19 @@ void ConvertSlice(OnnxNodeContext& ctx) {
 }
 
 void ConvertReshape(OnnxNodeContext& ctx) {
-    ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
     ReshapeDescriptor d;
     d.m_Mode = ReshapeMode::Reshape;
+    if (ctx.Opset() < 5) {
+        // Reshape-1: the target shape is the `shape` attribute (same 0 / -1 rules), one input.
+        ctx.ExpectInputs(1, 1);
+        std::optional<std::vector<int64_t>> shape = ctx.FindInts("shape");
+        if (!shape) ctx.Fail("attribute shape is missing (Reshape before opset 5 takes the target shape as an attribute)");
+        d.m_TargetShape = *shape;
+        ctx.AddNodeLayer(LayerType::Reshape, d, 1);
+        return;
+    }
+    ctx.ExpectInputs(2, 2);
     d.m_AllowZero = ctx.GetBool("allowzero", false);  // opset 14
     const unsigned int slots = ctx.ParamSlots(1);
     if (slots == 1) d.m_TargetShape = ctx.ConstInts(1, "shape");
@@ -287,6 +297,41 @@ void ConvertResize(OnnxNodeContext& ctx) {
     }
     IConnectableLayer* layer = ctx.AddLayer(LayerType::Resize, d, inputs, 1);
     ctx.SetOutput(0, layer->GetOutputSlot(0));
+}
+
+void ConvertUpsample(OnnxNodeContext& ctx) {
+    // Upsample-7 (scales attribute) and -9 (scales input) sample as Resize-10 does: asymmetric
+    // coordinates, nearest rounding down (every scale is >= 1). Upsample-1 was experimental.
+    if (ctx.Opset() < 7) {
+        ctx.Fail("Upsample before opset 7 (experimental: height_scale/width_scale) is not supported");
+    }
+    ctx.ExpectOutputs(1, 1);
+    ResizeDescriptor d;
+    const std::string mode = ctx.GetString("mode", "nearest");
+    if (mode == "nearest") d.m_Mode = ResizeMode::Nearest;
+    else if (mode == "linear") d.m_Mode = ResizeMode::Linear;
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest or linear)");
+    d.m_CoordinateTransform = CoordinateTransform::Asymmetric;
+    d.m_NearestMode = NearestMode::Floor;
+    std::vector<double> scales;
+    if (ctx.Opset() < 9) {
+        ctx.ExpectInputs(1, 1);
+        std::optional<std::vector<float>> attribute = ctx.FindFloats("scales");
+        if (!attribute) ctx.Fail("attribute scales is missing (Upsample-7 takes its scales as an attribute)");
+        scales.assign(attribute->begin(), attribute->end());
+    } else {
+        ctx.ExpectInputs(2, 2);
+        if (!ctx.ConstantInput(1)) {
+            ctx.Fail("input 1 (scales, '" + ctx.InputName(1) + "') is computed by other nodes; Trellis needs "
+                     "Upsample scales to be constants");
+        }
+        scales = ctx.ConstDoubles(1, "scales");
+    }
+    for (double s : scales) {
+        if (!(s >= 1.0)) ctx.Fail("a scale of " + std::to_string(s) + " is below 1 (Upsample only enlarges)");
+        d.m_Scales.push_back(static_cast<float>(s));
+    }
+    ctx.AddNodeLayer(LayerType::Resize, d, 1);
 }
 
 }  // namespace trellis::onnximport

@@ -121,11 +121,43 @@ constexpr OnnxConverterRow kConverters[] = {
     {"Transpose", ConvertTranspose},
     {"Trilu", ConvertTrilu},
     {"Unsqueeze", ConvertSqueeze},
+    {"Upsample", ConvertUpsample},
     {"Where", ConvertWhere},
     {"Xor", ConvertBinary},
 };
 
 }  // namespace
+
+void CheckLegacyForm(OnnxNodeContext& ctx) {
+    // consumed_inputs (opsets 1-5) marks inputs an implementation may overwrite: it never changes results.
+    ctx.IgnoreAttributes({"consumed_inputs"});
+    const std::string& op = ctx.OpType();
+    const int64_t opset = ctx.Opset();
+    if (op == "Tile" && opset < 6) {
+        ctx.Fail("Tile before opset 6 (inputs 'tiles' and 'axis') is not supported; Trellis reads Tile-6's 'repeats'");
+    }
+    if (op == "Cast" && opset < 6) {
+        ctx.Fail("Cast before opset 6 (attribute 'to' as a string) is not supported; Trellis reads Cast-6's integer 'to'");
+    }
+    if (op == "Pad" && opset < 2) {
+        ctx.Fail("Pad-1 (attribute 'paddings') is not supported; Trellis reads Pad-2's 'pads'");
+    }
+    if (op == "Split" && opset < 2 && ctx.NumInputs() > 1) {
+        ctx.Fail("Split-1 with the split sizes as input 1 is not supported; give them as the 'split' attribute");
+    }
+    if (op == "BatchNormalization" || op == "Dropout") {
+        // is_test (opsets 1-6) defaults to 0, training mode: Y then uses batch statistics (or a random mask).
+        if (!ctx.GetBool("is_test", false)) {
+            ctx.Fail("attribute is_test=0 (training mode, the default before opset 7) is not supported; only "
+                     "is_test=1 (inference)");
+        }
+    }
+    if (op == "Gemm") {
+        // broadcast (opsets 1-6): 1 lets C broadcast to A*B, 0 requires C's shape to equal it; the
+        // unidirectional broadcast Trellis applies gives the same result in both cases.
+        ctx.IgnoreAttributes({"broadcast"});
+    }
+}
 
 std::span<const OnnxConverterRow> GetOnnxConverterTable() { return kConverters; }
 

@@ -65,6 +65,7 @@ void ConvertGather(OnnxNodeContext& ctx);
 void ConvertExpand(OnnxNodeContext& ctx);
 void ConvertPad(OnnxNodeContext& ctx);
 void ConvertResize(OnnxNodeContext& ctx);
+void ConvertUpsample(OnnxNodeContext& ctx);         // as Resize-10 (opsets 7-9)
 // OnnxConvertMisc.cpp: reductions, shape queries, generators, constants.
 void ConvertReduce(OnnxNodeContext& ctx);              // ReduceMean/Sum/Max/Min
 void ConvertShape(OnnxNodeContext& ctx);
@@ -84,5 +85,9 @@ void ConvertOneHot(OnnxNodeContext& ctx);
 void ConvertEyeLike(OnnxNodeContext& ctx);
 void ConvertHardmax(OnnxNodeContext& ctx);
 void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
+
+// Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
+// hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).
+void CheckLegacyForm(OnnxNodeContext& ctx);
 
 }  // namespace trellis::onnximport

@@ -23,7 +23,7 @@ namespace trellis {
 namespace onnximport {
 namespace {
 
-constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMinOpset = 1;
 
 std::string ReadModelFile(const std::string& path) {
     std::error_code ec;
@@ -61,7 +61,7 @@ int64_t ReadOpset(const onnx::ModelProto& model, const std::string& label) {
     if (!opset) throw ParseException(label + ": the model imports no opset of the default ONNX domain");
     if (*opset < kMinOpset) {
         throw ParseException(label + ": opset " + std::to_string(*opset) + " is not supported (Trellis reads "
-                             "opsets 7 to 18, and later ones where an op's form did not change)");
+                             "opsets 1 to 18, and later ones where an op's form did not change)");
     }
     return *opset;
 }
@@ -277,6 +277,7 @@ private:
         }
         const OnnxConverterRow* row = FindOnnxConverter(node.op_type());
         if (!row) ctx.Fail("operator not supported by Trellis");
+        if (m_Opset < 7) CheckLegacyForm(ctx);
         row->m_Convert(ctx);
         ctx.CheckAttributesUnderstood();
         for (unsigned int i = 0; i < ctx.NumOutputs(); ++i) {

@@ -47,6 +47,9 @@ OwnedTensor LoadTensorProto(const std::string& path, const std::string& bytes) {
         throw ParseException(path + ": not a valid TensorProto (protobuf parsing failed: the file is truncated or "
                              "is not a tensor)");
     }
+    // ONNX's test data stores bfloat16 tensors as UINT16 (the same 16 bits, in int32_data or raw
+    // data). Trellis has no uint16 type, so a UINT16 file is read as those bfloat16 bits.
+    if (proto.data_type() == onnx::TensorProto_DataType_UINT16) proto.set_data_type(onnx::TensorProto_DataType_BFLOAT16);
     const std::string baseDir = std::filesystem::path(path).parent_path().string();
     onnximport::OnnxTensor decoded = onnximport::DecodeTensorProto(proto, baseDir.empty() ? "." : baseDir, path);
     OwnedTensor tensor;
