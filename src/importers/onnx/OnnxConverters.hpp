@@ -5,8 +5,8 @@
 // rejects the rest), folds constant parameter inputs into the descriptor, refuses anything it
 // cannot represent with ctx.Fail("<attribute/input> ... <rule>"), and registers every used output.
 //
-// Opsets: the forms of opsets 7-18 are handled (each converter branches on ctx.Opset() where an
-// op's form changed). Later opsets use the opset-18 form; a later change that adds an attribute is
+// Opsets: the forms of opsets 1-18 are handled (each converter branches on ctx.Opset() where an
+// op's form changed; CheckLegacyForm handles the attributes common to opsets below 7). Later opsets use the opset-18 form; a later change that adds an attribute is
 // caught by the unknown-attribute check, a new attribute value by the converter's value check.
 #pragma once
 
