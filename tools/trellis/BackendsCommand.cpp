@@ -75,25 +75,15 @@ int BackendsCommand(const std::vector<std::string>& args) {
         throw UsageError("backends: takes no arguments, got '" + parsed.m_Positionals[0] +
                          "' (see 'trellis backends --help')");
     }
-    IRuntime::CreationOptions creation;
-    if (auto dir = parsed.Get("dynamic-backends-path")) {
-        if (dir->empty()) {
-            throw UsageError("option '--dynamic-backends-path' expects a directory, got ''");
-        }
-        creation.m_DynamicBackendsPath = *dir;
-    }
-    IRuntimePtr runtime = IRuntime::Create(creation);
-    if (!runtime) {
-        throw RuntimeException("could not create the runtime");
-    }
+    const std::string path = ReadDynamicBackendsPath(parsed);
+    IRuntimePtr runtime = CreateRuntime(parsed);
     const std::vector<DynamicBackendStatus> files = runtime->GetDynamicBackendStatus();
     const std::vector<std::string> warnings = runtime->GetDynamicBackendWarnings();
     const BackendRegistry& registry = BackendRegistryInstance();
 
     std::cout << "Backend API version of this engine: " << kBackendApiVersion.ToString() << "\n"
               << "dynamic backend paths: "
-              << (creation.m_DynamicBackendsPath.empty() ? std::string("the built-in list (DYNAMIC_BACKEND_PATHS)")
-                                                         : creation.m_DynamicBackendsPath)
+              << (path.empty() ? std::string("the built-in list (DYNAMIC_BACKEND_PATHS)") : path)
               << "\n";
 
     std::cout << "registered backends:\n";

@@ -23,13 +23,26 @@ ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command
     options.m_ModelPath = RequireModelPath(args, command);
     options.m_Backends = ParseBackendList(args.Get("backends").value_or(kDefaultBackends));
     options.m_InputShapes = ParseShapeOptions(args.GetAll("shape"));
-    if (auto dir = args.Get("dynamic-backends-path")) {
-        if (dir->empty()) {
-            throw UsageError("option '--dynamic-backends-path' expects a directory, got ''");
-        }
-        options.m_DynamicBackendsPath = *dir;
-    }
+    options.m_DynamicBackendsPath = ReadDynamicBackendsPath(args);
     return options;
+}
+
+std::string ReadDynamicBackendsPath(const ParsedArgs& args) {
+    auto dir = args.Get("dynamic-backends-path");
+    if (dir && dir->empty()) {
+        throw UsageError("option '--dynamic-backends-path' expects a directory, got ''");
+    }
+    return dir.value_or("");
+}
+
+IRuntimePtr CreateRuntime(const ParsedArgs& args) {
+    IRuntime::CreationOptions creation;
+    creation.m_DynamicBackendsPath = ReadDynamicBackendsPath(args);
+    IRuntimePtr runtime = IRuntime::Create(creation);
+    if (!runtime) {
+        throw RuntimeException("could not create the runtime");
+    }
+    return runtime;
 }
 
 uint32_t ReadSeed(const ParsedArgs& args) {

@@ -38,6 +38,11 @@ ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command
 
 /// --seed N: default 0, at most 2^32-1 (std::mt19937's seed range).
 uint32_t ReadSeed(const ParsedArgs& args);
+/// --dynamic-backends-path, validated ("" when not given).
+std::string ReadDynamicBackendsPath(const ParsedArgs& args);
+/// A runtime loading the dynamic backends --dynamic-backends-path names (the built-in paths
+/// otherwise), for commands that need no model.
+IRuntimePtr CreateRuntime(const ParsedArgs& args);
 /// --threads N: default 1, in [1, 1024].
 unsigned int ReadThreads(const ParsedArgs& args);
 

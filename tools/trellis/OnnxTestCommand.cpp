@@ -525,19 +525,8 @@ int OnnxTestCommand(const std::vector<std::string>& args) {
     if (parsed.Has("summary-json") && summaryPath.empty()) {
         throw UsageError("option '--summary-json' expects a file name, got ''");
     }
-    IRuntime::CreationOptions creation;
-    if (auto dir = parsed.Get("dynamic-backends-path")) {
-        if (dir->empty()) {
-            throw UsageError("option '--dynamic-backends-path' expects a directory, got ''");
-        }
-        creation.m_DynamicBackendsPath = *dir;
-    }
-
     // The runtime comes first: creating it registers the dynamic backends --backends may name.
-    IRuntimePtr runtime = IRuntime::Create(creation);
-    if (!runtime) {
-        throw RuntimeException("could not create the runtime");
-    }
+    IRuntimePtr runtime = CreateRuntime(parsed);
     CheckBackendsRegistered(backends, *runtime);
     // Every DIR is checked before any case runs, so a typo costs nothing.
     std::vector<TestCase> cases;
