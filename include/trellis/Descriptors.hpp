@@ -363,6 +363,30 @@ struct RecurrentDescriptor {
     unsigned int m_Layout = 0;
 };
 
+/// ONNX Compress: the slices of input 0 along m_Axis (the flattened input when unset) whose entry
+/// in input 1 (a 1-D Boolean condition, read when the network is specialized) is true.
+struct CompressDescriptor {
+    std::optional<int64_t> m_Axis;
+};
+
+/// ONNX Unique: the distinct elements (m_Axis unset: of the flattened input) or slices along
+/// m_Axis, sorted ascending when m_Sorted, else in order of first occurrence. Outputs Y,
+/// indices, inverse_indices, counts (Signed64).
+struct UniqueDescriptor {
+    std::optional<int64_t> m_Axis;
+    bool m_Sorted = true;
+};
+
+/// ONNX NonMaxSuppression. Inputs boxes [B, N, 4], scores [B, C, N], then the optional
+/// max_output_boxes_per_class, iou_threshold, score_threshold (folded into the fields below).
+/// Output selected_indices [K, 3] Signed64 rows (batch, class, box).
+struct NonMaxSuppressionDescriptor {
+    bool m_CenterPointBox = false;
+    int64_t m_MaxOutputBoxesPerClass = 0;
+    float m_IouThreshold = 0.0f;
+    std::optional<float> m_ScoreThreshold;
+};
+
 using LayerDescriptor = std::variant<
     EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
     ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
@@ -371,7 +395,8 @@ using LayerDescriptor = std::variant<
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
     ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor,
     ArgMinMaxDescriptor, TriluDescriptor, ScatterElementsDescriptor, TileDescriptor, CumSumDescriptor,
-    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor>;
+    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor, CompressDescriptor,
+    UniqueDescriptor, NonMaxSuppressionDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

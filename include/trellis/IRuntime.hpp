@@ -3,6 +3,13 @@
 // Ownership: the runtime owns every loaded network until UnloadNetwork() or its destruction.
 // Thread-safety: all methods may be called from several threads at once. EnqueueWorkload() may
 // run concurrently on the same NetworkId: each call gets its own working memory.
+//
+// Dynamic networks: a network whose inputs have unknown dims (kUnknownDim), or whose inputs feed
+// a parameter the optimizer needs as a constant (a Reshape's shape, Slice starts, the values
+// NonZero or Unique read to size their outputs, ...), is optimized again for each set of input
+// shapes (and values of such parameter-feeding inputs) it is run with; each such specialization
+// has its own workloads and memory plan and is kept in a bounded LRU cache
+// (CreationOptions::m_MaxSpecializations). See docs/architecture.md.
 #pragma once
 
 #include <trellis/INetwork.hpp>
@@ -46,6 +53,16 @@ public:
             bool m_EnableProfiling = false;
         };
         ProfilingOptions m_ProfilingOptions;
+        /// Specializations of a dynamic network kept per network (least recently used goes
+        /// first); at least 1.
+        std::size_t m_MaxSpecializations = 8;
+    };
+
+    /// How a dynamic network's specialization cache is doing (all zero for a static network).
+    struct SpecializationStats {
+        std::size_t m_Cached = 0;   ///< specializations held now
+        std::size_t m_Built = 0;    ///< specializations optimized and loaded so far
+        std::size_t m_Evicted = 0;  ///< dropped from the cache to make room
     };
 
     static IRuntime* CreateRaw(const CreationOptions& options);
@@ -58,13 +75,24 @@ public:
     virtual Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network, std::string& errorMessage) = 0;
     virtual Status UnloadNetwork(NetworkId networkId) = 0;
 
-    /// Throws InvalidArgumentException for an unknown network or binding id.
+    /// Throws InvalidArgumentException for an unknown network or binding id. For a dynamic
+    /// network, input dims decided at run time are kUnknownDim; its output infos depend on the
+    /// inputs, so the two-argument GetOutputTensorInfo throws (naming the three-argument form).
     virtual TensorInfo GetInputTensorInfo(NetworkId networkId, LayerBindingId layerId) const = 0;
     virtual TensorInfo GetOutputTensorInfo(NetworkId networkId, LayerBindingId layerId) const = 0;
+    /// The output's info when the network runs with `inputs` (every input binding, as for
+    /// EnqueueWorkload; only their shapes, and the values of parameter-feeding inputs, are read).
+    /// For a dynamic network this specializes it (or reuses the cached specialization).
+    virtual TensorInfo GetOutputTensorInfo(NetworkId networkId, LayerBindingId layerId,
+                                           const InputTensors& inputs) = 0;
+    /// True when the network is specialized per run (see the top of this file).
+    virtual bool IsDynamic(NetworkId networkId) const = 0;
+    virtual SpecializationStats GetSpecializationStats(NetworkId networkId) const = 0;
 
     /// Runs the network. Every input and output binding must be given once, with the network's
-    /// shape and type (throws InvalidArgumentException naming the binding otherwise). Output
-    /// buffers are written in place.
+    /// shape and type (throws InvalidArgumentException naming the binding otherwise); a dynamic
+    /// network takes inputs of any shape that agrees with the dims it fixes, and its outputs
+    /// must have the shapes of that specialization. Output buffers are written in place.
     virtual Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                                    const OutputTensors& outputTensors) = 0;
 
@@ -72,6 +100,7 @@ public:
 
     /// Bytes of working memory one EnqueueWorkload() call of this network uses (intermediate
     /// tensors and scratch, after lifetime-based reuse), and what it would be without reuse.
+    /// For a dynamic network: the largest of its cached specializations (0 before the first run).
     virtual std::size_t GetPeakWorkingMemoryBytes(NetworkId networkId) const = 0;
     virtual std::size_t GetUnplannedWorkingMemoryBytes(NetworkId networkId) const = 0;
 

@@ -18,10 +18,14 @@ namespace trellis {
 /// Binding id plus tensor info of a network input or output. For outputs the info holds the
 /// data type and the shape the model declares (which may be incomplete); the runtime's
 /// GetOutputTensorInfo() is authoritative after loading.
+/// For an input, dims the model leaves symbolic or unknown (and no Options::m_InputShapes entry
+/// pins) are kUnknownDim: the network is then dynamic and takes their size from each run.
 struct BindingPointInfo {
     LayerBindingId m_BindingId = 0;
     TensorInfo m_TensorInfo;
     std::string m_Name;
+    /// Per dim: the model's symbol ("batch") for a symbolic dim, "?" for an unknown one, "" else.
+    std::vector<std::string> m_DimNames;
 };
 
 class IOnnxParser;
@@ -30,8 +34,9 @@ using IOnnxParserPtr = std::unique_ptr<IOnnxParser>;
 class IOnnxParser {
 public:
     struct Options {
-        /// Shapes for graph inputs, by name: required where the model has symbolic or unknown
-        /// dims; a given shape must agree with every fixed dim the model declares.
+        /// Shapes for graph inputs, by name: pins symbolic or unknown dims at load time (else
+        /// they are decided by each run); a given shape must agree with every fixed dim the
+        /// model declares.
         std::map<std::string, TensorShape> m_InputShapes;
     };
 

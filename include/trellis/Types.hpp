@@ -62,7 +62,13 @@ using NetworkId = int;
 
 enum class Status { Success = 0, Failure = 1 };
 
-/// Dimensions of a tensor. Rank 0 is a scalar with one element. Dimensions may be 0 (empty tensor).
+/// A dimension whose size is not known until the network runs (an ONNX symbolic or unknown dim:
+/// "batch", "sequence"). Only network inputs may have such dims; TensorShape::ToString() prints
+/// them as "?". It is unsigned -1, so it never equals a real size.
+constexpr unsigned int kUnknownDim = ~0u;
+
+/// Dimensions of a tensor. Rank 0 is a scalar with one element. Dimensions may be 0 (empty tensor)
+/// or, for a network input whose size is decided at run time, kUnknownDim.
 class TensorShape {
 public:
     TensorShape() = default;
@@ -73,12 +79,14 @@ public:
     unsigned int GetNumDimensions() const { return static_cast<unsigned int>(m_Dims.size()); }
     unsigned int operator[](unsigned int i) const;
     unsigned int& operator[](unsigned int i);
-    /// Product of all dimensions (1 for a scalar).
+    /// Product of all dimensions (1 for a scalar; 0 when a dim is kUnknownDim).
     std::size_t GetNumElements() const;
+    /// False when some dim is kUnknownDim.
+    bool AreAllDimensionsSpecified() const;
     const std::vector<unsigned int>& GetDims() const { return m_Dims; }
     bool operator==(const TensorShape& o) const { return m_Dims == o.m_Dims; }
     bool operator!=(const TensorShape& o) const { return m_Dims != o.m_Dims; }
-    /// "1x3x224x224"; "scalar" for rank 0.
+    /// "1x3x224x224"; "scalar" for rank 0; "?x3x224x224" with an unknown dim.
     std::string ToString() const;
 private:
     std::vector<unsigned int> m_Dims;

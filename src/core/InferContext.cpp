@@ -44,14 +44,20 @@ void InferContext::Fail(const std::string& message) const {
     throw LayerValidationException(Where() + ": " + message);
 }
 
-std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what) const {
+const ConstTensor& InferContext::RequireConstant(unsigned int i, const char* what, const std::string& why) const {
     if (i >= m_Inputs.size()) Fail(std::string("missing input ") + std::to_string(i) + " (" + what + ")");
     const ConstTensor* c = Constant(i);
     if (!c) {
-        Fail(std::string("input ") + std::to_string(i) + " (" + what +
-             ") must be constant when the network is loaded, but it is computed from the network's inputs "
-             "(data-dependent shapes are not supported)");
+        throw ParameterNotConstant(Where() + ": input " + std::to_string(i) + " (" + what + ") " + why, i);
     }
+    return *c;
+}
+
+std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what) const {
+    const ConstTensor* c = &RequireConstant(
+        i, what,
+        "must be known when the network is optimized, but it is computed inside the network from values that are "
+        "not graph inputs or constants");
     std::vector<int64_t> out;
     switch (c->GetDataType()) {
         case DataType::Signed64: AppendAs<int64_t>(*c, out); break;
@@ -66,12 +72,10 @@ std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what
 }
 
 std::vector<double> InferContext::GetParamDoubles(unsigned int i, const char* what) const {
-    if (i >= m_Inputs.size()) Fail(std::string("missing input ") + std::to_string(i) + " (" + what + ")");
-    const ConstTensor* c = Constant(i);
-    if (!c) {
-        Fail(std::string("input ") + std::to_string(i) + " (" + what +
-             ") must be constant when the network is loaded, but it is computed from the network's inputs");
-    }
+    const ConstTensor* c = &RequireConstant(
+        i, what,
+        "must be known when the network is optimized, but it is computed inside the network from values that are "
+        "not graph inputs or constants");
     std::vector<double> out;
     switch (c->GetDataType()) {
         case DataType::Float32: AppendAsDouble<float>(*c, out); break;

@@ -19,6 +19,19 @@
 
 namespace trellis::core {
 
+/// Thrown by inference when a parameter input (or an input whose values decide an output shape)
+/// is not a constant. The optimizer catches it to find the graph inputs that value comes from:
+/// a network whose such values come from graph inputs only is specialized on those values when
+/// it runs (Optimizer.cpp, Runtime.cpp); otherwise the message is the error.
+class ParameterNotConstant : public LayerValidationException {
+public:
+    ParameterNotConstant(const std::string& message, unsigned int input)
+        : LayerValidationException(message), m_Input(input) {}
+    unsigned int GetInput() const { return m_Input; }
+private:
+    unsigned int m_Input;
+};
+
 class InferContext {
 public:
     InferContext(LayerType type, std::string name, LayerDescriptor& descriptor,
@@ -46,6 +59,9 @@ public:
     /// "<op> '<name>'", for messages.
     std::string Where() const;
 
+    /// The value of input i; throws ParameterNotConstant (naming `what` and `why`) when it is
+    /// not a constant.
+    const ConstTensor& RequireConstant(unsigned int i, const char* what, const std::string& why) const;
     /// Values of a parameter input as integers (Signed32/Signed64/Boolean/UInt8 data accepted).
     /// Fails with a clear message if the input is not constant. `what` names it ("shape").
     std::vector<int64_t> GetParamInts(unsigned int i, const char* what) const;

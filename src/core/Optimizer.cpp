@@ -14,6 +14,11 @@
 //      (Substitution.cpp), failed parts go to the next backend, untouched parts stay
 //   7. backend boundaries: MemCopy layers where a consumer cannot read the producer's memory,
 //      zero-copy import where it can (BackendBoundaries.cpp)
+//
+// A network with inputs of unknown dims, or whose phase 3 needs the value of a tensor that comes
+// from graph inputs only (a Reshape's shape fed as an input, NonZero's data), is not optimized
+// past phase 1: Optimize() returns it "dynamic" (with its source graph) and the runtime calls
+// OptimizeSpecialization() for each run's input shapes and, for those inputs, values.
 #include "BackendBoundaries.hpp"
 #include "GraphPasses.hpp"
 #include "InferContext.hpp"
@@ -65,8 +70,8 @@ WorkloadInfo MakeWorkloadInfo(const Layer& layer) {
 }
 
 OptimizedNetworkImpl::OptimizedNetworkImpl(std::unique_ptr<Graph> graph, std::vector<BackendId> backends,
-                                           std::vector<std::string> log)
-    : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)) {
+                                           std::vector<std::string> log, std::shared_ptr<const DynamicSource> dynamic)
+    : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)), m_Dynamic(std::move(dynamic)) {
     m_Order = m_Graph->TopologicalOrder();
     for (const BackendId& id : m_Backends) {
         if (BackendRegistryInstance().IsBackendRegistered(id)) {
@@ -83,7 +88,10 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
         p.m_Type = l->GetType();
         p.m_OpDetail = l->OpDetail();
         p.m_Backend = l->GetBackendId();
-        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) p.m_Outputs.push_back(l->Output(o).GetTensorInfo());
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            // A dynamic network's layers are shown before inference: only inputs have infos.
+            if (l->Output(o).IsTensorInfoSet()) p.m_Outputs.push_back(l->Output(o).GetTensorInfo());
+        }
         p.m_Declined = l->m_Declined;
         out.push_back(std::move(p));
     }
@@ -92,6 +100,7 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
 
 std::map<BackendId, unsigned int> OptimizedNetworkImpl::GetBackendLayerCounts() const {
     std::map<BackendId, unsigned int> counts;
+    if (m_Dynamic) return counts;  // placed per specialization
     for (Layer* l : m_Order) {
         if (IsComputeLayer(*l)) ++counts[l->GetBackendId()];
     }
@@ -284,11 +293,40 @@ void InferLayer(Layer& layer) {
     }
 }
 
+/// The graph inputs whose values decide the tensor read by `slot` (through any layers; a Shape
+/// layer's value depends on its input's shape only, so the walk stops there).
+std::set<LayerBindingId> InputsBehind(const InputSlot& slot) {
+    std::set<LayerBindingId> found;
+    std::set<const Layer*> seen;
+    std::vector<const Layer*> stack;
+    if (OutputSlot* s = slot.GetConnectedOutputSlot()) stack.push_back(&s->GetOwningLayer());
+    while (!stack.empty()) {
+        const Layer* l = stack.back();
+        stack.pop_back();
+        if (!seen.insert(l).second) continue;
+        if (l->GetType() == LayerType::Input) {
+            found.insert(l->Desc<BindingDescriptor>().m_BindingId);
+            continue;
+        }
+        if (l->GetType() == LayerType::Shape) continue;
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            if (Layer* src = l->InputLayer(i)) stack.push_back(src);
+        }
+    }
+    return found;
+}
+
 void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::vector<std::string>& log) {
     const std::vector<Layer*> order = graph.TopologicalOrder();
     unsigned int folded = 0;
     for (Layer* layer : order) {
-        InferLayer(*layer);
+        try {
+            InferLayer(*layer);
+        } catch (const ParameterNotConstant& e) {
+            std::set<LayerBindingId> inputs = InputsBehind(layer->Input(e.GetInput()));
+            if (inputs.empty()) throw LayerValidationException(e.what());
+            throw NeedsInputValues{std::move(inputs), e.what()};
+        }
         if (layer->GetType() == LayerType::Shape) {
             FoldShape(graph, *layer, log);
             ++folded;
@@ -438,19 +476,8 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
     log.push_back("sub-graphs: " + std::to_string(runs.size()) + " given to backends");
 }
 
-}  // namespace
-
-IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<BackendId>& preferences,
-                                  const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
-                                  std::vector<std::string>& log,
-                                  std::vector<std::string>& warnings) {
-    const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
-    if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
-    if (preferences.empty()) throw InvalidArgumentException("Optimize: the backend preference list is empty");
-    if (options.m_Debug && options.m_DebugToFolder.empty()) {
-        throw InvalidArgumentException("Optimize: m_Debug needs m_DebugToFolder (the folder the tensors are written to)");
-    }
-
+std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& preferences,
+                                               std::vector<std::string>& warnings) {
     std::vector<BackendHandles> backends;
     std::set<BackendId> seen;
     for (const BackendId& id : preferences) {
@@ -472,12 +499,13 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
         throw BackendUnavailableException("none of the preferred backends is registered (registered: " +
                                           BackendRegistryInstance().GetBackendIdsAsString() + ")");
     }
+    return backends;
+}
 
-    // 1. validate
-    std::unique_ptr<Graph> graph = network->GetGraph().Clone();
-    ValidateNetwork(*graph);
-    graph->TopologicalOrder();  // throws on a cycle
-
+/// Phases 2-7 on a validated graph whose inputs all have known shapes.
+IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<BackendHandles>& backends,
+                               const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
+                               std::vector<std::string>& log) {
     // 2. dead layers
     if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " dead layers");
 
@@ -516,6 +544,96 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
     for (const auto& b : backends) used.push_back(b.m_Id);
     return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(graph), std::move(used), log),
                                 &IOptimizedNetwork::Destroy);
+}
+
+}  // namespace
+
+IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<BackendId>& preferences,
+                                  const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
+                                  std::vector<std::string>& log,
+                                  std::vector<std::string>& warnings) {
+    const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
+    if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
+    if (preferences.empty()) throw InvalidArgumentException("Optimize: the backend preference list is empty");
+    if (options.m_Debug && options.m_DebugToFolder.empty()) {
+        throw InvalidArgumentException("Optimize: m_Debug needs m_DebugToFolder (the folder the tensors are written to)");
+    }
+    const std::vector<BackendHandles> backends = MakeBackendHandles(preferences, warnings);
+
+    // 1. validate
+    std::unique_ptr<Graph> graph = network->GetGraph().Clone();
+    ValidateNetwork(*graph);
+    graph->TopologicalOrder();  // throws on a cycle
+
+    // A network with inputs of unknown dims, or needing input values in phase 3, is dynamic.
+    auto deferred = [&](std::set<LayerBindingId> valueInputs, std::string reason) {
+        auto source = std::make_shared<DynamicSource>();
+        source->m_Graph = network->GetGraph().Clone();
+        for (const auto& b : backends) source->m_Preferences.push_back(b.m_Id);
+        source->m_Options = options;
+        source->m_ValueInputs = std::move(valueInputs);
+        source->m_Reason = reason;
+        log.push_back("dynamic network: " + reason + "; it is optimized for each run's input shapes when it runs");
+        std::unique_ptr<Graph> shown = network->GetGraph().Clone();
+        return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(shown), source->m_Preferences, log, source),
+                                    &IOptimizedNetwork::Destroy);
+    };
+    std::string unknownDims;
+    for (const auto& l : graph->Layers()) {
+        if (l->GetType() != LayerType::Input || l->Output(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
+            continue;
+        }
+        unknownDims += (unknownDims.empty() ? "" : ", ") + Describe(*l) + " is " +
+                       l->Output(0).GetTensorInfo().ToString();
+    }
+    if (!unknownDims.empty()) return deferred({}, "inputs with dims decided at run time (" + unknownDims + ")");
+    try {
+        return RunPhases(std::move(graph), backends, deviceSpec, options, log);
+    } catch (const NeedsInputValues& needs) {
+        std::string names;
+        for (LayerBindingId b : needs.m_Bindings) names += (names.empty() ? "" : ", ") + std::to_string(b);
+        return deferred(needs.m_Bindings, "needs the values of input binding(s) " + names + " (" + needs.m_Message + ")");
+    }
+}
+
+IOptimizedNetworkPtr OptimizeSpecialization(const DynamicSource& source,
+                                            const std::map<LayerBindingId, ConstTensor>& inputs,
+                                            const std::set<LayerBindingId>& valueInputs, const IDeviceSpec& deviceSpec,
+                                            std::vector<std::string>& log) {
+    std::vector<std::string> warnings;
+    const std::vector<BackendHandles> backends = MakeBackendHandles(source.m_Preferences, warnings);
+    std::unique_ptr<Graph> graph = source.m_Graph->Clone();
+    std::vector<Layer*> inputLayers;
+    for (const auto& l : graph->Layers()) {
+        if (l->GetType() == LayerType::Input) inputLayers.push_back(l.get());
+    }
+    for (Layer* l : inputLayers) {
+        const LayerBindingId id = l->Desc<BindingDescriptor>().m_BindingId;
+        const auto it = inputs.find(id);
+        if (it == inputs.end()) {
+            throw InvalidArgumentException("input binding " + std::to_string(id) + " (" + Describe(*l) +
+                                           ") was not given");
+        }
+        TensorInfo info = it->second.GetInfo();
+        info.SetConstant(false);
+        if (!valueInputs.count(id)) {
+            l->Output(0).SetTensorInfo(info);
+            continue;
+        }
+        // Pinned: a Constant holding a copy of this run's value replaces the input.
+        const auto* bytes = static_cast<const uint8_t*>(it->second.GetMemoryArea());
+        std::vector<uint8_t> copy(bytes, bytes + info.GetNumBytes());
+        Layer* c = graph->AddLayer(LayerType::Constant, MakeOwnedConstant(info, std::move(copy)),
+                                   graph->UniqueName(l->Name() + "#value"), 0, 1);
+        c->m_Synthesized = true;
+        c->Output(0).SetTensorInfo(c->Desc<ConstantDescriptor>().m_Tensor.GetInfo());
+        l->Output(0).MoveAllConnections(c->Output(0));
+        log.push_back("pinned the value of " + Describe(*l) + " (" + info.ToString() + ")");
+        const std::string name = l->Name();
+        graph->EraseLayer(l);
+        c->SetName(graph->UniqueName(name));
+    }
+    return RunPhases(std::move(graph), backends, deviceSpec, source.m_Options, log);
 }
 
 }  // namespace trellis::core

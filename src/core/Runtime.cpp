@@ -18,6 +18,8 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <list>
+#include <set>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -86,7 +88,8 @@ public:
     LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec);
     ~LoadedNetwork();
 
-    void Execute(const InputTensors& inputs, const OutputTensors& outputs);
+    /// `note` is appended to binding errors (a specialization says which input shapes it is for).
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note = "");
     const TensorInfo& GetInputInfo(LayerBindingId id) const;
     const TensorInfo& GetOutputInfo(LayerBindingId id) const;
     std::size_t GetArenaBytes() const;
@@ -304,7 +307,8 @@ const TensorInfo& LoadedNetwork::GetOutputInfo(LayerBindingId id) const {
 namespace {
 template <typename TensorT>
 std::map<LayerBindingId, void*> BindTensors(const std::vector<std::pair<LayerBindingId, TensorT>>& given,
-                                            const std::map<LayerBindingId, TensorInfo>& expected, const char* what) {
+                                            const std::map<LayerBindingId, TensorInfo>& expected, const char* what,
+                                            const std::string& note) {
     std::map<LayerBindingId, void*> bound;
     for (const auto& [id, tensor] : given) {
         auto it = expected.find(id);
@@ -319,7 +323,7 @@ std::map<LayerBindingId, void*> BindTensors(const std::vector<std::pair<LayerBin
         const TensorInfo& e = it->second;
         if (tensor.GetShape() != e.GetShape() || tensor.GetDataType() != e.GetDataType()) {
             throw InvalidArgumentException(std::string("EnqueueWorkload: ") + what + " " + std::to_string(id) +
-                                           " must be " + e.ToString() + ", got " + tensor.GetInfo().ToString());
+                                           " must be " + e.ToString() + note + ", got " + tensor.GetInfo().ToString());
         }
         if (!tensor.GetMemoryArea() && e.GetNumBytes() != 0) {
             throw InvalidArgumentException(std::string("EnqueueWorkload: ") + what + " " + std::to_string(id) +
@@ -337,9 +341,9 @@ std::map<LayerBindingId, void*> BindTensors(const std::vector<std::pair<LayerBin
 }
 }  // namespace
 
-void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs) {
-    const auto inPtrs = BindTensors(inputs, m_InputInfos, "input");
-    const auto outPtrs = BindTensors(outputs, m_OutputInfos, "output");
+void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note) {
+    const auto inPtrs = BindTensors(inputs, m_InputInfos, "input", note);
+    const auto outPtrs = BindTensors(outputs, m_OutputInfos, "output", note);
 
     ArenaSet arenas = AcquireArenas();
     struct ArenaReturn {
@@ -386,6 +390,210 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         std::memcpy(outPtrs.at(c.m_Binding), handles[c.m_Tensor].Map(), m_Tensors[c.m_Tensor].m_Info.GetNumBytes());
     }
 }
+
+
+// ---- dynamic networks --------------------------------------------------------------------------
+
+/// A network optimized again per run: each distinct set of input shapes (plus the values of the
+/// inputs in m_ValueInputs) gets its own optimized network, workloads and memory plan, kept in a
+/// bounded LRU list. The list is guarded by a mutex; a specialization is built outside it (two
+/// threads missing the same key may both build; the second result is dropped), and entries are
+/// shared_ptrs, so an evicted one lives on until the calls running on it end.
+class DynamicNetwork {
+public:
+    DynamicNetwork(IOptimizedNetworkPtr network, std::shared_ptr<const DynamicSource> source, const DeviceSpec& spec,
+                   std::size_t maxEntries)
+        : m_Network(std::move(network)), m_Source(std::move(source)), m_Spec(spec),
+          m_MaxEntries(std::max<std::size_t>(maxEntries, 1)), m_ValueInputs(m_Source->m_ValueInputs) {
+        for (const auto& l : m_Source->m_Graph->Layers()) {
+            if (l->GetType() != LayerType::Input) continue;
+            const LayerBindingId id = l->Desc<BindingDescriptor>().m_BindingId;
+            m_Inputs[id] = {l->Name(), l->Output(0).GetTensorInfo()};
+        }
+    }
+
+    const TensorInfo& GetInputInfo(LayerBindingId id) const {
+        auto it = m_Inputs.find(id);
+        if (it == m_Inputs.end()) {
+            throw InvalidArgumentException("the network has no input with binding id " + std::to_string(id));
+        }
+        return it->second.m_Info;
+    }
+
+    struct Specialization {
+        std::string m_Key;
+        std::shared_ptr<LoadedNetwork> m_Network;
+        std::set<LayerBindingId> m_Pinned;  ///< inputs that became constants (not passed on)
+        std::string m_Note;                 ///< " for inputs <shapes>", for errors
+    };
+
+    /// The specialization for `inputs` (checked against the declared inputs), built on a miss.
+    std::shared_ptr<const Specialization> Get(const InputTensors& inputs) {
+        std::map<LayerBindingId, ConstTensor> given = CheckInputs(inputs);
+        for (int attempt = 0;; ++attempt) {
+            std::set<LayerBindingId> values;
+            {
+                std::lock_guard<std::mutex> lock(m_Mutex);
+                values = m_ValueInputs;
+            }
+            const std::string key = MakeKey(given, values);
+            {
+                std::lock_guard<std::mutex> lock(m_Mutex);
+                for (auto it = m_Entries.begin(); it != m_Entries.end(); ++it) {
+                    if ((*it)->m_Key != key) continue;
+                    m_Entries.splice(m_Entries.begin(), m_Entries, it);  // most recently used first
+                    return m_Entries.front();
+                }
+            }
+            auto entry = std::make_shared<Specialization>();
+            entry->m_Key = key;
+            entry->m_Pinned = values;
+            std::string shapes;
+            for (const auto& [id, t] : given) {
+                shapes += (shapes.empty() ? "" : ", ") + m_Inputs.at(id).m_Name + " " + t.GetShape().ToString();
+            }
+            entry->m_Note = " for this run's inputs (" + shapes + ")";
+            try {
+                std::vector<std::string> log;
+                IOptimizedNetworkPtr optimized = OptimizeSpecialization(*m_Source, given, values, m_Spec, log);
+                entry->m_Network = std::make_shared<LoadedNetwork>(std::move(optimized), m_Spec);
+            } catch (const NeedsInputValues& needs) {
+                std::lock_guard<std::mutex> lock(m_Mutex);
+                const std::size_t before = m_ValueInputs.size();
+                m_ValueInputs.insert(needs.m_Bindings.begin(), needs.m_Bindings.end());
+                // Nothing new to pin: the values are needed but cannot be had (cannot happen
+                // when every binding found is pinned; kept as a guard against looping).
+                if (m_ValueInputs.size() == before || attempt > static_cast<int>(m_Inputs.size())) {
+                    throw LayerValidationException(needs.m_Message);
+                }
+                continue;
+            } catch (const Exception& e) {
+                RethrowWithContext(e, "specializing the network" + entry->m_Note + ": ");
+            }
+            std::lock_guard<std::mutex> lock(m_Mutex);
+            for (auto it = m_Entries.begin(); it != m_Entries.end(); ++it) {
+                if ((*it)->m_Key == key) return *it;  // another thread built it meanwhile
+            }
+            m_Entries.push_front(entry);
+            ++m_Stats.m_Built;
+            while (m_Entries.size() > m_MaxEntries) {
+                m_Entries.pop_back();
+                ++m_Stats.m_Evicted;
+            }
+            return entry;
+        }
+    }
+
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs) {
+        std::shared_ptr<const Specialization> s = Get(inputs);
+        InputTensors passed;
+        for (const auto& [id, t] : inputs) {
+            if (!s->m_Pinned.count(id)) passed.emplace_back(id, t);
+        }
+        s->m_Network->Execute(passed, outputs, s->m_Note);
+    }
+
+    IRuntime::SpecializationStats GetStats() const {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        IRuntime::SpecializationStats stats = m_Stats;
+        stats.m_Cached = m_Entries.size();
+        return stats;
+    }
+    std::size_t GetArenaBytes() const {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        std::size_t most = 0;
+        for (const auto& e : m_Entries) most = std::max(most, e->m_Network->GetArenaBytes());
+        return most;
+    }
+    std::size_t GetUnplannedBytes() const {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        std::size_t most = 0;
+        for (const auto& e : m_Entries) most = std::max(most, e->m_Network->GetUnplannedBytes());
+        return most;
+    }
+
+private:
+    struct DeclaredInput {
+        std::string m_Name;
+        TensorInfo m_Info;
+    };
+
+    [[noreturn]] static void RethrowWithContext(const Exception& e, const std::string& prefix) {
+        const std::string msg = prefix + e.what();
+        if (dynamic_cast<const BackendUnavailableException*>(&e)) throw BackendUnavailableException(msg);
+        if (dynamic_cast<const LayerValidationException*>(&e)) throw LayerValidationException(msg);
+        if (dynamic_cast<const InvalidArgumentException*>(&e)) throw InvalidArgumentException(msg);
+        if (dynamic_cast<const MemoryException*>(&e)) throw MemoryException(msg);
+        throw RuntimeException(msg);
+    }
+
+    /// Every declared input given once, with its type, its rank and the dims it fixes.
+    std::map<LayerBindingId, ConstTensor> CheckInputs(const InputTensors& inputs) const {
+        std::map<LayerBindingId, ConstTensor> given;
+        for (const auto& [id, t] : inputs) {
+            auto it = m_Inputs.find(id);
+            if (it == m_Inputs.end()) {
+                throw InvalidArgumentException("EnqueueWorkload: the network has no input with binding id " +
+                                               std::to_string(id));
+            }
+            if (!given.emplace(id, t).second) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " is given twice");
+            }
+            const TensorInfo& want = it->second.m_Info;
+            const TensorShape& ws = want.GetShape();
+            const TensorShape& gs = t.GetShape();
+            bool ok = t.GetDataType() == want.GetDataType() && gs.GetNumDimensions() == ws.GetNumDimensions() &&
+                      gs.AreAllDimensionsSpecified();
+            for (unsigned int d = 0; ok && d < ws.GetNumDimensions(); ++d) ok = ws[d] == kUnknownDim || ws[d] == gs[d];
+            if (!ok) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " ('" +
+                                               it->second.m_Name + "') must be " + want.ToString() +
+                                               " ('?' dims may take any size), got " + t.GetInfo().ToString());
+            }
+            if (!t.GetMemoryArea() && t.GetNumBytes() != 0) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " has no memory");
+            }
+        }
+        for (const auto& [id, declared] : m_Inputs) {
+            if (!given.count(id)) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " ('" +
+                                               declared.m_Name + "', " + declared.m_Info.ToString() +
+                                               ") was not given");
+            }
+        }
+        return given;
+    }
+
+    static std::string MakeKey(const std::map<LayerBindingId, ConstTensor>& given,
+                               const std::set<LayerBindingId>& values) {
+        std::string key;
+        auto put = [&key](const void* p, std::size_t n) { key.append(static_cast<const char*>(p), n); };
+        for (const auto& [id, t] : given) {
+            put(&id, sizeof(id));
+            const unsigned int rank = t.GetNumDimensions();
+            put(&rank, sizeof(rank));
+            put(t.GetShape().GetDims().data(), rank * sizeof(unsigned int));
+            if (values.count(id) && t.GetNumBytes()) put(t.GetMemoryArea(), t.GetNumBytes());
+        }
+        return key;
+    }
+
+    IOptimizedNetworkPtr m_Network;  // keeps the backend factories its source's layers may need
+    std::shared_ptr<const DynamicSource> m_Source;
+    const DeviceSpec& m_Spec;
+    const std::size_t m_MaxEntries;
+    std::map<LayerBindingId, DeclaredInput> m_Inputs;
+    mutable std::mutex m_Mutex;
+    std::set<LayerBindingId> m_ValueInputs;
+    std::list<std::shared_ptr<const Specialization>> m_Entries;
+    IRuntime::SpecializationStats m_Stats;
+};
+
+/// What the runtime holds per NetworkId: a loaded network, or a dynamic one.
+struct NetworkEntry {
+    std::shared_ptr<LoadedNetwork> m_Static;
+    std::unique_ptr<DynamicNetwork> m_Dynamic;
+};
 
 // ---- the runtime -----------------------------------------------------------------------------
 
@@ -483,9 +691,17 @@ public:
                 return Status::Failure;
             }
         }
-        std::shared_ptr<LoadedNetwork> loaded;
+        auto loaded = std::make_shared<NetworkEntry>();
         try {
-            loaded = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec);
+            auto* impl = dynamic_cast<OptimizedNetworkImpl*>(network.get());
+            if (impl && impl->GetDynamic()) {
+                // Planned per run (DynamicNetwork): nothing to create until the input shapes are known.
+                std::shared_ptr<const DynamicSource> source = impl->GetDynamic();
+                loaded->m_Dynamic = std::make_unique<DynamicNetwork>(std::move(network), std::move(source),
+                                                                     m_DeviceSpec, m_Options.m_MaxSpecializations);
+            } else {
+                loaded->m_Static = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec);
+            }
         } catch (const std::exception& e) {
             errorMessage = e.what();
             return Status::Failure;
@@ -501,7 +717,7 @@ public:
 
     Status UnloadNetwork(NetworkId networkId) override {
         for (auto& [backend, ctx] : m_Contexts) ctx->BeforeUnloadNetwork(networkId);
-        std::shared_ptr<LoadedNetwork> victim;
+        std::shared_ptr<NetworkEntry> victim;
         {
             std::unique_lock lock(m_Mutex);
             auto it = m_Networks.find(networkId);
@@ -515,23 +731,47 @@ public:
     }
 
     TensorInfo GetInputTensorInfo(NetworkId networkId, LayerBindingId layerId) const override {
-        return Get(networkId)->GetInputInfo(layerId);
+        auto n = Get(networkId);
+        return n->m_Dynamic ? n->m_Dynamic->GetInputInfo(layerId) : n->m_Static->GetInputInfo(layerId);
     }
     TensorInfo GetOutputTensorInfo(NetworkId networkId, LayerBindingId layerId) const override {
-        return Get(networkId)->GetOutputInfo(layerId);
+        auto n = Get(networkId);
+        if (n->m_Dynamic) {
+            throw InvalidArgumentException(
+                "GetOutputTensorInfo: network " + std::to_string(networkId) +
+                " is dynamic (its output shapes depend on its inputs); call GetOutputTensorInfo(networkId, " +
+                std::to_string(layerId) + ", inputTensors)");
+        }
+        return n->m_Static->GetOutputInfo(layerId);
+    }
+    TensorInfo GetOutputTensorInfo(NetworkId networkId, LayerBindingId layerId, const InputTensors& inputs) override {
+        auto n = Get(networkId);
+        if (!n->m_Dynamic) return n->m_Static->GetOutputInfo(layerId);
+        return n->m_Dynamic->Get(inputs)->m_Network->GetOutputInfo(layerId);
+    }
+    bool IsDynamic(NetworkId networkId) const override { return Get(networkId)->m_Dynamic != nullptr; }
+    SpecializationStats GetSpecializationStats(NetworkId networkId) const override {
+        auto n = Get(networkId);
+        return n->m_Dynamic ? n->m_Dynamic->GetStats() : SpecializationStats{};
     }
 
     Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                            const OutputTensors& outputTensors) override {
-        Get(networkId)->Execute(inputTensors, outputTensors);
+        auto n = Get(networkId);
+        if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors);
+        else n->m_Static->Execute(inputTensors, outputTensors);
         return Status::Success;
     }
 
     const IDeviceSpec& GetDeviceSpec() const override { return m_DeviceSpec; }
 
-    std::size_t GetPeakWorkingMemoryBytes(NetworkId networkId) const override { return Get(networkId)->GetArenaBytes(); }
+    std::size_t GetPeakWorkingMemoryBytes(NetworkId networkId) const override {
+        auto n = Get(networkId);
+        return n->m_Dynamic ? n->m_Dynamic->GetArenaBytes() : n->m_Static->GetArenaBytes();
+    }
     std::size_t GetUnplannedWorkingMemoryBytes(NetworkId networkId) const override {
-        return Get(networkId)->GetUnplannedBytes();
+        auto n = Get(networkId);
+        return n->m_Dynamic ? n->m_Dynamic->GetUnplannedBytes() : n->m_Static->GetUnplannedBytes();
     }
 
     std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const override { return m_Dynamic->GetStatus(); }
@@ -543,7 +783,7 @@ public:
     }
 
 private:
-    std::shared_ptr<LoadedNetwork> Get(NetworkId id) const {
+    std::shared_ptr<NetworkEntry> Get(NetworkId id) const {
         std::shared_lock lock(m_Mutex);
         auto it = m_Networks.find(id);
         if (it == m_Networks.end()) throw InvalidArgumentException("no network with id " + std::to_string(id) + " is loaded");
@@ -559,7 +799,7 @@ private:
     DeviceSpec m_DeviceSpec;
     std::map<BackendId, IBackendContextPtr> m_Contexts;
     mutable std::shared_mutex m_Mutex;
-    std::map<NetworkId, std::shared_ptr<LoadedNetwork>> m_Networks;
+    std::map<NetworkId, std::shared_ptr<NetworkEntry>> m_Networks;
     std::atomic<NetworkId> m_NextId{1};
 };
 

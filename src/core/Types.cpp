@@ -63,9 +63,17 @@ unsigned int& TensorShape::operator[](unsigned int i) {
 }
 
 std::size_t TensorShape::GetNumElements() const {
+    if (!AreAllDimensionsSpecified()) return 0;
     std::size_t n = 1;
     for (unsigned int d : m_Dims) n *= d;
     return n;
+}
+
+bool TensorShape::AreAllDimensionsSpecified() const {
+    for (unsigned int d : m_Dims) {
+        if (d == kUnknownDim) return false;
+    }
+    return true;
 }
 
 std::string TensorShape::ToString() const {
@@ -73,7 +81,7 @@ std::string TensorShape::ToString() const {
     std::string s;
     for (std::size_t i = 0; i < m_Dims.size(); ++i) {
         if (i) s += 'x';
-        s += std::to_string(m_Dims[i]);
+        s += m_Dims[i] == kUnknownDim ? std::string("?") : std::to_string(m_Dims[i]);
     }
     return s;
 }

@@ -45,7 +45,8 @@ struct LoadedModel {
         OutputTensors out;
         for (std::size_t i = 0; i < m_Outputs.size(); ++i) {
             outs[i].m_Name = m_Outputs[i].m_Name;
-            outs[i].m_Info = m_Runtime->GetOutputTensorInfo(m_Id, m_Outputs[i].m_BindingId);
+            // With the inputs: a dynamic network is specialized for them.
+            outs[i].m_Info = m_Runtime->GetOutputTensorInfo(m_Id, m_Outputs[i].m_BindingId, in);
             outs[i].m_Data.assign(outs[i].m_Info.GetNumBytes(), 0);
             out.emplace_back(m_Outputs[i].m_BindingId, outs[i].AsTensor());
         }

@@ -184,11 +184,33 @@ TEST(OpsDataValidation, ReshapeWithTwoInferredDims) {
     ExpectRejected(n, "reshape_two", "at most one dim can be inferred");
 }
 
-TEST(OpsDataValidation, ReshapeShapeFromNetworkInputMustBeConstant) {
+TEST(OpsDataValidation, ReshapeShapeFromNetworkInputMakesTheNetworkDynamic) {
+    // The shape is only known when the network runs: Optimize() defers (dynamic_shapes_test.cpp
+    // runs such networks), and a bad value is then refused by the run naming the layer.
     DataNet n;
     n.Layer(LayerType::Reshape, ReshapeDescriptor{}, "reshape_dynamic",
             {&n.Input({2, 3}), &n.Input({2}, DataType::Signed64)});
-    ExpectRejected(n, "reshape_dynamic", "must be constant when the network is loaded");
+    IOptimizedNetworkPtr opt = n.Optimize();
+    const auto& log = opt->GetOptimizationLog();
+    ASSERT_FALSE(log.empty());
+    EXPECT_NE(log.back().find("dynamic network"), std::string::npos) << log.back();
+    EXPECT_NE(log.back().find("reshape_dynamic"), std::string::npos) << log.back();
+    NetworkId id = 0;
+    n.runtime->LoadNetwork(id, std::move(opt));
+    EXPECT_TRUE(n.runtime->IsDynamic(id));
+    std::vector<float> x(6, 1.0f), y(6);
+    const std::vector<int64_t> badShape = {4, 2};
+    try {
+        n.runtime->EnqueueWorkload(
+            id, {{0, ConstTensor(TensorInfo({2, 3}, DataType::Float32), x.data())},
+                 {1, ConstTensor(TensorInfo({2}, DataType::Signed64), badShape.data())}},
+            {{0, Tensor(TensorInfo({4, 2}, DataType::Float32), y.data())}});
+        ADD_FAILURE() << "a target shape of 8 elements for 6 was accepted";
+    } catch (const LayerValidationException& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("reshape_dynamic"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("the element count must not change"), std::string::npos) << msg;
+    }
 }
 
 TEST(OpsDataValidation, SqueezeOfADimThatIsNotOne) {

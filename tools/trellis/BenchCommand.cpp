@@ -102,8 +102,8 @@ int BenchCommand(const std::vector<std::string>& args) {
     IRuntime& runtime = *model.m_Runtime;
 
     const std::vector<OwnedTensor> inputs = MakeRandomInputs(runtime, id, model.m_Inputs, seed);
-    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs);
     const InputTensors boundInputs = BindInputs(model.m_Inputs, inputs);
+    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs, boundInputs);
     const OutputTensors boundOutputs = BindOutputs(model.m_Outputs, outputs);
 
     std::vector<double> samples;
@@ -147,8 +147,11 @@ int BenchCommand(const std::vector<std::string>& args) {
     }
     std::cout << "model: " << options.m_ModelPath << "\n"
               << "backends: " << backendList << " (threads " << options.m_NumThreads << ")\n"
-              << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
-              << "inputs: random (seed " << seed << ")\n"
+              << "layers: "
+              << (runtime.IsDynamic(id) ? std::string("placed per input shape (dynamic network)")
+                                        : FormatLayerCounts(model.m_LayerCounts, options.m_Backends))
+              << "\n"
+              << "inputs: random (seed " << seed << "): " << DescribeInputs(inputs) << "\n"
               << "load: " << FormatMs(loadMs) << " ms\n"
               << "latency over " << iterations << " runs after " << warmup << " warm-up: min "
               << FormatMs(stats.m_Min) << " ms, median " << FormatMs(stats.m_Median) << " ms, p90 "

@@ -71,14 +71,17 @@ int InspectCommand(const std::vector<std::string>& args) {
     std::vector<TensorInfo> inputInfos;
     std::vector<TensorInfo> outputInfos;
     std::string loadFailure;
+    bool dynamic = false;
     try {
         double loadMs = 0.0;
         const NetworkId id = LoadPrepared(model, loadMs);
+        dynamic = model.m_Runtime->IsDynamic(id);
         for (const BindingPointInfo& b : model.m_Inputs) {
             inputInfos.push_back(model.m_Runtime->GetInputTensorInfo(id, b.m_BindingId));
         }
         for (const BindingPointInfo& b : model.m_Outputs) {
-            outputInfos.push_back(model.m_Runtime->GetOutputTensorInfo(id, b.m_BindingId));
+            // A dynamic network's output shapes come with each run's inputs: show the declared ones.
+            outputInfos.push_back(dynamic ? b.m_TensorInfo : model.m_Runtime->GetOutputTensorInfo(id, b.m_BindingId));
         }
     } catch (const Exception& e) {
         loadFailure = e.what();
@@ -103,6 +106,10 @@ int InspectCommand(const std::vector<std::string>& args) {
     }
     if (!loadFailure.empty()) {
         std::cout << "note: shapes below are the model's declared ones: loading failed: " << loadFailure << "\n";
+    }
+    if (dynamic) {
+        std::cout << "note: dynamic network: it is optimized and placed for each run's input shapes ('?' dims); "
+                     "output shapes are the model's declared ones and layers are shown before optimization\n";
     }
     PrintBindings("inputs", model.m_Inputs, inputInfos);
     PrintBindings("outputs", model.m_Outputs, outputInfos);

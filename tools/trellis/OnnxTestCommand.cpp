@@ -243,6 +243,15 @@ std::vector<std::size_t> MatchFiles(const std::vector<DataFile>& files, const st
     return match;
 }
 
+// `given` can feed an input declared `declared` (whose kUnknownDim dims take any size).
+bool ShapeFits(const TensorShape& given, const TensorShape& declared) {
+    if (given.GetNumDimensions() != declared.GetNumDimensions()) return false;
+    for (unsigned int d = 0; d < given.GetNumDimensions(); ++d) {
+        if (declared[d] != kUnknownDim && declared[d] != given[d]) return false;
+    }
+    return true;
+}
+
 bool IsExactType(DataType type) {
     return !IsFloatType(type);
 }
@@ -354,19 +363,28 @@ public:
             const BindingPointInfo& binding = m_Inputs[inputOf[i]];
             const TensorInfo info = m_Runtime.GetInputTensorInfo(m_Id, binding.m_BindingId);
             OwnedTensor& tensor = inputs[i].m_Tensor;
-            if (tensor.m_Info.GetDataType() != info.GetDataType() || tensor.m_Info.GetShape() != info.GetShape()) {
+            if (tensor.m_Info.GetDataType() != info.GetDataType() || !ShapeFits(tensor.m_Info.GetShape(), info.GetShape())) {
                 throw CaseFailure(inputs[i].m_Label + " is " + Describe(tensor.m_Info) + ", graph input '" +
                                   binding.m_Name + "' is " + Describe(info));
             }
-            tensor.m_Info = info;  // the network's quantization parameters
+            if (info.GetShape().AreAllDimensionsSpecified()) {
+                tensor.m_Info = info;  // the network's quantization parameters
+            }
             inputTensors[inputOf[i]] = tensor;
         }
+        const InputTensors boundInputs = BindInputs(m_Inputs, inputTensors);
 
         std::vector<OwnedTensor> got(m_Outputs.size());
         std::vector<const DataFile*> want(m_Outputs.size());
         for (std::size_t i = 0; i < outputs.size(); ++i) {
             const BindingPointInfo& binding = m_Outputs[outputOf[i]];
-            const TensorInfo info = m_Runtime.GetOutputTensorInfo(m_Id, binding.m_BindingId);
+            TensorInfo info;
+            try {
+                // A dynamic network is optimized for these inputs here (or reuses that result).
+                info = m_Runtime.GetOutputTensorInfo(m_Id, binding.m_BindingId, boundInputs);
+            } catch (const BackendUnavailableException& e) {
+                throw CaseUnsupported(e.what());
+            }
             const TensorInfo& expected = outputs[i].m_Tensor.m_Info;
             if (expected.GetDataType() != info.GetDataType() || expected.GetShape() != info.GetShape()) {
                 throw CaseFailure("output '" + binding.m_Name + "': got " + Describe(info) + ", want " +
@@ -376,8 +394,7 @@ public:
             want[outputOf[i]] = &outputs[i];
         }
 
-        const Status status = m_Runtime.EnqueueWorkload(m_Id, BindInputs(m_Inputs, inputTensors),
-                                                        BindOutputs(m_Outputs, got));
+        const Status status = m_Runtime.EnqueueWorkload(m_Id, boundInputs, BindOutputs(m_Outputs, got));
         if (status != Status::Success) {
             throw CaseFailure("EnqueueWorkload returned Failure");
         }

@@ -31,8 +31,8 @@ std::string RunHelp() {
            "  --output-dir DIR       Write output i to DIR/output_<i>.pb, a TensorProto\n"
            "                         named after the graph output; DIR is created if\n"
            "                         missing.\n"
-           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
-           "                         dims are symbolic). Repeatable.\n"
+           "  --shape NAME=AxBxC     Pin the shape of graph input NAME at load time (where\n"
+           "                         the model's dims are symbolic). Repeatable.\n"
            "  --seed N               Seed of the random data for inputs not given\n"
            "                         (default: 0).\n"
            "  --threads N            Passed to every requested backend as backend option\n"
@@ -46,11 +46,15 @@ std::string RunHelp() {
            "Inputs not given are filled with random data (std::mt19937 seeded with --seed,\n"
            "drawn input by input in graph order): floats uniform in [-1, 1), integer and\n"
            "quantized types uniform in [0, 10), booleans 0 or 1; a 'note:' line names each.\n"
-           "A given tensor must have the input's type and shape.\n"
+           "A given tensor must have the input's type and shape. Dims the model leaves\n"
+           "symbolic and --shape does not pin are taken from the given tensor (the network\n"
+           "is optimized for the shapes of the run); random data needs them pinned.\n"
            "\n"
-           "Prints optimizer warnings ('warning: ...'), then for each output its name, type,\n"
-           "shape, first 8 values (and min/max/mean for float types), then\n"
-           "'layers: N on BACKEND, ...' and 'time: load X ms, run Y ms'.\n";
+           "Prints optimizer warnings ('warning: ...'), 'inputs: NAME TYPE SHAPE, ...' (the\n"
+           "shapes the run uses), then for each output its name, type, shape, first 8\n"
+           "values (and min/max/mean for float types), then 'layers: N on BACKEND, ...'\n"
+           "(for a dynamic network: 'layers: placed per input shape (dynamic network)')\n"
+           "and 'time: load X ms, run Y ms'.\n";
 }
 
 namespace {
@@ -79,15 +83,23 @@ std::string NamesOf(const std::vector<BindingPointInfo>& bindings) {
 
 // Loads one input file and holds it to the network's input contract. The tensor keeps the
 // network's info (its quantization parameters are the ones the network was built with).
+// Dims the network leaves to the run (kUnknownDim) take the file's size.
 OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
     OwnedTensor tensor = LoadTensorFile(path);
     const TensorInfo& got = tensor.m_Info;
-    if (got.GetDataType() != expected.GetDataType() || got.GetShape() != expected.GetShape()) {
+    const TensorShape& want = expected.GetShape();
+    bool fits = got.GetDataType() == expected.GetDataType() && got.GetNumDimensions() == want.GetNumDimensions();
+    for (unsigned int d = 0; fits && d < want.GetNumDimensions(); ++d) {
+        fits = want[d] == kUnknownDim || want[d] == got.GetShape()[d];
+    }
+    if (!fits) {
         throw InvalidArgumentException("input '" + inputName + "' from file '" + path + "': expected " +
-                                       DescribeInfo(expected) + ", got " + DescribeInfo(got));
+                                       DescribeInfo(expected) +
+                                       (want.AreAllDimensionsSpecified() ? "" : " ('?' dims may take any size)") +
+                                       ", got " + DescribeInfo(got));
     }
     tensor.m_Name = inputName;
-    tensor.m_Info = expected;
+    if (want.AreAllDimensionsSpecified()) tensor.m_Info = expected;
     return tensor;
 }
 
@@ -166,16 +178,18 @@ int RunCommand(const std::vector<std::string>& args) {
         if (!file.empty()) {
             inputs.push_back(LoadInputFile(input.m_Name, file, info));
         } else {
+            RequireKnownShape(input, info);
             inputs.push_back(MakeRandomTensor(input.m_Name, info, rng));
             std::cout << "note: input '" << input.m_Name << "' (" << DescribeInfo(info)
                       << ") not given: filled with random data (seed " << seed << ")\n";
         }
     }
-    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs);
-
+    std::cout << "inputs: " << DescribeInputs(inputs) << "\n";
+    const InputTensors boundInputs = BindInputs(model.m_Inputs, inputs);
+    // Timed with the run: for a dynamic network this optimizes and plans it for these shapes.
     const int64_t start = NowNs();
-    const Status status = runtime.EnqueueWorkload(id, BindInputs(model.m_Inputs, inputs),
-                                                  BindOutputs(model.m_Outputs, outputs));
+    std::vector<OwnedTensor> outputs = MakeOutputBuffers(runtime, id, model.m_Outputs, boundInputs);
+    const Status status = runtime.EnqueueWorkload(id, boundInputs, BindOutputs(model.m_Outputs, outputs));
     const double runMs = MsSince(start);
     if (status != Status::Success) {
         throw RuntimeException("running '" + options.m_ModelPath + "' failed (EnqueueWorkload returned Failure)");
@@ -190,7 +204,10 @@ int RunCommand(const std::vector<std::string>& args) {
             SaveTensorProto(path.string(), output);
         }
     }
-    std::cout << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
+    std::cout << "layers: "
+              << (runtime.IsDynamic(id) ? std::string("placed per input shape (dynamic network)")
+                                        : FormatLayerCounts(model.m_LayerCounts, options.m_Backends))
+              << "\n"
               << "time: load " << FormatMs(loadMs) << " ms, run " << FormatMs(runMs) << " ms\n";
     return 0;
 }

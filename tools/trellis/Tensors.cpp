@@ -1,5 +1,7 @@
 #include "Tensors.hpp"
 
+#include "Args.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -214,25 +216,52 @@ std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues) {
     return text + "\n";
 }
 
+void RequireKnownShape(const BindingPointInfo& input, const TensorInfo& info) {
+    const TensorShape& shape = info.GetShape();
+    if (shape.AreAllDimensionsSpecified()) return;
+    std::string dims;
+    for (unsigned int d = 0; d < shape.GetNumDimensions(); ++d) {
+        if (shape[d] != kUnknownDim) continue;
+        const std::string symbol = d < input.m_DimNames.size() ? input.m_DimNames[d] : "?";
+        dims += (dims.empty() ? "dim " : ", dim ") + std::to_string(d) +
+                (symbol.empty() || symbol == "?" ? std::string(" (unknown)") : " ('" + symbol + "')");
+    }
+    throw UsageError("input '" + input.m_Name + "' is " + GetDataTypeName(info.GetDataType()) + " " +
+                     shape.ToString() + ": " + dims + " must be decided before random data can be made for it; "
+                     "give the input with --input " + input.m_Name + "=FILE, or pin the dims with --shape " +
+                     input.m_Name + "=AxBx...");
+}
+
 std::vector<OwnedTensor> MakeRandomInputs(const IRuntime& runtime, NetworkId id,
                                           const std::vector<BindingPointInfo>& inputs, uint32_t seed) {
     std::mt19937 rng(seed);
     std::vector<OwnedTensor> tensors;
     tensors.reserve(inputs.size());
     for (const BindingPointInfo& input : inputs) {
-        tensors.push_back(MakeRandomTensor(input.m_Name, runtime.GetInputTensorInfo(id, input.m_BindingId), rng));
+        const TensorInfo info = runtime.GetInputTensorInfo(id, input.m_BindingId);
+        RequireKnownShape(input, info);
+        tensors.push_back(MakeRandomTensor(input.m_Name, info, rng));
     }
     return tensors;
 }
 
-std::vector<OwnedTensor> MakeOutputBuffers(const IRuntime& runtime, NetworkId id,
-                                           const std::vector<BindingPointInfo>& outputs) {
+std::vector<OwnedTensor> MakeOutputBuffers(IRuntime& runtime, NetworkId id,
+                                           const std::vector<BindingPointInfo>& outputs, const InputTensors& inputs) {
     std::vector<OwnedTensor> tensors;
     tensors.reserve(outputs.size());
     for (const BindingPointInfo& output : outputs) {
-        tensors.push_back(MakeZeroTensor(output.m_Name, runtime.GetOutputTensorInfo(id, output.m_BindingId)));
+        tensors.push_back(MakeZeroTensor(output.m_Name, runtime.GetOutputTensorInfo(id, output.m_BindingId, inputs)));
     }
     return tensors;
+}
+
+std::string DescribeInputs(const std::vector<OwnedTensor>& inputs) {
+    std::string text;
+    for (const OwnedTensor& t : inputs) {
+        text += (text.empty() ? "" : ", ") + t.m_Name + " " + GetDataTypeName(t.m_Info.GetDataType()) + " " +
+                t.m_Info.GetShape().ToString();
+    }
+    return text.empty() ? "none" : text;
 }
 
 InputTensors BindInputs(const std::vector<BindingPointInfo>& bindings, const std::vector<OwnedTensor>& tensors) {

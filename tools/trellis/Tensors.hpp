@@ -34,14 +34,22 @@ std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int sign
 /// The report lines of one output: "  values: ... " and, for float types, "  min ... max ... mean ...".
 std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues = 8);
 
+/// Throws UsageError when `info` (the runtime's info of `input`) has dims decided at run time:
+/// random data cannot be made for it; the message names those dims and the options that help.
+void RequireKnownShape(const BindingPointInfo& input, const TensorInfo& info);
+
 /// Random inputs for every graph input, in graph order, with the runtime's infos (one generator
-/// seeded with `seed`, drawn from input by input).
+/// seeded with `seed`, drawn from input by input). Throws as RequireKnownShape does.
 std::vector<OwnedTensor> MakeRandomInputs(const IRuntime& runtime, NetworkId id,
                                           const std::vector<BindingPointInfo>& inputs, uint32_t seed);
 
-/// Zero-filled output buffers per the runtime's infos, in graph order, named after the outputs.
-std::vector<OwnedTensor> MakeOutputBuffers(const IRuntime& runtime, NetworkId id,
-                                           const std::vector<BindingPointInfo>& outputs);
+/// Zero-filled output buffers, in graph order, named after the outputs, with the infos the
+/// runtime gives for running with `inputs` (a dynamic network is specialized for them here).
+std::vector<OwnedTensor> MakeOutputBuffers(IRuntime& runtime, NetworkId id,
+                                           const std::vector<BindingPointInfo>& outputs, const InputTensors& inputs);
+
+/// "x Float32 1x3x224x224, mask Boolean 7": the shapes a run uses.
+std::string DescribeInputs(const std::vector<OwnedTensor>& inputs);
 
 /// Binds `tensors[i]` to `bindings[i]`'s binding id.
 InputTensors BindInputs(const std::vector<BindingPointInfo>& bindings, const std::vector<OwnedTensor>& tensors);

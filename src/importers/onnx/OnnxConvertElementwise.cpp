@@ -314,6 +314,24 @@ void ConvertClip(OnnxNodeContext& ctx) {
     } else {
         // Clip-11+: optional inputs; an omitted bound does not clamp at all (infinity keeps inf).
         ctx.ExpectInputs(1, 3);
+        const bool runtimeMin = ctx.HasInput(1) && !ctx.ConstantInput(1);
+        const bool runtimeMax = ctx.HasInput(2) && !ctx.ConstantInput(2);
+        if (runtimeMin || runtimeMax) {
+            // A bound computed by other nodes (or fed as a graph input): numpy's clip,
+            // min(max(x, lo), hi), as broadcasting Maximum / Minimum layers.
+            IOutputSlot* current = &ctx.InputSlot(0);
+            const std::pair<unsigned int, BinaryOperation> steps[] = {{1, BinaryOperation::Maximum},
+                                                                       {2, BinaryOperation::Minimum}};
+            for (const auto& [input, operation] : steps) {
+                if (!ctx.HasInput(input)) continue;
+                ElementwiseBinaryDescriptor b;
+                b.m_Operation = operation;
+                current = &ctx.AddLayer(LayerType::ElementwiseBinary, b, {current, &ctx.InputSlot(input)}, 1,
+                                        input == 1 ? "/min" : "/max")->GetOutputSlot(0);
+            }
+            ctx.SetOutput(0, *current);
+            return;
+        }
         d.m_A = ReadClipBound(ctx, 1, "min", -std::numeric_limits<float>::infinity());
         d.m_B = ReadClipBound(ctx, 2, "max", std::numeric_limits<float>::infinity());
     }

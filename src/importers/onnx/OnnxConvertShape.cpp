@@ -322,8 +322,12 @@ void ConvertUpsample(OnnxNodeContext& ctx) {
     } else {
         ctx.ExpectInputs(2, 2);
         if (!ctx.ConstantInput(1)) {
-            ctx.Fail("input 1 (scales, '" + ctx.InputName(1) + "') is computed by other nodes; Trellis needs "
-                     "Upsample scales to be constants");
+            // Scales computed by other nodes (or fed as a graph input): Resize's scales slot, read
+            // by the optimizer once they are known (the network is specialized on them).
+            std::vector<IOutputSlot*> inputs{&ctx.InputSlot(0), &ctx.Graph().EmptyPlaceholder(DataType::Float32),
+                                             &ctx.InputSlot(1)};
+            ctx.SetOutput(0, ctx.AddLayer(LayerType::Resize, d, inputs, 1)->GetOutputSlot(0));
+            return;
         }
         scales = ctx.ConstDoubles(1, "scales");
     }

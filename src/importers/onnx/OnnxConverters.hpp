@@ -84,6 +84,11 @@ void ConvertSpaceDepth(OnnxNodeContext& ctx);          // DepthToSpace, SpaceToD
 void ConvertOneHot(OnnxNodeContext& ctx);
 void ConvertEyeLike(OnnxNodeContext& ctx);
 void ConvertHardmax(OnnxNodeContext& ctx);
+// OnnxConvertDataDependent.cpp: ops whose output shapes depend on input values.
+void ConvertNonZero(OnnxNodeContext& ctx);
+void ConvertCompress(OnnxNodeContext& ctx);
+void ConvertUnique(OnnxNodeContext& ctx);
+void ConvertNonMaxSuppression(OnnxNodeContext& ctx);
 void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place

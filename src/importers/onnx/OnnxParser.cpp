@@ -86,9 +86,12 @@ DataType ReadElementType(const onnx::ValueInfoProto& value, const std::string& w
     return *type;
 }
 
-// The shape of a graph input: the model's, with the caller's override where given.
+// The shape of a graph input: the model's, with the caller's override where given. Dims the
+// model leaves symbolic or unknown (and no override pins) are kUnknownDim: the network is then
+// dynamic, and each run's input decides them. `dimNames` gets each dim's symbol ("?" for an
+// unknown one, "" for a fixed one).
 TensorInfo ReadInputInfo(const onnx::ValueInfoProto& input, const IOnnxParser::Options& options,
-                         const std::string& label) {
+                         const std::string& label, std::vector<std::string>& dimNames) {
     const std::string& name = input.name();
     const std::string where = label + ": input '" + name + "'";
     const DataType type = ReadElementType(input, where);
@@ -98,9 +101,16 @@ TensorInfo ReadInputInfo(const onnx::ValueInfoProto& input, const IOnnxParser::O
 
     if (!tensorType.has_shape()) {
         if (override == options.m_InputShapes.end()) throw ParseException(where + ": the model gives no shape" + hint);
+        dimNames.assign(override->second.GetNumDimensions(), "");
         return TensorInfo(override->second, type);
     }
     const auto& shape = tensorType.shape();
+    dimNames.clear();
+    for (int i = 0; i < shape.dim_size(); ++i) {
+        const auto& dim = shape.dim(i);
+        const bool fixed = dim.has_dim_value() && dim.dim_value() >= 0;
+        dimNames.push_back(fixed ? "" : dim.has_dim_param() && !dim.dim_param().empty() ? dim.dim_param() : "?");
+    }
     if (override != options.m_InputShapes.end()) {
         const TensorShape& given = override->second;
         if (given.GetNumDimensions() != static_cast<unsigned int>(shape.dim_size())) {
@@ -123,11 +133,10 @@ TensorInfo ReadInputInfo(const onnx::ValueInfoProto& input, const IOnnxParser::O
     for (int i = 0; i < shape.dim_size(); ++i) {
         const auto& dim = shape.dim(i);
         if (!dim.has_dim_value() || dim.dim_value() < 0) {
-            const std::string symbol = dim.has_dim_param() ? "symbolic ('" + dim.dim_param() + "')" : "unknown";
-            throw ParseException(where + ": dim " + std::to_string(i) + " is " + symbol + " in " +
-                                 DescribeDims(shape) + hint);
+            dims.push_back(kUnknownDim);
+            continue;
         }
-        if (dim.dim_value() > static_cast<int64_t>(UINT_MAX)) {
+        if (dim.dim_value() >= static_cast<int64_t>(kUnknownDim)) {
             throw ParseException(where + ": dim " + std::to_string(i) + " = " + std::to_string(dim.dim_value()) +
                                  " is too large");
         }
@@ -203,12 +212,13 @@ private:
             const std::string& name = input.name();
             if (m_State.FindConstant(name)) continue;  // an initializer listed as input (IR < 4): a constant
             if (m_State.IsDefined(name)) throw ParseException(Label() + ": input '" + name + "' is listed twice");
-            const TensorInfo info = ReadInputInfo(input, m_Options, Label());
+            std::vector<std::string> dimNames;
+            const TensorInfo info = ReadInputInfo(input, m_Options, Label(), dimNames);
             const auto id = static_cast<LayerBindingId>(inputs.size());
             IConnectableLayer* layer = m_Network->AddInputLayer(id, name.c_str());
             layer->GetOutputSlot(0).SetTensorInfo(info);
             m_State.SetProducer(name, layer->GetOutputSlot(0));
-            inputs.push_back(BindingPointInfo{id, info, name});
+            inputs.push_back(BindingPointInfo{id, info, name, std::move(dimNames)});
         }
         for (const auto& [name, shape] : m_Options.m_InputShapes) {
             bool found = false;
@@ -299,7 +309,7 @@ private:
             const auto id = static_cast<LayerBindingId>(outputs.size());
             IConnectableLayer* layer = m_Network->AddOutputLayer(id, name.c_str());
             slot->Connect(layer->GetInputSlot(0));
-            outputs.push_back(BindingPointInfo{id, info, name});
+            outputs.push_back(BindingPointInfo{id, info, name, {}});
         }
     }
 
