@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -93,6 +94,31 @@ std::string OneNodeModelBytes(const std::string& opType, const std::string& node
     onnx::NodeProto* node = graph->add_node();
     node->set_op_type(opType);
     node->set_name(nodeName);
+    node->add_input("x");
+    node->add_output("y");
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
+// x [batch, 4] -> Relu -> y [batch, 4], with "batch" symbolic.
+std::string SymbolicBatchModelBytes() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("symbolic_batch");
+    auto declare = [](onnx::ValueInfoProto* info, const char* name) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(onnx::TensorProto::FLOAT);
+        tensorType->mutable_shape()->add_dim()->set_dim_param("batch");
+        tensorType->mutable_shape()->add_dim()->set_dim_value(4);
+    };
+    declare(graph->add_input(), "x");
+    declare(graph->add_output(), "y");
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("Relu");
     node->add_input("x");
     node->add_output("y");
     std::string bytes;
@@ -272,6 +298,47 @@ TEST_F(CliTest, RunRejectsInputOfWrongShapeNamingIt) {
     EXPECT_NE(r.m_Err.find("1x16"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("1x8"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("bad.npy"), std::string::npos) << r.m_Err;
+}
+
+TEST_F(CliTest, RunSymbolicBatchTakesItsShapeFromTheInputFile) {
+    const fs::path model = m_Dir / "symbolic.onnx";
+    WriteFile(model, SymbolicBatchModelBytes());
+    // No input file and no --shape: the dim that needs deciding is named, with both remedies.
+    const CliResult none = Cli({"run", model.string()});
+    ExpectOneError(none, 2, "input 'x' is Float32 ?x4: dim 0 ('batch') must be decided");
+    EXPECT_NE(none.m_Err.find("--input x=FILE"), std::string::npos) << none.m_Err;
+    EXPECT_NE(none.m_Err.find("--shape x="), std::string::npos) << none.m_Err;
+
+    // The file decides the batch: 3 rows, then 5 rows through the same command.
+    for (unsigned int rows : {3u, 5u}) {
+        const std::string file = (m_Dir / ("x" + std::to_string(rows) + ".npy")).string();
+        trellis::SaveNpy(file, FloatTensor("", {rows, 4}, 0.0f));
+        const fs::path outDir = m_Dir / ("out" + std::to_string(rows));
+        const CliResult r = Cli({"run", model.string(), "--input", "x=" + file, "--output-dir", outDir.string()});
+        ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+        EXPECT_NE(r.m_Out.find("inputs: x Float32 " + std::to_string(rows) + "x4"), std::string::npos) << r.m_Out;
+        EXPECT_NE(r.m_Out.find("output 'y': Float32 " + std::to_string(rows) + "x4"), std::string::npos) << r.m_Out;
+        EXPECT_NE(r.m_Out.find("layers: placed per input shape (dynamic network)"), std::string::npos) << r.m_Out;
+        const trellis::OwnedTensor y = trellis::LoadTensorFile((outDir / "output_0.pb").string());
+        const trellis::OwnedTensor x = FloatTensor("", {rows, 4}, 0.0f);
+        ASSERT_EQ(y.m_Data.size(), x.m_Data.size());
+        for (std::size_t i = 0; i < rows * 4; ++i) {
+            float xv, yv;
+            std::memcpy(&xv, x.m_Data.data() + i * 4, 4);
+            std::memcpy(&yv, y.m_Data.data() + i * 4, 4);
+            EXPECT_EQ(yv, std::max(xv, 0.0f)) << i;
+        }
+    }
+    // A file whose fixed dim disagrees is refused naming both shapes.
+    trellis::SaveNpy((m_Dir / "bad.npy").string(), FloatTensor("", {2, 3}, 0.0f));
+    const CliResult bad = Cli({"run", model.string(), "--input", "x=" + (m_Dir / "bad.npy").string()});
+    ExpectOneError(bad, 1, "expected Float32 ?x4");
+    EXPECT_NE(bad.m_Err.find("got Float32 2x3"), std::string::npos) << bad.m_Err;
+    // Pinned with --shape: a static network, random data.
+    const CliResult pinned = Cli({"run", model.string(), "--shape", "x=2x4"});
+    ASSERT_EQ(pinned.m_Exit, 0) << pinned.m_Err;
+    EXPECT_NE(pinned.m_Out.find("output 'y': Float32 2x4"), std::string::npos) << pinned.m_Out;
+    EXPECT_NE(pinned.m_Out.find("layers: 1 on CpuRef"), std::string::npos) << pinned.m_Out;
 }
 
 TEST_F(CliTest, RunRejectsUnknownInputNameAndBadInputFile) {
