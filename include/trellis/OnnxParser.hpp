@@ -16,8 +16,8 @@
 namespace trellis {
 
 /// Binding id plus tensor info of a network input or output. For outputs the info holds the
-/// data type and the shape the model declares (which may be incomplete); the runtime's
-/// GetOutputTensorInfo() is authoritative after loading.
+/// data type and the shape the model declares (dims it leaves open are kUnknownDim); the
+/// runtime's GetOutputTensorInfo() is authoritative after loading.
 /// For an input, dims the model leaves symbolic or unknown (and no Options::m_InputShapes entry
 /// pins) are kUnknownDim: the network is then dynamic and takes their size from each run.
 struct BindingPointInfo {

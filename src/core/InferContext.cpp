@@ -56,8 +56,7 @@ const ConstTensor& InferContext::RequireConstant(unsigned int i, const char* wha
 std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what) const {
     const ConstTensor* c = &RequireConstant(
         i, what,
-        "must be known when the network is optimized, but it is computed inside the network from values that are "
-        "not graph inputs or constants");
+        std::string("must be known when the network is optimized, ") + kNotConstantThen);
     std::vector<int64_t> out;
     switch (c->GetDataType()) {
         case DataType::Signed64: AppendAs<int64_t>(*c, out); break;
@@ -74,8 +73,7 @@ std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what
 std::vector<double> InferContext::GetParamDoubles(unsigned int i, const char* what) const {
     const ConstTensor* c = &RequireConstant(
         i, what,
-        "must be known when the network is optimized, but it is computed inside the network from values that are "
-        "not graph inputs or constants");
+        std::string("must be known when the network is optimized, ") + kNotConstantThen);
     std::vector<double> out;
     switch (c->GetDataType()) {
         case DataType::Float32: AppendAsDouble<float>(*c, out); break;

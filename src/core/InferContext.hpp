@@ -32,6 +32,10 @@ private:
     unsigned int m_Input;
 };
 
+/// The end of the message when a value an op needs at optimization time is not a constant.
+inline constexpr const char* kNotConstantThen =
+    "but it is not a constant then (it is computed by layers the optimizer could not evaluate)";
+
 class InferContext {
 public:
     InferContext(LayerType type, std::string name, LayerDescriptor& descriptor,

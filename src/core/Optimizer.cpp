@@ -316,6 +316,27 @@ std::set<LayerBindingId> InputsBehind(const InputSlot& slot) {
     return found;
 }
 
+/// The first layer behind `slot` whose inputs are all constant (so only folding could have made
+/// its output constant), or nullptr.
+const Layer* UnfoldedLayerBehind(const InputSlot& slot) {
+    std::set<const Layer*> seen;
+    std::vector<const Layer*> stack;
+    if (OutputSlot* s = slot.GetConnectedOutputSlot()) stack.push_back(&s->GetOwningLayer());
+    while (!stack.empty()) {
+        const Layer* l = stack.back();
+        stack.pop_back();
+        if (!seen.insert(l).second || l->GetType() == LayerType::Constant || l->GetType() == LayerType::Input) continue;
+        bool allConstant = true;
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            Layer* src = l->InputLayer(i);
+            allConstant = allConstant && src && src->GetType() == LayerType::Constant;
+            if (src) stack.push_back(src);
+        }
+        if (allConstant) return l;
+    }
+    return nullptr;
+}
+
 void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::vector<std::string>& log) {
     const std::vector<Layer*> order = graph.TopologicalOrder();
     unsigned int folded = 0;
@@ -324,8 +345,15 @@ void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, boo
             InferLayer(*layer);
         } catch (const ParameterNotConstant& e) {
             std::set<LayerBindingId> inputs = InputsBehind(layer->Input(e.GetInput()));
-            if (inputs.empty()) throw LayerValidationException(e.what());
-            throw NeedsInputValues{std::move(inputs), e.what()};
+            if (!inputs.empty()) throw NeedsInputValues{std::move(inputs), e.what()};
+            // Everything behind it is constant: a layer there was left unfolded because no
+            // preferred backend can evaluate it.
+            if (const Layer* stuck = UnfoldedLayerBehind(layer->Input(e.GetInput()))) {
+                throw BackendUnavailableException(std::string(e.what()) + "; it is computed by " + Describe(*stuck) +
+                                                  ", which could not be evaluated while optimizing: that layer is "
+                                                  "not supported by any of the preferred backends");
+            }
+            throw LayerValidationException(e.what());
         }
         if (layer->GetType() == LayerType::Shape) {
             FoldShape(graph, *layer, log);

@@ -129,7 +129,10 @@ int InspectCommand(const std::vector<std::string>& args) {
             std::cout << "      declined by " << backend.Get() << ": " << reason << "\n";
         }
     }
-    std::cout << "layers: " << FormatLayerCounts(model.m_LayerCounts, options.m_Backends) << "\n"
+    std::cout << "layers: "
+              << (dynamic ? std::string("placed per input shape (dynamic network)")
+                          : FormatLayerCounts(model.m_LayerCounts, options.m_Backends))
+              << "\n"
               << "optimization log:" << (log.empty() ? " (empty)" : "") << "\n";
     for (const std::string& line : log) {
         std::cout << "  " << line << "\n";

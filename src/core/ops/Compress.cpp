@@ -25,8 +25,7 @@ std::vector<TensorInfo> CompressInfer(InferContext& ctx) {
                  " of input 0 " + x.GetShape().ToString());
     }
     const ConstTensor& cond = ctx.RequireConstant(
-        1, "condition", "decides the output shape by its values, but it is computed inside the network from values "
-                        "that are not graph inputs or constants");
+        1, "condition", std::string("decides the output shape by its values, ") + kNotConstantThen);
     const auto kept = static_cast<unsigned int>(
         valuedep::CountNonZero(cond.GetMemoryArea(), DataType::Boolean, cond.GetNumElements()));
     if (!d.m_Axis) return {TensorInfo(TensorShape({kept}), x.GetDataType())};

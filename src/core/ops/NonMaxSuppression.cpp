@@ -35,8 +35,7 @@ std::vector<TensorInfo> NonMaxSuppressionInfer(InferContext& ctx) {
     if (!(d.m_IouThreshold >= 0.0f && d.m_IouThreshold <= 1.0f)) {
         ctx.Fail("iou_threshold " + std::to_string(d.m_IouThreshold) + " must be in [0, 1]");
     }
-    const char* why = "decides the output shape by its values, but it is computed inside the network from values "
-                      "that are not graph inputs or constants";
+    const std::string why = std::string("decides the output shape by its values, ") + kNotConstantThen;
     const ConstTensor& boxes = ctx.RequireConstant(0, "boxes", why);
     const ConstTensor& scores = ctx.RequireConstant(1, "scores", why);
     const auto selected = valuedep::SelectBoxes(

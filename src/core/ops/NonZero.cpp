@@ -9,8 +9,7 @@ namespace trellis::core {
 std::vector<TensorInfo> NonZeroInfer(InferContext& ctx) {
     const TensorInfo& x = ctx.Input(0);
     const ConstTensor& data = ctx.RequireConstant(
-        0, "data", "decides the output shape by its values, but it is computed inside the network from values that "
-                   "are not graph inputs or constants");
+        0, "data", std::string("decides the output shape by its values, ") + kNotConstantThen);
     const std::size_t count = valuedep::CountNonZero(data.GetMemoryArea(), x.GetDataType(), x.GetNumElements());
     // A scalar has rank 0 but counts as one dim of size 1 for ONNX (numpy.nonzero of a 0-d array).
     const unsigned int rank = std::max(x.GetNumDimensions(), 1u);

@@ -27,8 +27,7 @@ std::vector<TensorInfo> UniqueInfer(InferContext& ctx) {
         for (unsigned int i = axis + 1; i < xs.GetNumDimensions(); ++i) inner *= xs[i];
     }
     const ConstTensor& data = ctx.RequireConstant(
-        0, "X", "decides the output shapes by its values, but it is computed inside the network from values that "
-                "are not graph inputs or constants");
+        0, "X", std::string("decides the output shapes by its values, ") + kNotConstantThen);
     const valuedep::UniqueResult r =
         valuedep::FindUnique(data.GetMemoryArea(), x.GetDataType(), outer, slices, inner, d.m_Sorted);
     const auto k = static_cast<unsigned int>(r.m_First.size());

@@ -145,13 +145,13 @@ TensorInfo ReadInputInfo(const onnx::ValueInfoProto& input, const IOnnxParser::O
     return TensorInfo(TensorShape(std::move(dims)), type);
 }
 
-// A graph output as the model declares it; dims it leaves symbolic or unknown are reported as 0.
+// A graph output as the model declares it; dims it leaves symbolic or unknown are kUnknownDim.
 TensorInfo ReadOutputInfo(const onnx::ValueInfoProto& output, const std::string& label) {
     const DataType type = ReadElementType(output, label + ": output '" + output.name() + "'");
     std::vector<unsigned int> dims;
     for (const auto& dim : output.type().tensor_type().shape().dim()) {
-        const bool known = dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() <= int64_t{UINT_MAX};
-        dims.push_back(known ? static_cast<unsigned int>(dim.dim_value()) : 0u);
+        const bool known = dim.has_dim_value() && dim.dim_value() >= 0 && dim.dim_value() < int64_t{kUnknownDim};
+        dims.push_back(known ? static_cast<unsigned int>(dim.dim_value()) : kUnknownDim);
     }
     return TensorInfo(TensorShape(std::move(dims)), type);
 }
