@@ -83,7 +83,8 @@ public:
         std::size_t m_Bytes = 0;
     };
 
-    LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec);
+    LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec,
+                  const std::map<BackendId, std::map<std::string, std::string>>& backendOptions);
     ~LoadedNetwork();
 
     void Execute(const InputTensors& inputs, const OutputTensors& outputs);
@@ -131,7 +132,9 @@ std::size_t LoadedNetwork::GetArenaBytes() const {
     return total;
 }
 
-LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec) : m_Network(std::move(network)) {
+LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec,
+                             const std::map<BackendId, std::map<std::string, std::string>>& backendOptions)
+    : m_Network(std::move(network)) {
     auto* net = dynamic_cast<OptimizedNetworkImpl*>(m_Network.get());
     if (!net) throw InvalidArgumentException("LoadNetwork: the network was not produced by Optimize()");
     const std::vector<Layer*>& order = net->GetOrder();
@@ -145,7 +148,18 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         IBackendInternalUniquePtr backend = backendFactory();
         IMemoryManagerSharedPtr mm(backend->CreateMemoryManager());
         m_BackendFactories.push_back(backendFactory);
-        factories[l->GetBackendId()] = backend->CreateWorkloadFactory(mm);
+        // Backends built against API 1.1 or later are given the application's options for them.
+        const BackendId& id = l->GetBackendId();
+        if (BackendRegistryInstance().GetApiVersion(id).AtLeast(BackendVersion{1, 1})) {
+            auto opts = backendOptions.find(id);
+            factories[id] = backend->CreateWorkloadFactoryWithOptions(
+                mm, opts == backendOptions.end() ? IBackendInternal::BackendOptions{} : opts->second);
+        } else {
+            factories[id] = backend->CreateWorkloadFactory(mm);
+        }
+        if (!factories[id]) {
+            throw BackendUnavailableException("backend '" + id.Get() + "' returned no workload factory");
+        }
         if (mm) m_MemoryManagers.push_back(mm);
         // `backend` is destroyed here: nothing may depend on it outliving its factory.
     }
@@ -485,7 +499,7 @@ public:
         }
         std::shared_ptr<LoadedNetwork> loaded;
         try {
-            loaded = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec);
+            loaded = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec, m_Options.m_BackendOptions);
         } catch (const std::exception& e) {
             errorMessage = e.what();
             return Status::Failure;
