@@ -66,7 +66,9 @@ void ExpectSameTensor(const OwnedTensor& got, const OwnedTensor& want, bool comp
 }
 
 const DataType kTypes[] = {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64,
-                           DataType::Signed32, DataType::Signed64, DataType::Boolean, DataType::UInt8};
+                           DataType::Signed32, DataType::Signed64, DataType::Boolean, DataType::UInt8,
+                           DataType::Signed8, DataType::Signed16, DataType::UInt16, DataType::UInt32,
+                           DataType::UInt64};
 const TensorShape kShapes[] = {TensorShape({2, 3, 5}), TensorShape({7}), TensorShape{}, TensorShape({0, 4})};
 
 TEST_F(TensorIOTest, TensorProtoRoundTripsEveryType) {
