@@ -261,6 +261,14 @@ def integer_product_cases(out):
     save_case(out, "qlinearmatmul_uint8", "QLinearMatMul",
               [("a", a), ("a_s", a_s), ("azp", azp), ("b", b), ("b_s", b_s), ("bzp", bzp), ("y_s", y_s), ("yzp", yzp)],
               [("y", requantize(acc, mult, yzp, np.uint8))], opset=10)
+    # Per row of A (a_scale, a_zero_point [M]) and per column of B (b_scale, b_zero_point [N]).
+    a_s_row = RNG.uniform(0.01, 0.03, size=(4,)).astype(F32)
+    b_s_col = RNG.uniform(0.01, 0.03, size=(5,)).astype(F32)
+    acc = (a.astype(I64) - azp_row[:, None]) @ (b.astype(I64) - bzp_col[None, :])
+    mult_rc = ((a_s_row[:, None] * b_s_col[None, :]).astype(F32) / y_s).astype(F32)
+    save_case(out, "qlinearmatmul_per_row_column", "QLinearMatMul",
+              [("a", a), ("a_s", a_s_row), ("azp", azp_row), ("b", b), ("b_s", b_s_col), ("bzp", bzp_col), ("y_s", y_s),
+               ("yzp", yzp)], [("y", requantize(acc, mult_rc, yzp, np.uint8))], opset=10)
     ai8, bi8 = ints(np.int8, 3, 8, low=-128, high=127), ints(np.int8, 8, 2, low=-128, high=127)
     azp8, bzp8, yzp8 = np.array(-5, dtype=np.int8), np.array(3, dtype=np.int8), np.array(-20, dtype=np.int8)
     acc = (ai8.astype(I64) - azp8) @ (bi8.astype(I64) - bzp8)

@@ -128,13 +128,17 @@ void ConvertQLinear(OnnxNodeContext& ctx) {
     const bool conv = ctx.OpType() == "QLinearConv";
     ctx.ExpectInputs(8, conv ? 9 : 8);
     ctx.ExpectOutputs(1, 1);
-    RequireScalarParameter(ctx, 1, conv ? "x_scale" : "a_scale");
+    if (conv) RequireScalarParameter(ctx, 1, "x_scale");
     RequireScalarParameter(ctx, 6, "y_scale");
     RequireScalarParameter(ctx, 7, "y_zero_point");
     const std::optional<unsigned int> bias = conv && ctx.HasInput(8) ? std::optional<unsigned int>(8) : std::nullopt;
     IOutputSlot& product = IntegerProduct(ctx, conv, 0, 2, 3, 5, bias, "/int32_product");
     // multiplier = a_scale * b_scale / y_scale (Float32, in that order, as ONNX Runtime computes it).
-    IOutputSlot& scales = Binary(ctx, BinaryOperation::Mul, ctx.InputSlot(1), ctx.InputSlot(4), "/input_scales");
+    // A per-row a_scale ([M]) becomes a column [M, 1] so that it lines up with A's rows.
+    const std::optional<std::size_t> aScaleCount = KnownElements(ctx, 1);
+    IOutputSlot& aScale = !conv && aScaleCount && *aScaleCount > 1 ? AsColumn(ctx, ctx.InputSlot(1), 1, "/a_scale_column")
+                                                                   : ctx.InputSlot(1);
+    IOutputSlot& scales = Binary(ctx, BinaryOperation::Mul, aScale, ctx.InputSlot(4), "/input_scales");
     IOutputSlot* multiplier = &Binary(ctx, BinaryOperation::Div, scales, ctx.InputSlot(6), "/multiplier");
     const std::optional<std::size_t> wScaleCount = KnownElements(ctx, 4);
     if (conv && wScaleCount && *wScaleCount > 1) {
