@@ -105,6 +105,32 @@ def cast_cases(out):
               {"to": tensor_type(np.uint16)}, opset=13)
 
 
+def data_movement_cases(out):
+    """Ops that move elements without computing: every new integer type goes through by byte size."""
+    for dt in INT_TYPES:
+        name = np.dtype(dt).name
+        x = ints(dt, 2, 3, 4)
+        save_case(out, "transpose_%s" % name, "Transpose", [("x", x)], [("y", np.transpose(x, (2, 0, 1)))],
+                  {"perm": [2, 0, 1]}, opset=13)
+        y = ints(dt, 2, 1, 4)
+        save_case(out, "concat_%s" % name, "Concat", [("x", x), ("y", y)], [("z", np.concatenate([x, y], axis=1))],
+                  {"axis": 1}, opset=13)
+        idx = np.array([2, 0, -1], dtype=I64)
+        save_case(out, "gather_%s" % name, "Gather", [("x", x), ("i", idx)], [("y", np.take(x, idx, axis=2))],
+                  {"axis": 2}, opset=13)
+        cond = RNG.rand(3, 4) > 0.5
+        save_case(out, "where_%s" % name, "Where", [("c", cond), ("x", x), ("y", y)], [("z", np.where(cond, x, y))],
+                  opset=16)
+        starts, ends, axes = np.array([1], dtype=I64), np.array([4], dtype=I64), np.array([2], dtype=I64)
+        save_case(out, "slice_%s" % name, "Slice", [("x", x)], [("y", x[:, :, 1:4])],
+                  initializers=[("starts", starts), ("ends", ends), ("axes", axes)], opset=13)
+        pads = np.array([0, 1, 0, 0, 0, 2], dtype=I64)
+        value = np.array(7, dtype=dt)
+        save_case(out, "pad_constant_%s" % name, "Pad", [("x", x)],
+                  [("y", np.pad(x, ((0, 0), (1, 0), (0, 2)), constant_values=7))],
+                  initializers=[("pads", pads), ("value", value)], opset=13)
+
+
 def bitshift_cases(out):
     for dt in (np.uint8, np.uint16, np.uint32, np.uint64):
         bits = np.iinfo(dt).bits
@@ -358,6 +384,7 @@ def loss_cases(out):
 def generate(out_dir):
     integer_cases(out_dir)
     cast_cases(out_dir)
+    data_movement_cases(out_dir)
     bitshift_cases(out_dir)
     maxpool_uint8_cases(out_dir)
     quantization_cases(out_dir)
