@@ -1006,4 +1006,31 @@ TEST_F(OnnxImporterTest, LegacyPReluSlopeIsPerChannel) {
                  {-1, 1, -2, -2, 3, -6});
 }
 
+TEST_F(OnnxImporterTest, QuantizationAndLossAttributesAreChecked) {
+    TestModel shift(11);
+    shift.Input("x", {2}, onnx::TensorProto_DataType_UINT8).Input("s", {2}, onnx::TensorProto_DataType_UINT8);
+    shift.Output("y", {2}, onnx::TensorProto_DataType_UINT8);
+    AttrString(shift.Node("BitShift", {"x", "s"}, {"y"}, "shift"), "direction", "UP");
+    std::string message = ParseError(shift.Bytes());
+    EXPECT_NE(message.find("node 'shift' (BitShift, opset 11): attribute direction='UP' must be LEFT or RIGHT"),
+              std::string::npos) << message;
+
+    TestModel loss(13);
+    loss.Input("x", {2, 3}).Input("t", {2}, kInt64).Output("y", {});
+    AttrString(loss.Node("SoftmaxCrossEntropyLoss", {"x", "t"}, {"y"}, "sce"), "reduction", "max");
+    message = ParseError(loss.Bytes());
+    EXPECT_NE(message.find("node 'sce' (SoftmaxCrossEntropyLoss, opset 13): attribute reduction='max' is not supported"),
+              std::string::npos) << message;
+
+    // QLinearMatMul's y_scale must be one value; a_scale may be per row.
+    TestModel qmm(10);
+    const int u8 = onnx::TensorProto_DataType_UINT8;
+    qmm.Input("a", {2, 3}, u8).Input("as", {}).Input("az", {}, u8).Input("b", {3, 2}, u8).Input("bs", {});
+    qmm.Input("bz", {}, u8).Input("ys", {2}).Input("yz", {}, u8).Output("y", {2, 2}, u8);
+    qmm.Node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "qmm");
+    message = ParseError(qmm.Bytes());
+    EXPECT_NE(message.find("node 'qmm' (QLinearMatMul, opset 10): input 6 (y_scale) holds 2 values"), std::string::npos)
+        << message;
+}
+
 }  // namespace
