@@ -5,7 +5,9 @@
 // Float16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
 // Boolean for Equal, And, Or and Xor; Mod (divisor's sign) on the integer types; BitShiftLeft /
 // BitShiftRight on the unsigned integer types (a shift by the bit width or more gives 0).
-// Float16 is computed in double from the exact half values and rounded once to half.
+// Float16 operands are widened exactly to double, the operation runs in double and the result is
+// rounded to half (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
+// are exact).
 // Integer semantics: Add/Sub/Mul/Pow wrap (two's complement, like numpy); Div truncates toward
 // zero (C++/ONNX Runtime) and throws on a zero divisor; Pow with a negative exponent gives the
 // truncated real result (0 unless the base is 1 or -1) and throws for base 0. An integer Mod/FMod

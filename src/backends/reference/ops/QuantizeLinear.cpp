@@ -2,9 +2,9 @@
 //  - QuantizeLinear: Float32 or Signed32 x to UInt8 or Signed8, y = saturate(round(x / scale) +
 //    zero_point); the division is done in Float32 and rounds half to even, as ONNX's reference
 //    and ONNX Runtime do, so results match them bit for bit.
-//  - DequantizeLinear: UInt8, Signed8 or Signed32 x to Float32, y = (x - zero_point) * scale
-//    (the difference is exact, the product rounds once). A Signed32 x needs zero point 0
-//    (RuntimeException otherwise, as ONNX requires).
+//  - DequantizeLinear: UInt8, Signed8 or Signed32 x to Float32, y = (x - zero_point) * scale,
+//    computed in double and rounded once to Float32 (exact up to that rounding for 8-bit x). A
+//    Signed32 x needs zero point 0 (RuntimeException otherwise, as ONNX requires).
 //  - DynamicQuantizeLinear: Float32 to UInt8 with scale = (max(0, max x) - min(0, min x)) / 255,
 //    zero point = saturate(round(-min(0, min x) / scale)), then QuantizeLinear. An all-zero x has
 //    scale 0: zero point 0 and y 0 (ONNX leaves that case undefined: it would divide 0 by 0).
