@@ -48,6 +48,8 @@ enum class BinaryOperation {
     And, Or, Xor,  ///< Boolean inputs and output
     Mod,           ///< integer modulo, the result takes the divisor's sign (ONNX Mod fmod=0)
     FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
+    BitShiftLeft,  ///< unsigned integers: a << b (0 when b >= the bit width)
+    BitShiftRight, ///< unsigned integers: a >> b (0 when b >= the bit width)
 };
 const char* GetBinaryOperationName(BinaryOperation op);
 /// Elementwise binary op with numpy broadcasting. Comparisons and And/Or/Xor produce Boolean.
@@ -363,6 +365,29 @@ struct RecurrentDescriptor {
     unsigned int m_Layout = 0;
 };
 
+/// ONNX QuantizeLinear (y = saturate(round_half_even(x / scale) + zero_point)) and
+/// DequantizeLinear (y = (x - zero_point) * scale). Inputs: x, scale, optional zero point. The
+/// scale is a scalar (per tensor) or a 1-D tensor with one value per index of x's dim m_Axis (per
+/// axis); the zero point has the scale's shape and, for QuantizeLinear, gives the output type.
+/// m_DataType: QuantizeLinear's output type when there is no zero point (UInt8, ONNX's default).
+/// After Optimize m_Axis is in [0, rank).
+struct QuantizeLinearDescriptor {
+    int64_t m_Axis = 1;
+    DataType m_DataType = DataType::UInt8;
+};
+
+enum class LossReduction { None, Sum, Mean };
+const char* GetLossReductionName(LossReduction r);
+/// ONNX NegativeLogLikelihoodLoss (SoftmaxCrossEntropyLoss imports as a LogSoftmax along dim 1
+/// followed by this). Inputs: x [N, C, d1...] (log-probabilities), target [N, d1...]
+/// (Signed32/Signed64 class indices), optional weight [C]. loss = -x[n, target, d...] *
+/// weight[target]; targets equal to m_IgnoreIndex contribute 0 (and no weight). Mean divides the
+/// sum by the sum of the weights used; None keeps the shape of the target.
+struct NegativeLogLikelihoodLossDescriptor {
+    LossReduction m_Reduction = LossReduction::Mean;
+    std::optional<int64_t> m_IgnoreIndex;
+};
+
 using LayerDescriptor = std::variant<
     EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
     ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
@@ -371,7 +396,8 @@ using LayerDescriptor = std::variant<
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
     ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor,
     ArgMinMaxDescriptor, TriluDescriptor, ScatterElementsDescriptor, TileDescriptor, CumSumDescriptor,
-    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor>;
+    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor,
+    QuantizeLinearDescriptor, NegativeLogLikelihoodLossDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

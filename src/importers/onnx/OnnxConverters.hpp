@@ -85,6 +85,19 @@ void ConvertOneHot(OnnxNodeContext& ctx);
 void ConvertEyeLike(OnnxNodeContext& ctx);
 void ConvertHardmax(OnnxNodeContext& ctx);
 void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
+// OnnxConvertLoss.cpp
+void ConvertNegativeLogLikelihoodLoss(OnnxNodeContext& ctx);
+void ConvertSoftmaxCrossEntropyLoss(OnnxNodeContext& ctx);  // LogSoftmax + NegativeLogLikelihoodLoss
+// OnnxConvertQuantization.cpp
+void ConvertQuantizeLinear(OnnxNodeContext& ctx);      // QuantizeLinear, DequantizeLinear
+void ConvertDynamicQuantizeLinear(OnnxNodeContext& ctx);
+void ConvertMatMulInteger(OnnxNodeContext& ctx);       // MatMulInteger, ConvInteger
+void ConvertQLinear(OnnxNodeContext& ctx);             // QLinearMatMul, QLinearConv
+void ConvertBitShift(OnnxNodeContext& ctx);
+
+// Conv's attributes (kernel_shape, strides, dilations, auto_pad, pads, group), shared by the
+// converters of Conv, ConvTranspose, ConvInteger and QLinearConv.
+void ReadConvolutionAttributes(OnnxNodeContext& ctx, ConvolutionDescriptor& d);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).
