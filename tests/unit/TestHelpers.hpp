@@ -106,4 +106,77 @@ inline std::string Compare(const OwnedTensor& got, const OwnedTensor& want, doub
            ", want " + std::to_string(ToDouble(want, firstBad)) + "; worst abs diff " + std::to_string(worst);
 }
 
+/// A network built layer by layer for validation tests, with the runtime whose device spec
+/// Optimize() needs. Each Layer() gets its outputs bound to fresh Output layers.
+struct LayerNet {
+    INetworkPtr m_Net = INetwork::Create();
+    IRuntimePtr m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
+    int m_NextInput = 0;
+    int m_NextOutput = 0;
+
+    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
+        auto* l = m_Net->AddInputLayer(m_NextInput++);
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
+        return l->GetOutputSlot(0);
+    }
+    IOutputSlot& ConstInts(const std::vector<int64_t>& values, TensorShape shape) {
+        return m_Net->AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Signed64, 0.0f, 0, true), values.data()))
+            ->GetOutputSlot(0);
+    }
+    IOutputSlot& ConstFloats(const std::vector<float>& values, TensorShape shape) {
+        return m_Net->AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Float32, 0.0f, 0, true), values.data()))
+            ->GetOutputSlot(0);
+    }
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name,
+                             const std::vector<IOutputSlot*>& inputs) {
+        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), -1);
+        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            l->GetOutputSlot(o).Connect(m_Net->AddOutputLayer(m_NextOutput++)->GetInputSlot(0));
+        }
+        return l;
+    }
+    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*m_Net, {"CpuRef"}, m_Runtime->GetDeviceSpec()); }
+};
+
+/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
+template <typename F>
+void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
+    try {
+        what();
+        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
+    } catch (const trellis::Exception& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// Expects Optimize() to reject layer `layerName` with a message containing `rule`.
+inline void ExpectRejected(LayerNet& n, const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
+}
+
+/// Loads the network and runs it once with `inputs` (one buffer per input binding, in order);
+/// expects the load or the run to throw naming `layerName` and `rule`.
+inline void ExpectRunFails(LayerNet& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+                           const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming(
+        [&] {
+            NetworkId id;
+            std::string loadError;
+            if (n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError) != Status::Success) throw Exception(loadError);
+            InputTensors in;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                TensorInfo info = inputs[i].first;
+                info.SetConstant(true);
+                in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
+            }
+            const TensorInfo outInfo = n.m_Runtime->GetOutputTensorInfo(id, 0);
+            std::vector<std::byte> out(outInfo.GetNumBytes());
+            n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
+        },
+        layerName, rule);
+}
+
 }  // namespace trellis::test

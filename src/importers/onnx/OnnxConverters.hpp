@@ -85,6 +85,15 @@ void ConvertOneHot(OnnxNodeContext& ctx);
 void ConvertEyeLike(OnnxNodeContext& ctx);
 void ConvertHardmax(OnnxNodeContext& ctx);
 void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
+// OnnxConvertSignal.cpp: signal processing, feature extraction and sampling.
+void ConvertWindow(OnnxNodeContext& ctx);               // HannWindow, HammingWindow, BlackmanWindow
+void ConvertDft(OnnxNodeContext& ctx);
+void ConvertStft(OnnxNodeContext& ctx);
+void ConvertMelWeightMatrix(OnnxNodeContext& ctx);
+void ConvertTfIdfVectorizer(OnnxNodeContext& ctx);     // integer input only
+void ConvertGridSample(OnnxNodeContext& ctx);
+void ConvertRoiAlign(OnnxNodeContext& ctx);
+void ConvertDet(OnnxNodeContext& ctx);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).
