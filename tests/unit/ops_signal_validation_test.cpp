@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -259,4 +260,77 @@ TEST(OpsSignalValidation, TfIdfTakesIntegerTokens) {
     d.m_NgramIndexes = {0};
     n.Layer(LayerType::TfIdfVectorizer, d, "tfidf_float", {&n.Input({8})});
     ExpectRejected(n, "tfidf_float", "Float32");
+}
+
+// --- Inputs no sampling rule can place: a clean error or NaN, never a wild read ---------------------
+
+TEST(OpsSignalValidation, RoiAlignNonFiniteRoiFailsTheRun) {
+    LayerNet n;
+    n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_nan",
+            {&n.Input({1, 1, 4, 4}), &n.Input({1, 4}), &n.Input({1}, DataType::Signed64)});
+    const std::vector<float> x(16, 1.0f), rois{0, std::nanf(""), 3, 3};
+    const std::vector<int64_t> batch{0};
+    ExpectRunFails(n,
+                   {{TensorInfo({1, 1, 4, 4}, DataType::Float32), x.data()},
+                    {TensorInfo({1, 4}, DataType::Float32), rois.data()},
+                    {TensorInfo({1}, DataType::Signed64), batch.data()}},
+                   "roi_nan", "roi 0 has a non-finite coordinate");
+}
+
+TEST(OpsSignalValidation, RoiAlignHugeAdaptiveRoiFailsTheRun) {
+    LayerNet n;
+    n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_huge",
+            {&n.Input({1, 1, 4, 4}), &n.Input({1, 4}), &n.Input({1}, DataType::Signed64)});
+    const std::vector<float> x(16, 1.0f), rois{0, 0, 1e20f, 1e20f};
+    const std::vector<int64_t> batch{0};
+    ExpectRunFails(n,
+                   {{TensorInfo({1, 1, 4, 4}, DataType::Float32), x.data()},
+                    {TensorInfo({1, 4}, DataType::Float32), rois.data()},
+                    {TensorInfo({1}, DataType::Signed64), batch.data()}},
+                   "roi_huge", "more than 2^26 samples in all are refused");
+}
+
+TEST(OpsSignalValidation, GridSampleNonFiniteAndFarGridValuesAreSafe) {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> x{1, 2, 3, 4};
+    const std::vector<float> grid{std::nanf(""), 0.0f, inf, 0.0f, -1e30f, 1e30f, 0.0f, 0.0f};
+    for (GridSamplePadding padding : {GridSamplePadding::Zeros, GridSamplePadding::Border, GridSamplePadding::Reflection}) {
+        for (GridSampleMode mode : {GridSampleMode::Bilinear, GridSampleMode::Nearest, GridSampleMode::Bicubic}) {
+            LayerNet n;
+            GridSampleDescriptor d;
+            d.m_Mode = mode;
+            d.m_Padding = padding;
+            n.Layer(LayerType::GridSample, d, "grid_far", {&n.Input({1, 1, 2, 2}), &n.Input({1, 1, 4, 2})});
+            NetworkId id;
+            ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+            TensorInfo xi({1, 1, 2, 2}, DataType::Float32), gi({1, 1, 4, 2}, DataType::Float32);
+            xi.SetConstant(true);
+            gi.SetConstant(true);
+            std::vector<float> y(4, -7.0f);
+            n.m_Runtime->EnqueueWorkload(id, {{0, ConstTensor(xi, x.data())}, {1, ConstTensor(gi, grid.data())}},
+                                         {{0, Tensor(n.m_Runtime->GetOutputTensorInfo(id, 0), y.data())}});
+            EXPECT_TRUE(std::isnan(y[0]));  // NaN coordinate
+            if (padding == GridSamplePadding::Zeros) {
+                EXPECT_EQ(y[1], 0.0f);
+                EXPECT_EQ(y[2], 0.0f);
+            } else if (padding == GridSamplePadding::Border) {
+                EXPECT_TRUE(std::isfinite(y[1]) && std::isfinite(y[2])) << y[1] << " " << y[2];
+            } else {
+                EXPECT_TRUE(std::isnan(y[1]));  // infinity cannot be reflected
+                EXPECT_TRUE(std::isfinite(y[2])) << y[2];
+            }
+            EXPECT_TRUE(std::isfinite(y[3]));
+        }
+    }
+}
+
+TEST(OpsSignalValidation, ResizeCropRoiMustBeFinite) {
+    LayerNet n;
+    ResizeDescriptor d;
+    d.m_CoordinateTransform = CoordinateTransform::TfCropAndResize;
+    d.m_Sizes = {1, 1, 2, 2};
+    IOutputSlot& x = n.Input({1, 1, 4, 4});
+    n.Layer(LayerType::Resize, d, "resize_crop_nan",
+            {&x, &n.ConstFloats({0, 0, std::nanf(""), 0, 1, 1, 1, 1}, {8})});
+    ExpectRejected(n, "resize_crop_nan", "every roi value must be finite");
 }

@@ -42,6 +42,9 @@ std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
                  std::to_string(rank) + "; tf_crop_and_resize needs a start and an end per dim");
     }
     if (!crop) d.m_Roi.clear();
+    for (float v : d.m_Roi) {
+        if (!std::isfinite(v)) ctx.Fail("roi holds " + std::to_string(v) + "; every roi value must be finite");
+    }
     if (d.m_Mode == ResizeMode::Cubic && !std::isfinite(d.m_CubicCoeffA)) {
         ctx.Fail("cubic_coeff_a=" + std::to_string(d.m_CubicCoeffA) + " must be finite");
     }

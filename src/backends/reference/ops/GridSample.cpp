@@ -5,13 +5,15 @@
 // input: zeros, the border pixel, or the reflection about the border. Follows the ONNX reference
 // (onnx/reference/ops/op_grid_sample.py) and onnxruntime: a coordinate outside the border range
 // is first clamped (border) or reflected (reflection); each tap outside the input is then 0
-// (zeros), clamped (border) or reflected (reflection).
+// (zeros), clamped (border) or reflected (reflection). A NaN grid value (or an infinite one with
+// reflection padding) gives NaN.
 #include "RefKernelTable.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 namespace trellis::ref {
 
@@ -109,6 +111,17 @@ private:
     }
 
     double Sample(const float* image, double x, double y) const {
+        // Coordinates no padding rule can place: NaN anywhere, infinity when reflecting.
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<double>::quiet_NaN();
+        if (m_D.m_Padding == GridSamplePadding::Reflection && (std::isinf(x) || std::isinf(y))) {
+            return std::numeric_limits<double>::quiet_NaN();
+        }
+        // With zero padding, a point this far out has every tap (bicubic reaches 2 pixels) outside:
+        // answer before converting a huge coordinate to an index.
+        if (m_D.m_Padding == GridSamplePadding::Zeros &&
+            (x < -3.0 || y < -3.0 || x > static_cast<double>(m_W) + 2 || y > static_cast<double>(m_H) + 2)) {
+            return 0.0;
+        }
         if (m_D.m_Mode == GridSampleMode::Nearest) {
             // Rounded first, so border and reflection padding keep the coordinates integral.
             x = std::nearbyint(x);

@@ -99,7 +99,13 @@ public:
             for (unsigned int o = 0; o < ys[i]; ++o) {
                 const double src =
                     SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, roiStart, roiEnd);
-                t.outside.push_back(crop && (src < 0.0 || src > in - 1));
+                const bool outside = crop && !(src >= 0.0 && src <= in - 1);
+                t.outside.push_back(outside);
+                if (outside) {  // extrapolation_value: no taps are read
+                    t.offset.insert(t.offset.end(), t.taps, 0);
+                    t.weight.insert(t.weight.end(), t.taps, 0.0);
+                    continue;
+                }
                 const double lo = std::floor(src);
                 const long long l = static_cast<long long>(lo);
                 if (m_Mode == ResizeMode::Nearest) {

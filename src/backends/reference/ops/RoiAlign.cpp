@@ -83,6 +83,10 @@ public:
                                        std::to_string(b) + " is outside [0, " + std::to_string(m_N) + ")");
             }
             const float* roi = rois + r * 4;
+            if (!std::isfinite(roi[0]) || !std::isfinite(roi[1]) || !std::isfinite(roi[2]) || !std::isfinite(roi[3])) {
+                throw RuntimeException("RoiAlign '" + m_Layer + "': roi " + std::to_string(r) +
+                                       " has a non-finite coordinate");
+            }
             const double startW = roi[0] * scale - offset, startH = roi[1] * scale - offset;
             const double endW = roi[2] * scale - offset, endH = roi[3] * scale - offset;
             double roiW = endW - startW, roiH = endH - startH;
@@ -91,10 +95,22 @@ public:
                 roiH = std::max(roiH, 1.0);
             }
             const double binH = roiH / static_cast<double>(ph), binW = roiW / static_cast<double>(pw);
-            const std::size_t gridH =
-                m_D.m_SamplingRatio > 0 ? m_D.m_SamplingRatio : static_cast<std::size_t>(std::ceil(roiH / static_cast<double>(ph)));
-            const std::size_t gridW =
-                m_D.m_SamplingRatio > 0 ? m_D.m_SamplingRatio : static_cast<std::size_t>(std::ceil(roiW / static_cast<double>(pw)));
+            // Adaptive grid, capped before the conversion so a huge roi cannot overflow it (the
+            // sample limit below then refuses it).
+            auto adaptive = [](double size, std::size_t bins) {
+                return static_cast<std::size_t>(std::clamp(std::ceil(size / static_cast<double>(bins)), 0.0, 1e9));
+            };
+            const std::size_t gridH = m_D.m_SamplingRatio > 0 ? m_D.m_SamplingRatio : adaptive(roiH, ph);
+            const std::size_t gridW = m_D.m_SamplingRatio > 0 ? m_D.m_SamplingRatio : adaptive(roiW, pw);
+            // The adaptive grid grows with the roi: refuse a roi so large that sampling it would
+            // not finish in reasonable time instead of hanging.
+            constexpr double kMaxSamples = 1u << 26;
+            if (static_cast<double>(gridH) * static_cast<double>(gridW) * static_cast<double>(ph * pw) > kMaxSamples) {
+                throw RuntimeException("RoiAlign '" + m_Layer + "': roi " + std::to_string(r) + " needs " +
+                                       std::to_string(gridH) + " x " + std::to_string(gridW) +
+                                       " samples per bin; more than 2^26 samples in all are refused (give "
+                                       "sampling_ratio, or a smaller roi)");
+            }
             const double count = static_cast<double>(std::max<std::size_t>(gridH * gridW, 1));
             // The sample taps of every bin, shared by all channels.
             std::vector<BilinearTaps> taps;
