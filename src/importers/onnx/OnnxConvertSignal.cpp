@@ -139,11 +139,13 @@ void ConvertGridSample(OnnxNodeContext& ctx) {
     GridSampleDescriptor d;
     // Opset 16 names the modes bilinear/nearest/bicubic; opset 20 renamed them linear/cubic
     // (and allowed N-d input, which the core refuses by rank).
-    const std::string mode = ctx.GetString("mode", ctx.Opset() >= 20 ? "linear" : "bilinear");
-    if (mode == "bilinear" || mode == "linear") d.m_Mode = GridSampleMode::Bilinear;
+    const bool opset20 = ctx.Opset() >= 20;
+    const std::string linear = opset20 ? "linear" : "bilinear", cubic = opset20 ? "cubic" : "bicubic";
+    const std::string mode = ctx.GetString("mode", linear);
+    if (mode == linear) d.m_Mode = GridSampleMode::Bilinear;
     else if (mode == "nearest") d.m_Mode = GridSampleMode::Nearest;
-    else if (mode == "bicubic" || mode == "cubic") d.m_Mode = GridSampleMode::Bicubic;
-    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected bilinear, nearest or bicubic)");
+    else if (mode == cubic) d.m_Mode = GridSampleMode::Bicubic;
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected " + linear + ", nearest or " + cubic + ")");
     const std::string padding = ctx.GetString("padding_mode", "zeros");
     if (padding == "zeros") d.m_Padding = GridSamplePadding::Zeros;
     else if (padding == "border") d.m_Padding = GridSamplePadding::Border;
