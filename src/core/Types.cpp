@@ -217,6 +217,15 @@ const char* GetReduceOperationName(ReduceOperation op) {
     return "Unknown";
 }
 
+const char* GetWindowFunctionName(WindowFunction f) {
+    switch (f) {
+        case WindowFunction::Hann: return "HannWindow";
+        case WindowFunction::Hamming: return "HammingWindow";
+        case WindowFunction::Blackman: return "BlackmanWindow";
+    }
+    return "Unknown";
+}
+
 const char* GetScatterReductionName(ScatterReduction r) {
     switch (r) {
         case ScatterReduction::None: return "none";

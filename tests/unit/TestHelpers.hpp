@@ -130,6 +130,12 @@ struct LayerTestNetwork {
         auto* l = m_Net->AddConstantLayer(ConstTensor(TensorInfo(shape, type, 0.0f, 0, true), bytes));
         return l->GetOutputSlot(0);
     }
+    IOutputSlot& ConstInts(const std::vector<int64_t>& values, TensorShape shape) {
+        return Constant(shape, DataType::Signed64, values.data());
+    }
+    IOutputSlot& ConstFloats(const std::vector<float>& values, TensorShape shape) {
+        return Constant(shape, DataType::Float32, values.data());
+    }
     IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs) {
         auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), -1);
         for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
@@ -196,6 +202,49 @@ OwnedTensor MakeTensor(const TensorShape& shape, DataType type, const std::vecto
     t.m_Data.resize(values.size() * sizeof(T));
     std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
     return t;
+}
+
+/// The same builder under the name the signal-op tests use.
+using LayerNet = LayerTestNetwork;
+
+/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
+template <typename F>
+void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
+    try {
+        what();
+        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
+    } catch (const trellis::Exception& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// Expects Optimize() to reject layer `layerName` with a message containing `rule`.
+inline void ExpectRejected(LayerNet& n, const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
+}
+
+/// Loads the network and runs it once with `inputs` (one buffer per input binding, in order);
+/// expects the load or the run to throw naming `layerName` and `rule`.
+inline void ExpectRunFails(LayerNet& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+                           const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming(
+        [&] {
+            NetworkId id;
+            std::string loadError;
+            if (n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError) != Status::Success) throw Exception(loadError);
+            InputTensors in;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                TensorInfo info = inputs[i].first;
+                info.SetConstant(true);
+                in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
+            }
+            const TensorInfo outInfo = n.m_Runtime->GetOutputTensorInfo(id, 0);
+            std::vector<std::byte> out(outInfo.GetNumBytes());
+            n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
+        },
+        layerName, rule);
 }
 
 }  // namespace trellis::test

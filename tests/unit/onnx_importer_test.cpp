@@ -379,8 +379,8 @@ TEST_F(OnnxImporterTest, UnknownAttributeAndBadValuesAreNamed) {
     TestModel cubic(13);
     cubic.Input("x", {1, 1, 2, 2}).Output("y", {1, 1, 4, 4});
     cubic.FloatInit("scales", {4}, {1, 1, 2, 2});
-    AttrString(cubic.Node("Resize", {"x", "", "scales"}, {"y"}, "up"), "mode", "cubic");
-    EXPECT_NE(ParseError(cubic.Bytes()).find("attribute mode='cubic' is not supported"), std::string::npos);
+    AttrString(cubic.Node("Resize", {"x", "", "scales"}, {"y"}, "up"), "mode", "area");
+    EXPECT_NE(ParseError(cubic.Bytes()).find("attribute mode='area' is not supported"), std::string::npos);
 
     TestModel wrongType(13);
     wrongType.Input("x", {2, 3}).Output("y", {2, 3});
@@ -1031,6 +1031,39 @@ TEST_F(OnnxImporterTest, QuantizationAndLossAttributesAreChecked) {
     message = ParseError(qmm.Bytes());
     EXPECT_NE(message.find("node 'qmm' (QLinearMatMul, opset 10): input 6 (y_scale) holds 2 values"), std::string::npos)
         << message;
+TEST_F(OnnxImporterTest, SignalParameterComputedFromAShapeIsFolded) {
+    // HannWindow(size = Shape(x)[1]): the size is computed by nodes the optimizer folds, so the
+    // window is known at load time.
+    TestModel m(17);
+    m.Input("x", {2, 8}).Output("y", {8});
+    m.IntInit("one", {}, {1});
+    m.Node("Shape", {"x"}, {"shape"});
+    AttrInt(m.Node("Gather", {"shape", "one"}, {"size"}), "axis", 0);
+    m.Node("HannWindow", {"size"}, {"y"});
+    std::vector<float> want(8);
+    for (int n = 0; n < 8; ++n) want[n] = static_cast<float>(0.5 - 0.5 * std::cos(2.0 * 3.14159265358979323846 * n / 8));
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 8}, std::vector<float>(16, 0.0f))}).at(0), {8}, want);
+}
+
+TEST_F(OnnxImporterTest, SignalParameterFedAsGraphInputIsRefusedByName) {
+    // STFT's frame_step as a graph input (as the official ONNX test feeds it): refused at load
+    // with the layer, the input and the rule named.
+    TestModel m(17);
+    m.Input("signal", {1, 32, 1}).Input("step", {}, kInt64).Output("out", {1, 3, 9, 2});
+    m.IntInit("length", {}, {16});
+    m.Node("STFT", {"signal", "step", "", "length"}, {"out"}, "stft");
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr network = parser->CreateNetworkFromBinary(m.Bytes(), ".", {});
+    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+    try {
+        Optimize(*network, {"CpuRef"}, runtime->GetDeviceSpec());
+        ADD_FAILURE() << "a graph-input frame_step was accepted";
+    } catch (const LayerValidationException& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("Stft 'stft"), std::string::npos) << message;
+        EXPECT_NE(message.find("input 1 (frame_step) must be constant when the network is loaded"), std::string::npos)
+            << message;
+    }
 }
 
 }  // namespace

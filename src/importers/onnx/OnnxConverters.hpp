@@ -98,6 +98,15 @@ void ConvertBitShift(OnnxNodeContext& ctx);
 // Conv's attributes (kernel_shape, strides, dilations, auto_pad, pads, group), shared by the
 // converters of Conv, ConvTranspose, ConvInteger and QLinearConv.
 void ReadConvolutionAttributes(OnnxNodeContext& ctx, ConvolutionDescriptor& d);
+// OnnxConvertSignal.cpp: signal processing, feature extraction and sampling.
+void ConvertWindow(OnnxNodeContext& ctx);               // HannWindow, HammingWindow, BlackmanWindow
+void ConvertDft(OnnxNodeContext& ctx);
+void ConvertStft(OnnxNodeContext& ctx);
+void ConvertMelWeightMatrix(OnnxNodeContext& ctx);
+void ConvertTfIdfVectorizer(OnnxNodeContext& ctx);     // integer input only
+void ConvertGridSample(OnnxNodeContext& ctx);
+void ConvertRoiAlign(OnnxNodeContext& ctx);
+void ConvertDet(OnnxNodeContext& ctx);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).
