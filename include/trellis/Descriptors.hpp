@@ -48,6 +48,8 @@ enum class BinaryOperation {
     And, Or, Xor,  ///< Boolean inputs and output
     Mod,           ///< integer modulo, the result takes the divisor's sign (ONNX Mod fmod=0)
     FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
+    BitShiftLeft,  ///< unsigned integers: a << b (0 when b >= the bit width)
+    BitShiftRight, ///< unsigned integers: a >> b (0 when b >= the bit width)
 };
 const char* GetBinaryOperationName(BinaryOperation op);
 /// Elementwise binary op with numpy broadcasting. Comparisons and And/Or/Xor produce Boolean.
@@ -225,17 +227,25 @@ struct PadDescriptor {
     float m_Value = 0.0f;
 };
 
-enum class ResizeMode { Nearest, Linear };
-enum class CoordinateTransform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest };
+enum class ResizeMode { Nearest, Linear, Cubic };
+/// TfHalfPixelForNearest is ONNX's tf_half_pixel_for_nn.
+enum class CoordinateTransform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest, TfCropAndResize };
 enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
-/// ONNX Resize. Optional parameter inputs 1..3: roi (ignored unless tf_crop_and_resize), scales,
+/// ONNX Resize. Optional parameter inputs 1..3: roi (read only for tf_crop_and_resize), scales,
 /// sizes. After Optimize, m_Scales has one entry per dim (output/input for sizes-given forms).
+/// Cubic mode uses m_CubicCoeffA and m_ExcludeOutside; tf_crop_and_resize samples the region
+/// m_Roi (all starts, then all ends, one per dim, in normalized [0, 1] coordinates; empty = whole
+/// input) and writes m_ExtrapolationValue where a sample falls outside the input.
 struct ResizeDescriptor {
     ResizeMode m_Mode = ResizeMode::Nearest;
     CoordinateTransform m_CoordinateTransform = CoordinateTransform::HalfPixel;
     NearestMode m_NearestMode = NearestMode::RoundPreferFloor;
     std::vector<float> m_Scales;
     std::vector<int64_t> m_Sizes;
+    float m_CubicCoeffA = -0.75f;
+    bool m_ExcludeOutside = false;
+    float m_ExtrapolationValue = 0.0f;
+    std::vector<float> m_Roi;
 };
 
 struct CastDescriptor {
@@ -363,6 +373,113 @@ struct RecurrentDescriptor {
     unsigned int m_Layout = 0;
 };
 
+/// ONNX QuantizeLinear (y = saturate(round_half_even(x / scale) + zero_point)) and
+/// DequantizeLinear (y = (x - zero_point) * scale). Inputs: x, scale, optional zero point. The
+/// scale is a scalar (per tensor) or a 1-D tensor with one value per index of x's dim m_Axis (per
+/// axis); the zero point has the scale's shape and, for QuantizeLinear, gives the output type.
+/// m_DataType: QuantizeLinear's output type when there is no zero point (UInt8, ONNX's default).
+/// After Optimize m_Axis is in [0, rank).
+struct QuantizeLinearDescriptor {
+    int64_t m_Axis = 1;
+    DataType m_DataType = DataType::UInt8;
+};
+
+enum class LossReduction { None, Sum, Mean };
+const char* GetLossReductionName(LossReduction r);
+/// ONNX NegativeLogLikelihoodLoss (SoftmaxCrossEntropyLoss imports as a LogSoftmax along dim 1
+/// followed by this). Inputs: x [N, C, d1...] (log-probabilities), target [N, d1...]
+/// (Signed32/Signed64 class indices), optional weight [C]. loss = -x[n, target, d...] *
+/// weight[target]; targets equal to m_IgnoreIndex contribute 0 (and no weight). Mean divides the
+/// sum by the sum of the weights used; None keeps the shape of the target.
+struct NegativeLogLikelihoodLossDescriptor {
+    LossReduction m_Reduction = LossReduction::Mean;
+    std::optional<int64_t> m_IgnoreIndex;
+enum class GridSampleMode { Bilinear, Nearest, Bicubic };
+enum class GridSamplePadding { Zeros, Border, Reflection };
+/// ONNX GridSample (4-D): inputs X (N, C, H, W) and grid (N, Hout, Wout, 2) holding (x, y)
+/// sample positions normalized to [-1, 1]; output (N, C, Hout, Wout). m_AlignCorners: -1 and 1
+/// are the centres of the corner pixels (else their outer edges).
+struct GridSampleDescriptor {
+    GridSampleMode m_Mode = GridSampleMode::Bilinear;
+    GridSamplePadding m_Padding = GridSamplePadding::Zeros;
+    bool m_AlignCorners = false;
+};
+
+enum class RoiAlignMode { Average, Max };
+/// ONNX RoiAlign: inputs X (N, C, H, W), rois (R, 4: x1, y1, x2, y2 in input coordinates before
+/// m_SpatialScale), batch_indices (R, Signed64); output (R, C, m_OutputHeight, m_OutputWidth).
+/// m_SamplingRatio 0 = adaptive (ceil(roi size / output size) samples per bin). m_HalfPixel:
+/// coordinate_transformation_mode half_pixel (shift by -0.5; output_half_pixel otherwise).
+struct RoiAlignDescriptor {
+    RoiAlignMode m_Mode = RoiAlignMode::Average;
+    unsigned int m_OutputHeight = 1;
+    unsigned int m_OutputWidth = 1;
+    unsigned int m_SamplingRatio = 0;
+    float m_SpatialScale = 1.0f;
+    bool m_HalfPixel = true;
+};
+
+enum class WindowFunction { Hann, Hamming, Blackman };
+const char* GetWindowFunctionName(WindowFunction f);
+/// ONNX HannWindow / HammingWindow / BlackmanWindow: a 1-D window of m_Size values of type
+/// m_DataType. Optional parameter input 0: the size (a scalar). m_Periodic: the window of
+/// m_Size + 1 points without its last one (else symmetric).
+struct WindowDescriptor {
+    WindowFunction m_Function = WindowFunction::Hann;
+    int64_t m_Size = 0;
+    bool m_Periodic = true;
+    DataType m_DataType = DataType::Float32;
+};
+
+/// ONNX DFT (opset 17): input (..., n, 1 or 2) real or complex (last dim re, im); output (..., m, 2)
+/// along m_Axis (in [1, rank - 1) after Optimize). Optional parameter input 1: dft_length (the
+/// signal is zero-padded or truncated to it; unset = the input's length). m_Onesided keeps the
+/// first length / 2 + 1 frequencies (real input only, not with m_Inverse).
+struct DftDescriptor {
+    int64_t m_Axis = 1;
+    bool m_Inverse = false;
+    bool m_Onesided = false;
+    std::optional<int64_t> m_DftLength;
+};
+
+/// ONNX STFT: inputs signal (batch, length, 1 or 2), parameter input frame_step (scalar), data
+/// input window (frame_length values, optional) and parameter input frame_length (scalar,
+/// optional). Output (batch, frames, bins, 2); bins = frame_length / 2 + 1 when m_Onesided.
+/// After Optimize the layer's inputs are signal and, if given, window.
+struct StftDescriptor {
+    bool m_Onesided = true;
+    int64_t m_FrameStep = 0;
+    std::optional<int64_t> m_FrameLength;
+};
+
+/// ONNX MelWeightMatrix: parameter inputs 0..4 (num_mel_bins, dft_length, sample_rate,
+/// lower_edge_hertz, upper_edge_hertz), all folded into the descriptor. Output
+/// (dft_length / 2 + 1, num_mel_bins) of m_DataType.
+struct MelWeightMatrixDescriptor {
+    int64_t m_NumMelBins = 0;
+    int64_t m_DftLength = 0;
+    int64_t m_SampleRate = 0;
+    float m_LowerEdgeHertz = 0.0f;
+    float m_UpperEdgeHertz = 0.0f;
+    DataType m_DataType = DataType::Float32;
+};
+
+enum class TfIdfMode { Tf, Idf, TfIdf };
+/// ONNX TfIdfVectorizer on integer input (1-D, or 2-D rows): counts the n-grams of m_Pool
+/// (m_NgramCounts[k] = where the (k+1)-grams start in m_Pool) with up to m_MaxSkipCount skipped
+/// tokens between items; output (…, max(m_NgramIndexes) + 1) Float32. m_Weights: IDF weights
+/// (empty = all 1).
+struct TfIdfVectorizerDescriptor {
+    TfIdfMode m_Mode = TfIdfMode::Tf;
+    int64_t m_MinGramLength = 1;
+    int64_t m_MaxGramLength = 1;
+    int64_t m_MaxSkipCount = 0;
+    std::vector<int64_t> m_NgramCounts;
+    std::vector<int64_t> m_NgramIndexes;
+    std::vector<int64_t> m_Pool;
+    std::vector<float> m_Weights;
+};
+
 /// ONNX Compress: the slices of input 0 along m_Axis (the flattened input when unset) whose entry
 /// in input 1 (a 1-D Boolean condition, read when the network is specialized) is true.
 struct CompressDescriptor {
@@ -395,8 +512,11 @@ using LayerDescriptor = std::variant<
     ShapeDescriptor, ConstantOfShapeDescriptor, ExpandDescriptor, ReduceDescriptor, PadDescriptor,
     ResizeDescriptor, CastDescriptor, RangeDescriptor, DebugDescriptor, MemCopyDescriptor, PreCompiledDescriptor,
     ArgMinMaxDescriptor, TriluDescriptor, ScatterElementsDescriptor, TileDescriptor, CumSumDescriptor,
-    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor, CompressDescriptor,
-    UniqueDescriptor, NonMaxSuppressionDescriptor>;
+    SpaceDepthDescriptor, OneHotDescriptor, EyeLikeDescriptor, RecurrentDescriptor,
+    QuantizeLinearDescriptor, NegativeLogLikelihoodLossDescriptor,
+    GridSampleDescriptor, RoiAlignDescriptor, WindowDescriptor, DftDescriptor, StftDescriptor,
+    MelWeightMatrixDescriptor, TfIdfVectorizerDescriptor,
+    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

@@ -24,7 +24,8 @@ struct OwnedTensor {
 };
 
 /// Reads a .pb TensorProto or a .npy file, chosen by the file's content (.npy magic) and extension.
-/// A UINT16 TensorProto is read as BFloat16: ONNX's test data stores bfloat16 tensors that way.
+/// A UINT16 TensorProto is read as UInt16 (ONNX's test data also stores bfloat16 tensors that way:
+/// a caller that expects BFloat16 may take the same bits as BFloat16).
 OwnedTensor LoadTensorFile(const std::string& path);
 /// Writes a TensorProto (raw_data) named `tensor.m_Name`.
 void SaveTensorProto(const std::string& path, const OwnedTensor& tensor);

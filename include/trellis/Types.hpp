@@ -30,6 +30,12 @@ enum class DataType {
     Boolean,   ///< one byte per element, 0 or 1
     Float64,   ///< used by ONNX test data and Cast; not a compute type of the core op set
     UInt8,     ///< plain (non-quantized) unsigned byte, as ONNX's uint8
+    // Plain integer types of ONNX (appended so existing values stay stable).
+    Signed8,   ///< int8 (ONNX INT8), not quantized
+    Signed16,  ///< int16 (ONNX INT16)
+    UInt16,    ///< uint16 (ONNX UINT16)
+    UInt32,    ///< uint32 (ONNX UINT32)
+    UInt64,    ///< uint64 (ONNX UINT64)
 };
 
 /// Size in bytes of one element of `type`.

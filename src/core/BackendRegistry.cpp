@@ -4,7 +4,8 @@
 
 namespace trellis {
 
-void BackendRegistry::Register(const BackendId& id, FactoryFunction factory, const std::string& origin) {
+void BackendRegistry::Register(const BackendId& id, FactoryFunction factory, const std::string& origin,
+                               BackendVersion apiVersion) {
     std::lock_guard<std::mutex> lock(m_Mutex);
     if (id.IsEmpty()) throw InvalidArgumentException("BackendRegistry: a backend id must not be empty");
     if (!factory) throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' has no factory function");
@@ -13,6 +14,7 @@ void BackendRegistry::Register(const BackendId& id, FactoryFunction factory, con
     }
     m_Factories.emplace(id, std::move(factory));
     m_Origins[id] = origin;
+    m_Versions[id] = apiVersion;
 }
 
 void BackendRegistry::Deregister(const BackendId& id) {
@@ -24,6 +26,7 @@ void BackendRegistry::Deregister(const BackendId& id) {
         released = std::move(it->second);
         m_Factories.erase(it);
         m_Origins.erase(id);
+        m_Versions.erase(id);
     }
     // Destroyed unlocked: a dynamic backend's factory owns its library handle, and closing the
     // library runs the library's destructors, which must be free to use the registry.
@@ -68,6 +71,15 @@ std::string BackendRegistry::GetOrigin(const BackendId& id) const {
     std::lock_guard<std::mutex> lock(m_Mutex);
     auto it = m_Origins.find(id);
     return it == m_Origins.end() ? std::string() : it->second;
+}
+
+BackendVersion BackendRegistry::GetApiVersion(const BackendId& id) const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    auto it = m_Versions.find(id);
+    if (it == m_Versions.end()) {
+        throw InvalidArgumentException("BackendRegistry: backend '" + id.Get() + "' is not registered");
+    }
+    return it->second;
 }
 
 BackendRegistry& BackendRegistryInstance() {

@@ -249,7 +249,7 @@ void DynamicBackendSet::LoadOne(DynamicBackendStatus& st) {
         return IBackendInternalUniquePtr(b);
     };
     try {
-        registry.Register(backendId, std::move(registered), path);
+        registry.Register(backendId, std::move(registered), path, st.m_Version);
     } catch (const std::exception& e) {
         // Only a backend registered behind the loader's back (not through a runtime) gets here.
         st.m_Reason = std::string("registration failed: ") + e.what();

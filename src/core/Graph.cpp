@@ -128,6 +128,7 @@ std::string Layer::OpDetail() const {
         case LayerType::ElementwiseBinary: return GetBinaryOperationName(Desc<ElementwiseBinaryDescriptor>().m_Operation);
         case LayerType::ElementwiseUnary: return GetUnaryOperationName(Desc<ElementwiseUnaryDescriptor>().m_Operation);
         case LayerType::Reduce: return GetReduceOperationName(Desc<ReduceDescriptor>().m_Operation);
+        case LayerType::Window: return GetWindowFunctionName(Desc<WindowDescriptor>().m_Function);
         case LayerType::ArgMinMax: return Desc<ArgMinMaxDescriptor>().m_Function == ArgMinMaxFunction::Max ? "ArgMax" : "ArgMin";
         case LayerType::Pooling: {
             const auto& d = Desc<PoolingDescriptor>();

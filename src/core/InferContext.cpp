@@ -63,6 +63,10 @@ std::vector<int64_t> InferContext::GetParamInts(unsigned int i, const char* what
         case DataType::Signed32: AppendAs<int32_t>(*c, out); break;
         case DataType::Boolean:
         case DataType::UInt8: AppendAs<uint8_t>(*c, out); break;
+        case DataType::Signed8: AppendAs<int8_t>(*c, out); break;
+        case DataType::Signed16: AppendAs<int16_t>(*c, out); break;
+        case DataType::UInt16: AppendAs<uint16_t>(*c, out); break;
+        case DataType::UInt32: AppendAs<uint32_t>(*c, out); break;
         default:
             Fail(std::string("input ") + std::to_string(i) + " (" + what + ") must be an integer tensor, got " +
                  GetDataTypeName(c->GetDataType()));
@@ -82,6 +86,11 @@ std::vector<double> InferContext::GetParamDoubles(unsigned int i, const char* wh
         case DataType::Signed32: AppendAsDouble<int32_t>(*c, out); break;
         case DataType::Boolean:
         case DataType::UInt8: AppendAsDouble<uint8_t>(*c, out); break;
+        case DataType::Signed8: AppendAsDouble<int8_t>(*c, out); break;
+        case DataType::Signed16: AppendAsDouble<int16_t>(*c, out); break;
+        case DataType::UInt16: AppendAsDouble<uint16_t>(*c, out); break;
+        case DataType::UInt32: AppendAsDouble<uint32_t>(*c, out); break;
+        case DataType::UInt64: AppendAsDouble<uint64_t>(*c, out); break;
         default:
             Fail(std::string("input ") + std::to_string(i) + " (" + what + ") has unsupported type " +
                  GetDataTypeName(c->GetDataType()));

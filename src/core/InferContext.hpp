@@ -66,7 +66,7 @@ public:
     /// The value of input i; throws ParameterNotConstant (naming `what` and `why`) when it is
     /// not a constant.
     const ConstTensor& RequireConstant(unsigned int i, const char* what, const std::string& why) const;
-    /// Values of a parameter input as integers (Signed32/Signed64/Boolean/UInt8 data accepted).
+    /// Values of a parameter input as integers (any integer type but UInt64, or Boolean, accepted).
     /// Fails with a clear message if the input is not constant. `what` names it ("shape").
     std::vector<int64_t> GetParamInts(unsigned int i, const char* what) const;
     /// Values as floats (Float32/Float64/integer data accepted).

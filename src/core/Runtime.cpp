@@ -85,7 +85,8 @@ public:
         std::size_t m_Bytes = 0;
     };
 
-    LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec);
+    LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec,
+                  const std::map<BackendId, std::map<std::string, std::string>>& backendOptions);
     ~LoadedNetwork();
 
     /// `note` is appended to binding errors (a specialization says which input shapes it is for).
@@ -134,7 +135,9 @@ std::size_t LoadedNetwork::GetArenaBytes() const {
     return total;
 }
 
-LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec) : m_Network(std::move(network)) {
+LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& spec,
+                             const std::map<BackendId, std::map<std::string, std::string>>& backendOptions)
+    : m_Network(std::move(network)) {
     auto* net = dynamic_cast<OptimizedNetworkImpl*>(m_Network.get());
     if (!net) throw InvalidArgumentException("LoadNetwork: the network was not produced by Optimize()");
     const std::vector<Layer*>& order = net->GetOrder();
@@ -148,7 +151,18 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         IBackendInternalUniquePtr backend = backendFactory();
         IMemoryManagerSharedPtr mm(backend->CreateMemoryManager());
         m_BackendFactories.push_back(backendFactory);
-        factories[l->GetBackendId()] = backend->CreateWorkloadFactory(mm);
+        // Backends built against API 1.1 or later are given the application's options for them.
+        const BackendId& id = l->GetBackendId();
+        if (BackendRegistryInstance().GetApiVersion(id).AtLeast(BackendVersion{1, 1})) {
+            auto opts = backendOptions.find(id);
+            factories[id] = backend->CreateWorkloadFactoryWithOptions(
+                mm, opts == backendOptions.end() ? IBackendInternal::BackendOptions{} : opts->second);
+        } else {
+            factories[id] = backend->CreateWorkloadFactory(mm);
+        }
+        if (!factories[id]) {
+            throw BackendUnavailableException("backend '" + id.Get() + "' returned no workload factory");
+        }
         if (mm) m_MemoryManagers.push_back(mm);
         // `backend` is destroyed here: nothing may depend on it outliving its factory.
     }
@@ -402,9 +416,10 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
 class DynamicNetwork {
 public:
     DynamicNetwork(IOptimizedNetworkPtr network, std::shared_ptr<const DynamicSource> source, const DeviceSpec& spec,
-                   std::size_t maxEntries)
+                   std::map<BackendId, std::map<std::string, std::string>> backendOptions, std::size_t maxEntries)
         : m_Network(std::move(network)), m_Source(std::move(source)), m_Spec(spec),
-          m_MaxEntries(std::max<std::size_t>(maxEntries, 1)), m_ValueInputs(m_Source->m_ValueInputs) {
+          m_BackendOptions(std::move(backendOptions)), m_MaxEntries(std::max<std::size_t>(maxEntries, 1)),
+          m_ValueInputs(m_Source->m_ValueInputs) {
         for (const auto& l : m_Source->m_Graph->Layers()) {
             if (l->GetType() != LayerType::Input) continue;
             const LayerBindingId id = l->Desc<BindingDescriptor>().m_BindingId;
@@ -456,7 +471,7 @@ public:
             try {
                 std::vector<std::string> log;
                 IOptimizedNetworkPtr optimized = OptimizeSpecialization(*m_Source, given, values, m_Spec, log);
-                entry->m_Network = std::make_shared<LoadedNetwork>(std::move(optimized), m_Spec);
+                entry->m_Network = std::make_shared<LoadedNetwork>(std::move(optimized), m_Spec, m_BackendOptions);
             } catch (const NeedsInputValues& needs) {
                 std::lock_guard<std::mutex> lock(m_Mutex);
                 const std::size_t before = m_ValueInputs.size();
@@ -581,6 +596,7 @@ private:
     IOptimizedNetworkPtr m_Network;  // keeps the backend factories its source's layers may need
     std::shared_ptr<const DynamicSource> m_Source;
     const DeviceSpec& m_Spec;
+    const std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
     const std::size_t m_MaxEntries;
     std::map<LayerBindingId, DeclaredInput> m_Inputs;
     mutable std::mutex m_Mutex;
@@ -698,9 +714,11 @@ public:
                 // Planned per run (DynamicNetwork): nothing to create until the input shapes are known.
                 std::shared_ptr<const DynamicSource> source = impl->GetDynamic();
                 loaded->m_Dynamic = std::make_unique<DynamicNetwork>(std::move(network), std::move(source),
-                                                                     m_DeviceSpec, m_Options.m_MaxSpecializations);
+                                                                     m_DeviceSpec, m_Options.m_BackendOptions,
+                                                                     m_Options.m_MaxSpecializations);
             } else {
-                loaded->m_Static = std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec);
+                loaded->m_Static =
+                    std::make_shared<LoadedNetwork>(std::move(network), m_DeviceSpec, m_Options.m_BackendOptions);
             }
         } catch (const std::exception& e) {
             errorMessage = e.what();

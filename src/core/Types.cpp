@@ -21,6 +21,11 @@ std::size_t GetDataTypeSize(DataType type) {
         case DataType::Boolean: return 1;
         case DataType::Float64: return 8;
         case DataType::UInt8: return 1;
+        case DataType::Signed8: return 1;
+        case DataType::Signed16: return 2;
+        case DataType::UInt16: return 2;
+        case DataType::UInt32: return 4;
+        case DataType::UInt64: return 8;
     }
     return 0;
 }
@@ -39,6 +44,11 @@ const char* GetDataTypeName(DataType type) {
         case DataType::Boolean: return "Boolean";
         case DataType::Float64: return "Float64";
         case DataType::UInt8: return "UInt8";
+        case DataType::Signed8: return "Signed8";
+        case DataType::Signed16: return "Signed16";
+        case DataType::UInt16: return "UInt16";
+        case DataType::UInt32: return "UInt32";
+        case DataType::UInt64: return "UInt64";
     }
     return "Unknown";
 }
@@ -149,6 +159,8 @@ const char* GetBinaryOperationName(BinaryOperation op) {
         case BinaryOperation::Xor: return "Xor";
         case BinaryOperation::Mod: return "Mod";
         case BinaryOperation::FMod: return "FMod";
+        case BinaryOperation::BitShiftLeft: return "BitShiftLeft";
+        case BinaryOperation::BitShiftRight: return "BitShiftRight";
     }
     return "Unknown";
 }
@@ -213,6 +225,15 @@ const char* GetReduceOperationName(ReduceOperation op) {
     return "Unknown";
 }
 
+const char* GetWindowFunctionName(WindowFunction f) {
+    switch (f) {
+        case WindowFunction::Hann: return "HannWindow";
+        case WindowFunction::Hamming: return "HammingWindow";
+        case WindowFunction::Blackman: return "BlackmanWindow";
+    }
+    return "Unknown";
+}
+
 const char* GetScatterReductionName(ScatterReduction r) {
     switch (r) {
         case ScatterReduction::None: return "none";
@@ -220,6 +241,15 @@ const char* GetScatterReductionName(ScatterReduction r) {
         case ScatterReduction::Mul: return "mul";
         case ScatterReduction::Max: return "max";
         case ScatterReduction::Min: return "min";
+    }
+    return "unknown";
+}
+
+const char* GetLossReductionName(LossReduction r) {
+    switch (r) {
+        case LossReduction::None: return "none";
+        case LossReduction::Sum: return "sum";
+        case LossReduction::Mean: return "mean";
     }
     return "unknown";
 }

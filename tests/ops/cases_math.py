@@ -4,7 +4,7 @@ Reduce{Mean,Sum,Max,Min} and Resize.
 
 Expected outputs come from the small numpy reference functions below (float64, then cast to
 float32); Resize uses the ONNX reference implementation itself (onnx/backend/test/case/node/
-resize.py) except for tf_half_pixel_for_nearest, which it does not implement. Shapes are chosen to
+resize.py) except for the nearest rounding of tf_half_pixel_for_nn. Shapes are chosen to
 break kernels: odd channel counts (3, 13), 1x1/3x3/7x7 kernels, strides and dilations of 2,
 asymmetric pads, every auto_pad form, groups and depthwise, batch 2, 1-D and 3-D.
 """
@@ -168,7 +168,7 @@ def reduce_ref(op, x, axes, keepdims):
 
 
 def resize_nearest_tf_half_pixel(x, sizes, nearest_mode):
-    """tf_half_pixel_for_nearest (not in the ONNX reference): x_original = (x + 0.5) / scale."""
+    """tf_half_pixel_for_nn (its nearest rounding is not in the ONNX reference): x_original = (x + 0.5) / scale."""
     y = x
     for d, n in enumerate(sizes):
         scale = n / x.shape[d]
@@ -190,7 +190,7 @@ def resize_nearest_tf_half_pixel(x, sizes, nearest_mode):
 
 def resize_ref(x, mode, coord="half_pixel", nearest_mode="round_prefer_floor", scales=None, sizes=None):
     from onnx.backend.test.case.node.resize import interpolate_nd, linear_coeffs, nearest_coeffs
-    if mode == "nearest" and coord == "tf_half_pixel_for_nearest":
+    if mode == "nearest" and coord == "tf_half_pixel_for_nn":
         return resize_nearest_tf_half_pixel(x, sizes, nearest_mode).astype(x.dtype)
     coeffs = linear_coeffs if mode == "linear" else (lambda r: nearest_coeffs(r, mode=nearest_mode))
     y = interpolate_nd(x.astype(np.float64), coeffs, output_size=sizes, scale_factors=scales,
@@ -532,7 +532,7 @@ def resize_cases(out):
     case("nearest_sizes_align_corners_floor", x4, "nearest", "align_corners", "floor", sizes=[1, 2, 7, 8])
     case("nearest_sizes_pytorch_half_pixel", x4, "nearest", "pytorch_half_pixel", "round_prefer_floor",
          sizes=[1, 2, 6, 3])
-    case("nearest_tf_half_pixel_for_nearest", x4, "nearest", "tf_half_pixel_for_nearest", "round_prefer_ceil",
+    case("nearest_tf_half_pixel_for_nn", x4, "nearest", "tf_half_pixel_for_nn", "round_prefer_ceil",
          sizes=[1, 2, 6, 7])
     case("nearest_uint8", np.random.RandomState(3).randint(0, 255, size=(1, 1, 3, 4)).astype(np.uint8), "nearest",
          "asymmetric", "floor", scales=[1, 1, 2, 2])

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -63,6 +64,11 @@ inline double ToDouble(const OwnedTensor& t, std::size_t i) {
         case DataType::Signed64: return static_cast<double>(reinterpret_cast<const int64_t*>(t.m_Data.data())[i]);
         case DataType::Boolean:
         case DataType::UInt8: return t.m_Data[i];
+        case DataType::Signed8: return reinterpret_cast<const int8_t*>(t.m_Data.data())[i];
+        case DataType::Signed16: return reinterpret_cast<const int16_t*>(t.m_Data.data())[i];
+        case DataType::UInt16: return reinterpret_cast<const uint16_t*>(t.m_Data.data())[i];
+        case DataType::UInt32: return reinterpret_cast<const uint32_t*>(t.m_Data.data())[i];
+        case DataType::UInt64: return static_cast<double>(reinterpret_cast<const uint64_t*>(t.m_Data.data())[i]);
         default: return std::nan("");
     }
 }
@@ -105,6 +111,141 @@ inline std::string Compare(const OwnedTensor& got, const OwnedTensor& want, doub
     return std::to_string(bad) + " of " + std::to_string(want.m_Info.GetNumElements()) +
            " elements differ; first at " + std::to_string(firstBad) + ": got " + std::to_string(ToDouble(got, firstBad)) +
            ", want " + std::to_string(ToDouble(want, firstBad)) + "; worst abs diff " + std::to_string(worst);
+}
+
+/// A network built layer by layer for validation tests: inputs with given infos, constants, and
+/// layers whose every output becomes a network output (bindings 0, 1, ... in creation order).
+struct LayerTestNetwork {
+    INetworkPtr m_Net = INetwork::Create();
+    IRuntimePtr m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
+    int m_NextInput = 0;
+    int m_NextOutput = 0;
+
+    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
+        auto* l = m_Net->AddInputLayer(m_NextInput++);
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
+        return l->GetOutputSlot(0);
+    }
+    /// A constant of `type` holding `bytes` (copied by the network).
+    IOutputSlot& Constant(const TensorShape& shape, DataType type, const void* bytes) {
+        auto* l = m_Net->AddConstantLayer(ConstTensor(TensorInfo(shape, type, 0.0f, 0, true), bytes));
+        return l->GetOutputSlot(0);
+    }
+    IOutputSlot& ConstInts(const std::vector<int64_t>& values, TensorShape shape) {
+        return Constant(shape, DataType::Signed64, values.data());
+    }
+    IOutputSlot& ConstFloats(const std::vector<float>& values, TensorShape shape) {
+        return Constant(shape, DataType::Float32, values.data());
+    }
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs) {
+        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), -1);
+        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            l->GetOutputSlot(o).Connect(m_Net->AddOutputLayer(m_NextOutput++)->GetInputSlot(0));
+        }
+        return l;
+    }
+    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*m_Net, {"CpuRef"}, m_Runtime->GetDeviceSpec()); }
+};
+
+/// Optimize() must throw a trellis::Exception whose message names `layerName` and states `rule`.
+inline void ExpectOptimizeRejects(LayerTestNetwork& n, const std::string& layerName, const std::string& rule) {
+    try {
+        n.Optimize();
+        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
+    } catch (const trellis::Exception& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// Loads the network and runs it with `inputs` (one tensor per input binding, in order); returns
+/// every output (bindings 0, 1, ...). Exceptions propagate.
+inline std::vector<OwnedTensor> RunLayerTestNetwork(LayerTestNetwork& n, const std::vector<OwnedTensor>& inputs) {
+    NetworkId id = 0;
+    if (n.m_Runtime->LoadNetwork(id, n.Optimize()) != Status::Success) throw RuntimeException("LoadNetwork failed");
+    InputTensors in;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        TensorInfo info = inputs[i].m_Info;
+        info.SetConstant(true);
+        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].m_Data.data())});
+    }
+    std::vector<OwnedTensor> outs(static_cast<std::size_t>(n.m_NextOutput));
+    OutputTensors out;
+    for (int o = 0; o < n.m_NextOutput; ++o) {
+        outs[o].m_Info = n.m_Runtime->GetOutputTensorInfo(id, o);
+        outs[o].m_Data.assign(outs[o].m_Info.GetNumBytes(), 0);
+        out.push_back({o, outs[o].AsTensor()});
+    }
+    n.m_Runtime->EnqueueWorkload(id, in, out);
+    return outs;
+}
+
+/// The run must throw a RuntimeException whose message names `layerName` and states `rule`.
+inline void ExpectRunThrows(LayerTestNetwork& n, const std::vector<OwnedTensor>& inputs, const std::string& layerName,
+                            const std::string& rule) {
+    try {
+        RunLayerTestNetwork(n, inputs);
+        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
+    } catch (const RuntimeException& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// An OwnedTensor of `shape` and `type` holding `values` (converted to the element type).
+template <typename T>
+OwnedTensor MakeTensor(const TensorShape& shape, DataType type, const std::vector<T>& values) {
+    OwnedTensor t;
+    t.m_Info = TensorInfo(shape, type);
+    t.m_Data.resize(values.size() * sizeof(T));
+    std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
+    return t;
+}
+
+/// The same builder under the name the signal-op tests use.
+using LayerNet = LayerTestNetwork;
+
+/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
+template <typename F>
+void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
+    try {
+        what();
+        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
+    } catch (const trellis::Exception& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// Expects Optimize() to reject layer `layerName` with a message containing `rule`.
+inline void ExpectRejected(LayerNet& n, const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
+}
+
+/// Loads the network and runs it once with `inputs` (one buffer per input binding, in order);
+/// expects the load or the run to throw naming `layerName` and `rule`.
+inline void ExpectRunFails(LayerNet& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+                           const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming(
+        [&] {
+            NetworkId id;
+            std::string loadError;
+            if (n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError) != Status::Success) throw Exception(loadError);
+            InputTensors in;
+            for (std::size_t i = 0; i < inputs.size(); ++i) {
+                TensorInfo info = inputs[i].first;
+                info.SetConstant(true);
+                in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
+            }
+            const TensorInfo outInfo = n.m_Runtime->GetOutputTensorInfo(id, 0);
+            std::vector<std::byte> out(outInfo.GetNumBytes());
+            n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
+        },
+        layerName, rule);
 }
 
 }  // namespace trellis::test

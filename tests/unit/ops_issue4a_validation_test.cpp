@@ -120,7 +120,7 @@ TEST(OpsIssue4aValidation, ModOnFloatNeedsFMod) {
     Net n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_float",
             {&n.Input({3}), &n.Input({3})});
-    ExpectRejected(n, "mod_float", "Mod (fmod=0) Signed32/Signed64 only");
+    ExpectRejected(n, "mod_float", "Mod (fmod=0) integers only");
 }
 
 TEST(OpsIssue4aValidation, TriluNeedsRankTwo) {

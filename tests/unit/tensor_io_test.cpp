@@ -66,7 +66,9 @@ void ExpectSameTensor(const OwnedTensor& got, const OwnedTensor& want, bool comp
 }
 
 const DataType kTypes[] = {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64,
-                           DataType::Signed32, DataType::Signed64, DataType::Boolean, DataType::UInt8};
+                           DataType::Signed32, DataType::Signed64, DataType::Boolean, DataType::UInt8,
+                           DataType::Signed8, DataType::Signed16, DataType::UInt16, DataType::UInt32,
+                           DataType::UInt64};
 const TensorShape kShapes[] = {TensorShape({2, 3, 5}), TensorShape({7}), TensorShape{}, TensorShape({0, 4})};
 
 TEST_F(TensorIOTest, TensorProtoRoundTripsEveryType) {
@@ -230,6 +232,43 @@ TEST_F(TensorIOTest, TensorProtoTypedFields) {
         for (int v : {0x3c00, 0xc000}) t.add_int32_data(v);  // 1.0, -2.0
         cases.push_back({"float16 int32_data", t, DataType::Float16, bytesOf(std::vector<uint16_t>{0x3c00, 0xc000})});
     }
+    {
+        // INT8, INT16 and UINT16 live in int32_data; UINT32 and UINT64 in uint64_data.
+        onnx::TensorProto t;
+        t.set_data_type(onnx::TensorProto_DataType_INT8);
+        t.add_dims(2);
+        for (int v : {-128, 5}) t.add_int32_data(v);
+        cases.push_back({"int8 int32_data", t, DataType::Signed8, bytesOf(std::vector<int8_t>{-128, 5})});
+    }
+    {
+        onnx::TensorProto t;
+        t.set_data_type(onnx::TensorProto_DataType_INT16);
+        t.add_dims(1);
+        t.add_int32_data(-30000);
+        cases.push_back({"int16 int32_data", t, DataType::Signed16, bytesOf(std::vector<int16_t>{-30000})});
+    }
+    {
+        onnx::TensorProto t;
+        t.set_data_type(onnx::TensorProto_DataType_UINT16);
+        t.add_dims(1);
+        t.add_int32_data(65535);
+        cases.push_back({"uint16 int32_data", t, DataType::UInt16, bytesOf(std::vector<uint16_t>{65535})});
+    }
+    {
+        onnx::TensorProto t;
+        t.set_data_type(onnx::TensorProto_DataType_UINT32);
+        t.add_dims(1);
+        t.add_uint64_data(4000000000u);
+        cases.push_back({"uint32 uint64_data", t, DataType::UInt32, bytesOf(std::vector<uint32_t>{4000000000u})});
+    }
+    {
+        onnx::TensorProto t;
+        t.set_data_type(onnx::TensorProto_DataType_UINT64);
+        t.add_dims(2);
+        t.add_uint64_data(~uint64_t{0});
+        t.add_uint64_data(3);
+        cases.push_back({"uint64 uint64_data", t, DataType::UInt64, bytesOf(std::vector<uint64_t>{~uint64_t{0}, 3})});
+    }
     for (auto& c : cases) {
         SCOPED_TRACE(c.m_Name);
         c.m_Proto.set_name(c.m_Name);
@@ -264,12 +303,13 @@ TEST_F(TensorIOTest, TensorProtoErrorsAreParseExceptions) {
     typed.add_int64_data(1);
     expectError(typed.SerializeAsString(), "int64_data holds 1 values, expected 3");
 
-    onnx::TensorProto int8;
-    int8.set_name("small_ints");
-    int8.set_data_type(onnx::TensorProto_DataType_INT8);
-    int8.add_dims(1);
-    int8.add_int32_data(1);
-    expectError(int8.SerializeAsString(), "data type INT8 is not supported");
+    onnx::TensorProto complex;
+    complex.set_name("complex_values");
+    complex.set_data_type(onnx::TensorProto_DataType_COMPLEX64);
+    complex.add_dims(1);
+    complex.add_float_data(1);
+    complex.add_float_data(2);
+    expectError(complex.SerializeAsString(), "data type COMPLEX64 is not supported");
 
     onnx::TensorProto good;
     good.set_data_type(onnx::TensorProto_DataType_FLOAT);

@@ -109,6 +109,9 @@ std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int sign
     if (tensor.m_Info.GetDataType() == DataType::Signed64) {
         return std::to_string(Load<int64_t>(tensor, index));  // exact beyond 2^53
     }
+    if (tensor.m_Info.GetDataType() == DataType::UInt64) {
+        return std::to_string(Load<uint64_t>(tensor, index));
+    }
     return std::to_string(static_cast<long long>(value));
 }
 
@@ -146,6 +149,11 @@ OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, st
             case DataType::Signed32: Store<int32_t>(tensor, i, digits(rng)); break;
             case DataType::Signed64: Store<int64_t>(tensor, i, digits(rng)); break;
             case DataType::Boolean: Store<uint8_t>(tensor, i, static_cast<uint8_t>(bits(rng))); break;
+            case DataType::Signed8: Store<int8_t>(tensor, i, static_cast<int8_t>(digits(rng))); break;
+            case DataType::Signed16: Store<int16_t>(tensor, i, static_cast<int16_t>(digits(rng))); break;
+            case DataType::UInt16: Store<uint16_t>(tensor, i, static_cast<uint16_t>(digits(rng))); break;
+            case DataType::UInt32: Store<uint32_t>(tensor, i, static_cast<uint32_t>(digits(rng))); break;
+            case DataType::UInt64: Store<uint64_t>(tensor, i, static_cast<uint64_t>(digits(rng))); break;
         }
     }
     return tensor;
@@ -165,6 +173,11 @@ double ElementAsDouble(const OwnedTensor& tensor, std::size_t index) {
         case DataType::QSymmS16: return Load<int16_t>(tensor, index);
         case DataType::Signed32: return Load<int32_t>(tensor, index);
         case DataType::Signed64: return static_cast<double>(Load<int64_t>(tensor, index));
+        case DataType::Signed8: return Load<int8_t>(tensor, index);
+        case DataType::Signed16: return Load<int16_t>(tensor, index);
+        case DataType::UInt16: return Load<uint16_t>(tensor, index);
+        case DataType::UInt32: return Load<uint32_t>(tensor, index);
+        case DataType::UInt64: return static_cast<double>(Load<uint64_t>(tensor, index));
     }
     return 0.0;
 }

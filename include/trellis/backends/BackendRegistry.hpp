@@ -20,8 +20,10 @@ public:
     using FactoryFunction = std::function<IBackendInternalUniquePtr()>;
 
     /// Throws InvalidArgumentException if `id` is already registered. `origin` says where the
-    /// backend comes from ("built in", or the dynamic-backend file).
-    void Register(const BackendId& id, FactoryFunction factory, const std::string& origin = "built in");
+    /// backend comes from ("built in", or the dynamic-backend file); `apiVersion` is the Backend
+    /// API the backend was built against (a dynamic backend's may be older than the engine's).
+    void Register(const BackendId& id, FactoryFunction factory, const std::string& origin = "built in",
+                  BackendVersion apiVersion = kBackendApiVersion);
     void Deregister(const BackendId& id);
     bool IsBackendRegistered(const BackendId& id) const;
     /// Throws InvalidArgumentException naming the registered backends if `id` is unknown.
@@ -32,6 +34,8 @@ public:
     std::string GetBackendIdsAsString() const;
     /// Where `id` came from ("built in" or a file path); empty if not registered.
     std::string GetOrigin(const BackendId& id) const;
+    /// The Backend API version `id` was registered with; throws like GetFactory() if unknown.
+    BackendVersion GetApiVersion(const BackendId& id) const;
 
     /// Registers at static-initialization time (put one at namespace scope in the backend's .cpp).
     struct StaticRegistryInitializer {
@@ -43,6 +47,7 @@ private:
     mutable std::mutex m_Mutex;
     std::map<BackendId, FactoryFunction> m_Factories;
     std::map<BackendId, std::string> m_Origins;
+    std::map<BackendId, BackendVersion> m_Versions;
 };
 
 BackendRegistry& BackendRegistryInstance();

@@ -14,11 +14,17 @@ struct BackendVersion {
     uint32_t m_Major = 0;
     uint32_t m_Minor = 0;
     bool operator==(const BackendVersion& o) const { return m_Major == o.m_Major && m_Minor == o.m_Minor; }
+    /// True when this version is `o` or later.
+    constexpr bool AtLeast(const BackendVersion& o) const {
+        return m_Major > o.m_Major || (m_Major == o.m_Major && m_Minor >= o.m_Minor);
+    }
     std::string ToString() const { return std::to_string(m_Major) + "." + std::to_string(m_Minor); }
 };
 
 /// The Backend API version this engine implements.
-inline constexpr BackendVersion kBackendApiVersion{1, 0};
+// 1.1: IBackendInternal::CreateWorkloadFactoryWithOptions (the application's backend options reach
+//      the workload factory).
+inline constexpr BackendVersion kBackendApiVersion{1, 1};
 
 /// True when a backend built against `backend` may be loaded by an engine implementing `engine`.
 constexpr bool IsBackendApiCompatible(const BackendVersion& engine, const BackendVersion& backend) {

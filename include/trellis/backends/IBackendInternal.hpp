@@ -20,6 +20,7 @@
 #include <trellis/backends/OptimizationViews.hpp>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -78,6 +79,21 @@ public:
     virtual MemorySourceFlags GetImportFlags() const { return ToFlags(MemorySource::Malloc); }
     /// Allocator of this backend's working memory; nullptr (the default) = aligned host memory.
     virtual std::shared_ptr<ICustomAllocator> GetDefaultAllocator() const { return nullptr; }
+
+    /// The application's options for this backend: IRuntime::CreationOptions::m_BackendOptions[GetId()].
+    using BackendOptions = std::map<std::string, std::string>;
+
+    /// Optional (Backend API 1.1): the workload factory for one loaded network, given the
+    /// application's options for this backend (for example {"NumThreads", "2"}). The default
+    /// ignores the options and calls CreateWorkloadFactory(memoryManager). The engine calls this
+    /// for backends built against API 1.1 or later, CreateWorkloadFactory() for older ones.
+    /// Unknown option names should be ignored; a bad value of a known one should throw
+    /// InvalidArgumentException naming the backend, the option and the value.
+    virtual IWorkloadFactoryPtr CreateWorkloadFactoryWithOptions(const IMemoryManagerSharedPtr& memoryManager,
+                                                                  const BackendOptions& options) const {
+        (void)options;
+        return CreateWorkloadFactory(memoryManager);
+    }
 
     static constexpr BackendVersion GetApiVersion() { return kBackendApiVersion; }
 };

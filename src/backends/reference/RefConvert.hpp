@@ -86,6 +86,13 @@ inline uint32_t EncodeIeeeFromInt(int64_t v, int expBits, int mantBits) {
     return EncodeIeee(negative, 63 - lz, mag << lz, expBits, mantBits);
 }
 
+/// Bits of the nearest value of the small IEEE format to the unsigned integer `v` (one rounding).
+inline uint32_t EncodeIeeeFromUnsigned(uint64_t v, int expBits, int mantBits) {
+    if (v == 0) return 0;
+    const int lz = std::countl_zero(v);
+    return EncodeIeee(false, 63 - lz, v << lz, expBits, mantBits);
+}
+
 /// Exact value of the small IEEE format's `bits`.
 inline double DecodeIeee(uint32_t bits, int expBits, int mantBits) {
     const bool negative = (bits >> (expBits + mantBits)) & 1;
@@ -113,6 +120,7 @@ template <> struct ElementTraits<DataType::Float32> {
     static double Read(float v) { return v; }
     static float FromDouble(double v) { return static_cast<float>(v); }
     static float FromInt(int64_t v) { return static_cast<float>(v); }
+    static float FromUInt64(uint64_t v) { return static_cast<float>(v); }
 };
 template <> struct ElementTraits<DataType::Float64> {
     using Storage = double;
@@ -120,6 +128,7 @@ template <> struct ElementTraits<DataType::Float64> {
     static double Read(double v) { return v; }
     static double FromDouble(double v) { return v; }
     static double FromInt(int64_t v) { return static_cast<double>(v); }
+    static double FromUInt64(uint64_t v) { return static_cast<double>(v); }
 };
 template <> struct ElementTraits<DataType::Float16> {
     using Storage = uint16_t;
@@ -127,6 +136,7 @@ template <> struct ElementTraits<DataType::Float16> {
     static double Read(uint16_t v) { return DecodeIeee(v, 5, 10); }
     static uint16_t FromDouble(double v) { return static_cast<uint16_t>(EncodeIeeeFromDouble(v, 5, 10)); }
     static uint16_t FromInt(int64_t v) { return static_cast<uint16_t>(EncodeIeeeFromInt(v, 5, 10)); }
+    static uint16_t FromUInt64(uint64_t v) { return static_cast<uint16_t>(EncodeIeeeFromUnsigned(v, 5, 10)); }
 };
 template <> struct ElementTraits<DataType::BFloat16> {
     using Storage = uint16_t;
@@ -134,9 +144,12 @@ template <> struct ElementTraits<DataType::BFloat16> {
     static double Read(uint16_t v) { return DecodeIeee(v, 8, 7); }
     static uint16_t FromDouble(double v) { return static_cast<uint16_t>(EncodeIeeeFromDouble(v, 8, 7)); }
     static uint16_t FromInt(int64_t v) { return static_cast<uint16_t>(EncodeIeeeFromInt(v, 8, 7)); }
+    static uint16_t FromUInt64(uint64_t v) { return static_cast<uint16_t>(EncodeIeeeFromUnsigned(v, 8, 7)); }
 };
 
 /// Integer targets: truncate floats toward zero, saturating (NaN gives 0); wrap integers.
+/// Read gives the value as int64, which wraps UInt64 values of 2^63 and more: casts from UInt64
+/// to a float type use the float type's FromUInt64 instead.
 template <typename I> struct IntegerElement {
     using Storage = I;
     static constexpr bool kIsFloat = false;
@@ -156,6 +169,11 @@ template <typename I> struct IntegerElement {
 template <> struct ElementTraits<DataType::Signed32> : IntegerElement<int32_t> {};
 template <> struct ElementTraits<DataType::Signed64> : IntegerElement<int64_t> {};
 template <> struct ElementTraits<DataType::UInt8> : IntegerElement<uint8_t> {};
+template <> struct ElementTraits<DataType::Signed8> : IntegerElement<int8_t> {};
+template <> struct ElementTraits<DataType::Signed16> : IntegerElement<int16_t> {};
+template <> struct ElementTraits<DataType::UInt16> : IntegerElement<uint16_t> {};
+template <> struct ElementTraits<DataType::UInt32> : IntegerElement<uint32_t> {};
+template <> struct ElementTraits<DataType::UInt64> : IntegerElement<uint64_t> {};
 
 template <> struct ElementTraits<DataType::Boolean> {
     using Storage = uint8_t;
@@ -170,6 +188,8 @@ inline bool IsPlainConvertibleType(DataType t) {
     switch (t) {
         case DataType::Float32: case DataType::Float64: case DataType::Float16: case DataType::BFloat16:
         case DataType::Signed32: case DataType::Signed64: case DataType::UInt8: case DataType::Boolean:
+        case DataType::Signed8: case DataType::Signed16: case DataType::UInt16: case DataType::UInt32:
+        case DataType::UInt64:
             return true;
         default:
             return false;
@@ -187,6 +207,11 @@ inline void EncodeScalar(DataType type, double v, void* out) {
         case DataType::Signed32: put(ElementTraits<DataType::Signed32>::FromDouble(v)); break;
         case DataType::Signed64: put(ElementTraits<DataType::Signed64>::FromDouble(v)); break;
         case DataType::UInt8: put(ElementTraits<DataType::UInt8>::FromDouble(v)); break;
+        case DataType::Signed8: put(ElementTraits<DataType::Signed8>::FromDouble(v)); break;
+        case DataType::Signed16: put(ElementTraits<DataType::Signed16>::FromDouble(v)); break;
+        case DataType::UInt16: put(ElementTraits<DataType::UInt16>::FromDouble(v)); break;
+        case DataType::UInt32: put(ElementTraits<DataType::UInt32>::FromDouble(v)); break;
+        case DataType::UInt64: put(ElementTraits<DataType::UInt64>::FromDouble(v)); break;
         case DataType::Boolean: put(ElementTraits<DataType::Boolean>::FromDouble(v)); break;
         default: break;  // callers check IsPlainConvertibleType in their support function
     }

@@ -2,6 +2,8 @@
 //
 // X [N, C, D1..Dk], W [M, C/group, K1..Kk], optional B [M] -> Y [N, M, O1..Ok] with
 // O = floor((D + pad_begin + pad_end - ((K - 1) * dilation + 1)) / stride) + 1.
+// Float types, and Signed32 (the integer convolution the ONNX importer builds ConvInteger and
+// QLinearConv from: the accumulator is Signed32 like ONNX's).
 #include "core/InferContext.hpp"
 #include "core/ops/SpatialWindow.hpp"
 
@@ -11,7 +13,7 @@ std::vector<TensorInfo> ConvolutionInfer(InferContext& ctx) {
     auto& d = ctx.Desc<ConvolutionDescriptor>();
     const TensorInfo& x = ctx.Input(0);
     const TensorInfo& w = ctx.Input(1);
-    ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64});
+    ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64, DataType::Signed32});
     ctx.ExpectType(1, x.GetDataType());
 
     const unsigned int rank = x.GetNumDimensions();

@@ -1,7 +1,7 @@
 // ElementwiseBinary: validation and shape inference.
 // Both inputs must hold the same type; shapes broadcast both ways (numpy rules). Comparisons
 // produce Boolean; And/Or/Xor take and produce Boolean; every other operation gives the inputs'
-// type.
+// type. BitShiftLeft/BitShiftRight take unsigned integers.
 #include "core/InferContext.hpp"
 #include "core/ops/DataOpsUtil.hpp"
 
@@ -34,6 +34,12 @@ std::vector<TensorInfo> ElementwiseBinaryInfer(InferContext& ctx) {
     if (logical && a.GetDataType() != DataType::Boolean) {
         ctx.Fail(std::string(GetBinaryOperationName(op)) + ": inputs are " + GetDataTypeName(a.GetDataType()) +
                  "; " + GetBinaryOperationName(op) + " takes Boolean");
+    }
+    const bool shift = op == BinaryOperation::BitShiftLeft || op == BinaryOperation::BitShiftRight;
+    const DataType t = a.GetDataType();
+    if (shift && t != DataType::UInt8 && t != DataType::UInt16 && t != DataType::UInt32 && t != DataType::UInt64) {
+        ctx.Fail(std::string(GetBinaryOperationName(op)) + ": inputs are " + GetDataTypeName(t) +
+                 "; bit shifts take unsigned integers (UInt8, UInt16, UInt32, UInt64)");
     }
     const TensorShape shape = ctx.BroadcastShapes(a.GetShape(), b.GetShape());
     if (IsComparison(op) || logical) return {TensorInfo(shape, DataType::Boolean)};

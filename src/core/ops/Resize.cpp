@@ -2,11 +2,12 @@
 // inference.
 //
 // Exactly one of scales (input 2, or m_Scales) and sizes (input 3, or m_Sizes) gives the output:
-//  - scales: output dim = floor(input dim * scale); m_Sizes is left empty.
+//  - scales: output dim = floor(input dim * scale), times the roi's extent (end - start) with
+//    tf_crop_and_resize, as the ONNX spec defines it; m_Sizes is left empty.
 //  - sizes:  output dim = size; m_Sizes keeps the sizes and m_Scales gets size / input dim.
 // A backend tells the two apart by m_Sizes being empty or not: with sizes, the coordinate
-// transform uses the exact ratio output / input (as the ONNX reference does). roi only matters
-// for tf_crop_and_resize, which the descriptor cannot express, so it is dropped.
+// transform uses the exact ratio output / input (as the ONNX reference does). roi (input 1) only
+// matters for tf_crop_and_resize: it is read into m_Roi then, and dropped otherwise.
 #include "core/InferContext.hpp"
 
 #include <cmath>
@@ -30,7 +31,23 @@ std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
         d.m_Scales.clear();
         for (double s : ctx.GetParamDoubles(2, "scales")) d.m_Scales.push_back(static_cast<float>(s));
     }
+    const bool crop = d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize;
+    if (crop && ctx.HasInput(1)) {
+        d.m_Roi.clear();
+        for (double v : ctx.GetParamDoubles(1, "roi")) d.m_Roi.push_back(static_cast<float>(v));
+    }
     for (unsigned int i = 1; i < ctx.GetNumInputs(); ++i) ctx.AbsorbInput(i);
+    if (crop && !d.m_Roi.empty() && d.m_Roi.size() != 2 * static_cast<std::size_t>(rank)) {
+        ctx.Fail("roi has " + std::to_string(d.m_Roi.size()) + " values but X " + xs.ToString() + " has rank " +
+                 std::to_string(rank) + "; tf_crop_and_resize needs a start and an end per dim");
+    }
+    if (!crop) d.m_Roi.clear();
+    for (float v : d.m_Roi) {
+        if (!std::isfinite(v)) ctx.Fail("roi holds " + std::to_string(v) + "; every roi value must be finite");
+    }
+    if (d.m_Mode == ResizeMode::Cubic && !std::isfinite(d.m_CubicCoeffA)) {
+        ctx.Fail("cubic_coeff_a=" + std::to_string(d.m_CubicCoeffA) + " must be finite");
+    }
 
     std::vector<unsigned int> out(rank);
     if (!d.m_Sizes.empty()) {
@@ -62,7 +79,12 @@ std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
             if (!(s > 0.0f) || !std::isfinite(s)) {
                 ctx.Fail("scales[" + std::to_string(i) + "]=" + std::to_string(s) + " must be positive and finite");
             }
-            const double o = std::floor(static_cast<double>(s) * xs[i]);
+            const double extent = d.m_Roi.empty() ? 1.0 : static_cast<double>(d.m_Roi[rank + i]) - d.m_Roi[i];
+            const double o = std::floor(static_cast<double>(s) * xs[i] * extent);
+            if (!(o >= 0.0)) {
+                ctx.Fail("roi [" + std::to_string(d.m_Roi[i]) + ", " + std::to_string(d.m_Roi[rank + i]) +
+                         "] of dim " + std::to_string(i) + " gives a negative output size; the end must not be before the start");
+            }
             if (o > static_cast<double>(UINT32_MAX)) {
                 ctx.Fail("scales[" + std::to_string(i) + "] makes dim " + std::to_string(i) + " too large");
             }

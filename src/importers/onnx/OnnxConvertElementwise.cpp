@@ -111,7 +111,13 @@ bool IsFloatType(DataType type) {
 }
 
 bool IsPlainIntegerType(DataType type) {
-    return type == DataType::Signed32 || type == DataType::Signed64 || type == DataType::UInt8;
+    switch (type) {
+        case DataType::Signed8: case DataType::Signed16: case DataType::Signed32: case DataType::Signed64:
+        case DataType::UInt8: case DataType::UInt16: case DataType::UInt32: case DataType::UInt64:
+            return true;
+        default:
+            return false;
+    }
 }
 
 // The rank of the tensor on input i when the importer knows it (graph inputs, constants).

@@ -31,16 +31,6 @@ void ReadPads(OnnxNodeContext& ctx, PaddingMode autoPad, std::vector<unsigned in
     ends.assign(values.begin() + values.size() / 2, values.end());
 }
 
-void ReadConvolutionAttributes(OnnxNodeContext& ctx, ConvolutionDescriptor& d) {
-    d.m_KernelShape = ctx.ToUnsigned(ctx.GetInts("kernel_shape"), "attribute kernel_shape", 1);
-    d.m_Strides = ctx.ToUnsigned(ctx.GetInts("strides"), "attribute strides", 1);
-    d.m_Dilations = ctx.ToUnsigned(ctx.GetInts("dilations"), "attribute dilations", 1);
-    d.m_AutoPad = ReadAutoPad(ctx);
-    ReadPads(ctx, d.m_AutoPad, d.m_PadsBegin, d.m_PadsEnd);
-    const int64_t group = ctx.GetInt("group", 1);
-    d.m_Groups = ctx.ToUnsigned({group}, "attribute group", 1)[0];
-}
-
 void ReadPoolingAttributes(OnnxNodeContext& ctx, PoolingDescriptor& d) {
     const std::optional<std::vector<int64_t>> kernel = ctx.FindInts("kernel_shape");
     if (!kernel) ctx.Fail("required attribute 'kernel_shape' is missing");
@@ -53,6 +43,16 @@ void ReadPoolingAttributes(OnnxNodeContext& ctx, PoolingDescriptor& d) {
 }
 
 }  // namespace
+
+void ReadConvolutionAttributes(OnnxNodeContext& ctx, ConvolutionDescriptor& d) {
+    d.m_KernelShape = ctx.ToUnsigned(ctx.GetInts("kernel_shape"), "attribute kernel_shape", 1);
+    d.m_Strides = ctx.ToUnsigned(ctx.GetInts("strides"), "attribute strides", 1);
+    d.m_Dilations = ctx.ToUnsigned(ctx.GetInts("dilations"), "attribute dilations", 1);
+    d.m_AutoPad = ReadAutoPad(ctx);
+    ReadPads(ctx, d.m_AutoPad, d.m_PadsBegin, d.m_PadsEnd);
+    const int64_t group = ctx.GetInt("group", 1);
+    d.m_Groups = ctx.ToUnsigned({group}, "attribute group", 1)[0];
+}
 
 void ConvertConv(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 3);

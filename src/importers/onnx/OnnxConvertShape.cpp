@@ -206,9 +206,10 @@ CoordinateTransform ReadCoordinateTransform(OnnxNodeContext& ctx) {
     if (mode == "pytorch_half_pixel") return CoordinateTransform::PytorchHalfPixel;
     if (mode == "align_corners") return CoordinateTransform::AlignCorners;
     if (mode == "asymmetric") return CoordinateTransform::Asymmetric;
-    if (mode == "tf_half_pixel_for_nearest") return CoordinateTransform::TfHalfPixelForNearest;
+    if (mode == "tf_half_pixel_for_nn") return CoordinateTransform::TfHalfPixelForNearest;
+    if (mode == "tf_crop_and_resize") return CoordinateTransform::TfCropAndResize;
     ctx.Fail("attribute coordinate_transformation_mode='" + mode + "' is not supported (expected half_pixel, "
-             "pytorch_half_pixel, align_corners, asymmetric or tf_half_pixel_for_nearest)");
+             "pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize)");
 }
 
 NearestMode ReadNearestMode(OnnxNodeContext& ctx) {
@@ -229,7 +230,8 @@ void ConvertResize(OnnxNodeContext& ctx) {
     const std::string mode = ctx.GetString("mode", "nearest");
     if (mode == "nearest") d.m_Mode = ResizeMode::Nearest;
     else if (mode == "linear") d.m_Mode = ResizeMode::Linear;
-    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest or linear)");
+    else if (mode == "cubic" && ctx.Opset() >= 11) d.m_Mode = ResizeMode::Cubic;
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest, linear or, from opset 11, cubic)");
 
     unsigned int scalesInput = 2;
     if (ctx.Opset() < 11) {
@@ -255,17 +257,13 @@ void ConvertResize(OnnxNodeContext& ctx) {
             d.m_NearestMode = down ? NearestMode::Ceil : NearestMode::Floor;
         }
     } else {
-        // Resize-11/13/18: inputs X, roi, scales, sizes. roi only matters for tf_crop_and_resize,
-        // which is refused, so it is never read.
+        // Resize-11/13/18: inputs X, roi, scales, sizes. roi only matters for tf_crop_and_resize.
         ctx.ExpectInputs(1, 4);
         d.m_CoordinateTransform = ReadCoordinateTransform(ctx);
         d.m_NearestMode = ReadNearestMode(ctx);
-        // cubic_coeff_a only affects mode=cubic, extrapolation_value only tf_crop_and_resize.
-        ctx.IgnoreAttributes({"cubic_coeff_a", "extrapolation_value"});
-        const int64_t excludeOutside = ctx.GetInt("exclude_outside", 0);
-        if (excludeOutside != 0) {
-            ctx.Fail("attribute exclude_outside=" + std::to_string(excludeOutside) + " is not supported (only 0)");
-        }
+        d.m_CubicCoeffA = ctx.GetFloat("cubic_coeff_a", -0.75f);
+        d.m_ExcludeOutside = ctx.GetBool("exclude_outside", false);
+        d.m_ExtrapolationValue = ctx.GetFloat("extrapolation_value", 0.0f);
         const int64_t antialias = ctx.GetInt("antialias", 0);
         if (antialias != 0) ctx.Fail("attribute antialias=" + std::to_string(antialias) + " is not supported (only 0)");
         if (std::optional<std::vector<int64_t>> axes = ctx.FindInts("axes")) {
@@ -279,18 +277,24 @@ void ConvertResize(OnnxNodeContext& ctx) {
     const unsigned int sizesInput = 3;
     const bool scalesConstant = !ctx.HasInput(scalesInput) || ctx.ConstantInput(scalesInput);
     const bool sizesConstant = !ctx.HasInput(sizesInput) || ctx.ConstantInput(sizesInput);
+    const bool crop = d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize;
+    const bool roiConstant = !crop || !ctx.HasInput(1) || ctx.ConstantInput(1);
 
     std::vector<IOutputSlot*> inputs{&ctx.InputSlot(0)};
-    if (scalesConstant && sizesConstant) {
+    if (scalesConstant && sizesConstant && roiConstant) {
+        if (crop && ctx.HasInput(1)) {
+            for (double v : ctx.ConstDoubles(1, "roi")) d.m_Roi.push_back(static_cast<float>(v));
+        }
         if (ctx.HasInput(scalesInput)) {
             for (double s : ctx.ConstDoubles(scalesInput, "scales")) d.m_Scales.push_back(static_cast<float>(s));
         }
         if (ctx.HasInput(sizesInput)) d.m_Sizes = ctx.ConstInts(sizesInput, "sizes");
         if (d.m_Scales.empty() && d.m_Sizes.empty()) ctx.Fail("neither scales nor sizes is given");
     } else {
-        // Layer slots are always X, roi, scales[, sizes]; roi is an omitted placeholder.
+        // Layer slots are always X, roi, scales[, sizes]; roi is an omitted placeholder unless
+        // tf_crop_and_resize reads it. The core folds them (or says which one is not constant).
         OnnxGraphState& graph = ctx.Graph();
-        inputs.push_back(&graph.EmptyPlaceholder(DataType::Float32));
+        inputs.push_back(crop && ctx.HasInput(1) ? &ctx.InputSlot(1) : &graph.EmptyPlaceholder(DataType::Float32));
         inputs.push_back(ctx.HasInput(scalesInput) ? &ctx.InputSlot(scalesInput)
                                                    : &graph.EmptyPlaceholder(DataType::Float32));
         if (ctx.HasInput(sizesInput)) inputs.push_back(&ctx.InputSlot(sizesInput));

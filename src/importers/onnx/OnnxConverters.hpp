@@ -90,6 +90,28 @@ void ConvertCompress(OnnxNodeContext& ctx);
 void ConvertUnique(OnnxNodeContext& ctx);
 void ConvertNonMaxSuppression(OnnxNodeContext& ctx);
 void ConvertRecurrent(OnnxNodeContext& ctx);            // LSTM, GRU, RNN
+// OnnxConvertLoss.cpp
+void ConvertNegativeLogLikelihoodLoss(OnnxNodeContext& ctx);
+void ConvertSoftmaxCrossEntropyLoss(OnnxNodeContext& ctx);  // LogSoftmax + NegativeLogLikelihoodLoss
+// OnnxConvertQuantization.cpp
+void ConvertQuantizeLinear(OnnxNodeContext& ctx);      // QuantizeLinear, DequantizeLinear
+void ConvertDynamicQuantizeLinear(OnnxNodeContext& ctx);
+void ConvertMatMulInteger(OnnxNodeContext& ctx);       // MatMulInteger, ConvInteger
+void ConvertQLinear(OnnxNodeContext& ctx);             // QLinearMatMul, QLinearConv
+void ConvertBitShift(OnnxNodeContext& ctx);
+
+// Conv's attributes (kernel_shape, strides, dilations, auto_pad, pads, group), shared by the
+// converters of Conv, ConvTranspose, ConvInteger and QLinearConv.
+void ReadConvolutionAttributes(OnnxNodeContext& ctx, ConvolutionDescriptor& d);
+// OnnxConvertSignal.cpp: signal processing, feature extraction and sampling.
+void ConvertWindow(OnnxNodeContext& ctx);               // HannWindow, HammingWindow, BlackmanWindow
+void ConvertDft(OnnxNodeContext& ctx);
+void ConvertStft(OnnxNodeContext& ctx);
+void ConvertMelWeightMatrix(OnnxNodeContext& ctx);
+void ConvertTfIdfVectorizer(OnnxNodeContext& ctx);     // integer input only
+void ConvertGridSample(OnnxNodeContext& ctx);
+void ConvertRoiAlign(OnnxNodeContext& ctx);
+void ConvertDet(OnnxNodeContext& ctx);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).

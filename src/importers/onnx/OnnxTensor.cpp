@@ -18,7 +18,8 @@ static_assert(std::endian::native == std::endian::little, "the ONNX importer ass
 
 namespace {
 
-constexpr const char* kSupportedTypes = "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT32, INT64, BOOL, UINT8";
+constexpr const char* kSupportedTypes =
+    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL";
 
 std::string DescribeTensor(const TensorInfo& info) {
     return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
@@ -102,6 +103,13 @@ std::string ReadExternalData(const onnx::TensorProto& proto, const std::string& 
     return bytes;
 }
 
+// n values of type T at `data`, as int64.
+template <typename T>
+std::vector<int64_t> CopyAs(const void* data, std::size_t n) {
+    const auto* p = static_cast<const T*>(data);
+    return std::vector<int64_t>(p, p + n);
+}
+
 }  // namespace
 
 std::optional<DataType> FromOnnxDataType(int32_t onnxType) {
@@ -114,6 +122,11 @@ std::optional<DataType> FromOnnxDataType(int32_t onnxType) {
         case onnx::TensorProto_DataType_INT64: return DataType::Signed64;
         case onnx::TensorProto_DataType_BOOL: return DataType::Boolean;
         case onnx::TensorProto_DataType_UINT8: return DataType::UInt8;
+        case onnx::TensorProto_DataType_INT8: return DataType::Signed8;
+        case onnx::TensorProto_DataType_INT16: return DataType::Signed16;
+        case onnx::TensorProto_DataType_UINT16: return DataType::UInt16;
+        case onnx::TensorProto_DataType_UINT32: return DataType::UInt32;
+        case onnx::TensorProto_DataType_UINT64: return DataType::UInt64;
         default: return std::nullopt;
     }
 }
@@ -128,6 +141,11 @@ std::optional<int32_t> ToOnnxDataType(DataType type) {
         case DataType::Signed64: return onnx::TensorProto_DataType_INT64;
         case DataType::Boolean: return onnx::TensorProto_DataType_BOOL;
         case DataType::UInt8: return onnx::TensorProto_DataType_UINT8;
+        case DataType::Signed8: return onnx::TensorProto_DataType_INT8;
+        case DataType::Signed16: return onnx::TensorProto_DataType_INT16;
+        case DataType::UInt16: return onnx::TensorProto_DataType_UINT16;
+        case DataType::UInt32: return onnx::TensorProto_DataType_UINT32;
+        case DataType::UInt64: return onnx::TensorProto_DataType_UINT64;
         default: return std::nullopt;  // quantized types: ONNX keeps scale/zero point elsewhere
     }
 }
@@ -165,11 +183,12 @@ std::optional<std::vector<int64_t>> OnnxTensor::AsInts() const {
             return out;
         }
         case DataType::Boolean:
-        case DataType::UInt8: {
-            const auto* p = static_cast<const uint8_t*>(m_Data);
-            for (std::size_t i = 0; i < n; ++i) out[i] = p[i];
-            return out;
-        }
+        case DataType::UInt8: return CopyAs<uint8_t>(m_Data, n);
+        case DataType::Signed8: return CopyAs<int8_t>(m_Data, n);
+        case DataType::Signed16: return CopyAs<int16_t>(m_Data, n);
+        case DataType::UInt16: return CopyAs<uint16_t>(m_Data, n);
+        case DataType::UInt32: return CopyAs<uint32_t>(m_Data, n);
+        case DataType::UInt64: return CopyAs<uint64_t>(m_Data, n);  // values of 2^63 and more wrap
         default: return std::nullopt;
     }
 }
@@ -264,6 +283,25 @@ OnnxTensor DecodeTensorProto(onnx::TensorProto& proto, const std::string& baseDi
             case DataType::UInt8:
                 CopyTypedField<uint8_t>(proto.int32_data(), "int32_data", numElements, info, what, *bytes,
                                                                       [](int32_t v) { return static_cast<uint8_t>(v); });
+                break;
+            case DataType::Signed8:  // int32_data holds the small integer types, uint64_data UINT32/UINT64
+                CopyTypedField<int8_t>(proto.int32_data(), "int32_data", numElements, info, what, *bytes,
+                                       [](int32_t v) { return static_cast<int8_t>(v); });
+                break;
+            case DataType::Signed16:
+                CopyTypedField<int16_t>(proto.int32_data(), "int32_data", numElements, info, what, *bytes,
+                                        [](int32_t v) { return static_cast<int16_t>(v); });
+                break;
+            case DataType::UInt16:
+                CopyTypedField<uint16_t>(proto.int32_data(), "int32_data", numElements, info, what, *bytes,
+                                         [](int32_t v) { return static_cast<uint16_t>(v); });
+                break;
+            case DataType::UInt32:
+                CopyTypedField<uint32_t>(proto.uint64_data(), "uint64_data", numElements, info, what, *bytes,
+                                         [](uint64_t v) { return static_cast<uint32_t>(v); });
+                break;
+            case DataType::UInt64:
+                CopyTypedField<uint64_t>(proto.uint64_data(), "uint64_data", numElements, info, what, *bytes, identity);
                 break;
             default: throw ParseException(what + ": internal error: unhandled data type");  // FromOnnxDataType covers all
         }

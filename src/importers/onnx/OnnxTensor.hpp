@@ -2,10 +2,11 @@
 //
 // Contract:
 //  - Data types map FLOAT->Float32, FLOAT16->Float16, BFLOAT16->BFloat16, DOUBLE->Float64,
-//    INT32->Signed32, INT64->Signed64, BOOL->Boolean, UINT8->UInt8; every other ONNX type is
-//    refused with a ParseException naming the tensor and the type.
+//    INT8/16/32/64->Signed8/16/32/64, UINT8/16/32/64->UInt8/16/32/64, BOOL->Boolean; every other
+//    ONNX type is refused with a ParseException naming the tensor and the type.
 //  - DecodeTensorProto accepts raw_data, the typed fields (float_data, int32_data for
-//    INT32/BOOL/UINT8/FLOAT16/BFLOAT16 bits, int64_data, double_data) and external data
+//    INT8/INT16/INT32/UINT8/UINT16/BOOL and FLOAT16/BFLOAT16 bits, int64_data, uint64_data for
+//    UINT32/UINT64, double_data) and external data
 //    (location/offset/length, resolved relative to `baseDir`). Sizes are checked exactly: a
 //    mismatch is a ParseException giving the expected and actual counts.
 //  - Error messages start with the caller's `what` ("model.onnx: initializer 'w'").

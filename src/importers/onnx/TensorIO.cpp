@@ -47,9 +47,6 @@ OwnedTensor LoadTensorProto(const std::string& path, const std::string& bytes) {
         throw ParseException(path + ": not a valid TensorProto (protobuf parsing failed: the file is truncated or "
                              "is not a tensor)");
     }
-    // ONNX's test data stores bfloat16 tensors as UINT16 (the same 16 bits, in int32_data or raw
-    // data). Trellis has no uint16 type, so a UINT16 file is read as those bfloat16 bits.
-    if (proto.data_type() == onnx::TensorProto_DataType_UINT16) proto.set_data_type(onnx::TensorProto_DataType_BFLOAT16);
     const std::string baseDir = std::filesystem::path(path).parent_path().string();
     onnximport::OnnxTensor decoded = onnximport::DecodeTensorProto(proto, baseDir.empty() ? "." : baseDir, path);
     OwnedTensor tensor;
@@ -72,7 +69,8 @@ struct NpyDtype {
 };
 constexpr NpyDtype kNpyDtypes[] = {
     {"f4", DataType::Float32}, {"f8", DataType::Float64}, {"f2", DataType::Float16}, {"i4", DataType::Signed32},
-    {"i8", DataType::Signed64}, {"b1", DataType::Boolean}, {"u1", DataType::UInt8},
+    {"i8", DataType::Signed64}, {"b1", DataType::Boolean}, {"u1", DataType::UInt8}, {"i1", DataType::Signed8},
+    {"i2", DataType::Signed16}, {"u2", DataType::UInt16}, {"u4", DataType::UInt32}, {"u8", DataType::UInt64},
 };
 
 // A small parser for the header dict: strings, True/False and tuples of integers are all it holds.
@@ -237,6 +235,11 @@ std::string NpyDescr(DataType type) {
         case DataType::Signed64: return "<i8";
         case DataType::Boolean: return "|b1";
         case DataType::UInt8: return "|u1";
+        case DataType::Signed8: return "|i1";
+        case DataType::Signed16: return "<i2";
+        case DataType::UInt16: return "<u2";
+        case DataType::UInt32: return "<u4";
+        case DataType::UInt64: return "<u8";
         default: return "";
     }
 }

@@ -1,5 +1,5 @@
-// CpuRef Cast: between Float32, Float64, Float16, BFloat16, Signed32, Signed64, UInt8 and Boolean
-// (every pair; quantized types are refused). Conversion rules, including IEEE half rounding and
+// CpuRef Cast: between Float32, Float64, Float16, BFloat16, the plain integer types (Signed8/16/
+// 32/64, UInt8/16/32/64) and Boolean (every pair; quantized types are refused). Conversion rules, including IEEE half rounding and
 // float-to-integer truncation, are RefConvert.hpp's. Each (source, target) pair is its own
 // instantiated loop, picked once at creation.
 #include "RefConvert.hpp"
@@ -23,6 +23,7 @@ void CastLoop(const void* inData, void* outData, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         // Floats read exactly as double, integers exactly as int64: every path rounds once.
         if constexpr (Src::kIsFloat) out[i] = Dst::FromDouble(Src::Read(in[i]));
+        else if constexpr (From == DataType::UInt64 && Dst::kIsFloat) out[i] = Dst::FromUInt64(in[i]);
         else out[i] = Dst::FromInt(Src::Read(in[i]));
     }
 }
@@ -37,6 +38,11 @@ CastFn PickTarget(DataType to) {
         case DataType::Signed32: return &CastLoop<From, DataType::Signed32>;
         case DataType::Signed64: return &CastLoop<From, DataType::Signed64>;
         case DataType::UInt8: return &CastLoop<From, DataType::UInt8>;
+        case DataType::Signed8: return &CastLoop<From, DataType::Signed8>;
+        case DataType::Signed16: return &CastLoop<From, DataType::Signed16>;
+        case DataType::UInt16: return &CastLoop<From, DataType::UInt16>;
+        case DataType::UInt32: return &CastLoop<From, DataType::UInt32>;
+        case DataType::UInt64: return &CastLoop<From, DataType::UInt64>;
         case DataType::Boolean: return &CastLoop<From, DataType::Boolean>;
         default: return nullptr;
     }
@@ -52,6 +58,11 @@ CastFn PickCast(DataType from, DataType to) {
         case DataType::Signed32: return PickTarget<DataType::Signed32>(to);
         case DataType::Signed64: return PickTarget<DataType::Signed64>(to);
         case DataType::UInt8: return PickTarget<DataType::UInt8>(to);
+        case DataType::Signed8: return PickTarget<DataType::Signed8>(to);
+        case DataType::Signed16: return PickTarget<DataType::Signed16>(to);
+        case DataType::UInt16: return PickTarget<DataType::UInt16>(to);
+        case DataType::UInt32: return PickTarget<DataType::UInt32>(to);
+        case DataType::UInt64: return PickTarget<DataType::UInt64>(to);
         case DataType::Boolean: return PickTarget<DataType::Boolean>(to);
         default: return nullptr;
     }
@@ -78,8 +89,8 @@ bool CastRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std:
     }
     if (PickCast(from, to) == nullptr) {
         return Refuse(reason, std::string("Cast: ") + GetDataTypeName(from) + " to " + GetDataTypeName(to) +
-                                  " is not supported (CpuRef casts between Float32, Float64, Float16, BFloat16, Signed32, "
-                                  "Signed64, UInt8 and Boolean)");
+                                  " is not supported (CpuRef casts between Float32, Float64, Float16, BFloat16, the integer "
+                                  "types and Boolean)");
     }
     return true;
 }

@@ -1,5 +1,6 @@
 // CpuRef Convolution: N-d (1-D, 2-D, 3-D, ...) convolution with groups, strides, dilations and
-// asymmetric pads, as im2col + a plain GEMM per (image, group). Float32 only.
+// asymmetric pads, as im2col + a plain GEMM per (image, group). Float32, and Signed32 (wrapping;
+// the accumulator the ONNX importer builds ConvInteger/QLinearConv on).
 //
 // For image n and group g, with Cg = C / group input and Mg = M / group output channels:
 //   col [Cg * prod(K), prod(O)]  (im2col of the group's input channels; zero where padded)
@@ -24,6 +25,7 @@ struct ConvGeometry {
     std::size_t inPlane = 1, outPlane = 1, kernelVolume = 1;
 };
 
+template <typename T>
 class ConvolutionWorkload final : public IWorkload {
 public:
     explicit ConvolutionWorkload(ConvGeometry g) : m_G(std::move(g)) {
@@ -35,31 +37,31 @@ public:
         m_Direct = direct;
     }
 
-    std::size_t GetScratchBytes() const override { return m_Direct ? 0 : ColRows() * m_G.outPlane * sizeof(float); }
+    std::size_t GetScratchBytes() const override { return m_Direct ? 0 : ColRows() * m_G.outPlane * sizeof(T); }
 
     void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        const float* w = math::InputF32(io, 1);
-        const float* bias = m_G.hasBias ? math::InputF32(io, 2) : nullptr;
-        float* y = math::OutputF32(io, 0);
-        float* col = static_cast<float*>(io.m_Scratch);
+        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
+        const T* w = static_cast<const T*>(io.m_Inputs[1]->Map());
+        const T* bias = m_G.hasBias ? static_cast<const T*>(io.m_Inputs[2]->Map()) : nullptr;
+        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
+        T* col = static_cast<T*>(io.m_Scratch);
 
         const std::size_t cg = m_G.inChannels / m_G.groups, mg = m_G.outChannels / m_G.groups;
         const std::size_t rows = ColRows();
         std::vector<long long> counters(2 * m_G.in.size());  // im2col's kernel and output odometers
         for (std::size_t n = 0; n < m_G.batch; ++n) {
             for (std::size_t g = 0; g < m_G.groups; ++g) {
-                const float* xg = x + (n * m_G.inChannels + g * cg) * m_G.inPlane;
-                float* yg = y + (n * m_G.outChannels + g * mg) * m_G.outPlane;
+                const T* xg = x + (n * m_G.inChannels + g * cg) * m_G.inPlane;
+                T* yg = y + (n * m_G.outChannels + g * mg) * m_G.outPlane;
                 for (std::size_t m = 0; m < mg; ++m) {
-                    std::fill_n(yg + m * m_G.outPlane, m_G.outPlane, bias ? bias[g * mg + m] : 0.0f);
+                    std::fill_n(yg + m * m_G.outPlane, m_G.outPlane, bias ? bias[g * mg + m] : T(0));
                 }
-                const float* b = xg;
+                const T* b = xg;
                 if (!m_Direct) {
                     Im2Col(xg, cg, col, counters);
                     b = col;
                 }
-                math::GemmAccumulate(mg, m_G.outPlane, rows, 1.0f, w + g * mg * rows, rows, 1, b, m_G.outPlane, yg,
+                math::GemmAccumulate<T>(mg, m_G.outPlane, rows, T(1), w + g * mg * rows, rows, 1, b, m_G.outPlane, yg,
                                      m_G.outPlane);
             }
         }
@@ -71,15 +73,15 @@ private:
     // Row (c, k) of col holds, for every output position o, X[c][o * stride - pad_begin + k * dilation]
     // (0 outside the input). Output positions run as an odometer over all but the last spatial dim;
     // the last dim is the contiguous inner loop.
-    void Im2Col(const float* x, std::size_t channels, float* col, std::vector<long long>& counters) const {
+    void Im2Col(const T* x, std::size_t channels, T* col, std::vector<long long>& counters) const {
         const std::size_t nsp = m_G.in.size();
         long long* kidx = counters.data();
         long long* oidx = counters.data() + nsp;
         const long long inLast = m_G.in[nsp - 1], outLast = m_G.out[nsp - 1], strideLast = m_G.strides[nsp - 1];
         const std::size_t outerCount = m_G.outPlane / static_cast<std::size_t>(outLast);
-        float* dst = col;
+        T* dst = col;
         for (std::size_t c = 0; c < channels; ++c) {
-            const float* plane = x + c * m_G.inPlane;
+            const T* plane = x + c * m_G.inPlane;
             std::fill_n(kidx, nsp, 0);
             for (std::size_t kf = 0; kf < m_G.kernelVolume; ++kf) {
                 std::fill_n(oidx, nsp, 0);
@@ -96,12 +98,12 @@ private:
                         base = base * m_G.in[d] + i;
                     }
                     if (!inside) {
-                        std::fill_n(dst, outLast, 0.0f);
+                        std::fill_n(dst, outLast, T(0));
                     } else {
-                        const float* row = plane + base * inLast;
+                        const T* row = plane + base * inLast;
                         for (long long o = 0; o < outLast; ++o) {
                             const long long i = o * strideLast + offLast;
-                            dst[o] = (i >= 0 && i < inLast) ? row[i] : 0.0f;
+                            dst[o] = (i >= 0 && i < inLast) ? row[i] : T(0);
                         }
                     }
                     dst += outLast;
@@ -125,7 +127,11 @@ private:
 }  // namespace
 
 bool ConvolutionRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    if (!math::RequireAllFloat32("Convolution", info, reason)) return false;
+    const DataType t = info.m_InputTensorInfos.empty() ? DataType::Float32 : info.m_InputTensorInfos[0].GetDataType();
+    if (!math::RequireAllOfType("Convolution", info, t == DataType::Signed32 ? t : DataType::Float32, "Float32, Signed32",
+                                reason)) {
+        return false;
+    }
     const auto& d = layer.Get<ConvolutionDescriptor>();
     const std::size_t nsp = info.m_InputTensorInfos[0].GetNumDimensions() - 2;
     if (d.m_AutoPad != PaddingMode::Explicit || d.m_Strides.size() != nsp || d.m_Dilations.size() != nsp ||
@@ -159,7 +165,10 @@ IWorkloadPtr ConvolutionRefCreate(const QueueDescriptor& layer, const WorkloadIn
         g.outPlane *= ys[i];
         g.kernelVolume *= ws[i];
     }
-    return std::make_unique<ConvolutionWorkload>(std::move(g));
+    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) {
+        return std::make_unique<ConvolutionWorkload<int32_t>>(std::move(g));
+    }
+    return std::make_unique<ConvolutionWorkload<float>>(std::move(g));
 }
 
 }  // namespace trellis::ref

@@ -27,6 +27,11 @@ const char* NpyDescr(DataType t) {
         case DataType::QSymmS8: return "|i1";
         case DataType::QSymmS16: return "<i2";
         case DataType::BFloat16: return "<u2";  // raw bits: numpy has no bfloat16
+        case DataType::Signed8: return "|i1";
+        case DataType::Signed16: return "<i2";
+        case DataType::UInt16: return "<u2";
+        case DataType::UInt32: return "<u4";
+        case DataType::UInt64: return "<u8";
     }
     return nullptr;
 }

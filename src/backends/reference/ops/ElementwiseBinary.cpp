@@ -1,14 +1,19 @@
-// CpuRef ElementwiseBinary: Add, Sub, Mul, Div, Pow, Maximum, Minimum and the comparisons, with
-// numpy broadcasting.
+// CpuRef ElementwiseBinary: Add, Sub, Mul, Div, Pow, Maximum, Minimum, the comparisons, Mod/FMod
+// and BitShift, with numpy broadcasting.
 //
-// Supports Float32, Float64, Signed32 and Signed64 for the arithmetic operations and the comparisons,
-// Boolean for Equal, And, Or and Xor; Mod (divisor's sign) Signed32/Signed64 only; FMod
-// (dividend's sign, C fmod) Float32, Float64, Signed32, Signed64. An integer Mod/FMod by zero throws.
+// Types: the arithmetic operations, Max/Min, FMod and the comparisons run on Float32, Float64,
+// Float16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
+// Boolean for Equal, And, Or and Xor; Mod (divisor's sign) on the integer types; BitShiftLeft /
+// BitShiftRight on the unsigned integer types (a shift by the bit width or more gives 0).
+// Float16 operands are widened exactly to double, the operation runs in double and the result is
+// rounded to half (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
+// are exact).
 // Integer semantics: Add/Sub/Mul/Pow wrap (two's complement, like numpy); Div truncates toward
 // zero (C++/ONNX Runtime) and throws on a zero divisor; Pow with a negative exponent gives the
-// truncated real result (0 unless the base is 1 or -1) and throws for base 0. Float Max/Min
-// propagate NaN (numpy maximum/minimum).
+// truncated real result (0 unless the base is 1 or -1) and throws for base 0. An integer Mod/FMod
+// by zero throws. Float Max/Min propagate NaN (numpy maximum/minimum).
 #include "RefBroadcast.hpp"
+#include "RefConvert.hpp"
 #include "RefDataMovement.hpp"
 #include "RefKernelTable.hpp"
 
@@ -17,6 +22,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace trellis::ref {
 
@@ -25,6 +31,12 @@ namespace {
 bool IsComparison(BinaryOperation op) {
     return op == BinaryOperation::Equal || op == BinaryOperation::Less || op == BinaryOperation::Greater ||
            op == BinaryOperation::LessOrEqual || op == BinaryOperation::GreaterOrEqual;
+}
+
+// v < 0, written so that unsigned types do not warn (always false for them).
+template <typename T> bool IsNegative(T v) {
+    if constexpr (std::is_signed_v<T>) return v < 0;
+    else return false;
 }
 
 // Signed overflow is undefined in C++; numpy wraps, so compute in the unsigned type.
@@ -42,8 +54,10 @@ struct DivOp {
     template <typename T> T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>) {
             if (b == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': Div: integer division by zero");
-            if (b == -1) return WrapSub(T(0), a);  // INT_MIN / -1 overflows; wrap like numpy
-            return a / b;                          // C++ truncates toward zero
+            if constexpr (std::is_signed_v<T>) {
+                if (b == -1) return WrapSub(T(0), a);  // INT_MIN / -1 overflows; wrap like numpy
+            }
+            return static_cast<T>(a / b);              // C++ truncates toward zero
         } else {
             return a / b;
         }
@@ -53,11 +67,11 @@ struct PowOp {
     const std::string* m_Layer;
     template <typename T> T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>) {
-            if (b < 0) {
+            if (IsNegative(b)) {
                 if (a == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': Pow: integer 0 raised to a negative power");
                 if (a == 1) return 1;
-                if (a == -1) return (b % 2 == 0) ? 1 : -1;
-                return 0;  // |a| >= 2: |a^b| < 1 truncates to 0
+                if (a != T(-1)) return 0;  // |a| >= 2: |a^b| < 1 truncates to 0
+                return (b % 2 == 0) ? T(1) : T(-1);  // a == -1
             }
             T result = 1, base = a;  // square-and-multiply, wrapping
             for (T e = b; e > 0; e >>= 1) {
@@ -99,14 +113,43 @@ struct ModOp {
     template <typename T> T operator()(T a, T b) const {
         if constexpr (std::is_integral_v<T>) {
             if (b == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': " + (m_Floored ? "Mod" : "FMod") + ": integer modulo by zero");
-            if (b == -1) return 0;  // INT_MIN % -1 overflows in C++; the remainder is 0
-            T r = a % b;
-            if (m_Floored && r != 0 && ((r < 0) != (b < 0))) r += b;
+            if constexpr (std::is_signed_v<T>) {
+                if (b == -1) return 0;  // INT_MIN % -1 overflows in C++; the remainder is 0
+            }
+            T r = static_cast<T>(a % b);
+            if (m_Floored && r != 0 && IsNegative(r) != IsNegative(b)) r = static_cast<T>(r + b);
             return r;
         } else {
             return static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
         }
     }
+};
+
+// Unsigned integers only (the kernel table gives them no other type).
+struct ShiftLeftOp {
+    template <typename T> T operator()(T a, T b) const {
+        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a << b);
+    }
+};
+struct ShiftRightOp {
+    template <typename T> T operator()(T a, T b) const {
+        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a >> b);
+    }
+};
+
+// How a kernel reads and writes elements: plain types are computed in their own type; Float16
+// is widened to double (exactly) and each result rounded once back to half.
+template <typename T> struct PlainElement {
+    using Storage = T;
+    using Value = T;
+    static T Load(T v) { return v; }
+    static T Store(T v) { return v; }
+};
+struct HalfElement {
+    using Storage = uint16_t;
+    using Value = double;
+    static double Load(uint16_t v) { return ElementTraits<DataType::Float16>::Read(v); }
+    static uint16_t Store(double v) { return ElementTraits<DataType::Float16>::FromDouble(v); }
 };
 
 using BinaryFn = void (*)(const void* a, const void* b, void* out, const BroadcastPlan<2>& plan, const std::string& layer);
@@ -117,49 +160,66 @@ template <typename Op, bool Floored = false> Op MakeOp(const std::string& layer)
     else return Op{};
 }
 
-template <typename T, typename R, typename Op, bool Floored = false>
+// Comparisons produce Boolean bytes; every other op the element type.
+template <typename E, typename Op, bool Floored = false>
 void RunBinary(const void* aData, const void* bData, void* outData, const BroadcastPlan<2>& plan, const std::string& layer) {
-    const T* a = static_cast<const T*>(aData);
-    const T* b = static_cast<const T*>(bData);
-    R* out = static_cast<R*>(outData);
+    using S = typename E::Storage;
+    using V = typename E::Value;
+    using R = decltype(std::declval<Op>()(V{}, V{}));
+    constexpr bool kSameType = std::is_same_v<R, V>;
+    using O = std::conditional_t<kSameType, S, R>;
+    const S* a = static_cast<const S*>(aData);
+    const S* b = static_cast<const S*>(bData);
+    O* out = static_cast<O*>(outData);
     const Op op = MakeOp<Op, Floored>(layer);
+    auto apply = [&](S x, S y) -> O {
+        if constexpr (kSameType) return E::Store(op(E::Load(x), E::Load(y)));
+        else return op(E::Load(x), E::Load(y));
+    };
     ForEachBroadcastRow(plan, [&](const std::array<int64_t, 2>& off, int64_t o, int64_t n, const std::array<int64_t, 2>& s) {
-        const T* pa = a + off[0];
-        const T* pb = b + off[1];
-        R* po = out + o;
+        const S* pa = a + off[0];
+        const S* pb = b + off[1];
+        O* po = out + o;
         // Fast paths: both operands contiguous (equal shapes), or one of them fixed (a scalar).
         if (s[0] == 1 && s[1] == 1) {
-            for (int64_t i = 0; i < n; ++i) po[i] = op(pa[i], pb[i]);
+            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i], pb[i]);
         } else if (s[0] == 1 && s[1] == 0) {
-            const T vb = *pb;
-            for (int64_t i = 0; i < n; ++i) po[i] = op(pa[i], vb);
+            const S vb = *pb;
+            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i], vb);
         } else if (s[0] == 0 && s[1] == 1) {
-            const T va = *pa;
-            for (int64_t i = 0; i < n; ++i) po[i] = op(va, pb[i]);
+            const S va = *pa;
+            for (int64_t i = 0; i < n; ++i) po[i] = apply(va, pb[i]);
         } else {
-            for (int64_t i = 0; i < n; ++i) po[i] = op(pa[i * s[0]], pb[i * s[1]]);
+            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i * s[0]], pb[i * s[1]]);
         }
     });
 }
 
-template <typename T>
+template <typename E>
 BinaryFn PickForType(BinaryOperation op) {
+    using V = typename E::Value;
     switch (op) {
-        case BinaryOperation::Add: return &RunBinary<T, T, AddOp>;
-        case BinaryOperation::Sub: return &RunBinary<T, T, SubOp>;
-        case BinaryOperation::Mul: return &RunBinary<T, T, MulOp>;
-        case BinaryOperation::Div: return &RunBinary<T, T, DivOp>;
-        case BinaryOperation::Pow: return &RunBinary<T, T, PowOp>;
-        case BinaryOperation::Maximum: return &RunBinary<T, T, MaxOp>;
-        case BinaryOperation::Minimum: return &RunBinary<T, T, MinOp>;
-        case BinaryOperation::Equal: return &RunBinary<T, uint8_t, EqualOp>;
-        case BinaryOperation::Less: return &RunBinary<T, uint8_t, LessOp>;
-        case BinaryOperation::Greater: return &RunBinary<T, uint8_t, GreaterOp>;
-        case BinaryOperation::LessOrEqual: return &RunBinary<T, uint8_t, LessOrEqualOp>;
-        case BinaryOperation::GreaterOrEqual: return &RunBinary<T, uint8_t, GreaterOrEqualOp>;
-        case BinaryOperation::FMod: return &RunBinary<T, T, ModOp, false>;
+        case BinaryOperation::Add: return &RunBinary<E, AddOp>;
+        case BinaryOperation::Sub: return &RunBinary<E, SubOp>;
+        case BinaryOperation::Mul: return &RunBinary<E, MulOp>;
+        case BinaryOperation::Div: return &RunBinary<E, DivOp>;
+        case BinaryOperation::Pow: return &RunBinary<E, PowOp>;
+        case BinaryOperation::Maximum: return &RunBinary<E, MaxOp>;
+        case BinaryOperation::Minimum: return &RunBinary<E, MinOp>;
+        case BinaryOperation::Equal: return &RunBinary<E, EqualOp>;
+        case BinaryOperation::Less: return &RunBinary<E, LessOp>;
+        case BinaryOperation::Greater: return &RunBinary<E, GreaterOp>;
+        case BinaryOperation::LessOrEqual: return &RunBinary<E, LessOrEqualOp>;
+        case BinaryOperation::GreaterOrEqual: return &RunBinary<E, GreaterOrEqualOp>;
+        case BinaryOperation::FMod: return &RunBinary<E, ModOp, false>;
         case BinaryOperation::Mod:
-            if constexpr (std::is_integral_v<T>) return &RunBinary<T, T, ModOp, true>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp, true>;
+            else return nullptr;
+        case BinaryOperation::BitShiftLeft:
+            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftLeftOp>;
+            else return nullptr;
+        case BinaryOperation::BitShiftRight:
+            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftRightOp>;
             else return nullptr;
         case BinaryOperation::And:
         case BinaryOperation::Or:
@@ -171,16 +231,23 @@ BinaryFn PickForType(BinaryOperation op) {
 // The kernel for (operation, input type), or nullptr when CpuRef has none.
 BinaryFn PickKernel(BinaryOperation op, DataType type) {
     switch (type) {
-        case DataType::Float32: return PickForType<float>(op);
-        case DataType::Float64: return PickForType<double>(op);
-        case DataType::Signed32: return PickForType<int32_t>(op);
-        case DataType::Signed64: return PickForType<int64_t>(op);
+        case DataType::Float32: return PickForType<PlainElement<float>>(op);
+        case DataType::Float64: return PickForType<PlainElement<double>>(op);
+        case DataType::Float16: return PickForType<HalfElement>(op);
+        case DataType::Signed8: return PickForType<PlainElement<int8_t>>(op);
+        case DataType::Signed16: return PickForType<PlainElement<int16_t>>(op);
+        case DataType::Signed32: return PickForType<PlainElement<int32_t>>(op);
+        case DataType::Signed64: return PickForType<PlainElement<int64_t>>(op);
+        case DataType::UInt8: return PickForType<PlainElement<uint8_t>>(op);
+        case DataType::UInt16: return PickForType<PlainElement<uint16_t>>(op);
+        case DataType::UInt32: return PickForType<PlainElement<uint32_t>>(op);
+        case DataType::UInt64: return PickForType<PlainElement<uint64_t>>(op);
         case DataType::Boolean:
             switch (op) {
-                case BinaryOperation::Equal: return &RunBinary<uint8_t, uint8_t, BoolEqualOp>;
-                case BinaryOperation::And: return &RunBinary<uint8_t, uint8_t, AndOp>;
-                case BinaryOperation::Or: return &RunBinary<uint8_t, uint8_t, OrOp>;
-                case BinaryOperation::Xor: return &RunBinary<uint8_t, uint8_t, XorOp>;
+                case BinaryOperation::Equal: return &RunBinary<PlainElement<uint8_t>, BoolEqualOp>;
+                case BinaryOperation::And: return &RunBinary<PlainElement<uint8_t>, AndOp>;
+                case BinaryOperation::Or: return &RunBinary<PlainElement<uint8_t>, OrOp>;
+                case BinaryOperation::Xor: return &RunBinary<PlainElement<uint8_t>, XorOp>;
                 default: return nullptr;
             }
         default: return nullptr;
@@ -215,8 +282,8 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     }
     if (PickKernel(op, a.GetDataType()) == nullptr) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(a.GetDataType()) +
-                                  " is not supported (CpuRef: Float32, Float64, Signed32, Signed64; Boolean for Equal, And, Or, Xor; " +
-                                  "Mod (fmod=0) Signed32/Signed64 only)");
+                                  " is not supported (CpuRef: Float32, Float64, Float16 and the integer types; Boolean for "
+                                  "Equal, And, Or, Xor; Mod (fmod=0) integers only; BitShift unsigned integers only)");
     }
     const DataType expected = IsComparison(op) ? DataType::Boolean : a.GetDataType();
     return CheckType(name.c_str(), "output", out, expected, reason);

@@ -1,7 +1,7 @@
 // CpuRef ElementwiseUnary.
 //
-// Supports Float32 for every operation but Not, and Signed32/Signed64 for Neg, Abs, Relu, Clip
-// and Sign. Not maps Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 to Boolean.
+// Supports Float32 for every operation but Not, and every plain integer type (Signed8/16/32/64,
+// UInt8/16/32/64) for Neg, Abs, Relu, Clip and Sign. Not maps Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 to Boolean.
 // Float results are computed in double and rounded once, so this kernel is a tight reference.
 // Semantics: Gelu = 0.5x(1 + erf(x/sqrt 2)); GeluTanh = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
 // HardSigmoid = max(0, min(1, A*x + B)); HardSwish = x * max(0, min(1, x/6 + 1/2));
@@ -153,13 +153,19 @@ T ElementBound(double v) {
     return static_cast<T>(v);
 }
 
+// x < 0, without a warning for unsigned types (always false for them).
+template <typename T> bool IsNegative(T x) {
+    if constexpr (std::is_signed_v<T>) return x < 0;
+    else return false;
+}
+
 template <typename T>
 void RunInteger(UnaryOperation op, double a, double b, const void* in, void* out, std::size_t n) {
     using U = std::make_unsigned_t<T>;
     switch (op) {
         case UnaryOperation::Neg: return Map<T>(in, out, n, [](T x) { return T(U(0) - U(x)); });
-        case UnaryOperation::Abs: return Map<T>(in, out, n, [](T x) { return x < 0 ? T(U(0) - U(x)) : x; });
-        case UnaryOperation::Relu: return Map<T>(in, out, n, [](T x) { return x < 0 ? T(0) : x; });
+        case UnaryOperation::Abs: return Map<T>(in, out, n, [](T x) { return IsNegative(x) ? T(U(0) - U(x)) : x; });
+        case UnaryOperation::Relu: return Map<T>(in, out, n, [](T x) { return IsNegative(x) ? T(0) : x; });
         case UnaryOperation::Clip: {
             // Bounds arrive as floats: the integers x with A <= x <= B are those in
             // [ceil(A), floor(B)]; an infinite or out-of-range bound leaves that side open.
@@ -167,7 +173,7 @@ void RunInteger(UnaryOperation op, double a, double b, const void* in, void* out
             const T hi = ElementBound<T>(std::floor(b));
             return Map<T>(in, out, n, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); });
         }
-        case UnaryOperation::Sign: return Map<T>(in, out, n, [](T x) { return T(x > 0 ? 1 : (x < 0 ? -1 : 0)); });
+        case UnaryOperation::Sign: return Map<T>(in, out, n, [](T x) { return T(x > 0 ? 1 : (IsNegative(x) ? -1 : 0)); });
         default: return;  // refused by the support check
     }
 }
@@ -187,8 +193,14 @@ public:
         if (IsClassification(m_Op)) return RunClassify(m_Op, in, out, n);
         switch (m_Type) {
             case DataType::Float32: return RunFloat(m_Op, m_A, m_B, in, out, n);
+            case DataType::Signed8: return RunInteger<int8_t>(m_Op, m_A, m_B, in, out, n);
+            case DataType::Signed16: return RunInteger<int16_t>(m_Op, m_A, m_B, in, out, n);
             case DataType::Signed32: return RunInteger<int32_t>(m_Op, m_A, m_B, in, out, n);
             case DataType::Signed64: return RunInteger<int64_t>(m_Op, m_A, m_B, in, out, n);
+            case DataType::UInt8: return RunInteger<uint8_t>(m_Op, m_A, m_B, in, out, n);
+            case DataType::UInt16: return RunInteger<uint16_t>(m_Op, m_A, m_B, in, out, n);
+            case DataType::UInt32: return RunInteger<uint32_t>(m_Op, m_A, m_B, in, out, n);
+            case DataType::UInt64: return RunInteger<uint64_t>(m_Op, m_A, m_B, in, out, n);
             default: return;  // refused by the support check
         }
     }
@@ -215,11 +227,13 @@ bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo
         }
         return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
     }
-    const bool ok = t == DataType::Float32 ||
-                    ((t == DataType::Signed32 || t == DataType::Signed64) && SupportsIntegers(op));
+    const bool integer = t == DataType::Signed8 || t == DataType::Signed16 || t == DataType::Signed32 ||
+                         t == DataType::Signed64 || t == DataType::UInt8 || t == DataType::UInt16 ||
+                         t == DataType::UInt32 || t == DataType::UInt64;
+    const bool ok = t == DataType::Float32 || (integer && SupportsIntegers(op));
     if (!ok) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32; " +
-                                  "Signed32/Signed64 for Neg, Abs, Relu, Clip and Sign only)");
+                                  "the integer types for Neg, Abs, Relu, Clip and Sign only)");
     }
     return CheckSameEncoding(name.c_str(), "output", info.m_OutputTensorInfos[0], "input", info.m_InputTensorInfos[0], reason);
 }

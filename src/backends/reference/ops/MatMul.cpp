@@ -1,4 +1,5 @@
-// CpuRef MatMul: numpy.matmul semantics (1-D operands, batched, broadcast batch dims). Float32.
+// CpuRef MatMul: numpy.matmul semantics (1-D operands, batched, broadcast batch dims). Float32,
+// and Signed32 (wrapping, the accumulator the ONNX importer builds MatMulInteger/QLinearMatMul on).
 //
 // A 1-D A acts as [1, K] and a 1-D B as [K, 1]; both have the same memory layout as the 1-D
 // tensor, so only the dims change. Each output matrix [M, N] is the shared i-p-j GEMM of the A
@@ -13,6 +14,7 @@ namespace trellis::ref {
 
 namespace {
 
+template <typename T>
 class MatMulWorkload final : public IWorkload {
 public:
     MatMulWorkload(const TensorShape& aShape, const TensorShape& bShape) {
@@ -40,9 +42,9 @@ public:
     }
 
     void Execute(const WorkloadIo& io) const override {
-        const float* a = math::InputF32(io, 0);
-        const float* b = math::InputF32(io, 1);
-        float* y = math::OutputF32(io, 0);
+        const T* a = static_cast<const T*>(io.m_Inputs[0]->Map());
+        const T* b = static_cast<const T*>(io.m_Inputs[1]->Map());
+        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
         std::size_t count = 1;
         for (std::size_t d : m_Batch) count *= d;
         for (std::size_t flat = 0; flat < count; ++flat) {
@@ -53,9 +55,9 @@ public:
                 aOff += idx * m_AStride[i];
                 bOff += idx * m_BStride[i];
             }
-            float* yb = y + flat * m_M * m_N;
-            std::fill_n(yb, m_M * m_N, 0.0f);
-            math::GemmAccumulate(m_M, m_N, m_K, 1.0f, a + aOff, m_K, 1, b + bOff, m_N, yb, m_N);
+            T* yb = y + flat * m_M * m_N;
+            std::fill_n(yb, m_M * m_N, T(0));
+            math::GemmAccumulate<T>(m_M, m_N, m_K, T(1), a + aOff, m_K, 1, b + bOff, m_N, yb, m_N);
         }
     }
 
@@ -67,12 +69,16 @@ private:
 }  // namespace
 
 bool MatMulRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
-    return math::RequireAllFloat32("MatMul", info, reason);
+    const DataType t = info.m_InputTensorInfos.empty() ? DataType::Float32 : info.m_InputTensorInfos[0].GetDataType();
+    return math::RequireAllOfType("MatMul", info, t == DataType::Signed32 ? t : DataType::Float32, "Float32, Signed32",
+                                  reason);
 }
 
 IWorkloadPtr MatMulRefCreate(const QueueDescriptor&, const WorkloadInfo& info) {
-    return std::make_unique<MatMulWorkload>(info.m_InputTensorInfos[0].GetShape(),
-                                            info.m_InputTensorInfos[1].GetShape());
+    const TensorShape& a = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& b = info.m_InputTensorInfos[1].GetShape();
+    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) return std::make_unique<MatMulWorkload<int32_t>>(a, b);
+    return std::make_unique<MatMulWorkload<float>>(a, b);
 }
 
 }  // namespace trellis::ref

@@ -1,6 +1,6 @@
 // CpuRef Pooling: N-d max and average pooling (global too) with strides, dilations, asymmetric
 // pads, ceil_mode (already folded into the output shape by the core) and count_include_pad.
-// Float32 only.
+// Float32; max pooling also UInt8 (ONNX MaxPool-12's uint8 form).
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
 // dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
@@ -55,14 +55,21 @@ public:
     }
 
     void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        float* y = math::OutputF32(io, 0);
+        if (io.m_Inputs[0]->GetTensorInfo().GetDataType() == DataType::UInt8) {
+            return Run(static_cast<const uint8_t*>(io.m_Inputs[0]->Map()), static_cast<uint8_t*>(io.m_Outputs[0]->Map()));
+        }
+        Run(math::InputF32(io, 0), math::OutputF32(io, 0));
+    }
+
+private:
+    template <typename T>
+    void Run(const T* x, T* y) const {
         const std::size_t nsp = m_Out.size();
         std::vector<std::size_t> oidx(nsp);
         std::vector<const std::vector<std::size_t>*> window(nsp);
         for (std::size_t p = 0; p < m_Planes; ++p) {
-            const float* xp = x + p * m_InPlane;
-            float* yp = y + p * m_OutPlane;
+            const T* xp = x + p * m_InPlane;
+            T* yp = y + p * m_OutPlane;
             std::fill(oidx.begin(), oidx.end(), 0);
             for (std::size_t o = 0; o < m_OutPlane; ++o) {
                 std::size_t padded = 1, inside = 1;
@@ -72,13 +79,13 @@ public:
                     padded *= m_Taps[d].paddedCount[oidx[d]];
                 }
                 if (m_Max) {
-                    float v = std::numeric_limits<float>::lowest();
+                    T v = std::numeric_limits<T>::lowest();
                     ForEachTap(window, 0, 0, [&](std::size_t off) { v = std::max(v, xp[off]); });
                     yp[o] = v;
                 } else {
                     double sum = 0.0;
                     ForEachTap(window, 0, 0, [&](std::size_t off) { sum += xp[off]; });
-                    yp[o] = static_cast<float>(sum / static_cast<double>(m_CountIncludePad ? padded : inside));
+                    yp[o] = static_cast<T>(sum / static_cast<double>(m_CountIncludePad ? padded : inside));
                 }
                 for (std::size_t d = nsp; d-- > 0;) {
                     if (++oidx[d] < m_Out[d]) break;
@@ -88,7 +95,6 @@ public:
         }
     }
 
-private:
     // Calls f(offset) for every tap of the window: the sums of one offset per dim.
     template <typename F>
     static void ForEachTap(const std::vector<const std::vector<std::size_t>*>& window, std::size_t d, std::size_t base,
@@ -109,8 +115,14 @@ private:
 }  // namespace
 
 bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    if (!math::RequireAllFloat32("Pooling", info, reason)) return false;
     const auto& d = layer.Get<PoolingDescriptor>();
+    const bool maxUInt8 = d.m_Algorithm == PoolingAlgorithm::Max && !info.m_InputTensorInfos.empty() &&
+                          info.m_InputTensorInfos[0].GetDataType() == DataType::UInt8;
+    if (maxUInt8) {
+        if (!math::RequireAllOfType("Pooling", info, DataType::UInt8, "Float32; UInt8 for max pooling", reason)) return false;
+    } else if (!math::RequireAllFloat32("Pooling", info, reason)) {
+        return false;
+    }
     const std::size_t nsp = info.m_InputTensorInfos[0].GetNumDimensions() - 2;
     if (d.m_AutoPad != PaddingMode::Explicit || d.m_KernelShape.size() != nsp || d.m_Strides.size() != nsp ||
         d.m_Dilations.size() != nsp || d.m_PadsBegin.size() != nsp || d.m_PadsEnd.size() != nsp) {

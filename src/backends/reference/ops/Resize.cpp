@@ -1,16 +1,21 @@
-// CpuRef Resize: Nearest (any element type; all four nearest modes) and N-d Linear (Float32),
-// with the coordinate transforms half_pixel, pytorch_half_pixel, align_corners, asymmetric and
-// (Nearest only) tf_half_pixel_for_nearest. Matches the ONNX reference implementation
-// (onnx/backend/test/case/node/resize.py), including its edge handling: source coordinates are
-// computed in double and neighbours outside the input are clamped to the edge.
+// CpuRef Resize: Nearest (any element type; all four nearest modes), N-d Linear and N-d Cubic
+// (Float32), with the coordinate transforms half_pixel, pytorch_half_pixel, align_corners,
+// asymmetric, tf_half_pixel_for_nn and tf_crop_and_resize. Matches the ONNX reference
+// implementation (onnx/backend/test/case/node/resize.py), including its edge handling: source
+// coordinates are computed in double, neighbours outside the input are clamped to the edge
+// (cubic with exclude_outside drops them instead and renormalizes the weights), and with
+// tf_crop_and_resize a sample whose coordinate falls outside the input in any dim is
+// extrapolation_value.
 //
 // Everything depends only on the shapes and the descriptor, so per-dim tables are built at
-// create time: for each output index, the input offset of the nearest element, or of the two
-// linear neighbours and the weight of the upper one.
+// create time: for each output index, the taps (input offset and weight) it reads along that
+// dim: one for nearest, two for linear, four for cubic.
 #include "RefKernelTable.hpp"
+#include "RefConvert.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -21,8 +26,9 @@ namespace {
 
 // Source coordinate of output index x along one dim (ONNX Resize, coordinate_transformation_mode).
 // `lengthResized` is scale * input length, as in the ONNX reference (the exact output length
-// when the output was given by sizes).
-double SourceCoordinate(CoordinateTransform mode, double x, double scale, double lengthResized, double lengthIn) {
+// when the output was given by sizes). roiStart/roiEnd: tf_crop_and_resize's region of this dim.
+double SourceCoordinate(CoordinateTransform mode, double x, double scale, double lengthResized, double lengthIn,
+                        double roiStart, double roiEnd) {
     switch (mode) {
         case CoordinateTransform::HalfPixel: return (x + 0.5) / scale - 0.5;
         case CoordinateTransform::PytorchHalfPixel: return lengthResized == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
@@ -30,6 +36,11 @@ double SourceCoordinate(CoordinateTransform mode, double x, double scale, double
             return lengthResized == 1.0 ? 0.0 : x * (lengthIn - 1) / (lengthResized - 1);
         case CoordinateTransform::Asymmetric: return x / scale;
         case CoordinateTransform::TfHalfPixelForNearest: return (x + 0.5) / scale;
+        case CoordinateTransform::TfCropAndResize: {
+            const double span = (roiEnd - roiStart) * (lengthIn - 1);
+            const double offset = lengthResized == 1.0 ? span / 2 : x * span / (lengthResized - 1);
+            return offset + roiStart * (lengthIn - 1);
+        }
     }
     return 0.0;
 }
@@ -47,40 +58,76 @@ long long RoundNearest(NearestMode mode, double v) {
     return static_cast<long long>(lo);
 }
 
+// Keys' cubic convolution weights of the taps at floor(x) - 1 .. floor(x) + 2 for t = x - floor(x).
+std::array<double, 4> CubicWeights(double t, double a) {
+    auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };          // |d| <= 1
+    auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };     // 1 < |d| < 2
+    return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
 struct ResizeDimTable {
-    std::vector<std::size_t> lo;  ///< input offset (index * stride) of the nearest / lower neighbour
-    std::vector<std::size_t> hi;  ///< Linear: input offset of the upper neighbour
-    std::vector<double> weight;   ///< Linear: weight of the upper neighbour
+    std::size_t taps = 1;             ///< taps per output index
+    std::vector<std::size_t> offset;  ///< input offset (index * stride) of each tap, taps per output index
+    std::vector<double> weight;       ///< weight of each tap (Linear/Cubic)
+    std::vector<bool> outside;        ///< tf_crop_and_resize: the coordinate lies outside the input
 };
 
 class ResizeWorkload final : public IWorkload {
 public:
-    ResizeWorkload(const ResizeDescriptor& d, const TensorShape& xs, const TensorShape& ys, std::size_t elementSize)
-        : m_Linear(d.m_Mode == ResizeMode::Linear),
-          m_ElementSize(elementSize),
+    ResizeWorkload(const ResizeDescriptor& d, const TensorShape& xs, const TensorShape& ys, DataType type)
+        : m_Mode(d.m_Mode),
+          m_DataType(type),
+          m_Extrapolation(d.m_ExtrapolationValue),
+          m_ElementSize(GetDataTypeSize(type)),
           m_Out(ys.GetDims()),
           m_OutCount(ys.GetNumElements()) {
         const unsigned int rank = xs.GetNumDimensions();
         const std::vector<std::size_t> strides = math::Strides(xs);
+        const bool crop = d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize;
         for (unsigned int i = 0; i < rank; ++i) {
             const double in = xs[i];
             const bool bySizes = !d.m_Sizes.empty();
             const double scale = bySizes ? static_cast<double>(ys[i]) / in : static_cast<double>(d.m_Scales[i]);
-            const double lengthResized = bySizes ? static_cast<double>(ys[i]) : scale * in;
+            // With tf_crop_and_resize the output spans the region, so its true length is the output's.
+            const double lengthResized = bySizes || crop ? static_cast<double>(ys[i]) : scale * in;
+            const double roiStart = d.m_Roi.empty() ? 0.0 : d.m_Roi[i];
+            const double roiEnd = d.m_Roi.empty() ? 1.0 : d.m_Roi[rank + i];
             const long long last = static_cast<long long>(xs[i]) - 1;
+            auto at = [&](long long k) { return static_cast<std::size_t>(std::clamp(k, 0LL, last)) * strides[i]; };
             ResizeDimTable t;
+            t.taps = m_Mode == ResizeMode::Nearest ? 1 : m_Mode == ResizeMode::Linear ? 2 : 4;
             for (unsigned int o = 0; o < ys[i]; ++o) {
-                const double src = SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in);
-                if (m_Linear) {
-                    const double lo = std::floor(src);
-                    const long long l = std::clamp(static_cast<long long>(lo), 0LL, last);
-                    const long long h = std::clamp(static_cast<long long>(lo) + 1, 0LL, last);
-                    t.lo.push_back(static_cast<std::size_t>(l) * strides[i]);
-                    t.hi.push_back(static_cast<std::size_t>(h) * strides[i]);
-                    t.weight.push_back(src - lo);
+                const double src =
+                    SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, roiStart, roiEnd);
+                const bool outside = crop && !(src >= 0.0 && src <= in - 1);
+                t.outside.push_back(outside);
+                if (outside) {  // extrapolation_value: no taps are read
+                    t.offset.insert(t.offset.end(), t.taps, 0);
+                    t.weight.insert(t.weight.end(), t.taps, 0.0);
+                    continue;
+                }
+                const double lo = std::floor(src);
+                const long long l = static_cast<long long>(lo);
+                if (m_Mode == ResizeMode::Nearest) {
+                    t.offset.push_back(at(RoundNearest(d.m_NearestMode, src)));
+                    t.weight.push_back(1.0);
+                } else if (m_Mode == ResizeMode::Linear) {
+                    t.offset.insert(t.offset.end(), {at(l), at(l + 1)});
+                    t.weight.insert(t.weight.end(), {1.0 - (src - lo), src - lo});
                 } else {
-                    const long long n = std::clamp(RoundNearest(d.m_NearestMode, src), 0LL, last);
-                    t.lo.push_back(static_cast<std::size_t>(n) * strides[i]);
+                    std::array<double, 4> w = CubicWeights(src - lo, d.m_CubicCoeffA);
+                    if (d.m_ExcludeOutside) {
+                        double sum = 0.0;
+                        for (int k = 0; k < 4; ++k) {
+                            if (l - 1 + k < 0 || l - 1 + k > last) w[k] = 0.0;
+                            sum += w[k];
+                        }
+                        for (double& v : w) v /= sum;
+                    }
+                    for (int k = 0; k < 4; ++k) {
+                        t.offset.push_back(at(l - 1 + k));
+                        t.weight.push_back(w[k]);
+                    }
                 }
             }
             m_Tables.push_back(std::move(t));
@@ -93,12 +140,18 @@ public:
         const std::size_t rank = m_Out.size();
         std::vector<std::size_t> idx(rank, 0);
         for (std::size_t o = 0; o < m_OutCount; ++o) {
-            if (m_Linear) {
-                reinterpret_cast<float*>(y)[o] =
-                    static_cast<float>(Interpolate(reinterpret_cast<const float*>(x), idx, 0, 0));
+            bool outside = false;
+            for (std::size_t d = 0; d < rank; ++d) outside = outside || m_Tables[d].outside[idx[d]];
+            if (m_Mode != ResizeMode::Nearest || outside) {
+                const double v = outside ? m_Extrapolation : Interpolate(reinterpret_cast<const float*>(x), idx, 0, 0);
+                if (m_Mode == ResizeMode::Nearest) {
+                    EncodeScalar(m_DataType, v, y + o * m_ElementSize);
+                } else {
+                    reinterpret_cast<float*>(y)[o] = static_cast<float>(v);
+                }
             } else {
                 std::size_t off = 0;
-                for (std::size_t d = 0; d < rank; ++d) off += m_Tables[d].lo[idx[d]];
+                for (std::size_t d = 0; d < rank; ++d) off += m_Tables[d].offset[idx[d]];
                 std::memcpy(y + o * m_ElementSize, x + off * m_ElementSize, m_ElementSize);
             }
             for (std::size_t d = rank; d-- > 0;) {
@@ -109,18 +162,22 @@ public:
     }
 
 private:
-    // Multilinear interpolation: the weighted sum over both neighbours of every dim from `d` on
-    // (only the lower one where its partner's weight is 0, e.g. along dims with scale 1).
+    // Separable interpolation: the weighted sum over every tap of every dim from `d` on (taps of
+    // weight 0, e.g. along dims with scale 1, are skipped).
     double Interpolate(const float* x, const std::vector<std::size_t>& idx, std::size_t d, std::size_t base) const {
         if (d == idx.size()) return x[base];
         const ResizeDimTable& t = m_Tables[d];
-        const double w = t.weight[idx[d]];
-        const double low = Interpolate(x, idx, d + 1, base + t.lo[idx[d]]);
-        if (w == 0.0) return low;
-        return (1.0 - w) * low + w * Interpolate(x, idx, d + 1, base + t.hi[idx[d]]);
+        double sum = 0.0;
+        for (std::size_t k = 0; k < t.taps; ++k) {
+            const double w = t.weight[idx[d] * t.taps + k];
+            if (w != 0.0) sum += w * Interpolate(x, idx, d + 1, base + t.offset[idx[d] * t.taps + k]);
+        }
+        return sum;
     }
 
-    const bool m_Linear;
+    const ResizeMode m_Mode;
+    const DataType m_DataType;
+    const double m_Extrapolation;
     const std::size_t m_ElementSize;
     const std::vector<unsigned int> m_Out;
     const std::size_t m_OutCount;
@@ -139,16 +196,27 @@ bool ResizeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     if (d.m_Scales.size() != x.GetNumDimensions() || (!d.m_Sizes.empty() && d.m_Sizes.size() != x.GetNumDimensions())) {
         return math::Refuse(reason, "Resize: descriptor is not resolved (m_Scales needs one entry per dim)");
     }
-    if (d.m_Mode == ResizeMode::Linear) {
+    if (d.m_Mode != ResizeMode::Nearest) {
         if (x.GetDataType() != DataType::Float32) {
-            return math::Refuse(reason, std::string("Resize: linear mode on data type ") +
-                                            GetDataTypeName(x.GetDataType()) +
+            return math::Refuse(reason, std::string("Resize: ") + (d.m_Mode == ResizeMode::Linear ? "linear" : "cubic") +
+                                            " mode on data type " + GetDataTypeName(x.GetDataType()) +
                                             " not supported by CpuRef (Float32 only; nearest takes any type)");
         }
         if (d.m_CoordinateTransform == CoordinateTransform::TfHalfPixelForNearest) {
             return math::Refuse(reason,
-                                "Resize: coordinate transform tf_half_pixel_for_nearest is defined for nearest "
-                                "mode only, not linear");
+                                "Resize: coordinate transform tf_half_pixel_for_nn is defined for nearest "
+                                "mode only, not linear or cubic");
+        }
+    }
+    if (d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize) {
+        if (!d.m_Roi.empty() && d.m_Roi.size() != 2 * static_cast<std::size_t>(x.GetNumDimensions())) {
+            return math::Refuse(reason, "Resize: roi has " + std::to_string(d.m_Roi.size()) + " values; " +
+                                            "tf_crop_and_resize needs 2 per dim of X " + x.GetShape().ToString());
+        }
+        if (!IsPlainConvertibleType(x.GetDataType())) {
+            return math::Refuse(reason, std::string("Resize: tf_crop_and_resize on data type ") +
+                                            GetDataTypeName(x.GetDataType()) +
+                                            " not supported by CpuRef (extrapolation_value cannot be written in it)");
         }
     }
     return true;
@@ -157,7 +225,7 @@ bool ResizeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
 IWorkloadPtr ResizeRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const TensorInfo& x = info.m_InputTensorInfos[0];
     return std::make_unique<ResizeWorkload>(layer.Get<ResizeDescriptor>(), x.GetShape(),
-                                            info.m_OutputTensorInfos[0].GetShape(), GetDataTypeSize(x.GetDataType()));
+                                            info.m_OutputTensorInfos[0].GetShape(), x.GetDataType());
 }
 
 }  // namespace trellis::ref

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Trellis (CpuAcc) against ONNX Runtime 1.30 on CPU, in one run: a benchmark, not a test.
+
+For each model and thread count it alternates the two engines (Trellis first in even rounds,
+ONNX Runtime first in odd ones), each in its own process, and records each process's median
+latency and peak RSS. It prints, per model and thread count, the best median of each engine over
+the rounds, the ratio Trellis/ORT (< 1 means Trellis is faster), the peak RSS of each, and
+Trellis's output error against PyTorch's.
+
+  # once: export the models (Debian's python with torch/torchvision/onnx; large files, never committed)
+  MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py \\
+      --only resnet50,mobilenet_v2,squeezenet1_1,efficientnet_b0,bert_base_encoder
+  # then (python3 with onnxruntime==1.30.0 and numpy, as scripts/install-deps.sh installs)
+  python3 bench/cpu/run_bench.py [--threads 1,2] [--rounds 3] [--min-time 3] [--markdown FILE]
+
+Trellis runs as `trellis bench MODEL --backends CpuAcc,CpuRef --threads T --json`, ONNX Runtime as
+`ort_bench.py` (graph optimizations on, intra-op threads T, sequential execution).
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+DEFAULT_MODELS = "resnet50,mobilenet_v2,squeezenet1_1,efficientnet_b0,bert_base_encoder"
+
+
+def run_measured(cmd, env=None):
+    """Runs cmd; returns (returncode, stdout, stderr, peak RSS in MiB) of that process alone."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024.0
+
+
+def trellis_once(args, model_path, threads, iterations):
+    cmd = [args.trellis, "bench", model_path, "--backends", args.backends, "--threads", str(threads),
+           "--warmup", "3", "--iterations", str(iterations), "--json"]
+    rc, out, err, rss = run_measured(cmd)
+    if rc != 0:
+        raise RuntimeError("trellis bench failed: " + (err.strip().splitlines() or ["exit %d" % rc])[-1])
+    r = json.loads(out)
+    r["peak_rss_mib"] = rss
+    return r
+
+
+def ort_once(args, name, threads):
+    with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
+        path = f.name
+    env = dict(os.environ, MODELS_DIR=args.models_dir)
+    cmd = [args.python, os.path.join(HERE, "ort_bench.py"), "--threads", str(threads), "--models", name,
+           "--min-time", str(args.min_time), "--out", path]
+    rc, out, err, rss = run_measured(cmd, env)
+    with open(path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    os.unlink(path)
+    if rc != 0 or not lines or lines[-1].get("status") != "ok":
+        why = lines[-1].get("error") if lines else (err.strip().splitlines() or ["exit %d" % rc])[-1]
+        raise RuntimeError("onnxruntime failed: %s" % why)
+    r = lines[-1]
+    r["peak_rss_mib"] = rss
+    return r
+
+
+def trellis_accuracy(args, name, threads):
+    """Relative L2 error of Trellis's output against PyTorch's (NAME.ref.npy)."""
+    with tempfile.TemporaryDirectory() as d:
+        model = os.path.join(args.models_dir, name + ".onnx")
+        cmd = [args.trellis, "run", model, "--backends", args.backends, "--threads", str(threads),
+               "--input", "input=" + os.path.join(args.models_dir, name + ".input.npy"), "--output-dir", d]
+        rc, out, err, _ = run_measured(cmd)
+        if rc != 0:
+            return None
+        script = ("import numpy as np, onnx, onnx.numpy_helper as h, sys\n"
+                  "y = h.to_array(onnx.load_tensor(sys.argv[1])).astype(np.float64).ravel()\n"
+                  "r = np.load(sys.argv[2]).astype(np.float64).ravel()\n"
+                  "print(np.linalg.norm(y - r) / np.linalg.norm(r))\n")
+        rc, out, err, _ = run_measured([args.debian_python, "-c", script, os.path.join(d, "output_0.pb"),
+                                        os.path.join(args.models_dir, name + ".ref.npy")])
+        return float(out) if rc == 0 else None
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=DEFAULT_MODELS)
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
+    ap.add_argument("--rounds", type=int, default=3, help="alternations per model and thread count")
+    ap.add_argument("--min-time", type=float, default=3.0, help="seconds of timed runs per process")
+    ap.add_argument("--models-dir", default=os.environ.get("MODELS_DIR") or os.path.join(HERE, "models"))
+    ap.add_argument("--trellis", default=os.path.join(ROOT, "build", "bin", "trellis"))
+    ap.add_argument("--backends", default="CpuAcc,CpuRef")
+    ap.add_argument("--python", default=sys.executable, help="python with onnxruntime==1.30.0 and numpy")
+    ap.add_argument("--debian-python", default="/usr/bin/python3", help="python with onnx (accuracy check)")
+    ap.add_argument("--out", default="", help="append one JSON line per measurement here")
+    ap.add_argument("--markdown", default="", help="write the summary table here")
+    args = ap.parse_args()
+
+    manifest = os.path.join(args.models_dir, "manifest.json")
+    if not os.path.exists(manifest):
+        sys.exit("error: %s not found; export the models first:\n  MODELS_DIR=%s /usr/bin/python3 %s --only %s"
+                 % (manifest, args.models_dir, os.path.join(HERE, "make_models.py"), args.models))
+    if not os.access(args.trellis, os.X_OK):
+        sys.exit("error: %s is not an executable; build first (make build)" % args.trellis)
+    with open(manifest) as f:
+        entries = {e["name"]: e for e in json.load(f)["models"] if e.get("status") == "ok"}
+    names = [m for m in args.models.split(",") if m]
+    missing = [m for m in names if m not in entries]
+    if missing:
+        sys.exit("error: not exported in %s: %s" % (args.models_dir, ", ".join(missing)))
+    threads_list = [int(t) for t in args.threads.split(",") if t]
+
+    print("machine: %s, %d logical CPUs; %s" % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
+          flush=True)
+    rows = []
+    for name in names:
+        model_path = os.path.join(args.models_dir, entries[name]["onnx"])
+        for threads in threads_list:
+            # Calibrate Trellis's iteration count so each process times about --min-time seconds.
+            probe = trellis_once(args, model_path, threads, 3)
+            iterations = max(10, int(math.ceil(args.min_time * 1000.0 / max(probe["median_ms"], 0.01))))
+            tr, ort = [], []
+            for r in range(args.rounds):
+                order = ("trellis", "ort") if r % 2 == 0 else ("ort", "trellis")
+                for engine in order:
+                    if engine == "trellis":
+                        m = trellis_once(args, model_path, threads, iterations)
+                        tr.append(m)
+                        print("  trellis %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
+                              (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
+                    else:
+                        m = ort_once(args, name, threads)
+                        ort.append(m)
+                        print("  ort     %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
+                              (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
+                    if args.out:
+                        with open(args.out, "a") as f:
+                            f.write(json.dumps(dict(m, engine=engine, model_name=name, round=r)) + "\n")
+            err = trellis_accuracy(args, name, threads)
+            row = {
+                "model": name, "threads": threads,
+                "trellis_ms": min(m["median_ms"] for m in tr), "ort_ms": min(m["median_ms"] for m in ort),
+                "trellis_rss": max(m["peak_rss_mib"] for m in tr), "ort_rss": max(m["peak_rss_mib"] for m in ort),
+                "rel_l2": err, "layers": tr[-1].get("layers_per_backend"),
+            }
+            row["ratio"] = row["trellis_ms"] / row["ort_ms"]
+            rows.append(row)
+            print("%-18s t=%d  trellis %8.2f ms  ort %8.2f ms  ratio %.2f  rss %5.0f / %5.0f MiB  rel L2 %s" %
+                  (name, threads, row["trellis_ms"], row["ort_ms"], row["ratio"], row["trellis_rss"], row["ort_rss"],
+                   "n/a" if err is None else "%.1e" % err), flush=True)
+
+    table = ["| model | threads | Trellis CpuAcc (ms) | ONNX Runtime (ms) | ratio Trellis/ORT | peak RSS Trellis / ORT (MiB) "
+             "| rel. L2 vs PyTorch |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        table.append("| %s | %d | %.2f | %.2f | **%.2f** | %.0f / %.0f | %s |" %
+                     (r["model"], r["threads"], r["trellis_ms"], r["ort_ms"], r["ratio"], r["trellis_rss"], r["ort_rss"],
+                      "n/a" if r["rel_l2"] is None else "%.1e" % r["rel_l2"]))
+    print("\n".join(table))
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write("machine: %s, %d logical CPUs; measured %s; best median of %d alternating rounds, %.0f s each\n\n"
+                    % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d"), args.rounds, args.min_time))
+            f.write("\n".join(table) + "\n")
+
+
+if __name__ == "__main__":
+    main()

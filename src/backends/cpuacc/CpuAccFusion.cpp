@@ -1,0 +1,346 @@
+// CpuAcc: fusions on the region graph.
+//
+// Pattern rewrites first (the forms PyTorch exports at opset 13):
+//   - GELU:        x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5            => gelu_erf(x)
+//   - SiLU/Swish:  x * sigmoid(x)                                        => swish(x)
+//   - LayerNorm:   ReduceMean, Sub, Pow 2 (or d*d), ReduceMean, + eps, Sqrt, Div, [* gamma], [+ beta]
+//                                                                        => one layer normalization
+//   - x (+-*/) scalar constant                                           => eltwise linear
+// then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
+// Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
+// into MatMul, and scalar scales. Every fusion is logged in RegionGraph::m_FusionLog.
+#include "CpuAccGraph.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cmath>
+
+namespace trellis::cpuacc {
+
+namespace {
+
+bool IsBinaryOp(const Node& n, BinaryOperation op) {
+    return !n.m_Dead && n.m_Kind == NodeKind::Binary &&
+           std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation == op;
+}
+
+/// The scalar value of a constant value, if it is a one-element Float32 constant.
+bool ScalarOf(const RegionGraph& g, int v, float& out) {
+    if (v < 0) return false;
+    const Value& value = g.m_Values[static_cast<std::size_t>(v)];
+    if (!value.m_Constant || value.m_SmallConstant.size() != 1) return false;
+    out = value.m_SmallConstant[0];
+    return true;
+}
+
+bool Near(float a, float b) { return std::fabs(a - b) <= 1e-4f * std::max(1.0f, std::fabs(b)); }
+
+/// The only live consumer of `v`, or -1 (none, several, or `v` is a region output).
+int SoleConsumer(const RegionGraph& g, int v) {
+    if (g.IsRegionOutput(v)) return -1;
+    std::vector<int> c = g.Consumers(v);
+    return c.size() == 1 ? c[0] : -1;
+}
+
+/// For a two-input node reading `v`, the other input (-1 if `v` is not an input or both are v).
+int OtherInput(const Node& n, int v) {
+    if (n.m_Inputs.size() != 2) return -1;
+    if (n.m_Inputs[0] == v && n.m_Inputs[1] != v) return n.m_Inputs[1];
+    if (n.m_Inputs[1] == v && n.m_Inputs[0] != v) return n.m_Inputs[0];
+    return -1;
+}
+
+int Out(const Node& n) { return n.m_Outputs.empty() ? -1 : n.m_Outputs[0]; }
+
+/// Makes node `keep` produce what node `last` produced, and kills the listed nodes.
+void Absorb(RegionGraph& g, int keep, int last, std::initializer_list<int> dead) {
+    Node& k = g.m_Nodes[static_cast<std::size_t>(keep)];
+    const int out = Out(g.m_Nodes[static_cast<std::size_t>(last)]);
+    k.m_Outputs = {out};
+    g.m_Values[static_cast<std::size_t>(out)].m_Producer = keep;
+    for (int d : dead) g.m_Nodes[static_cast<std::size_t>(d)].m_Dead = true;
+}
+
+Node& N(RegionGraph& g, int i) { return g.m_Nodes[static_cast<std::size_t>(i)]; }
+
+// ---- pattern rewrites ---------------------------------------------------------------------------
+
+void FuseGelu(RegionGraph& g) {
+    for (int e = 0; e < static_cast<int>(g.m_Nodes.size()); ++e) {
+        if (N(g, e).m_Dead || N(g, e).m_Kind != NodeKind::Erf) continue;
+        const int a = N(g, e).m_Inputs[0];
+        const int scaleNode = g.m_Values[static_cast<std::size_t>(a)].m_Producer;
+        if (scaleNode < 0 || SoleConsumer(g, a) != e) continue;
+        const Node& s = N(g, scaleNode);
+        float c = 0.0f;
+        int x = -1;
+        if (IsBinaryOp(s, BinaryOperation::Div) && ScalarOf(g, s.m_Inputs[1], c) && Near(c, std::sqrt(2.0f))) {
+            x = s.m_Inputs[0];
+        } else if (IsBinaryOp(s, BinaryOperation::Mul)) {
+            for (int i = 0; i < 2; ++i) {
+                if (ScalarOf(g, s.m_Inputs[static_cast<std::size_t>(i)], c) && Near(c, 1.0f / std::sqrt(2.0f))) {
+                    x = s.m_Inputs[static_cast<std::size_t>(1 - i)];
+                }
+            }
+        }
+        if (x < 0 || g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape() !=
+                         g.m_Values[static_cast<std::size_t>(a)].m_Info.GetShape()) {
+            continue;
+        }
+        const int add = SoleConsumer(g, Out(N(g, e)));
+        if (add < 0 || !IsBinaryOp(N(g, add), BinaryOperation::Add) || !ScalarOf(g, OtherInput(N(g, add), Out(N(g, e))), c) ||
+            !Near(c, 1.0f)) {
+            continue;
+        }
+        // Two multiplications follow, by x and by 0.5, in either order.
+        const int m1 = SoleConsumer(g, Out(N(g, add)));
+        if (m1 < 0 || !IsBinaryOp(N(g, m1), BinaryOperation::Mul)) continue;
+        const int m2 = SoleConsumer(g, Out(N(g, m1)));
+        if (m2 < 0 || !IsBinaryOp(N(g, m2), BinaryOperation::Mul)) continue;
+        const int o1 = OtherInput(N(g, m1), Out(N(g, add)));
+        const int o2 = OtherInput(N(g, m2), Out(N(g, m1)));
+        const bool xFirst = o1 == x && ScalarOf(g, o2, c) && Near(c, 0.5f);
+        const bool halfFirst = o2 == x && ScalarOf(g, o1, c) && Near(c, 0.5f);
+        if (!xFirst && !halfFirst) continue;
+        Node& gelu = N(g, scaleNode);
+        gelu.m_Kind = NodeKind::Eltwise;
+        gelu.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_gelu_erf), 0.0f, 0.0f}};
+        gelu.m_Inputs = {x};
+        gelu.m_Name += " (GELU)";
+        Absorb(g, scaleNode, m2, {e, add, m1, m2});
+        g.m_FusionLog.push_back("GELU: '" + gelu.m_Name + "' .. '" + N(g, m2).m_Name + "' -> gelu_erf");
+    }
+}
+
+void FuseSwish(RegionGraph& g) {
+    for (int s = 0; s < static_cast<int>(g.m_Nodes.size()); ++s) {
+        Node& sig = N(g, s);
+        if (sig.m_Dead || sig.m_Kind != NodeKind::Eltwise || sig.m_Eltwise.size() != 1 ||
+            sig.m_Eltwise[0].m_Algorithm != static_cast<int>(dnnl_eltwise_logistic)) {
+            continue;
+        }
+        const int x = sig.m_Inputs[0];
+        const int m = SoleConsumer(g, Out(sig));
+        if (m < 0 || !IsBinaryOp(N(g, m), BinaryOperation::Mul) || OtherInput(N(g, m), Out(sig)) != x) continue;
+        sig.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_swish), 1.0f, 0.0f}};
+        sig.m_Name += " (SiLU)";
+        Absorb(g, s, m, {m});
+        g.m_FusionLog.push_back("SiLU: '" + sig.m_Name + "' * x -> swish");
+    }
+}
+
+bool IsMeanOverLastDims(const RegionGraph& g, const Node& n, int& firstAxis) {
+    if (n.m_Dead || n.m_Kind != NodeKind::Reduce) return false;
+    const auto& d = std::get<ReduceDescriptor>(n.m_Descriptor);
+    if (d.m_Operation != ReduceOperation::Mean || !d.m_KeepDims || d.m_Axes.empty()) return false;
+    const int rank = static_cast<int>(g.m_Values[static_cast<std::size_t>(n.m_Inputs[0])].m_Info.GetNumDimensions());
+    std::vector<bool> reduced(static_cast<std::size_t>(rank), false);
+    for (int64_t a : d.m_Axes) {
+        const int64_t ax = a < 0 ? a + rank : a;
+        if (ax < 0 || ax >= rank) return false;
+        reduced[static_cast<std::size_t>(ax)] = true;
+    }
+    firstAxis = rank;
+    while (firstAxis > 0 && reduced[static_cast<std::size_t>(firstAxis - 1)]) --firstAxis;
+    for (int i = 0; i < firstAxis; ++i) {
+        if (reduced[static_cast<std::size_t>(i)]) return false;  // not a suffix
+    }
+    return firstAxis < rank;
+}
+
+void FuseLayerNorm(RegionGraph& g) {
+    for (int r1 = 0; r1 < static_cast<int>(g.m_Nodes.size()); ++r1) {
+        int axis = 0;
+        if (!IsMeanOverLastDims(g, N(g, r1), axis)) continue;
+        const int x = N(g, r1).m_Inputs[0];
+        const int mean = Out(N(g, r1));
+        const int sub = SoleConsumer(g, mean);
+        if (sub < 0 || !IsBinaryOp(N(g, sub), BinaryOperation::Sub) || N(g, sub).m_Inputs[0] != x ||
+            N(g, sub).m_Inputs[1] != mean) {
+            continue;
+        }
+        const int d = Out(N(g, sub));
+        std::vector<int> users = g.Consumers(d);
+        if (g.IsRegionOutput(d) || users.size() != 2) continue;
+        // One user squares d (Pow 2, or d*d), the other divides d by the deviation.
+        int sq = -1, div = -1;
+        for (int u : users) {
+            const Node& un = N(g, u);
+            const bool isPow2 = un.m_Kind == NodeKind::Eltwise && un.m_Eltwise.size() == 1 &&
+                                un.m_Eltwise[0].m_Algorithm == static_cast<int>(dnnl_eltwise_pow) &&
+                                un.m_Eltwise[0].m_Alpha == 1.0f && un.m_Eltwise[0].m_Beta == 2.0f;
+            const bool isSelfMul = IsBinaryOp(un, BinaryOperation::Mul) && un.m_Inputs[0] == d && un.m_Inputs[1] == d;
+            if (isPow2 || isSelfMul) sq = u;
+            else if (IsBinaryOp(un, BinaryOperation::Div) && un.m_Inputs[0] == d) div = u;
+        }
+        if (sq < 0 || div < 0) continue;
+        const int r2 = SoleConsumer(g, Out(N(g, sq)));
+        int axis2 = 0;
+        if (r2 < 0 || !IsMeanOverLastDims(g, N(g, r2), axis2) || axis2 != axis) continue;
+        const int addEps = SoleConsumer(g, Out(N(g, r2)));
+        float eps = 0.0f;
+        if (addEps < 0 || !IsBinaryOp(N(g, addEps), BinaryOperation::Add) ||
+            !ScalarOf(g, OtherInput(N(g, addEps), Out(N(g, r2))), eps)) {
+            continue;
+        }
+        const int sqrtNode = SoleConsumer(g, Out(N(g, addEps)));
+        if (sqrtNode < 0 || N(g, sqrtNode).m_Kind != NodeKind::Eltwise || N(g, sqrtNode).m_Eltwise.size() != 1 ||
+            N(g, sqrtNode).m_Eltwise[0].m_Algorithm != static_cast<int>(dnnl_eltwise_sqrt)) {
+            continue;
+        }
+        if (SoleConsumer(g, Out(N(g, sqrtNode))) != div || N(g, div).m_Inputs[1] != Out(N(g, sqrtNode))) continue;
+
+        // Optional affine part: * gamma, + beta (constants over the normalized dims).
+        const TensorShape& xs = g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape();
+        std::size_t inner = 1;
+        for (unsigned int i = static_cast<unsigned int>(axis); i < xs.GetNumDimensions(); ++i) inner *= xs[i];
+        auto isAffineConst = [&](int v) {
+            if (v < 0) return false;
+            const Value& val = g.m_Values[static_cast<std::size_t>(v)];
+            if (!val.m_Constant || val.m_Info.GetNumElements() != inner) return false;
+            // Its dims must be the trailing dims of x (or those with leading 1s).
+            const TensorShape& s = val.m_Info.GetShape();
+            std::size_t prod = 1;
+            for (unsigned int i = 0; i < s.GetNumDimensions(); ++i) {
+                const unsigned int xi = xs.GetNumDimensions() - s.GetNumDimensions() + i;
+                if (xi < static_cast<unsigned int>(axis)) {
+                    if (s[i] != 1) return false;
+                } else if (s[i] != xs[xi]) {
+                    return false;
+                }
+                prod *= s[i];
+            }
+            return prod == inner;
+        };
+        int last = div, gamma = -1, beta = -1;
+        const int mul = SoleConsumer(g, Out(N(g, div)));
+        if (mul >= 0 && IsBinaryOp(N(g, mul), BinaryOperation::Mul) && isAffineConst(OtherInput(N(g, mul), Out(N(g, div))))) {
+            gamma = OtherInput(N(g, mul), Out(N(g, div)));
+            last = mul;
+            const int add = SoleConsumer(g, Out(N(g, mul)));
+            if (add >= 0 && IsBinaryOp(N(g, add), BinaryOperation::Add) &&
+                isAffineConst(OtherInput(N(g, add), Out(N(g, mul))))) {
+                beta = OtherInput(N(g, add), Out(N(g, mul)));
+                last = add;
+            }
+        }
+        Node& ln = N(g, r1);
+        LayerNormalizationDescriptor desc;
+        desc.m_Axis = axis;
+        desc.m_Eps = eps;
+        ln.m_Kind = NodeKind::LayerNorm;
+        ln.m_LayerType = LayerType::LayerNormalization;
+        ln.m_Descriptor = desc;
+        ln.m_Inputs = {x, gamma, beta};
+        ln.m_Name += " (LayerNorm)";
+        const std::string lastName = N(g, last).m_Name;
+        if (last == div) Absorb(g, r1, div, {sub, sq, r2, addEps, sqrtNode, div});
+        else if (last == mul) Absorb(g, r1, mul, {sub, sq, r2, addEps, sqrtNode, div, mul});
+        else Absorb(g, r1, last, {sub, sq, r2, addEps, sqrtNode, div, mul, last});
+        g.m_FusionLog.push_back("LayerNorm: '" + ln.m_Name + "' .. '" + lastName + "' -> layer normalization");
+    }
+}
+
+/// x op scalar-constant -> eltwise linear.
+void ScalarBinaryToLinear(RegionGraph& g) {
+    for (Node& n : g.m_Nodes) {
+        if (n.m_Dead || n.m_Kind != NodeKind::Binary) continue;
+        const auto op = std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation;
+        float c = 0.0f;
+        int x = -1;
+        float alpha = 1.0f, beta = 0.0f;
+        const TensorShape& os = g.m_Values[static_cast<std::size_t>(Out(n))].m_Info.GetShape();
+        for (int i = 0; i < 2 && x < 0; ++i) {
+            const int s = n.m_Inputs[static_cast<std::size_t>(i)];
+            const int o = n.m_Inputs[static_cast<std::size_t>(1 - i)];
+            if (!ScalarOf(g, s, c) || g.m_Values[static_cast<std::size_t>(o)].m_Info.GetShape() != os) continue;
+            if (op == BinaryOperation::Mul) { x = o; alpha = c; }
+            else if (op == BinaryOperation::Add) { x = o; beta = c; }
+            else if (op == BinaryOperation::Sub && i == 1) { x = o; beta = -c; }
+            else if (op == BinaryOperation::Div && i == 1 && c != 0.0f) { x = o; alpha = 1.0f / c; }
+        }
+        if (x < 0) continue;
+        n.m_Kind = NodeKind::Eltwise;
+        n.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_linear), alpha, beta}};
+        n.m_Inputs = {x};
+    }
+}
+
+// ---- post-op fusion -----------------------------------------------------------------------------
+
+int ProducerIndex(const RegionGraph& g, int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Producer; }
+
+void FusePostOps(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        if (N(g, i).m_Dead) continue;
+        const NodeKind kind = N(g, i).m_Kind;
+        const bool conv = kind == NodeKind::Conv, matmul = kind == NodeKind::MatMul;
+        if (!conv && !matmul && kind != NodeKind::Eltwise) continue;
+        bool addSeen = false;
+        for (;;) {
+            Node& n = N(g, i);
+            const int v = Out(n);
+            const int c = SoleConsumer(g, v);
+            if (c < 0) break;
+            Node& cn = N(g, c);
+            const TensorShape& vs = g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape();
+            if (cn.m_Kind == NodeKind::Eltwise && cn.m_Inputs.size() == 1 && cn.m_Inputs[0] == v) {
+                if (kind == NodeKind::Eltwise) {
+                    n.m_Eltwise.insert(n.m_Eltwise.end(), cn.m_Eltwise.begin(), cn.m_Eltwise.end());
+                } else {
+                    for (const EltwiseOp& e : cn.m_Eltwise) n.m_PostOps.push_back(PostOp{PostOp::Kind::Eltwise, e, -1, cn.m_Name});
+                }
+                g.m_FusionLog.push_back(std::string(GetNodeKindName(kind)) + " '" + n.m_Name + "' + eltwise '" + cn.m_Name + "'");
+                Absorb(g, i, c, {c});
+                continue;
+            }
+            if ((conv || matmul) && IsBinaryOp(cn, BinaryOperation::Add)) {
+                const int w = OtherInput(cn, v);
+                if (w < 0) break;
+                const Value& wv = g.m_Values[static_cast<std::size_t>(w)];
+                // MatMul bias: a constant over the last dim, before any post-op.
+                if (matmul && n.m_Inputs.size() == 2 && n.m_PostOps.empty() && wv.m_Constant && vs.GetNumDimensions() > 0 &&
+                    wv.m_Info.GetNumElements() == vs[vs.GetNumDimensions() - 1] &&
+                    wv.m_Info.GetShape().GetNumDimensions() >= 1 &&
+                    wv.m_Info.GetShape()[wv.m_Info.GetNumDimensions() - 1] == vs[vs.GetNumDimensions() - 1] &&
+                    n.m_LayerType == LayerType::MatMul) {
+                    n.m_Inputs.push_back(w);
+                    g.m_FusionLog.push_back("MatMul '" + n.m_Name + "' + bias '" + cn.m_Name + "'");
+                    Absorb(g, i, c, {c});
+                    continue;
+                }
+                // Residual: the other operand must exist before this node runs.
+                const int wp = ProducerIndex(g, w);
+                if (addSeen || (wp >= i) || g.m_Values[static_cast<std::size_t>(Out(cn))].m_Info.GetShape() != vs) break;
+                if (conv && wv.m_Info.GetShape() != vs) break;
+                if (matmul && wv.m_Info.GetShape() != vs) {
+                    // Broadcast operand: one row broadcast over all the others (a bias-like add).
+                    const TensorShape& ws = wv.m_Info.GetShape();
+                    if (vs.GetNumDimensions() == 0 || ws.GetNumDimensions() == 0 ||
+                        wv.m_Info.GetNumElements() != vs[vs.GetNumDimensions() - 1] ||
+                        ws[ws.GetNumDimensions() - 1] != vs[vs.GetNumDimensions() - 1]) {
+                        break;
+                    }
+                }
+                n.m_PostOps.push_back(PostOp{PostOp::Kind::Add, EltwiseOp{}, w, cn.m_Name});
+                addSeen = true;
+                g.m_FusionLog.push_back(std::string(GetNodeKindName(kind)) + " '" + n.m_Name + "' + residual add '" + cn.m_Name + "'");
+                Absorb(g, i, c, {c});
+                continue;
+            }
+            break;
+        }
+    }
+}
+
+}  // namespace
+
+void FuseRegion(RegionGraph& g) {
+    FuseGelu(g);
+    FuseSwish(g);
+    FuseLayerNorm(g);
+    ScalarBinaryToLinear(g);
+    FusePostOps(g);
+}
+
+}  // namespace trellis::cpuacc

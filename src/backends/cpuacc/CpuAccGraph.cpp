@@ -1,0 +1,243 @@
+// CpuAcc: building the region graph from a sub-graph view (or from one layer).
+#include "CpuAccGraph.hpp"
+
+#include "CpuAccSupport.hpp"
+
+#include <trellis/Exceptions.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace trellis::cpuacc {
+
+const char* GetNodeKindName(NodeKind kind) {
+    switch (kind) {
+        case NodeKind::Conv: return "Conv";
+        case NodeKind::MatMul: return "MatMul";
+        case NodeKind::Pool: return "Pool";
+        case NodeKind::Eltwise: return "Eltwise";
+        case NodeKind::Erf: return "Erf";
+        case NodeKind::Binary: return "Binary";
+        case NodeKind::Softmax: return "Softmax";
+        case NodeKind::LayerNorm: return "LayerNorm";
+        case NodeKind::Concat: return "Concat";
+        case NodeKind::Reshape: return "Reshape";
+        case NodeKind::Transpose: return "Transpose";
+        case NodeKind::Reduce: return "Reduce";
+        case NodeKind::Split: return "Split";
+        case NodeKind::Slice: return "Slice";
+    }
+    return "?";
+}
+
+std::vector<int> RegionGraph::Consumers(int v) const {
+    std::vector<int> result;
+    for (std::size_t n = 0; n < m_Nodes.size(); ++n) {
+        const Node& node = m_Nodes[n];
+        if (node.m_Dead) continue;
+        bool reads = false;
+        for (int i : node.m_Inputs) reads = reads || i == v;
+        for (const PostOp& p : node.m_PostOps) reads = reads || p.m_Value == v;
+        if (reads) result.push_back(static_cast<int>(n));
+    }
+    return result;
+}
+
+bool RegionGraph::IsRegionOutput(int v) const {
+    for (int o : m_OutputValues) {
+        if (o == v) return true;
+    }
+    return false;
+}
+
+std::string RegionGraph::Describe() const {
+    std::map<std::string, int> counts;
+    int live = 0;
+    for (const Node& n : m_Nodes) {
+        if (n.m_Dead) continue;
+        ++live;
+        std::string key = GetNodeKindName(n.m_Kind);
+        for (const PostOp& p : n.m_PostOps) key += p.m_Kind == PostOp::Kind::Add ? "+add" : "+eltwise";
+        ++counts[key];
+    }
+    std::ostringstream os;
+    os << "CpuAcc region: " << live << " nodes (";
+    bool first = true;
+    for (const auto& [k, c] : counts) {
+        os << (first ? "" : ", ") << k << " x" << c;
+        first = false;
+    }
+    os << ")";
+    // The pattern fusions, by kind ("GELU x12, LayerNorm x25").
+    std::map<std::string, int> fusions;
+    for (const std::string& line : m_FusionLog) {
+        const std::size_t colon = line.find(':');
+        if (colon != std::string::npos && line.find(' ') > colon) ++fusions[line.substr(0, colon)];
+    }
+    if (!fusions.empty()) {
+        os << ", fused";
+        for (const auto& [k, c] : fusions) os << " " << k << " x" << c;
+    }
+    return os.str();
+}
+
+namespace {
+
+std::vector<float> SmallConstantOf(const ConstTensor& t) {
+    std::vector<float> values;
+    if (t.GetDataType() != DataType::Float32 || t.GetNumElements() > 64 || !t.GetMemoryArea()) return values;
+    values.resize(t.GetNumElements());
+    std::memcpy(values.data(), t.GetMemoryArea(), values.size() * sizeof(float));
+    return values;
+}
+
+Node MakeNode(LayerType type, const LayerDescriptor& descriptor, const std::string& name) {
+    Node node;
+    node.m_Kind = NodeKindOf(type, descriptor);
+    node.m_LayerType = type;
+    node.m_Descriptor = descriptor;
+    node.m_Name = name;
+    if (type == LayerType::ElementwiseUnary && node.m_Kind == NodeKind::Eltwise) {
+        node.m_Eltwise = *EltwiseOf(std::get<ElementwiseUnaryDescriptor>(descriptor));
+    }
+    return node;
+}
+
+/// Pow with a constant scalar exponent becomes eltwise pow on the base alone.
+void FinishNode(const RegionGraph& graph, Node& node) {
+    if (node.m_LayerType != LayerType::ElementwiseBinary || node.m_Kind != NodeKind::Eltwise) return;
+    const Value& exponent = graph.m_Values[static_cast<std::size_t>(node.m_Inputs[1])];
+    if (exponent.m_SmallConstant.size() != 1) {
+        throw LayerValidationException("CpuAcc: Pow '" + node.m_Name + "' needs a constant scalar Float32 exponent");
+    }
+    node.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_pow), 1.0f, exponent.m_SmallConstant[0]}};
+    node.m_Inputs.resize(1);
+}
+
+}  // namespace
+
+std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph) {
+    auto graph = std::make_shared<RegionGraph>();
+    std::map<const IOutputSlot*, int> valueOf;
+
+    // Region inputs: one per boundary input slot (several slots may read one producer).
+    const auto& inputs = subgraph.GetInputSlots();
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+        const IOutputSlot* src = inputs[k]->GetConnection();
+        if (!src) {
+            throw LayerValidationException("CpuAcc: input slot " + std::to_string(inputs[k]->GetSlotIndex()) + " of layer '" +
+                                           inputs[k]->GetOwningIConnectableLayer().GetName() + "' is not connected");
+        }
+        graph->m_InputInfos.push_back(src->GetTensorInfo());
+        auto it = valueOf.find(src);
+        if (it == valueOf.end()) {
+            Value v;
+            v.m_Info = src->GetTensorInfo();
+            v.m_RegionInput = static_cast<int>(k);
+            const IConnectableLayer& producer = src->GetOwningIConnectableLayer();
+            if (producer.GetType() == LayerType::Constant) {
+                v.m_Constant = true;
+                v.m_SmallConstant = SmallConstantOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
+            }
+            graph->m_Values.push_back(std::move(v));
+            it = valueOf.emplace(src, static_cast<int>(graph->m_Values.size() - 1)).first;
+        }
+        graph->m_InputValues.push_back(it->second);
+    }
+
+    for (IConnectableLayer* layer : subgraph.GetLayers()) {
+        Node node = MakeNode(layer->GetType(), layer->GetDescriptor(), layer->GetName());
+        for (unsigned int i = 0; i < layer->GetNumInputSlots(); ++i) {
+            const IOutputSlot* src = layer->GetInputSlot(i).GetConnection();
+            auto it = src ? valueOf.find(src) : valueOf.end();
+            if (it == valueOf.end()) {
+                throw LayerValidationException("CpuAcc: input " + std::to_string(i) + " of layer '" + layer->GetName() +
+                                               "' is neither a region input nor produced inside the region");
+            }
+            node.m_Inputs.push_back(it->second);
+        }
+        FinishNode(*graph, node);
+        const int nodeId = static_cast<int>(graph->m_Nodes.size());
+        for (unsigned int o = 0; o < layer->GetNumOutputSlots(); ++o) {
+            Value v;
+            v.m_Info = layer->GetOutputSlot(o).GetTensorInfo();
+            v.m_Producer = nodeId;
+            graph->m_Values.push_back(std::move(v));
+            const int id = static_cast<int>(graph->m_Values.size() - 1);
+            valueOf[&layer->GetOutputSlot(o)] = id;
+            node.m_Outputs.push_back(id);
+        }
+        graph->m_Nodes.push_back(std::move(node));
+    }
+    for (const IOutputSlot* out : subgraph.GetOutputSlots()) {
+        auto it = valueOf.find(out);
+        if (it == valueOf.end()) throw LayerValidationException("CpuAcc: a region output is not produced inside the region");
+        graph->m_OutputValues.push_back(it->second);
+        graph->m_OutputInfos.push_back(out->GetTensorInfo());
+    }
+    FuseRegion(*graph);
+    return graph;
+}
+
+std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descriptor, const WorkloadInfo& info) {
+    auto graph = std::make_shared<RegionGraph>();
+    Node node = MakeNode(descriptor.m_Type, *descriptor.m_Descriptor, descriptor.m_LayerName);
+    for (std::size_t i = 0; i < info.m_InputTensorInfos.size(); ++i) {
+        Value v;
+        v.m_Info = info.m_InputTensorInfos[i];
+        v.m_RegionInput = static_cast<int>(i);
+        const ConstTensor* c = i < descriptor.m_ConstantInputs.size() ? descriptor.m_ConstantInputs[i] : nullptr;
+        if (c) {
+            v.m_Constant = true;
+            v.m_SmallConstant = SmallConstantOf(*c);
+        }
+        graph->m_Values.push_back(std::move(v));
+        graph->m_InputValues.push_back(static_cast<int>(i));
+        graph->m_InputInfos.push_back(info.m_InputTensorInfos[i]);
+        node.m_Inputs.push_back(static_cast<int>(i));
+    }
+    for (const TensorInfo& t : info.m_OutputTensorInfos) {
+        Value v;
+        v.m_Info = t;
+        v.m_Producer = 0;
+        graph->m_Values.push_back(std::move(v));
+        const int id = static_cast<int>(graph->m_Values.size() - 1);
+        node.m_Outputs.push_back(id);
+        graph->m_OutputValues.push_back(id);
+        graph->m_OutputInfos.push_back(t);
+    }
+    FinishNode(*graph, node);
+    graph->m_Nodes.push_back(std::move(node));
+    return graph;
+}
+
+namespace {
+std::mutex& RegistryMutex() {
+    static std::mutex m;
+    return m;
+}
+std::set<const void*>& Registry() {
+    static std::set<const void*> s;
+    return s;
+}
+}  // namespace
+
+void RegisterRegionObject(const void* object) {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().insert(object);
+}
+void UnregisterRegionObject(const void* object) {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().erase(object);
+}
+bool IsRegionObject(const void* object) {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    return object && Registry().count(object) != 0;
+}
+
+}  // namespace trellis::cpuacc

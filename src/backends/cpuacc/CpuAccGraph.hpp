@@ -1,0 +1,121 @@
+// CpuAcc: the region graph - what OptimizeSubgraph() hands to the workload factory.
+//
+// CpuAcc replaces each sub-graph it is given with one PreCompiled layer whose object is a
+// RegionGraph: the sub-graph's layers as nodes over values, after CpuAcc's fusions (post-ops,
+// layer normalization, GELU, SiLU). The graph is plain data; oneDNN primitives are created from it
+// by the workload factory (CpuAccRegion.cpp), when the thread count and the constants are known.
+#pragma once
+
+#include <trellis/Descriptors.hpp>
+#include <trellis/backends/SubgraphView.hpp>
+#include <trellis/backends/IWorkload.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+/// What a node computes.
+enum class NodeKind {
+    Conv,       ///< Convolution; inputs x, w, [b]
+    MatMul,     ///< MatMul or Gemm; inputs a, b, [bias]
+    Pool,       ///< Pooling
+    Eltwise,    ///< oneDNN eltwise algorithms (m_Eltwise, applied in order)
+    Erf,        ///< erf (own kernel: oneDNN has no erf eltwise)
+    Binary,     ///< ElementwiseBinary Add/Sub/Mul/Div/Max/Min with broadcasting
+    Softmax,
+    LayerNorm,  ///< inputs x, scale, [bias]
+    Concat,
+    Reshape,    ///< Reshape/Identity: a view of the same data
+    Transpose,
+    Reduce,
+    Split,
+    Slice,
+};
+const char* GetNodeKindName(NodeKind kind);
+
+/// A oneDNN eltwise operation, by oneDNN's algorithm number (dnnl_alg_kind_t) and its alpha/beta.
+struct EltwiseOp {
+    int m_Algorithm = 0;
+    float m_Alpha = 0.0f;
+    float m_Beta = 0.0f;
+};
+
+/// An operation fused after a Conv or MatMul node.
+struct PostOp {
+    enum class Kind {
+        Eltwise,  ///< m_Eltwise on the result
+        Add,      ///< result + m_Value (same shape, or broadcast for MatMul)
+    };
+    Kind m_Kind = Kind::Eltwise;
+    EltwiseOp m_Eltwise;
+    int m_Value = -1;
+    std::string m_Name;  ///< the layer it came from
+};
+
+struct Node {
+    NodeKind m_Kind = NodeKind::Eltwise;
+    LayerType m_LayerType = LayerType::Input;
+    LayerDescriptor m_Descriptor;
+    std::string m_Name;
+    std::vector<int> m_Inputs;   ///< value ids
+    std::vector<int> m_Outputs;  ///< value ids
+    std::vector<EltwiseOp> m_Eltwise;  ///< Eltwise nodes: applied in order
+    std::vector<PostOp> m_PostOps;
+    bool m_Dead = false;
+};
+
+struct Value {
+    TensorInfo m_Info;
+    int m_Producer = -1;             ///< node id; -1 for a region input
+    int m_RegionInput = -1;          ///< region input index feeding it (the first one)
+    bool m_Constant = false;         ///< fed by a Constant layer
+    std::vector<float> m_SmallConstant;  ///< the value, when constant Float32 with at most 64 elements
+};
+
+class RegionGraph {
+public:
+    std::vector<Value> m_Values;
+    std::vector<Node> m_Nodes;
+    std::vector<int> m_InputValues;   ///< per region input: its value
+    std::vector<int> m_OutputValues;  ///< per region output: its value
+    std::vector<TensorInfo> m_InputInfos;
+    std::vector<TensorInfo> m_OutputInfos;
+    std::vector<std::string> m_FusionLog;  ///< one line per fusion applied
+
+    /// Live nodes reading value `v` (as an input or a post-op operand), in node order.
+    std::vector<int> Consumers(int v) const;
+    bool IsRegionOutput(int v) const;
+    /// One line: "CpuAcc region: 42 layers -> 17 nodes (conv+relu x 10, ...)".
+    std::string Describe() const;
+};
+
+/// Builds the region graph of `subgraph` (every layer already supported by CpuAcc) and applies the
+/// fusions. Throws LayerValidationException naming a layer if one cannot be represented.
+std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph);
+
+/// A one-node region for one layer handed directly to the workload factory.
+std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descriptor, const WorkloadInfo& info);
+
+/// Fusions (CpuAccFusion.cpp): pattern rewrites, then post-op fusion.
+void FuseRegion(RegionGraph& graph);
+
+/// Region objects handed out in PreCompiled descriptors, so the layer support can recognise them.
+void RegisterRegionObject(const void* object);
+void UnregisterRegionObject(const void* object);
+bool IsRegionObject(const void* object);
+
+/// Owns a RegionGraph and keeps it registered while alive.
+class RegionObject {
+public:
+    explicit RegionObject(std::shared_ptr<RegionGraph> graph) : m_Graph(std::move(graph)) { RegisterRegionObject(this); }
+    ~RegionObject() { UnregisterRegionObject(this); }
+    RegionObject(const RegionObject&) = delete;
+    RegionObject& operator=(const RegionObject&) = delete;
+    const std::shared_ptr<RegionGraph>& GetGraph() const { return m_Graph; }
+private:
+    std::shared_ptr<RegionGraph> m_Graph;
+};
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,979 @@
+// CpuAcc: compiling a region graph into oneDNN primitives, and running it (see CpuAccRegion.hpp).
+#include "CpuAccRegion.hpp"
+
+#include <trellis/Exceptions.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <unordered_map>
+
+namespace trellis::cpuacc {
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& Engine() {
+    static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+Dims DimsOf(const TensorShape& s) {
+    if (s.GetNumDimensions() == 0) return Dims{1};
+    Dims d;
+    for (unsigned int x : s.GetDims()) d.push_back(static_cast<memory::dim>(x));
+    return d;
+}
+
+Dims StridesOf(const Dims& dims) {
+    Dims strides(dims.size(), 1);
+    for (std::size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<memory::dim>(dims[i], 1);
+    return strides;
+}
+
+memory::desc PlainMd(const Dims& dims) { return memory::desc(dims, memory::data_type::f32, StridesOf(dims)); }
+memory::desc AnyMd(const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); }
+
+Dims Prepend1s(const Dims& d, std::size_t rank) {
+    Dims r(rank - d.size(), 1);
+    r.insert(r.end(), d.begin(), d.end());
+    return r;
+}
+
+memory::dim Product(const Dims& d, std::size_t from, std::size_t to) {
+    memory::dim p = 1;
+    for (std::size_t i = from; i < to; ++i) p *= d[i];
+    return p;
+}
+
+/// Sets the calling thread's OpenMP team size for a scope (oneDNN sizes its work from it, both
+/// when a primitive is created and when it runs).
+class ThreadScope {
+public:
+    explicit ThreadScope(int n) : m_Saved(omp_get_max_threads()) {
+        if (n > 0) omp_set_num_threads(n);
+    }
+    ~ThreadScope() { omp_set_num_threads(m_Saved); }
+private:
+    int m_Saved;
+};
+
+struct AlignedFree {
+    void operator()(void* p) const { std::free(p); }
+};
+
+}  // namespace
+
+class CompiledRegion {
+public:
+    CompiledRegion(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
+                   const RegionOptions& options, std::string name);
+    void Execute(const WorkloadIo& io) const;
+    std::size_t GetScratchBytes() const { return m_ScratchBytes; }
+
+private:
+    struct Storage {
+        enum class Kind { Input, Output, Internal, Owned };
+        Kind m_Kind = Kind::Internal;
+        int m_Index = -1;  ///< region input/output index, or owned buffer index
+        std::size_t m_Bytes = 0;
+        std::size_t m_Offset = 0;  ///< Internal: offset in the scratch memory
+        int m_First = INT_MAX, m_Last = -1;
+    };
+    struct Mem {
+        int m_Storage = -1;
+        memory::desc m_Md;
+    };
+    struct Step {
+        std::string m_Name;
+        dnnl::primitive m_Primitive;
+        std::vector<std::pair<int, int>> m_Args;  ///< (DNNL_ARG_*, mem)
+        std::function<void(const std::vector<void*>&)> m_Kernel;  ///< own kernel instead of a primitive
+        std::vector<int> m_KernelMems;
+        memory::desc m_Scratchpad;
+        bool m_HasScratchpad = false;
+    };
+    struct Context {
+        void* m_Scratch = nullptr;
+        dnnl::stream m_Stream;
+        std::vector<memory> m_Mems;
+        std::vector<std::unordered_map<int, memory>> m_Args;
+    };
+
+    // Compilation.
+    int AddStorage(Storage::Kind kind, int index, std::size_t bytes);
+    int AddMem(int storage, const memory::desc& md);
+    int NewInternal(const memory::desc& md) { return AddMem(AddStorage(Storage::Kind::Internal, -1, md.get_size()), md); }
+    int MemOf(int value);
+    void Bind(int value, int mem);
+    int Ensure(int value, const memory::desc& want);
+    int EnsurePlain(int value) { return Ensure(value, PlainMd(ValueDims(value))); }
+    int Alias(int mem, const memory::desc& md);
+    /// Whether the storage of `value` may be written by node `nodeIndex`: nothing reads it later,
+    /// and (when `notInputOf` is given) that node does not read it as an input either.
+    bool CanOverwrite(int value, int nodeIndex, const Node* notInputOf = nullptr) const;
+    void AddReorder(int from, int to, const std::string& name);
+    void AddPrimitive(const std::string& name, const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                      std::vector<std::pair<int, int>> args);
+    int PackConstant(const ConstTensor& t, const memory::desc& user, const memory::desc& packed, float scale);
+    const ConstTensor& ConstantOf(int value, const Node& node, const char* what) const;
+    Dims ValueDims(int v) const { return DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); }
+    dnnl::primitive_attr Attr(bool mathOps) const;
+
+    void CompileNode(int index);
+    void CompileConv(int index, const Node& n);
+    void CompileMatMul(int index, const Node& n);
+    void CompilePool(const Node& n);
+    void CompileEltwise(int index, const Node& n);
+    void CompileErf(const Node& n);
+    void CompileBinary(int index, const Node& n);
+    void CompileSoftmax(const Node& n);
+    void CompileLayerNorm(const Node& n);
+    void CompileConcat(const Node& n);
+    void CompileTranspose(const Node& n);
+    void CompileReduce(const Node& n);
+    void CompileSplitSlice(const Node& n);
+    void CompileOutputs();
+    void PlanMemory();
+
+    Context* Acquire(void* scratch) const;
+    void Release(Context* ctx) const;
+
+    std::shared_ptr<const RegionGraph> m_Graph;
+    std::vector<const ConstTensor*> m_Constants;
+    RegionOptions m_Options;
+    std::string m_Name;
+
+    std::vector<Storage> m_Storages;
+    std::vector<Mem> m_Mems;
+    std::vector<Step> m_Steps;
+    std::vector<std::unique_ptr<void, AlignedFree>> m_Owned;
+    std::vector<int> m_ValueMem;
+    std::vector<std::vector<int>> m_StorageValues;  ///< values whose data is in each storage
+    std::vector<std::vector<std::pair<int, int>>> m_Converted;  ///< per value: (mem) conversions made
+    std::vector<int> m_InputStorage;  ///< per region input: its storage (-1 until used)
+    std::size_t m_ScratchpadOffset = 0;
+    std::size_t m_ScratchBytes = 0;
+
+    mutable std::mutex m_Mutex;
+    mutable std::vector<std::unique_ptr<Context>> m_Free;
+};
+
+// ---- compilation helpers --------------------------------------------------------------------------
+
+int CompiledRegion::AddStorage(Storage::Kind kind, int index, std::size_t bytes) {
+    Storage s;
+    s.m_Kind = kind;
+    s.m_Index = index;
+    s.m_Bytes = bytes;
+    m_Storages.push_back(s);
+    m_StorageValues.emplace_back();
+    return static_cast<int>(m_Storages.size() - 1);
+}
+
+int CompiledRegion::AddMem(int storage, const memory::desc& md) {
+    m_Mems.push_back(Mem{storage, md});
+    return static_cast<int>(m_Mems.size() - 1);
+}
+
+void CompiledRegion::Bind(int value, int mem) {
+    m_ValueMem[static_cast<std::size_t>(value)] = mem;
+    m_StorageValues[static_cast<std::size_t>(m_Mems[static_cast<std::size_t>(mem)].m_Storage)].push_back(value);
+}
+
+int CompiledRegion::MemOf(int value) {
+    int& m = m_ValueMem[static_cast<std::size_t>(value)];
+    if (m >= 0) return m;
+    const Value& v = m_Graph->m_Values[static_cast<std::size_t>(value)];
+    if (v.m_RegionInput < 0) {
+        throw LayerValidationException("CpuAcc region '" + m_Name + "': a value is read before it is computed");
+    }
+    int& storage = m_InputStorage[static_cast<std::size_t>(v.m_RegionInput)];
+    if (storage < 0) storage = AddStorage(Storage::Kind::Input, v.m_RegionInput, v.m_Info.GetNumBytes());
+    const int mem = AddMem(storage, PlainMd(ValueDims(value)));
+    Bind(value, mem);
+    return mem;
+}
+
+int CompiledRegion::Alias(int mem, const memory::desc& md) {
+    return AddMem(m_Mems[static_cast<std::size_t>(mem)].m_Storage, md);
+}
+
+int CompiledRegion::Ensure(int value, const memory::desc& want) {
+    const int m = MemOf(value);
+    if (m_Mems[static_cast<std::size_t>(m)].m_Md == want) return m;
+    for (const auto& [mem, unused] : m_Converted[static_cast<std::size_t>(value)]) {
+        (void)unused;
+        if (m_Mems[static_cast<std::size_t>(mem)].m_Md == want) return mem;
+    }
+    const int to = NewInternal(want);
+    AddReorder(m, to, "reorder");
+    m_Converted[static_cast<std::size_t>(value)].emplace_back(to, 0);
+    return to;
+}
+
+bool CompiledRegion::CanOverwrite(int value, int nodeIndex, const Node* notInputOf) const {
+    const int mem = m_ValueMem[static_cast<std::size_t>(value)];
+    if (mem < 0) return false;
+    const int storage = m_Mems[static_cast<std::size_t>(mem)].m_Storage;
+    if (m_Storages[static_cast<std::size_t>(storage)].m_Kind != Storage::Kind::Internal) return false;
+    for (int v : m_StorageValues[static_cast<std::size_t>(storage)]) {
+        if (m_Graph->IsRegionOutput(v)) return false;
+        for (int c : m_Graph->Consumers(v)) {
+            if (c > nodeIndex) return false;
+        }
+        if (notInputOf && std::find(notInputOf->m_Inputs.begin(), notInputOf->m_Inputs.end(), v) != notInputOf->m_Inputs.end()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+dnnl::primitive_attr CompiledRegion::Attr(bool mathOps) const {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (mathOps && m_Options.m_FastMathBf16) attr.set_fpmath_mode(dnnl::fpmath_mode::bf16);
+    return attr;
+}
+
+void CompiledRegion::AddPrimitive(const std::string& name, const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                                  std::vector<std::pair<int, int>> args) {
+    Step step;
+    step.m_Name = name;
+    step.m_Primitive = p;
+    step.m_Args = std::move(args);
+    const memory::desc sp = pd.scratchpad_desc();
+    if (sp.get_size() > 0) {
+        step.m_Scratchpad = sp;
+        step.m_HasScratchpad = true;
+    }
+    m_Steps.push_back(std::move(step));
+}
+
+void CompiledRegion::AddReorder(int from, int to, const std::string& name) {
+    const memory::desc& src = m_Mems[static_cast<std::size_t>(from)].m_Md;
+    const memory::desc& dst = m_Mems[static_cast<std::size_t>(to)].m_Md;
+    dnnl::reorder::primitive_desc pd(Engine(), src, Engine(), dst, Attr(false));
+    AddPrimitive(name, dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+const ConstTensor& CompiledRegion::ConstantOf(int value, const Node& node, const char* what) const {
+    const Value& v = m_Graph->m_Values[static_cast<std::size_t>(value)];
+    const ConstTensor* c = v.m_RegionInput >= 0 ? m_Constants[static_cast<std::size_t>(v.m_RegionInput)] : nullptr;
+    if (!c || !c->GetMemoryArea()) {
+        throw LayerValidationException("CpuAcc: " + std::string(what) + " of '" + node.m_Name +
+                                       "' must be a constant when the network is loaded");
+    }
+    return *c;
+}
+
+int CompiledRegion::PackConstant(const ConstTensor& t, const memory::desc& user, const memory::desc& packed, float scale) {
+    std::vector<float> scaled;
+    void* src = const_cast<void*>(t.GetMemoryArea());
+    if (scale != 1.0f) {
+        scaled.resize(t.GetNumElements());
+        const float* p = static_cast<const float*>(t.GetMemoryArea());
+        for (std::size_t i = 0; i < scaled.size(); ++i) scaled[i] = p[i] * scale;
+        src = scaled.data();
+    }
+    const std::size_t bytes = (packed.get_size() + 63) / 64 * 64;
+    void* buffer = std::aligned_alloc(64, std::max<std::size_t>(bytes, 64));
+    if (!buffer) throw RuntimeException("CpuAcc: out of memory packing weights for '" + m_Name + "'");
+    m_Owned.emplace_back(buffer);
+    memory from(user, Engine(), src);
+    memory to(packed, Engine(), buffer);
+    dnnl::stream stream(Engine());
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    const int storage = AddStorage(Storage::Kind::Owned, static_cast<int>(m_Owned.size() - 1), packed.get_size());
+    return AddMem(storage, packed);
+}
+
+// ---- nodes -------------------------------------------------------------------------------------
+
+void CompiledRegion::CompileConv(int index, const Node& n) {
+    const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0];
+    const ConstTensor& w = ConstantOf(n.m_Inputs[1], n, "the weights");
+    const Dims ws = DimsOf(w.GetShape());
+    const std::size_t spatial = ws.size() - 2;
+    const memory::dim groups = d.m_Groups;
+    Dims wdims;
+    if (groups > 1) {
+        wdims = {groups, ws[0] / groups, ws[1]};
+    } else {
+        wdims = {ws[0], ws[1]};
+    }
+    wdims.insert(wdims.end(), ws.begin() + 2, ws.end());
+    const Dims src = ValueDims(x);
+    const int out = n.m_Outputs[0];
+    const Dims dst = ValueDims(out);
+    Dims strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim s = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+        const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+        const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+        const memory::dim k = ws[2 + i];
+        strides.push_back(s);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    dnnl::post_ops po;
+    int sumValue = -1;
+    for (const PostOp& p : n.m_PostOps) {
+        if (p.m_Kind == PostOp::Kind::Eltwise) {
+            po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                              p.m_Eltwise.m_Beta);
+        } else {
+            po.append_sum(1.0f);
+            sumValue = p.m_Value;
+        }
+    }
+    dnnl::primitive_attr attr = Attr(true);
+    attr.set_post_ops(po);
+    const bool bias = n.m_Inputs.size() > 2;
+    const memory::desc biasMd = PlainMd({ws[0]});
+    auto make = [&](const memory::desc& srcMd) {
+        dnnl::convolution_forward::desc cd =
+            bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   srcMd, AnyMd(wdims), biasMd, AnyMd(dst), strides, dil, padL, padR)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   srcMd, AnyMd(wdims), AnyMd(dst), strides, dil, padL, padR);
+        return dnnl::convolution_forward::primitive_desc(cd, attr, Engine());
+    };
+    // Keep the producer's (blocked) layout when the convolution takes it; otherwise let it choose.
+    const memory::desc current = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
+    dnnl::convolution_forward::primitive_desc pd;
+    if (current != PlainMd(src)) {
+        try {
+            pd = make(current);
+        } catch (const dnnl::error&) {
+            pd = make(AnyMd(src));
+        }
+    } else {
+        pd = make(AnyMd(src));
+    }
+    const int srcMem = Ensure(x, pd.src_desc());
+    const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, weights}};
+    if (bias) {
+        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
+        args.emplace_back(DNNL_ARG_BIAS, PackConstant(b, biasMd, pd.bias_desc(), 1.0f));
+    }
+    int dstMem = -1;
+    if (sumValue >= 0) {
+        // oneDNN's sum post-op adds what is in dst: the residual, in place when nobody reads it later.
+        const int r = MemOf(sumValue);
+        if (m_Mems[static_cast<std::size_t>(r)].m_Md == pd.dst_desc() && CanOverwrite(sumValue, index, &n)) {
+            dstMem = r;
+        } else {
+            dstMem = NewInternal(pd.dst_desc());
+            AddReorder(r, dstMem, n.m_Name + " (residual copy)");
+        }
+    } else {
+        dstMem = NewInternal(pd.dst_desc());
+    }
+    args.emplace_back(DNNL_ARG_DST, dstMem);
+    AddPrimitive(n.m_Name, dnnl::convolution_forward(pd), pd, std::move(args));
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompileMatMul(int index, const Node& n) {
+    (void)index;
+    const bool gemm = n.m_LayerType == LayerType::Gemm;
+    const GemmDescriptor gd = gemm ? std::get<GemmDescriptor>(n.m_Descriptor) : GemmDescriptor{};
+    const int a = n.m_Inputs[0], b = n.m_Inputs[1];
+    const int biasValue = n.m_Inputs.size() > 2 ? n.m_Inputs[2] : -1;
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const Dims aDims = ValueDims(a), bDims = ValueDims(b);
+    const Value& bv = m_Graph->m_Values[static_cast<std::size_t>(b)];
+    const bool packB = bv.m_Constant && bDims.size() == 2 && bv.m_RegionInput >= 0 &&
+                       m_Constants[static_cast<std::size_t>(bv.m_RegionInput)] != nullptr;
+
+    if (packB) {
+        // 2-D constant weights: the rows of A (all its leading dims) against packed B.
+        const memory::dim k = aDims.back();
+        const memory::dim m = Product(aDims, 0, aDims.size() - 1);
+        const bool transB = gemm && gd.m_TransB;
+        const memory::dim nCols = transB ? bDims[0] : bDims[1];
+        const Dims src2 = {m, k}, dst2 = {m, nCols};
+        // Post-op operands flattened the same way (full, or one row broadcast).
+        dnnl::post_ops po2;
+        std::vector<std::pair<int, int>> extra;
+        for (std::size_t i = 0; i < n.m_PostOps.size(); ++i) {
+            const PostOp& p = n.m_PostOps[i];
+            if (p.m_Kind == PostOp::Kind::Eltwise) {
+                po2.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                                   p.m_Eltwise.m_Beta);
+                continue;
+            }
+            const Dims od = ValueDims(p.m_Value);
+            const memory::desc md = Product(od, 0, od.size()) == m * nCols ? PlainMd(dst2) : PlainMd({1, nCols});
+            po2.append_binary(dnnl::algorithm::binary_add, md);
+            extra.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                               Alias(EnsurePlain(p.m_Value), md));
+        }
+        dnnl::primitive_attr attr = Attr(true);
+        attr.set_post_ops(po2);
+        const memory::desc biasMd = PlainMd({1, nCols});
+        const memory::desc srcMd = PlainMd(src2), dstMd = PlainMd(dst2);
+        const memory::desc weightsAny = AnyMd({k, nCols});
+        dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(srcMd, weightsAny, biasMd, dstMd)
+                                               : dnnl::matmul::desc(srcMd, weightsAny, dstMd);
+        dnnl::matmul::primitive_desc pd(md, attr, Engine());
+        const ConstTensor& bt = ConstantOf(b, n, "B");
+        const memory::desc user = transB ? memory::desc({k, nCols}, memory::data_type::f32, Dims{1, k})
+                                         : PlainMd({k, nCols});
+        const int weights = PackConstant(bt, user, pd.weights_desc(), gemm ? gd.m_Alpha : 1.0f);
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), srcMd)}, {DNNL_ARG_WEIGHTS, weights}};
+        if (biasValue >= 0) {
+            const ConstTensor& c = ConstantOf(biasValue, n, "the bias");
+            args.emplace_back(DNNL_ARG_BIAS, PackConstant(c, biasMd, pd.bias_desc(), gemm ? gd.m_Beta : 1.0f));
+        }
+        const int dst = NewInternal(dstMd);
+        args.emplace_back(DNNL_ARG_DST, dst);
+        args.insert(args.end(), extra.begin(), extra.end());
+        AddPrimitive(n.m_Name, dnnl::matmul(pd), pd, std::move(args));
+        Bind(out, Alias(dst, PlainMd(outDims)));
+        return;
+    }
+
+    // General: batched, both operands at run time (attention), numpy batch broadcasting.
+    if (gemm) throw LayerValidationException("CpuAcc: Gemm '" + n.m_Name + "' needs a constant 2-D B");
+    const std::size_t rank = outDims.size();
+    const memory::desc aMd = PlainMd(Prepend1s(aDims, rank)), bMd = PlainMd(Prepend1s(bDims, rank));
+    const memory::desc dstMd = PlainMd(outDims);
+    dnnl::post_ops po2;
+    std::vector<std::pair<int, int>> extra;
+    for (std::size_t i = 0; i < n.m_PostOps.size(); ++i) {
+        const PostOp& p = n.m_PostOps[i];
+        if (p.m_Kind == PostOp::Kind::Eltwise) {
+            po2.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                               p.m_Eltwise.m_Beta);
+            continue;
+        }
+        const memory::desc md = PlainMd(Prepend1s(ValueDims(p.m_Value), rank));
+        po2.append_binary(dnnl::algorithm::binary_add, md);
+        extra.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1,
+                           Alias(EnsurePlain(p.m_Value), md));
+    }
+    dnnl::primitive_attr attr = Attr(true);
+    attr.set_post_ops(po2);
+    memory::desc biasMd;
+    if (biasValue >= 0) biasMd = PlainMd(Prepend1s(ValueDims(biasValue), rank));
+    dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(aMd, bMd, biasMd, dstMd) : dnnl::matmul::desc(aMd, bMd, dstMd);
+    dnnl::matmul::primitive_desc pd(md, attr, Engine());
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), aMd)},
+                                             {DNNL_ARG_WEIGHTS, Alias(EnsurePlain(b), bMd)}};
+    if (biasValue >= 0) args.emplace_back(DNNL_ARG_BIAS, Alias(EnsurePlain(biasValue), biasMd));
+    const int dst = NewInternal(dstMd);
+    args.emplace_back(DNNL_ARG_DST, dst);
+    args.insert(args.end(), extra.begin(), extra.end());
+    AddPrimitive(n.m_Name, dnnl::matmul(pd), pd, std::move(args));
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompilePool(const Node& n) {
+    const auto& d = std::get<PoolingDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims src = ValueDims(x), dst = ValueDims(out);
+    const std::size_t spatial = src.size() - 2;
+    Dims kernel, strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim k = d.m_Global ? src[2 + i] : (i < d.m_KernelShape.size() ? d.m_KernelShape[i] : 1);
+        const memory::dim s = d.m_Global ? 1 : (i < d.m_Strides.size() ? d.m_Strides[i] : 1);
+        const memory::dim dl = d.m_Global ? 1 : (i < d.m_Dilations.size() ? d.m_Dilations[i] : 1);
+        const memory::dim pl = d.m_Global ? 0 : (i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0);
+        kernel.push_back(k);
+        strides.push_back(s);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        // Right padding that gives exactly the inferred output size (covers ceil_mode).
+        padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+    if (d.m_Algorithm == PoolingAlgorithm::Average) {
+        alg = d.m_Global || d.m_CountIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+    }
+    auto make = [&](const memory::desc& srcMd) {
+        dnnl::pooling_v2_forward::desc pdsc(dnnl::prop_kind::forward_inference, alg, srcMd, AnyMd(dst), strides, kernel,
+                                            dil, padL, padR);
+        return dnnl::pooling_v2_forward::primitive_desc(pdsc, Attr(false), Engine());
+    };
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    try {
+        pd = make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md);
+    } catch (const dnnl::error&) {
+        pd = make(PlainMd(src));
+    }
+    const int srcMem = Ensure(x, pd.src_desc());
+    const int dstMem = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}});
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompileEltwise(int index, const Node& n) {
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const int srcMem = MemOf(x);
+    const memory::desc md = m_Mems[static_cast<std::size_t>(srcMem)].m_Md;
+    // In place when nobody reads x afterwards.
+    const int dstMem = CanOverwrite(x, index) ? srcMem : NewInternal(md);
+    int from = srcMem;
+    for (const EltwiseOp& e : n.m_Eltwise) {
+        dnnl::eltwise_forward::desc ed(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(e.m_Algorithm), md,
+                                       e.m_Alpha, e.m_Beta);
+        dnnl::eltwise_forward::primitive_desc pd(ed, Attr(false), Engine());
+        AddPrimitive(n.m_Name, dnnl::eltwise_forward(pd), pd, {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, dstMem}});
+        from = dstMem;
+    }
+    if (n.m_Eltwise.empty()) AddReorder(srcMem, dstMem, n.m_Name);
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompileErf(const Node& n) {
+    // oneDNN has no erf eltwise; GELU's erf is fused away (CpuAccFusion.cpp), a lone Erf runs here.
+    const int src = EnsurePlain(n.m_Inputs[0]);
+    const int out = n.m_Outputs[0];
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [count](const std::vector<void*>& p) {
+        const float* in = static_cast<const float*>(p[0]);
+        float* o = static_cast<float*>(p[1]);
+        const long long c = static_cast<long long>(count);
+#pragma omp parallel for schedule(static)
+        for (long long i = 0; i < c; ++i) o[i] = std::erf(in[i]);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileBinary(int index, const Node& n) {
+    const auto op = std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation;
+    dnnl::algorithm alg = dnnl::algorithm::binary_add;
+    switch (op) {
+        case BinaryOperation::Add: alg = dnnl::algorithm::binary_add; break;
+        case BinaryOperation::Sub: alg = dnnl::algorithm::binary_sub; break;
+        case BinaryOperation::Mul: alg = dnnl::algorithm::binary_mul; break;
+        case BinaryOperation::Div: alg = dnnl::algorithm::binary_div; break;
+        case BinaryOperation::Maximum: alg = dnnl::algorithm::binary_max; break;
+        case BinaryOperation::Minimum: alg = dnnl::algorithm::binary_min; break;
+        default: throw LayerValidationException("CpuAcc: '" + n.m_Name + "': unsupported binary operation");
+    }
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    int a = n.m_Inputs[0], b = n.m_Inputs[1];
+    if (ValueDims(a) != outDims) std::swap(a, b);  // commutative (checked by the layer support)
+    const std::size_t rank = outDims.size();
+    auto build = [&](bool plain) {
+        const int am = plain ? EnsurePlain(a) : MemOf(a);
+        const memory::desc src0 = m_Mems[static_cast<std::size_t>(am)].m_Md;
+        int bm;
+        if (ValueDims(b) == outDims) {
+            bm = Ensure(b, src0);
+        } else {
+            bm = Alias(EnsurePlain(b), PlainMd(Prepend1s(ValueDims(b), rank)));
+        }
+        const memory::desc src1 = m_Mems[static_cast<std::size_t>(bm)].m_Md;
+        dnnl::binary::desc bd(alg, src0, src1, src0);
+        dnnl::binary::primitive_desc pd(bd, Attr(false), Engine());
+        const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
+                             m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
+        const int dst = inPlace ? am : NewInternal(src0);
+        AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
+        Bind(out, dst);
+    };
+    try {
+        build(false);
+    } catch (const dnnl::error&) {
+        build(true);
+    }
+}
+
+void CompiledRegion::CompileSoftmax(const Node& n) {
+    const auto& d = std::get<SoftmaxDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const int rank = static_cast<int>(dims.size());
+    const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+    const int src = EnsurePlain(x);
+    const memory::desc md = PlainMd(dims);
+    const int dst = NewInternal(md);
+    dnnl::softmax_v2_forward::desc sd(dnnl::prop_kind::forward_inference,
+                                      d.m_Log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
+                                      axis);
+    dnnl::softmax_v2_forward::primitive_desc pd(sd, Attr(false), Engine());
+    AddPrimitive(n.m_Name, dnnl::softmax_v2_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileLayerNorm(const Node& n) {
+    const auto& d = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const int gamma = n.m_Inputs.size() > 1 ? n.m_Inputs[1] : -1;
+    const int beta = n.m_Inputs.size() > 2 ? n.m_Inputs[2] : -1;
+    const Dims dims = ValueDims(x);
+    const int rank = static_cast<int>(dims.size());
+    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis);
+    const memory::dim outer = Product(dims, 0, axis), inner = Product(dims, axis, dims.size());
+    const memory::desc md2 = PlainMd({outer, inner});
+    unsigned flags = 0;
+    if (gamma >= 0) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
+    if (beta >= 0) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
+    dnnl::layer_normalization_forward::desc ld(dnnl::prop_kind::forward_inference, md2, d.m_Eps,
+                                               static_cast<dnnl::normalization_flags>(flags));
+    dnnl::layer_normalization_forward::primitive_desc pd(ld, Attr(false), Engine());
+    const int dst = NewInternal(md2);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(x), md2)}, {DNNL_ARG_DST, dst}};
+    if (gamma >= 0) args.emplace_back(DNNL_ARG_SCALE, Alias(EnsurePlain(gamma), PlainMd({inner})));
+    if (beta >= 0) args.emplace_back(DNNL_ARG_SHIFT, Alias(EnsurePlain(beta), PlainMd({inner})));
+    AddPrimitive(n.m_Name, dnnl::layer_normalization_forward(pd), pd, std::move(args));
+    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+void CompiledRegion::CompileConcat(const Node& n) {
+    const auto& d = std::get<ConcatDescriptor>(n.m_Descriptor);
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const int rank = static_cast<int>(outDims.size());
+    const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+    auto build = [&](bool plain) {
+        std::vector<memory::desc> mds;
+        std::vector<int> mems;
+        for (int v : n.m_Inputs) {
+            mems.push_back(plain ? EnsurePlain(v) : MemOf(v));
+            mds.push_back(m_Mems[static_cast<std::size_t>(mems.back())].m_Md);
+        }
+        dnnl::concat::primitive_desc pd(plain ? PlainMd(outDims) : AnyMd(outDims), axis, mds, Engine(), Attr(false));
+        const int dst = NewInternal(pd.dst_desc());
+        std::vector<std::pair<int, int>> args;
+        for (std::size_t i = 0; i < mems.size(); ++i) args.emplace_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), mems[i]);
+        args.emplace_back(DNNL_ARG_DST, dst);
+        AddPrimitive(n.m_Name, dnnl::concat(pd), pd, std::move(args));
+        Bind(out, dst);
+    };
+    // The inputs' layouts as they are (blocked stays blocked); plain if oneDNN cannot concatenate them.
+    try {
+        build(false);
+    } catch (const dnnl::error&) {
+        build(true);
+    }
+}
+
+void CompiledRegion::CompileTranspose(const Node& n) {
+    const auto& d = std::get<TransposeDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x), outDims = ValueDims(out);
+    const std::size_t rank = in.size();
+    std::vector<unsigned int> perm = d.m_Perm;
+    if (perm.empty()) {
+        for (std::size_t i = 0; i < rank; ++i) perm.push_back(static_cast<unsigned int>(rank - 1 - i));
+    }
+    const Dims inStrides = StridesOf(in);
+    Dims permStrides(rank);
+    for (std::size_t i = 0; i < rank; ++i) permStrides[i] = inStrides[perm[i]];
+    const int src = Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides));
+    const int dst = NewInternal(PlainMd(outDims));
+    AddReorder(src, dst, n.m_Name);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileReduce(const Node& n) {
+    const auto& d = std::get<ReduceDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x);
+    const int rank = static_cast<int>(in.size());
+    Dims reduced = in;
+    if (d.m_Axes.empty()) {
+        if (!d.m_NoopWithEmptyAxes) std::fill(reduced.begin(), reduced.end(), 1);
+    } else {
+        for (int64_t a : d.m_Axes) reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;
+    }
+    const int src = EnsurePlain(x);
+    if (reduced == in) {  // nothing to reduce: a view
+        Bind(out, Alias(src, PlainMd(ValueDims(out))));
+        return;
+    }
+    dnnl::algorithm alg = dnnl::algorithm::reduction_mean;
+    switch (d.m_Operation) {
+        case ReduceOperation::Mean: alg = dnnl::algorithm::reduction_mean; break;
+        case ReduceOperation::Sum: alg = dnnl::algorithm::reduction_sum; break;
+        case ReduceOperation::Max: alg = dnnl::algorithm::reduction_max; break;
+        case ReduceOperation::Min: alg = dnnl::algorithm::reduction_min; break;
+        default: throw LayerValidationException("CpuAcc: '" + n.m_Name + "': unsupported reduction");
+    }
+    const memory::desc dstMd = PlainMd(reduced);
+    dnnl::reduction::desc rd(alg, PlainMd(in), dstMd, 0.0f, 0.0f);
+    dnnl::reduction::primitive_desc pd(rd, Attr(false), Engine());
+    const int dst = NewInternal(dstMd);
+    AddPrimitive(n.m_Name, dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+void CompiledRegion::CompileSplitSlice(const Node& n) {
+    const int x = n.m_Inputs[0];
+    const Dims in = ValueDims(x);
+    const int rank = static_cast<int>(in.size());
+    const int src = EnsurePlain(x);
+    const memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    std::vector<Dims> offsets;
+    if (n.m_Kind == NodeKind::Split) {
+        const auto& d = std::get<SplitDescriptor>(n.m_Descriptor);
+        const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis);
+        memory::dim at = 0;
+        for (int o : n.m_Outputs) {
+            Dims off(in.size(), 0);
+            off[axis] = at;
+            at += ValueDims(o)[axis];
+            offsets.push_back(off);
+        }
+    } else {
+        const auto& d = std::get<SliceDescriptor>(n.m_Descriptor);
+        Dims off(in.size(), 0);
+        for (std::size_t i = 0; i < d.m_Starts.size(); ++i) {
+            const int64_t a = d.m_Axes.empty() ? static_cast<int64_t>(i) : d.m_Axes[i];
+            const std::size_t axis = static_cast<std::size_t>(a < 0 ? a + rank : a);
+            int64_t s = d.m_Starts[i];
+            if (s < 0) s += in[axis];
+            off[axis] = std::clamp<int64_t>(s, 0, in[axis]);
+        }
+        offsets.push_back(off);
+    }
+    for (std::size_t k = 0; k < n.m_Outputs.size(); ++k) {
+        const int out = n.m_Outputs[k];
+        const Dims od = ValueDims(out);
+        const int view = Alias(src, srcMd.submemory_desc(od, offsets[k]));
+        const int dst = NewInternal(PlainMd(od));
+        AddReorder(view, dst, n.m_Name);
+        Bind(out, dst);
+    }
+}
+
+void CompiledRegion::CompileNode(int index) {
+    const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
+    if (n.m_Dead) return;
+    switch (n.m_Kind) {
+        case NodeKind::Conv: CompileConv(index, n); break;
+        case NodeKind::MatMul: CompileMatMul(index, n); break;
+        case NodeKind::Pool: CompilePool(n); break;
+        case NodeKind::Eltwise: CompileEltwise(index, n); break;
+        case NodeKind::Erf: CompileErf(n); break;
+        case NodeKind::Binary: CompileBinary(index, n); break;
+        case NodeKind::Softmax: CompileSoftmax(n); break;
+        case NodeKind::LayerNorm: CompileLayerNorm(n); break;
+        case NodeKind::Concat: CompileConcat(n); break;
+        case NodeKind::Reshape: Bind(n.m_Outputs[0], Alias(EnsurePlain(n.m_Inputs[0]), PlainMd(ValueDims(n.m_Outputs[0])))); break;
+        case NodeKind::Transpose: CompileTranspose(n); break;
+        case NodeKind::Reduce: CompileReduce(n); break;
+        case NodeKind::Split:
+        case NodeKind::Slice: CompileSplitSlice(n); break;
+    }
+}
+
+void CompiledRegion::CompileOutputs() {
+    std::vector<bool> retargeted(m_Storages.size(), false);
+    for (std::size_t k = 0; k < m_Graph->m_OutputValues.size(); ++k) {
+        const int v = m_Graph->m_OutputValues[k];
+        const int mem = MemOf(v);
+        const Dims dims = ValueDims(v);
+        const memory::desc plain = PlainMd(dims);
+        Storage& s = m_Storages[static_cast<std::size_t>(m_Mems[static_cast<std::size_t>(mem)].m_Storage)];
+        const std::size_t bytes = m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetNumBytes();
+        // Computed straight into the output buffer when the data is already plain and the storage
+        // holds nothing else that leaves the region.
+        const std::size_t sid = static_cast<std::size_t>(m_Mems[static_cast<std::size_t>(mem)].m_Storage);
+        if (s.m_Kind == Storage::Kind::Internal && m_Mems[static_cast<std::size_t>(mem)].m_Md == plain &&
+            s.m_Bytes == bytes && !retargeted[sid]) {
+            bool alone = true;
+            for (int other : m_StorageValues[sid]) {
+                if (other != v && m_Graph->IsRegionOutput(other)) alone = false;
+            }
+            if (alone) {
+                s.m_Kind = Storage::Kind::Output;
+                s.m_Index = static_cast<int>(k);
+                retargeted[sid] = true;
+                continue;
+            }
+        }
+        const int outStorage = AddStorage(Storage::Kind::Output, static_cast<int>(k), bytes);
+        retargeted.push_back(true);
+        AddReorder(mem, AddMem(outStorage, plain), "output " + std::to_string(k));
+    }
+}
+
+void CompiledRegion::PlanMemory() {
+    for (std::size_t i = 0; i < m_Steps.size(); ++i) {
+        auto touch = [&](int mem) {
+            Storage& s = m_Storages[static_cast<std::size_t>(m_Mems[static_cast<std::size_t>(mem)].m_Storage)];
+            s.m_First = std::min(s.m_First, static_cast<int>(i));
+            s.m_Last = std::max(s.m_Last, static_cast<int>(i));
+        };
+        for (const auto& [arg, mem] : m_Steps[i].m_Args) touch(mem);
+        for (int mem : m_Steps[i].m_KernelMems) touch(mem);
+    }
+    // Greedy placement, largest first, at the lowest offset free over the storage's lifetime.
+    std::vector<int> order;
+    for (std::size_t i = 0; i < m_Storages.size(); ++i) {
+        if (m_Storages[i].m_Kind == Storage::Kind::Internal && m_Storages[i].m_Last >= 0) order.push_back(static_cast<int>(i));
+    }
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return m_Storages[static_cast<std::size_t>(a)].m_Bytes > m_Storages[static_cast<std::size_t>(b)].m_Bytes;
+    });
+    std::vector<int> placed;
+    std::size_t peak = 0;
+    for (int id : order) {
+        Storage& s = m_Storages[static_cast<std::size_t>(id)];
+        const std::size_t size = (s.m_Bytes + 63) / 64 * 64;
+        std::vector<std::pair<std::size_t, std::size_t>> busy;
+        for (int p : placed) {
+            const Storage& o = m_Storages[static_cast<std::size_t>(p)];
+            if (o.m_First <= s.m_Last && s.m_First <= o.m_Last) busy.emplace_back(o.m_Offset, o.m_Offset + (o.m_Bytes + 63) / 64 * 64);
+        }
+        std::sort(busy.begin(), busy.end());
+        std::size_t offset = 0;
+        for (const auto& [b, e] : busy) {
+            if (offset + size <= b) break;
+            offset = std::max(offset, e);
+        }
+        s.m_Offset = offset;
+        peak = std::max(peak, offset + size);
+        placed.push_back(id);
+    }
+    std::size_t scratchpad = 0;
+    for (const Step& st : m_Steps) {
+        if (st.m_HasScratchpad) scratchpad = std::max(scratchpad, st.m_Scratchpad.get_size());
+    }
+    m_ScratchpadOffset = peak;
+    m_ScratchBytes = peak + (scratchpad + 63) / 64 * 64;
+}
+
+CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
+                               const RegionOptions& options, std::string name)
+    : m_Graph(std::move(graph)), m_Constants(constants), m_Options(options), m_Name(std::move(name)) {
+    const RegionGraph& g = *m_Graph;
+    m_Constants.resize(g.m_InputInfos.size(), nullptr);
+    m_ValueMem.assign(g.m_Values.size(), -1);
+    m_Converted.assign(g.m_Values.size(), {});
+    m_InputStorage.assign(g.m_InputInfos.size(), -1);
+    ThreadScope threads(m_Options.m_NumThreads);
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        try {
+            CompileNode(i);
+        } catch (const dnnl::error& e) {
+            const Node& n = g.m_Nodes[static_cast<std::size_t>(i)];
+            throw LayerValidationException("CpuAcc: oneDNN cannot compile " + std::string(GetNodeKindName(n.m_Kind)) + " '" +
+                                           n.m_Name + "': " + e.what());
+        }
+    }
+    try {
+        CompileOutputs();
+    } catch (const dnnl::error& e) {
+        throw LayerValidationException("CpuAcc: oneDNN cannot write the outputs of region '" + m_Name + "': " + e.what());
+    }
+    PlanMemory();
+}
+
+// ---- execution ---------------------------------------------------------------------------------
+
+CompiledRegion::Context* CompiledRegion::Acquire(void* scratch) const {
+    {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        for (std::size_t i = 0; i < m_Free.size(); ++i) {
+            if (m_Free[i]->m_Scratch == scratch) {
+                Context* c = m_Free[i].release();
+                m_Free.erase(m_Free.begin() + static_cast<std::ptrdiff_t>(i));
+                return c;
+            }
+        }
+    }
+    auto ctx = std::make_unique<Context>();
+    ctx->m_Scratch = scratch;
+    ctx->m_Stream = dnnl::stream(Engine());
+    char* base = static_cast<char*>(scratch);
+    for (const Mem& m : m_Mems) {
+        const Storage& s = m_Storages[static_cast<std::size_t>(m.m_Storage)];
+        void* p = nullptr;
+        if (s.m_Kind == Storage::Kind::Internal) p = base + s.m_Offset;
+        else if (s.m_Kind == Storage::Kind::Owned) p = m_Owned[static_cast<std::size_t>(s.m_Index)].get();
+        ctx->m_Mems.emplace_back(m.m_Md, Engine(), p);
+    }
+    for (const Step& st : m_Steps) {
+        std::unordered_map<int, memory> args;
+        for (const auto& [arg, mem] : st.m_Args) args.emplace(arg, ctx->m_Mems[static_cast<std::size_t>(mem)]);
+        if (st.m_HasScratchpad) args.emplace(DNNL_ARG_SCRATCHPAD, memory(st.m_Scratchpad, Engine(), base + m_ScratchpadOffset));
+        ctx->m_Args.push_back(std::move(args));
+    }
+    return ctx.release();
+}
+
+void CompiledRegion::Release(Context* ctx) const {
+    std::lock_guard<std::mutex> lock(m_Mutex);
+    m_Free.emplace_back(ctx);
+}
+
+void CompiledRegion::Execute(const WorkloadIo& io) const {
+    if (io.m_Inputs.size() != m_Graph->m_InputInfos.size() || io.m_Outputs.size() != m_Graph->m_OutputInfos.size()) {
+        throw RuntimeException("CpuAcc region '" + m_Name + "': called with " + std::to_string(io.m_Inputs.size()) +
+                               " inputs and " + std::to_string(io.m_Outputs.size()) + " outputs, compiled for " +
+                               std::to_string(m_Graph->m_InputInfos.size()) + " and " +
+                               std::to_string(m_Graph->m_OutputInfos.size()));
+    }
+    std::unique_ptr<Context, std::function<void(Context*)>> ctx(Acquire(io.m_Scratch),
+                                                                [this](Context* c) { Release(c); });
+    for (std::size_t i = 0; i < m_Mems.size(); ++i) {
+        const Storage& s = m_Storages[static_cast<std::size_t>(m_Mems[i].m_Storage)];
+        if (s.m_Kind == Storage::Kind::Input) {
+            ctx->m_Mems[i].set_data_handle(io.m_Inputs[static_cast<std::size_t>(s.m_Index)]->Map());
+        } else if (s.m_Kind == Storage::Kind::Output) {
+            ctx->m_Mems[i].set_data_handle(io.m_Outputs[static_cast<std::size_t>(s.m_Index)]->Map());
+        }
+    }
+    ThreadScope threads(m_Options.m_NumThreads);
+    std::vector<void*> ptrs;
+    for (std::size_t i = 0; i < m_Steps.size(); ++i) {
+        const Step& st = m_Steps[i];
+        if (st.m_Kernel) {
+            ptrs.clear();
+            for (int mem : st.m_KernelMems) ptrs.push_back(ctx->m_Mems[static_cast<std::size_t>(mem)].get_data_handle());
+            st.m_Kernel(ptrs);
+        } else {
+            st.m_Primitive.execute(ctx->m_Stream, ctx->m_Args[i]);
+        }
+    }
+    ctx->m_Stream.wait();
+}
+
+// ---- workload ----------------------------------------------------------------------------------
+
+CpuAccRegionWorkload::CpuAccRegionWorkload(std::shared_ptr<const RegionGraph> graph,
+                                           const std::vector<const ConstTensor*>& constants,
+                                           const RegionOptions& options, const std::string& name)
+    : m_Region(std::make_unique<CompiledRegion>(std::move(graph), constants, options, name)) {}
+
+CpuAccRegionWorkload::~CpuAccRegionWorkload() = default;
+
+void CpuAccRegionWorkload::Execute(const WorkloadIo& io) const {
+    try {
+        m_Region->Execute(io);
+    } catch (const dnnl::error& e) {
+        throw RuntimeException(std::string("CpuAcc: oneDNN failed while running a region: ") + e.what());
+    }
+}
+
+std::size_t CpuAccRegionWorkload::GetScratchBytes() const { return m_Region->GetScratchBytes(); }
+
+}  // namespace trellis::cpuacc

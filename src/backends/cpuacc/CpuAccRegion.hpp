@@ -1,0 +1,47 @@
+// CpuAcc: a compiled region - oneDNN primitives for a RegionGraph, and its execution.
+//
+// Compiling (once, at LoadNetwork): each node becomes one oneDNN primitive (or one of CpuAcc's own
+// kernels) with its fused post-ops. Convolutions choose their layouts (blocked nChw16c on AVX-512);
+// a tensor is reordered only where a consumer needs another layout, so blocked layouts stay
+// between layers and plain row-major data is produced at the region's outputs only. Weights are
+// packed once into the layout the primitive wants. Every intermediate tensor and every primitive's
+// scratchpad lives in the workload's scratch memory, which the runtime plans together with the
+// network's other tensors (IWorkload::GetScratchBytes); tensors whose lifetimes do not overlap
+// share bytes.
+//
+// Executing: Execute() is const and thread-safe. oneDNN memory objects are bound per scratch
+// buffer (the runtime hands each concurrent execution its own) and cached for the next call with
+// the same buffer. The primitives run on an OpenMP team of the configured thread count.
+#pragma once
+
+#include "CpuAccGraph.hpp"
+
+#include <trellis/backends/IWorkload.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+/// The backend options CpuAcc understands (IRuntime::CreationOptions::m_BackendOptions["CpuAcc"]).
+struct RegionOptions {
+    int m_NumThreads = 0;         ///< "NumThreads": OpenMP threads per execution; 0 = all cores
+    bool m_FastMathBf16 = false;  ///< "FastMath" = "bf16": convolutions and matmuls compute in bfloat16
+};
+
+class CompiledRegion;
+
+class CpuAccRegionWorkload final : public IWorkload {
+public:
+    /// `constants`: per region input, its constant value or nullptr (QueueDescriptor::m_ConstantInputs).
+    CpuAccRegionWorkload(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
+                         const RegionOptions& options, const std::string& name);
+    ~CpuAccRegionWorkload() override;
+    void Execute(const WorkloadIo& io) const override;
+    std::size_t GetScratchBytes() const override;
+private:
+    std::unique_ptr<CompiledRegion> m_Region;
+};
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,289 @@
+// CpuAcc: layer support. Every rule here matches what CpuAccRegion.cpp can compile; a layer it
+// declines falls back to the next backend in the user's list (normally CpuRef) with the reason.
+#include "CpuAccSupport.hpp"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+
+namespace trellis::cpuacc {
+
+namespace {
+
+bool Refuse(std::string* reason, const std::string& why) {
+    if (reason) *reason = why;
+    return false;
+}
+
+constexpr unsigned int kMaxRank = 6;
+
+/// Numpy broadcasting of `small` against `big` with `big` as the result (dims equal or 1).
+bool BroadcastsTo(const TensorShape& small, const TensorShape& big) {
+    if (small.GetNumDimensions() > big.GetNumDimensions()) return false;
+    const unsigned int off = big.GetNumDimensions() - small.GetNumDimensions();
+    for (unsigned int i = 0; i < small.GetNumDimensions(); ++i) {
+        if (small[i] != 1 && small[i] != big[i + off]) return false;
+    }
+    return true;
+}
+
+bool IsPoolingSupported(const PoolingDescriptor& d, const std::vector<TensorInfo>& in,
+                        const std::vector<TensorInfo>& out, std::string* reason) {
+    const unsigned int rank = in[0].GetNumDimensions();
+    if (rank < 3 || rank > 5) return Refuse(reason, "Pooling: " + std::to_string(rank - 2) + " spatial dims; CpuAcc pools 1 to 3");
+    if (d.m_Global) return true;
+    if (d.m_Algorithm == PoolingAlgorithm::Average && d.m_CeilMode && d.m_CountIncludePad) {
+        return Refuse(reason, "Pooling: average pooling with ceil_mode and count_include_pad is not supported");
+    }
+    for (unsigned int dil : d.m_Dilations) {
+        if (dil != 1 && d.m_Algorithm == PoolingAlgorithm::Average) {
+            return Refuse(reason, "Pooling: dilated average pooling is not supported");
+        }
+    }
+    (void)out;
+    return true;
+}
+
+bool IsMatMulSupported(const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out, std::string* reason) {
+    const unsigned int ra = in[0].GetNumDimensions(), rb = in[1].GetNumDimensions();
+    if (ra < 2 || rb < 2) return Refuse(reason, "MatMul: 1-D operands are not supported");
+    if (ra > kMaxRank || rb > kMaxRank) return Refuse(reason, "MatMul: rank above 6 is not supported");
+    const unsigned int r = std::max(ra, rb);
+    // Batch dims: equal, or 1 on one side.
+    for (unsigned int i = 0; i + 2 < r; ++i) {
+        const int ia = static_cast<int>(i) - static_cast<int>(r - ra);
+        const int ib = static_cast<int>(i) - static_cast<int>(r - rb);
+        const unsigned int da = ia >= 0 ? in[0].GetShape()[static_cast<unsigned int>(ia)] : 1;
+        const unsigned int db = ib >= 0 ? in[1].GetShape()[static_cast<unsigned int>(ib)] : 1;
+        if (da != db && da != 1 && db != 1) return Refuse(reason, "MatMul: batch dims do not broadcast");
+    }
+    (void)out;
+    return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<EltwiseOp>> EltwiseOf(const ElementwiseUnaryDescriptor& d) {
+    auto one = [](dnnl_alg_kind_t a, float alpha = 0.0f, float beta = 0.0f) {
+        return std::vector<EltwiseOp>{EltwiseOp{static_cast<int>(a), alpha, beta}};
+    };
+    switch (d.m_Operation) {
+        case UnaryOperation::Relu: return one(dnnl_eltwise_relu);
+        case UnaryOperation::LeakyRelu: return one(dnnl_eltwise_relu, d.m_A);
+        case UnaryOperation::Elu: return one(dnnl_eltwise_elu, d.m_A);
+        case UnaryOperation::Sigmoid: return one(dnnl_eltwise_logistic);
+        case UnaryOperation::Tanh: return one(dnnl_eltwise_tanh);
+        case UnaryOperation::HardSigmoid:
+            // max(0, min(1, a*x + b)) = clip(linear(x)); oneDNN 2.6 has no hardsigmoid.
+            return std::vector<EltwiseOp>{EltwiseOp{static_cast<int>(dnnl_eltwise_linear), d.m_A, d.m_B},
+                                          EltwiseOp{static_cast<int>(dnnl_eltwise_clip_v2), 0.0f, 1.0f}};
+        case UnaryOperation::HardSwish: return one(dnnl_eltwise_hardswish);
+        case UnaryOperation::Gelu: return one(dnnl_eltwise_gelu_erf);
+        case UnaryOperation::GeluTanh: return one(dnnl_eltwise_gelu_tanh);
+        case UnaryOperation::Clip: return one(dnnl_eltwise_clip_v2, d.m_A, d.m_B);
+        case UnaryOperation::Exp: return one(dnnl_eltwise_exp);
+        case UnaryOperation::Log: return one(dnnl_eltwise_log);
+        case UnaryOperation::Sqrt: return one(dnnl_eltwise_sqrt);
+        case UnaryOperation::Abs: return one(dnnl_eltwise_abs);
+        case UnaryOperation::Neg: return one(dnnl_eltwise_linear, -1.0f, 0.0f);
+        case UnaryOperation::Reciprocal: return one(dnnl_eltwise_pow, 1.0f, -1.0f);
+        case UnaryOperation::Softplus: return one(dnnl_eltwise_soft_relu);
+        case UnaryOperation::Mish: return one(dnnl_eltwise_mish);
+        default: return std::nullopt;
+    }
+}
+
+bool IsCpuSupported(std::string* why) {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    switch (isa) {
+        case dnnl::cpu_isa::avx2:
+        case dnnl::cpu_isa::avx2_vnni:
+        case dnnl::cpu_isa::avx512_core:
+        case dnnl::cpu_isa::avx512_core_vnni:
+        case dnnl::cpu_isa::avx512_core_bf16:
+        case dnnl::cpu_isa::avx512_core_amx:
+            return true;
+        default:
+            if (why) *why = "CpuAcc needs an x86-64 CPU with AVX2 or AVX-512; oneDNN found a lesser one";
+            return false;
+    }
+}
+
+NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
+    switch (type) {
+        case LayerType::Convolution: return NodeKind::Conv;
+        case LayerType::Gemm:
+        case LayerType::MatMul: return NodeKind::MatMul;
+        case LayerType::Pooling: return NodeKind::Pool;
+        case LayerType::ElementwiseUnary:
+            return std::get<ElementwiseUnaryDescriptor>(d).m_Operation == UnaryOperation::Erf ? NodeKind::Erf
+                                                                                               : NodeKind::Eltwise;
+        case LayerType::ElementwiseBinary:
+            return std::get<ElementwiseBinaryDescriptor>(d).m_Operation == BinaryOperation::Pow ? NodeKind::Eltwise
+                                                                                                : NodeKind::Binary;
+        case LayerType::Softmax: return NodeKind::Softmax;
+        case LayerType::LayerNormalization: return NodeKind::LayerNorm;
+        case LayerType::Concat: return NodeKind::Concat;
+        case LayerType::Reshape:
+        case LayerType::Identity: return NodeKind::Reshape;
+        case LayerType::Transpose: return NodeKind::Transpose;
+        case LayerType::Reduce: return NodeKind::Reduce;
+        case LayerType::Split: return NodeKind::Split;
+        case LayerType::Slice: return NodeKind::Slice;
+        default: break;
+    }
+    return NodeKind::Eltwise;
+}
+
+bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
+                      const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
+    const std::string op = GetLayerTypeName(type);
+    for (const TensorInfo& t : in) {
+        if (t.GetDataType() != DataType::Float32) {
+            return Refuse(reason, op + ": CpuAcc runs Float32 only, an input is " + GetDataTypeName(t.GetDataType()));
+        }
+        if (t.GetNumDimensions() > kMaxRank) return Refuse(reason, op + ": rank above 6 is not supported");
+    }
+    for (const TensorInfo& t : out) {
+        if (t.GetDataType() != DataType::Float32) {
+            return Refuse(reason, op + ": CpuAcc runs Float32 only, an output is " + GetDataTypeName(t.GetDataType()));
+        }
+        if (t.GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+    }
+    auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+
+    switch (type) {
+        case LayerType::Convolution: {
+            const auto& d = std::get<ConvolutionDescriptor>(descriptor);
+            const unsigned int rank = in[0].GetNumDimensions();
+            if (rank < 3 || rank > 5) return Refuse(reason, "Convolution: CpuAcc runs 1 to 3 spatial dims");
+            if (!isConst(1)) return Refuse(reason, "Convolution: the weights must be constant");
+            if (in.size() > 2 && !isConst(2)) return Refuse(reason, "Convolution: the bias must be constant");
+            if (d.m_Groups == 0) return Refuse(reason, "Convolution: group count 0");
+            return true;
+        }
+        case LayerType::Gemm: {
+            const auto& d = std::get<GemmDescriptor>(descriptor);
+            if (d.m_TransA) return Refuse(reason, "Gemm: transA=1 is not supported");
+            if (!isConst(1)) return Refuse(reason, "Gemm: B must be constant");
+            if (in.size() > 2) {
+                if (!isConst(2)) return Refuse(reason, "Gemm: C must be constant");
+                const unsigned int n = out[0].GetShape()[1];
+                const TensorShape& c = in[2].GetShape();
+                if (c.GetNumElements() != n || (c.GetNumDimensions() > 0 && c[c.GetNumDimensions() - 1] != n)) {
+                    return Refuse(reason, "Gemm: C must be a bias of N elements along the last dim (got " + c.ToString() + ")");
+                }
+            }
+            return true;
+        }
+        case LayerType::MatMul: return IsMatMulSupported(in, out, reason);
+        case LayerType::Pooling: return IsPoolingSupported(std::get<PoolingDescriptor>(descriptor), in, out, reason);
+        case LayerType::ElementwiseUnary: {
+            const auto& d = std::get<ElementwiseUnaryDescriptor>(descriptor);
+            if (d.m_Operation == UnaryOperation::Erf || EltwiseOf(d)) return true;
+            return Refuse(reason, std::string("ElementwiseUnary: CpuAcc has no kernel for ") +
+                                      GetUnaryOperationName(d.m_Operation));
+        }
+        case LayerType::ElementwiseBinary: {
+            const auto& d = std::get<ElementwiseBinaryDescriptor>(descriptor);
+            const std::string name = std::string("ElementwiseBinary(") + GetBinaryOperationName(d.m_Operation) + ")";
+            if (d.m_Operation == BinaryOperation::Pow) {
+                if (!isConst(1) || in[1].GetNumElements() != 1) {
+                    return Refuse(reason, name + ": only a constant scalar exponent is supported");
+                }
+                if (in[0].GetShape() != out[0].GetShape()) return Refuse(reason, name + ": the base must have the output's shape");
+                return true;
+            }
+            switch (d.m_Operation) {
+                case BinaryOperation::Add: case BinaryOperation::Sub: case BinaryOperation::Mul:
+                case BinaryOperation::Div: case BinaryOperation::Maximum: case BinaryOperation::Minimum: break;
+                default: return Refuse(reason, name + ": CpuAcc has no kernel for it");
+            }
+            const TensorShape& o = out[0].GetShape();
+            const bool commutative = d.m_Operation != BinaryOperation::Sub && d.m_Operation != BinaryOperation::Div;
+            const bool firstFull = in[0].GetNumDimensions() == o.GetNumDimensions() && in[0].GetShape() == o;
+            const bool secondFull = in[1].GetNumDimensions() == o.GetNumDimensions() && in[1].GetShape() == o;
+            if (firstFull && BroadcastsTo(in[1].GetShape(), o)) return true;
+            if (commutative && secondFull && BroadcastsTo(in[0].GetShape(), o)) return true;
+            return Refuse(reason, name + ": one input must have the output's shape (" + o.ToString() +
+                                      ")" + (commutative ? "" : ", the first one for this op"));
+        }
+        case LayerType::Softmax: {
+            const auto& d = std::get<SoftmaxDescriptor>(descriptor);
+            const int rank = static_cast<int>(in[0].GetNumDimensions());
+            const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+            if (rank == 0) return Refuse(reason, "Softmax: scalar input");
+            if (d.m_Coerce2d && axis != rank - 1) {
+                return Refuse(reason, "Softmax: the opset<13 form over several dims is supported only on the last axis");
+            }
+            return true;
+        }
+        case LayerType::LayerNormalization: {
+            if (out.size() != 1) return Refuse(reason, "LayerNormalization: only output 0 is supported");
+            if (!isConst(1) || (in.size() > 2 && !isConst(2))) {
+                return Refuse(reason, "LayerNormalization: scale and bias must be constant");
+            }
+            const auto& d = std::get<LayerNormalizationDescriptor>(descriptor);
+            const int rank = static_cast<int>(in[0].GetNumDimensions());
+            const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+            std::size_t inner = 1;
+            for (int i = axis; i < rank; ++i) inner *= in[0].GetShape()[static_cast<unsigned int>(i)];
+            if (in[1].GetNumElements() != inner || (in.size() > 2 && in[2].GetNumElements() != inner)) {
+                return Refuse(reason, "LayerNormalization: scale/bias that broadcast over the normalized dims are not supported");
+            }
+            return true;
+        }
+        case LayerType::Concat:
+        case LayerType::Reshape:
+        case LayerType::Identity:
+        case LayerType::Transpose:
+        case LayerType::Split:
+            return true;
+        case LayerType::Slice: {
+            const auto& d = std::get<SliceDescriptor>(descriptor);
+            for (int64_t s : d.m_Steps) {
+                if (s != 1) return Refuse(reason, "Slice: only step 1 is supported");
+            }
+            if (in.size() != 1) return Refuse(reason, "Slice: parameter inputs must be constant");
+            return true;
+        }
+        case LayerType::Reduce: {
+            const auto& d = std::get<ReduceDescriptor>(descriptor);
+            switch (d.m_Operation) {
+                case ReduceOperation::Mean: case ReduceOperation::Sum: case ReduceOperation::Max:
+                case ReduceOperation::Min: break;
+                default: return Refuse(reason, std::string("Reduce: CpuAcc has no kernel for Reduce") +
+                                                   GetReduceOperationName(d.m_Operation));
+            }
+            if (in.size() != 1) return Refuse(reason, "Reduce: the axes must be constant");
+            if (in[0].GetNumDimensions() == 0) return Refuse(reason, "Reduce: scalar input");
+            return true;
+        }
+        default: break;
+    }
+    return Refuse(reason, "CpuAcc has no kernel for " + op);
+}
+
+bool CpuAccLayerSupport::IsLayerSupported(const QueueDescriptor& layer, const WorkloadInfo& info,
+                                          std::string* reason) const {
+    std::string why;
+    if (!IsCpuSupported(&why)) return Refuse(reason, why);
+    if (!layer.m_Descriptor) return Refuse(reason, "the layer has no descriptor");
+    if (layer.m_Type == LayerType::PreCompiled) {
+        const auto* d = std::get_if<PreCompiledDescriptor>(layer.m_Descriptor);
+        if (!d || !IsRegionObject(d->m_PreCompiledObject.get())) {
+            return Refuse(reason, "PreCompiled: the layer's object was not created by CpuAcc");
+        }
+        const auto& graph = *static_cast<const RegionObject*>(d->m_PreCompiledObject.get())->GetGraph();
+        if (info.m_InputTensorInfos != graph.m_InputInfos || info.m_OutputTensorInfos != graph.m_OutputInfos) {
+            return Refuse(reason, "PreCompiled: the tensors differ from those the region was compiled for");
+        }
+        return true;
+    }
+    std::vector<bool> constants;
+    for (const ConstTensor* c : layer.m_ConstantInputs) constants.push_back(c != nullptr);
+    return IsSupportedLayer(layer.m_Type, *layer.m_Descriptor, info.m_InputTensorInfos, info.m_OutputTensorInfos,
+                            constants, reason);
+}
+
+}  // namespace trellis::cpuacc

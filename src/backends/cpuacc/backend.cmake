@@ -1,0 +1,18 @@
+# CpuAcc: the optimized x86 CPU backend on oneDNN (Debian's libdnnl-dev), linked into libtrellis.
+# Switched off cleanly (with a message) where oneDNN is not installed; then only CpuRef runs.
+option(TRELLIS_CPUACC "Build the CpuAcc backend (needs oneDNN, Debian package libdnnl-dev)" ON)
+if(TRELLIS_CPUACC)
+  find_path(TRELLIS_DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp)
+  find_library(TRELLIS_DNNL_LIBRARY NAMES dnnl)
+  find_package(OpenMP COMPONENTS CXX)
+  if(TRELLIS_DNNL_INCLUDE_DIR AND TRELLIS_DNNL_LIBRARY AND OpenMP_CXX_FOUND)
+    message(STATUS "CpuAcc backend: oneDNN ${TRELLIS_DNNL_LIBRARY}")
+    add_subdirectory(${PROJECT_SOURCE_DIR}/src/backends/cpuacc ${CMAKE_BINARY_DIR}/src/backends/cpuacc)
+    list(APPEND trellisBackendLibraries trellisCpuAccBackend)
+    list(APPEND trellisBackendLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
+    list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccTests.cpp)
+    set(TRELLIS_HAVE_CPUACC ON)
+  else()
+    message(STATUS "CpuAcc backend: off (oneDNN or OpenMP not found; install libdnnl-dev)")
+  endif()
+endif()

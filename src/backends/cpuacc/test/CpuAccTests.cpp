@@ -1,0 +1,515 @@
+// CpuAcc against CpuRef: every op CpuAcc claims, over shapes that break kernels (odd channel
+// counts, 1x1 and 7x7 kernels, strides, dilations, groups and depthwise, batch > 1), the fusions
+// (each checked to have happened, and to compute the same), options, bad input, concurrency, and
+// the PyTorch-exported models with CpuAcc first.
+#include "unit/TestHelpers.hpp"
+
+#include <trellis/Trellis.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+/// A small network built through the public API, run on two backend lists and compared.
+class Net {
+public:
+    Net() : m_Net(INetwork::Create()) {}
+
+    IOutputSlot* Input(const TensorShape& shape) {
+        auto* l = m_Net->AddInputLayer(static_cast<LayerBindingId>(m_InputShapes.size()));
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, DataType::Float32));
+        m_InputShapes.push_back(shape);
+        return &l->GetOutputSlot(0);
+    }
+    IOutputSlot* Const(const TensorShape& shape, float scale = 0.5f, float offset = 0.0f) {
+        TensorInfo info(shape, DataType::Float32, 0.0f, 0, true);
+        std::vector<float> v(info.GetNumElements());
+        for (float& x : v) x = offset + scale * m_Dist(m_Rng);
+        return &m_Net->AddConstantLayer(ConstTensor(info, v.data()))->GetOutputSlot(0);
+    }
+    IOutputSlot* Scalar(float value) {
+        TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
+        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
+    }
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs,
+                             int numOutputs = -1) {
+        const std::string name = std::string(GetLayerTypeName(type)) + "_" + std::to_string(m_Count++);
+        auto* l = m_Net->AddLayer(type, d, name.c_str(), static_cast<int>(inputs.size()), numOutputs);
+        for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
+        return l;
+    }
+    IOutputSlot* Op(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs) {
+        return &Layer(type, d, inputs)->GetOutputSlot(0);
+    }
+    IOutputSlot* Unary(UnaryOperation op, IOutputSlot* x, float a = 0.0f, float b = 0.0f) {
+        return Op(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{op, a, b}, {x});
+    }
+    IOutputSlot* Binary(BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
+        return Op(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
+    }
+    void Output(IOutputSlot* s) {
+        auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
+        s->Connect(l->GetInputSlot(0));
+    }
+
+    struct Result {
+        std::vector<std::vector<float>> m_Outputs;
+        std::map<BackendId, unsigned int> m_Counts;
+        std::string m_Optimized;
+    };
+    /// The network optimized and loaded, ready to run (from several threads too).
+    struct Loaded {
+        IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
+        NetworkId m_Id = 0;
+        Result m_Info;
+    };
+    Loaded Load(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {},
+                const OptimizerOptions& optimizerOptions = {}) {
+        Loaded l;
+        l.m_Runtime = IRuntime::Create(options);
+        IOptimizedNetworkPtr opt = Optimize(*m_Net, backends, l.m_Runtime->GetDeviceSpec(), optimizerOptions);
+        l.m_Info.m_Counts = opt->GetBackendLayerCounts();
+        l.m_Info.m_Optimized = opt->ToString();
+        for (const LayerPlacement& p : opt->GetLayerPlacements()) {
+            for (const auto& [backend, reason] : p.m_Declined) {
+                l.m_Info.m_Optimized += "\n" + p.m_LayerName + " declined by " + backend.Get() + ": " + reason;
+            }
+        }
+        std::string error;
+        if (l.m_Runtime->LoadNetwork(l.m_Id, std::move(opt), error) != Status::Success) throw RuntimeException(error);
+        return l;
+    }
+    /// One inference on a loaded network with this net's (fixed, seeded) inputs.
+    std::vector<std::vector<float>> Execute(const Loaded& l) const {
+        const std::vector<std::vector<float>> inputs = Inputs();
+        InputTensors in;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            in.emplace_back(static_cast<LayerBindingId>(i),
+                            ConstTensor(TensorInfo(m_InputShapes[i], DataType::Float32, 0.0f, 0, true), inputs[i].data()));
+        }
+        std::vector<std::vector<float>> outputs(static_cast<std::size_t>(m_NumOutputs));
+        OutputTensors out;
+        for (int o = 0; o < m_NumOutputs; ++o) {
+            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
+            outputs[static_cast<std::size_t>(o)].assign(info.GetNumElements(), -12345.0f);
+            out.emplace_back(o, Tensor(info, outputs[static_cast<std::size_t>(o)].data()));
+        }
+        if (l.m_Runtime->EnqueueWorkload(l.m_Id, in, out) != Status::Success) throw RuntimeException("EnqueueWorkload failed");
+        return outputs;
+    }
+    Result Run(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {},
+               const OptimizerOptions& optimizerOptions = {}) {
+        Loaded l = Load(backends, options, optimizerOptions);
+        Result r = l.m_Info;
+        r.m_Outputs = Execute(l);
+        return r;
+    }
+
+    /// Runs on CpuAcc (with CpuRef behind it) and on CpuRef alone; every output must agree.
+    Result Check(double tolerance = 2e-5, const std::string& what = "") {
+        Result acc = Run({"CpuAcc", "CpuRef"});
+        Result ref = Run({"CpuRef"});
+        EXPECT_GT(acc.m_Counts["CpuAcc"], 0u) << what << ": nothing ran on CpuAcc\n" << acc.m_Optimized;
+        for (std::size_t o = 0; o < ref.m_Outputs.size(); ++o) {
+            const auto& a = acc.m_Outputs[o];
+            const auto& r = ref.m_Outputs[o];
+            EXPECT_EQ(a.size(), r.size());
+            double num = 0, den = 0, worst = 0;
+            for (std::size_t i = 0; i < r.size() && i < a.size(); ++i) {
+                num += (a[i] - r[i]) * (a[i] - r[i]);
+                den += r[i] * r[i];
+                worst = std::max(worst, static_cast<double>(std::fabs(a[i] - r[i])));
+            }
+            const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+            EXPECT_LT(rel, tolerance) << what << ": output " << o << " relative L2 " << rel << ", worst element diff "
+                                      << worst << "\n" << acc.m_Optimized;
+        }
+        return acc;
+    }
+
+private:
+    std::vector<std::vector<float>> Inputs() const {
+        std::mt19937 rng(1234);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        std::vector<std::vector<float>> inputs;
+        for (const TensorShape& s : m_InputShapes) {
+            std::vector<float> v(s.GetNumElements());
+            for (float& x : v) x = dist(rng);
+            inputs.push_back(std::move(v));
+        }
+        return inputs;
+    }
+
+    INetworkPtr m_Net;
+    std::vector<TensorShape> m_InputShapes;
+    int m_NumOutputs = 0;
+    int m_Count = 0;
+    std::mt19937 m_Rng{42};
+    std::uniform_real_distribution<float> m_Dist{-1.0f, 1.0f};
+};
+
+bool CpuAccAvailable() { return BackendRegistryInstance().IsBackendRegistered("CpuAcc"); }
+
+#define SKIP_WITHOUT_CPUACC() \
+    if (!CpuAccAvailable()) GTEST_SKIP() << "CpuAcc is not built (no oneDNN)"
+
+// ---- convolution ----------------------------------------------------------------------------------
+
+struct ConvCase {
+    const char* m_Name;
+    unsigned int n, c, h, w, k, kh, kw, stride, dilation, pad, groups;
+    bool bias;
+};
+
+class CpuAccConv : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(CpuAccConv, MatchesCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    const ConvCase& p = GetParam();
+    Net net;
+    IOutputSlot* x = net.Input({p.n, p.c, p.h, p.w});
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {p.kh, p.kw};
+    d.m_Strides = {p.stride, p.stride};
+    d.m_Dilations = {p.dilation, p.dilation};
+    d.m_PadsBegin = {p.pad, p.pad};
+    d.m_PadsEnd = {p.pad, p.pad};
+    d.m_Groups = p.groups;
+    std::vector<IOutputSlot*> ins = {x, net.Const({p.k, p.c / p.groups, p.kh, p.kw}, 0.3f)};
+    if (p.bias) ins.push_back(net.Const({p.k}));
+    net.Output(net.Op(LayerType::Convolution, d, ins));
+    net.Check(2e-5, p.m_Name);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CpuAccConv,
+    ::testing::Values(ConvCase{"odd_channels_3x3", 1, 3, 17, 13, 5, 3, 3, 1, 1, 1, 1, true},
+                      ConvCase{"1x1", 1, 19, 9, 9, 33, 1, 1, 1, 1, 0, 1, true},
+                      ConvCase{"7x7_stride2", 1, 3, 31, 29, 16, 7, 7, 2, 1, 3, 1, true},
+                      ConvCase{"dilated", 1, 8, 15, 15, 8, 3, 3, 1, 2, 2, 1, false},
+                      ConvCase{"groups", 1, 12, 10, 10, 18, 3, 3, 1, 1, 1, 3, true},
+                      ConvCase{"depthwise_stride2", 1, 32, 14, 14, 32, 3, 3, 2, 1, 1, 32, true},
+                      ConvCase{"depthwise_odd", 1, 7, 9, 11, 7, 5, 5, 1, 1, 2, 7, false},
+                      ConvCase{"batch3", 3, 16, 8, 8, 24, 3, 3, 1, 1, 1, 1, true},
+                      ConvCase{"stride3_nopad", 2, 5, 13, 13, 6, 2, 2, 3, 1, 0, 1, true}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.m_Name); });
+
+TEST(CpuAccFusion, ConvBiasReluResidualChain) {
+    SKIP_WITHOUT_CPUACC();
+    // A ResNet-like block: conv+relu, conv, + identity, relu; then max pool and a classifier.
+    Net net;
+    IOutputSlot* x = net.Input({2, 16, 12, 12});
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {3, 3};
+    d.m_PadsBegin = {1, 1};
+    d.m_PadsEnd = {1, 1};
+    IOutputSlot* c1 = net.Op(LayerType::Convolution, d, {x, net.Const({16, 16, 3, 3}, 0.2f), net.Const({16})});
+    IOutputSlot* r1 = net.Unary(UnaryOperation::Relu, c1);
+    IOutputSlot* c2 = net.Op(LayerType::Convolution, d, {r1, net.Const({16, 16, 3, 3}, 0.2f), net.Const({16})});
+    IOutputSlot* sum = net.Binary(BinaryOperation::Add, c2, r1);
+    IOutputSlot* r2 = net.Unary(UnaryOperation::Relu, sum);
+    PoolingDescriptor pool;
+    pool.m_KernelShape = {3, 3};
+    pool.m_Strides = {2, 2};
+    pool.m_CeilMode = true;
+    IOutputSlot* p = net.Op(LayerType::Pooling, pool, {r2});
+    PoolingDescriptor gap;
+    gap.m_Algorithm = PoolingAlgorithm::Average;
+    gap.m_Global = true;
+    IOutputSlot* g = net.Op(LayerType::Pooling, gap, {p});
+    ReshapeDescriptor flat;
+    flat.m_TargetShape = {2, 16};
+    IOutputSlot* f = net.Op(LayerType::Reshape, flat, {g});
+    GemmDescriptor gd;
+    gd.m_TransB = true;
+    net.Output(net.Op(LayerType::Gemm, gd, {f, net.Const({10, 16}), net.Const({10})}));
+    Net::Result r = net.Check(2e-5, "resnet block");
+    // Everything ran as one CpuAcc region (one PreCompiled layer), with relu and the residual
+    // add fused into the convolutions.
+    EXPECT_EQ(r.m_Counts.size(), 1u) << r.m_Optimized;
+    EXPECT_EQ(r.m_Counts["CpuAcc"], 1u) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Conv+eltwise x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Conv+add+eltwise x1"), std::string::npos) << r.m_Optimized;
+}
+
+TEST(CpuAccFusion, SwishAndSqueezeExcite) {
+    SKIP_WITHOUT_CPUACC();
+    // EfficientNet's block: conv, x*sigmoid(x), global pool, 1x1 convs, sigmoid gate broadcast.
+    Net net;
+    IOutputSlot* x = net.Input({1, 24, 10, 10});
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {1, 1};
+    IOutputSlot* c = net.Op(LayerType::Convolution, d, {x, net.Const({24, 24, 1, 1}), net.Const({24})});
+    IOutputSlot* s = net.Binary(BinaryOperation::Mul, c, net.Unary(UnaryOperation::Sigmoid, c));
+    PoolingDescriptor gap;
+    gap.m_Algorithm = PoolingAlgorithm::Average;
+    gap.m_Global = true;
+    IOutputSlot* g = net.Op(LayerType::Pooling, gap, {s});
+    IOutputSlot* e1 = net.Op(LayerType::Convolution, d, {g, net.Const({6, 24, 1, 1}), net.Const({6})});
+    IOutputSlot* e2 = net.Op(LayerType::Convolution, d, {net.Unary(UnaryOperation::Relu, e1), net.Const({24, 6, 1, 1}), net.Const({24})});
+    IOutputSlot* gate = net.Unary(UnaryOperation::Sigmoid, e2);
+    net.Output(net.Binary(BinaryOperation::Mul, s, gate));
+    Net::Result r = net.Check(2e-5, "squeeze-excite");
+    EXPECT_NE(r.m_Optimized.find("SiLU"), std::string::npos) << r.m_Optimized;
+}
+
+TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
+    SKIP_WITHOUT_CPUACC();
+    // The opset-13 forms PyTorch exports for nn.LayerNorm and GELU, after a matmul with bias.
+    Net net;
+    IOutputSlot* x = net.Input({2, 7, 48});
+    IOutputSlot* h = net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({48, 96}, 0.2f)}),
+                                net.Const({96}));
+    IOutputSlot* a = net.Binary(BinaryOperation::Div, h, net.Scalar(1.4142135f));
+    IOutputSlot* e = net.Unary(UnaryOperation::Erf, a);
+    IOutputSlot* g = net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Mul, h, net.Binary(BinaryOperation::Add, e, net.Scalar(1.0f))),
+                                net.Scalar(0.5f));
+    ReduceDescriptor mean;
+    mean.m_Axes = {-1};
+    IOutputSlot* m = net.Op(LayerType::Reduce, mean, {g});
+    IOutputSlot* dd = net.Binary(BinaryOperation::Sub, g, m);
+    IOutputSlot* var = net.Op(LayerType::Reduce, mean, {net.Binary(BinaryOperation::Pow, dd, net.Scalar(2.0f))});
+    IOutputSlot* sd = net.Unary(UnaryOperation::Sqrt, net.Binary(BinaryOperation::Add, var, net.Scalar(1e-5f)));
+    IOutputSlot* n = net.Binary(BinaryOperation::Div, dd, sd);
+    net.Output(net.Binary(BinaryOperation::Add, net.Binary(BinaryOperation::Mul, n, net.Const({96}, 0.5f, 1.0f)), net.Const({96})));
+    Net::Result r = net.Check(2e-5, "gelu + layernorm");
+    EXPECT_NE(r.m_Optimized.find("MatMul+eltwise x1"), std::string::npos) << r.m_Optimized;  // bias + GELU fused
+    EXPECT_NE(r.m_Optimized.find("LayerNorm x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
+}
+
+TEST(CpuAccFusion, AttentionBlock) {
+    SKIP_WITHOUT_CPUACC();
+    // q k^T / sqrt(d) -> softmax -> v, with the head split done by Reshape/Transpose.
+    Net net;
+    IOutputSlot* x = net.Input({1, 16, 32});
+    auto proj = [&](IOutputSlot* in) {
+        ReshapeDescriptor r;
+        r.m_TargetShape = {1, 16, 4, 8};
+        IOutputSlot* p = net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {in, net.Const({32, 32}, 0.3f)}),
+                                    net.Const({32}));
+        return net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {net.Op(LayerType::Reshape, r, {p})});
+    };
+    IOutputSlot* q = proj(x);
+    IOutputSlot* k = net.Op(LayerType::Transpose, TransposeDescriptor{{0, 1, 3, 2}}, {proj(x)});
+    IOutputSlot* v = proj(x);
+    IOutputSlot* s = net.Binary(BinaryOperation::Div, net.Op(LayerType::MatMul, EmptyDescriptor{}, {q, k}), net.Scalar(2.828427f));
+    IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {s});
+    IOutputSlot* o = net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, v});
+    ReshapeDescriptor back;
+    back.m_TargetShape = {1, 16, 32};
+    net.Output(net.Op(LayerType::Reshape, back, {net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {o})}));
+    Net::Result r = net.Check(2e-5, "attention");
+    EXPECT_EQ(r.m_Counts.size(), 1u) << r.m_Optimized;
+}
+
+// ---- other ops -----------------------------------------------------------------------------------
+
+TEST(CpuAccOps, PoolingVariants) {
+    SKIP_WITHOUT_CPUACC();
+    for (bool ceil : {false, true}) {
+        for (PoolingAlgorithm alg : {PoolingAlgorithm::Max, PoolingAlgorithm::Average}) {
+            for (bool includePad : {false, true}) {
+                if (ceil && includePad && alg == PoolingAlgorithm::Average) continue;  // declined, see below
+                Net net;
+                PoolingDescriptor d;
+                d.m_Algorithm = alg;
+                d.m_KernelShape = {3, 2};
+                d.m_Strides = {2, 2};
+                d.m_PadsBegin = {1, 0};
+                d.m_PadsEnd = {1, 1};
+                d.m_CeilMode = ceil;
+                d.m_CountIncludePad = includePad;
+                net.Output(net.Op(LayerType::Pooling, d, {net.Input({2, 5, 11, 10})}));
+                net.Check(1e-6, std::string("pool ceil=") + (ceil ? "1" : "0") + " include_pad=" + (includePad ? "1" : "0"));
+            }
+        }
+    }
+}
+
+TEST(CpuAccOps, ElementwiseAndBroadcasting) {
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    IOutputSlot* a = net.Input({2, 3, 4, 5});
+    IOutputSlot* b = net.Input({3, 1, 5});
+    IOutputSlot* sum = net.Binary(BinaryOperation::Add, b, a);  // broadcast first operand, commutative
+    IOutputSlot* diff = net.Binary(BinaryOperation::Sub, sum, b);
+    IOutputSlot* prod = net.Binary(BinaryOperation::Mul, diff, net.Const({5}));
+    IOutputSlot* quot = net.Binary(BinaryOperation::Div, prod, net.Const({1, 4, 1}, 0.2f, 2.0f));
+    IOutputSlot* mx = net.Binary(BinaryOperation::Maximum, quot, a);
+    net.Output(net.Binary(BinaryOperation::Minimum, mx, net.Scalar(0.7f)));
+    for (UnaryOperation op : {UnaryOperation::Tanh, UnaryOperation::Elu, UnaryOperation::HardSwish, UnaryOperation::Abs,
+                              UnaryOperation::Neg, UnaryOperation::Exp, UnaryOperation::Softplus, UnaryOperation::Mish,
+                              UnaryOperation::Gelu, UnaryOperation::Erf}) {
+        net.Output(net.Unary(op, a, 0.3f));
+    }
+    net.Output(net.Unary(UnaryOperation::Clip, a, -0.25f, 0.5f));
+    net.Output(net.Unary(UnaryOperation::HardSigmoid, a, 0.2f, 0.5f));
+    net.Output(net.Unary(UnaryOperation::LeakyRelu, a, 0.1f));
+    net.Output(net.Unary(UnaryOperation::Sqrt, net.Unary(UnaryOperation::Abs, a)));
+    net.Check(1e-5, "elementwise");
+}
+
+TEST(CpuAccOps, DataMovementAndReductions) {
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    IOutputSlot* x = net.Input({2, 6, 5, 3});
+    IOutputSlot* y = net.Input({2, 2, 5, 3});
+    net.Output(net.Op(LayerType::Concat, ConcatDescriptor{1}, {x, y, x}));
+    net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{3, 0, 2, 1}}, {x}));
+    IConnectableLayer* split = net.Layer(LayerType::Split, SplitDescriptor{1, {1, 2, 3}}, {x}, 3);
+    for (unsigned int i = 0; i < 3; ++i) net.Output(&split->GetOutputSlot(i));
+    SliceDescriptor sl;
+    sl.m_Starts = {1, -3};
+    sl.m_Ends = {5, 5};
+    sl.m_Axes = {1, 2};
+    net.Output(net.Op(LayerType::Slice, sl, {x}));
+    for (ReduceOperation op : {ReduceOperation::Mean, ReduceOperation::Sum, ReduceOperation::Max, ReduceOperation::Min}) {
+        ReduceDescriptor r;
+        r.m_Operation = op;
+        r.m_Axes = {1, 3};
+        r.m_KeepDims = op == ReduceOperation::Sum;
+        net.Output(net.Op(LayerType::Reduce, r, {x}));
+    }
+    net.Output(net.Op(LayerType::Softmax, SoftmaxDescriptor{1, false, false}, {x}));
+    net.Output(net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, true, false}, {x}));
+    LayerNormalizationDescriptor ln;
+    ln.m_Axis = 2;
+    net.Output(net.Op(LayerType::LayerNormalization, ln, {x, net.Const({5, 3}), net.Const({5, 3})}));
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Input({1, 1, 3, 4})}));
+    net.Check(1e-5, "data movement");
+}
+
+TEST(CpuAccOps, DeclinedLayersFallBackToCpuRefWithReasons) {
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    IOutputSlot* x = net.Input({4, 4});
+    // Pow with a run-time exponent and Sin have no CpuAcc kernel: they run on CpuRef.
+    net.Output(net.Unary(UnaryOperation::Sin, net.Binary(BinaryOperation::Pow, net.Unary(UnaryOperation::Abs, x), net.Input({4, 4}))));
+    Net::Result r = net.Check(1e-5, "fallback");
+    EXPECT_EQ(r.m_Counts["CpuRef"], 2u) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("only a constant scalar exponent is supported"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("CpuAcc has no kernel for Sin"), std::string::npos) << r.m_Optimized;
+}
+
+// ---- options, threads ----------------------------------------------------------------------------
+
+Net SmallConvNet() {
+    Net net;
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {3, 3};
+    d.m_PadsBegin = {1, 1};
+    d.m_PadsEnd = {1, 1};
+    IOutputSlot* x = net.Input({1, 8, 20, 20});
+    IOutputSlot* c = net.Op(LayerType::Convolution, d, {x, net.Const({32, 8, 3, 3}, 0.3f), net.Const({32})});
+    net.Output(net.Op(LayerType::Convolution, d, {net.Unary(UnaryOperation::Relu, c), net.Const({16, 32, 3, 3}, 0.3f)}));
+    return net;
+}
+
+TEST(CpuAccOptions, ThreadCountsGiveTheSameResult) {
+    SKIP_WITHOUT_CPUACC();
+    Net net = SmallConvNet();
+    std::vector<float> first;
+    for (const char* threads : {"1", "2", "3"}) {
+        IRuntime::CreationOptions o;
+        o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+        Net::Result r = net.Run({"CpuAcc"}, o);
+        if (first.empty()) first = r.m_Outputs[0];
+        ASSERT_EQ(r.m_Outputs[0].size(), first.size());
+        for (std::size_t i = 0; i < first.size(); ++i) ASSERT_NEAR(r.m_Outputs[0][i], first[i], 1e-4f) << threads << " threads";
+    }
+}
+
+TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
+    SKIP_WITHOUT_CPUACC();
+    Net net = SmallConvNet();
+    for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
+                               {"FastMath", "fp8"}}) {
+        IRuntime::CreationOptions o;
+        o.m_BackendOptions["CpuAcc"][name] = value;
+        try {
+            net.Run({"CpuAcc"}, o);
+            ADD_FAILURE() << name << "=" << value << " was accepted";
+        } catch (const Exception& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + value + "'"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(CpuAccOptions, Bf16FastMathIsCloseButNotExact) {
+    SKIP_WITHOUT_CPUACC();
+    Net net = SmallConvNet();
+    IRuntime::CreationOptions o;
+    o.m_BackendOptions["CpuAcc"]["FastMath"] = "bf16";
+    Net::Result fast = net.Run({"CpuAcc"}, o);
+    Net::Result exact = net.Run({"CpuRef"});
+    double num = 0, den = 0;
+    for (std::size_t i = 0; i < exact.m_Outputs[0].size(); ++i) {
+        const double d = fast.m_Outputs[0][i] - exact.m_Outputs[0][i];
+        num += d * d;
+        den += exact.m_Outputs[0][i] * exact.m_Outputs[0][i];
+    }
+    EXPECT_LT(std::sqrt(num / den), 2e-2);  // bfloat16 keeps 8 bits of mantissa
+}
+
+TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
+    SKIP_WITHOUT_CPUACC();
+    Net net = SmallConvNet();
+    const Net::Result want = net.Run({"CpuRef"});
+    IRuntime::CreationOptions o;
+    o.m_BackendOptions["CpuAcc"]["NumThreads"] = "2";
+    const Net::Loaded loaded = net.Load({"CpuAcc"}, o);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&]() {
+            for (int i = 0; i < 10; ++i) {
+                const auto got = net.Execute(loaded);
+                for (std::size_t k = 0; k < want.m_Outputs[0].size(); ++k) {
+                    if (std::fabs(got[0][k] - want.m_Outputs[0][k]) > 1e-4f) {
+                        ++failures;
+                        break;
+                    }
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+}
+
+// ---- models ---------------------------------------------------------------------------------------
+
+class CpuAccModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CpuAccModel, MatchesPyTorchWithCpuAccFirst) {
+    SKIP_WITHOUT_CPUACC();
+    const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam();
+    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the export_test_models test makes it";
+    LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
+    const OwnedTensor input = LoadTensorFile(base + ".input_0.pb");
+    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
+    const auto outs = m.Run({input});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
+    const double err = RelativeL2(outs[0], want);
+    EXPECT_LT(err, 1e-4) << GetParam() << ": relative L2 error vs PyTorch with CpuAcc";
+    std::cout << GetParam() << ": CpuAcc relative L2 error vs PyTorch " << err << "; layers per backend:";
+    for (const auto& [b, c] : m.m_LayerCounts) std::cout << " " << b << "=" << c;
+    std::cout << "\n";
+    EXPECT_GT(m.m_LayerCounts["CpuAcc"], 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, CpuAccModel,
+                         ::testing::Values("tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13",
+                                           "transformer_op13", "transformer_op17", "lstm_op13"));
+
+}  // namespace
