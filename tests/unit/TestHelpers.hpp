@@ -160,6 +160,22 @@ inline void ExpectOptimizeRejects(LayerTestNetwork& n, const std::string& layerN
     }
 }
 
+/// A parameter of `layerName` fed by a graph input: Optimize() defers the network (its log names
+/// the layer and `parameter`, e.g. "input 1 (frame_step)") and it loads as a dynamic network,
+/// optimized for each run's values.
+inline void ExpectOptimizeDefers(LayerTestNetwork& n, const std::string& layerName, const std::string& parameter) {
+    IOptimizedNetworkPtr opt = n.Optimize();
+    const std::vector<std::string>& log = opt->GetOptimizationLog();
+    ASSERT_FALSE(log.empty());
+    EXPECT_NE(log.back().find("dynamic network"), std::string::npos) << log.back();
+    EXPECT_NE(log.back().find(layerName), std::string::npos) << log.back();
+    EXPECT_NE(log.back().find(parameter), std::string::npos) << log.back();
+    NetworkId id = 0;
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, std::move(opt)), Status::Success);
+    EXPECT_TRUE(n.m_Runtime->IsDynamic(id));
+    n.m_Runtime->UnloadNetwork(id);
+}
+
 /// Loads the network and runs it with `inputs` (one tensor per input binding, in order); returns
 /// every output (bindings 0, 1, ...). Exceptions propagate.
 inline std::vector<OwnedTensor> RunLayerTestNetwork(LayerTestNetwork& n, const std::vector<OwnedTensor>& inputs) {
@@ -174,7 +190,7 @@ inline std::vector<OwnedTensor> RunLayerTestNetwork(LayerTestNetwork& n, const s
     std::vector<OwnedTensor> outs(static_cast<std::size_t>(n.m_NextOutput));
     OutputTensors out;
     for (int o = 0; o < n.m_NextOutput; ++o) {
-        outs[o].m_Info = n.m_Runtime->GetOutputTensorInfo(id, o);
+        outs[o].m_Info = n.m_Runtime->GetOutputTensorInfo(id, o, in);  // specializes a dynamic network
         outs[o].m_Data.assign(outs[o].m_Info.GetNumBytes(), 0);
         out.push_back({o, outs[o].AsTensor()});
     }

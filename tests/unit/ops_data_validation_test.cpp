@@ -414,3 +414,102 @@ TEST(OpsDataValidation, IntegerDivisionByZeroAtExecution) {
     EXPECT_NE(msg.find("div_run"), std::string::npos) << msg;
     EXPECT_NE(msg.find("integer division by zero"), std::string::npos) << msg;
 }
+
+// ---- ops whose output shapes depend on values (NonZero, Compress, Unique, NonMaxSuppression) ----
+
+namespace {
+IOutputSlot& ConstBools(DataNet& n, const std::vector<uint8_t>& values, TensorShape shape) {
+    auto* l = n.net->AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Boolean, 0.0f, 0, true), values.data()));
+    return l->GetOutputSlot(0);
+}
+}  // namespace
+
+TEST(OpsDataValidation, CompressConditionMustBeA1dBooleanNoLongerThanTheAxis) {
+    {
+        DataNet n;
+        n.Layer(LayerType::Compress, CompressDescriptor{0}, "compress_int_cond", {&n.Input({3, 2}), &n.ConstInts({1, 0})});
+        ExpectRejected(n, "compress_int_cond", "input 1 has type Signed64; expected one of Boolean");
+    }
+    {
+        DataNet n;
+        n.Layer(LayerType::Compress, CompressDescriptor{0}, "compress_2d_cond",
+                {&n.Input({3, 2}), &ConstBools(n, {1, 0, 1, 1}, {2, 2})});
+        ExpectRejected(n, "compress_2d_cond", "input 1 (condition) must be 1-D, got shape 2x2");
+    }
+    {
+        DataNet n;
+        n.Layer(LayerType::Compress, CompressDescriptor{-2}, "compress_long_cond",
+                {&n.Input({3, 2}), &ConstBools(n, {1, 0, 1, 1, 0}, {5})});
+        ExpectRejected(n, "compress_long_cond", "has 5 entries, more than the 3 slices along axis 0");
+    }
+    {
+        DataNet n;
+        n.Layer(LayerType::Compress, CompressDescriptor{2}, "compress_axis", {&n.Input({3, 2}), &ConstBools(n, {1}, {1})});
+        ExpectRejected(n, "compress_axis", "axis 2 is out of range for rank 2");
+    }
+}
+
+TEST(OpsDataValidation, UniqueTypeAndAxis) {
+    {
+        DataNet n;
+        n.Layer(LayerType::Unique, UniqueDescriptor{}, "unique_f16", {&n.Input({4}, DataType::Float16)}, 4);
+        ExpectRejected(n, "unique_f16", "input 0 has type Float16");
+    }
+    {
+        DataNet n;
+        UniqueDescriptor d;
+        d.m_Axis = -3;
+        n.Layer(LayerType::Unique, d, "unique_axis", {&n.Input({2, 2})}, 4);
+        ExpectRejected(n, "unique_axis", "axis -3 is out of range for rank 2");
+    }
+}
+
+TEST(OpsDataValidation, NonMaxSuppressionShapesAndThreshold) {
+    {
+        DataNet n;
+        n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_boxes",
+                {&n.Input({1, 2, 3}), &n.Input({1, 1, 2})});
+        ExpectRejected(n, "nms_boxes", "input 0 (boxes) must be [batches, boxes, 4], got 1x2x3");
+    }
+    {
+        DataNet n;
+        n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_scores",
+                {&n.Input({1, 2, 4}), &n.Input({1, 1, 3})});
+        ExpectRejected(n, "nms_scores", "to match boxes 1x2x4, got 1x1x3");
+    }
+    {
+        DataNet n;
+        n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_iou",
+                {&n.Input({1, 2, 4}), &n.Input({1, 1, 2}), &n.ConstInts({3}), &n.ScalarFloat(1.5f)});
+        ExpectRejected(n, "nms_iou", "iou_threshold 1.500000 must be in [0, 1]");
+    }
+}
+
+TEST(OpsDataValidation, NonZeroOfAGraphInputMakesTheNetworkDynamic) {
+    DataNet n;
+    n.Layer(LayerType::NonZero, EmptyDescriptor{}, "nonzero_input", {&n.Input({2, 3})});
+    IOptimizedNetworkPtr opt = n.Optimize();
+    ASSERT_FALSE(opt->GetOptimizationLog().empty());
+    const std::string last = opt->GetOptimizationLog().back();
+    EXPECT_NE(last.find("dynamic network"), std::string::npos) << last;
+    EXPECT_NE(last.find("NonZero 'nonzero_input': input 0 (data) decides the output shape"), std::string::npos) << last;
+    // Run it: the output shape follows each run's values.
+    NetworkId id = 0;
+    n.runtime->LoadNetwork(id, std::move(opt));
+    for (const std::vector<float>& x : {std::vector<float>{0, 1, 0, 2, 0, 3}, std::vector<float>{0, 0, 0, 0, 5, 0}}) {
+        InputTensors in{{0, ConstTensor(TensorInfo({2, 3}, DataType::Float32), x.data())}};
+        const TensorInfo info = n.runtime->GetOutputTensorInfo(id, 0, in);
+        std::vector<int64_t> y(info.GetNumElements());
+        n.runtime->EnqueueWorkload(id, in, {{0, Tensor(info, y.data())}});
+        std::vector<int64_t> rows, cols;
+        for (int64_t i = 0; i < 6; ++i) {
+            if (x[static_cast<std::size_t>(i)] != 0) {
+                rows.push_back(i / 3);
+                cols.push_back(i % 3);
+            }
+        }
+        ASSERT_EQ(info.GetShape(), TensorShape({2, static_cast<unsigned int>(rows.size())}));
+        rows.insert(rows.end(), cols.begin(), cols.end());
+        EXPECT_EQ(y, rows);
+    }
+}
