@@ -394,6 +394,8 @@ const char* GetLossReductionName(LossReduction r);
 struct NegativeLogLikelihoodLossDescriptor {
     LossReduction m_Reduction = LossReduction::Mean;
     std::optional<int64_t> m_IgnoreIndex;
+};
+
 enum class GridSampleMode { Bilinear, Nearest, Bicubic };
 enum class GridSamplePadding { Zeros, Border, Reflection };
 /// ONNX GridSample (4-D): inputs X (N, C, H, W) and grid (N, Hout, Wout, 2) holding (x, y)
