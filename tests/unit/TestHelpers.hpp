@@ -106,4 +106,80 @@ inline std::string Compare(const OwnedTensor& got, const OwnedTensor& want, doub
            ", want " + std::to_string(ToDouble(want, firstBad)) + "; worst abs diff " + std::to_string(worst);
 }
 
+/// A network built layer by layer for validation tests: inputs, constants, one layer under test
+/// whose every output feeds an Output layer, optimized for CpuRef.
+struct OpNetwork {
+    INetworkPtr m_Net = INetwork::Create();
+    IRuntimePtr m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
+    int m_NextInput = 0;
+    int m_NextOutput = 0;
+
+    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
+        auto* l = m_Net->AddInputLayer(m_NextInput++);
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
+        return l->GetOutputSlot(0);
+    }
+    IOutputSlot& ConstInts(const std::vector<int64_t>& values, const TensorShape& shape) {
+        TensorInfo info(shape, DataType::Signed64, 0.0f, 0, true);
+        return m_Net->AddConstantLayer(ConstTensor(info, values.data()))->GetOutputSlot(0);
+    }
+    IOutputSlot& ConstFloats(const std::vector<float>& values, const TensorShape& shape) {
+        TensorInfo info(shape, DataType::Float32, 0.0f, 0, true);
+        return m_Net->AddConstantLayer(ConstTensor(info, values.data()))->GetOutputSlot(0);
+    }
+    /// Adds the layer (numOutputs -1: the op's default) and an Output layer on each output.
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name,
+                             const std::vector<IOutputSlot*>& inputs, int numOutputs = -1) {
+        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), numOutputs);
+        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            l->GetOutputSlot(o).Connect(m_Net->AddOutputLayer(m_NextOutput++)->GetInputSlot(0));
+        }
+        return l;
+    }
+    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*m_Net, {"CpuRef"}, m_Runtime->GetDeviceSpec()); }
+};
+
+/// Expects Optimize() to throw a message naming the layer and stating `rule`.
+inline void ExpectOptimizeRejects(OpNetwork& n, const std::string& layerName, const std::string& rule) {
+    try {
+        n.Optimize();
+        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
+    } catch (const Exception& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
+/// Loads the network, runs it once with `inputs` (one per input binding, in order) and expects a
+/// RuntimeException naming the layer and stating `rule`.
+inline void ExpectRunFails(OpNetwork& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+                           const std::string& layerName, const std::string& rule) {
+    NetworkId id = 0;
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+    InputTensors in;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        TensorInfo info = inputs[i].first;
+        info.SetConstant(true);
+        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
+    }
+    std::vector<std::vector<std::byte>> buffers;
+    buffers.reserve(static_cast<std::size_t>(n.m_NextOutput));  // Tensors point into them
+    OutputTensors out;
+    for (int o = 0; o < n.m_NextOutput; ++o) {
+        const TensorInfo info = n.m_Runtime->GetOutputTensorInfo(id, o);
+        buffers.emplace_back(info.GetNumBytes());
+        out.push_back({o, Tensor(info, buffers.back().data())});
+    }
+    try {
+        n.m_Runtime->EnqueueWorkload(id, in, out);
+        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
+    } catch (const RuntimeException& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
+        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
+    }
+}
+
 }  // namespace trellis::test

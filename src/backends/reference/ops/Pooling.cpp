@@ -7,10 +7,15 @@
 // inside the padded input [-pad_begin, in + pad_end). Average divides by the product of the
 // latter (count_include_pad) or of the former, as ONNX Runtime and PyTorch do; a ceil_mode window
 // that overhangs the end padding therefore counts only its taps inside the padded input.
+//
+// Max pooling's optional output 1 (ONNX Indices, Signed64) holds the flat offset of the first
+// maximum of each window in the whole input: (n * C + c) * plane + the offset inside the plane,
+// row major, or with the spatial dims' order reversed for storage_order 1 (ONNX's reference).
 #include "RefKernelTable.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -26,8 +31,11 @@ struct PoolDimTaps {
 class PoolingWorkload final : public IWorkload {
 public:
     PoolingWorkload(const PoolingDescriptor& d, const TensorShape& xs, const TensorShape& ys)
-        : m_Max(d.m_Algorithm == PoolingAlgorithm::Max), m_CountIncludePad(d.m_CountIncludePad) {
+        : m_Max(d.m_Algorithm == PoolingAlgorithm::Max),
+          m_CountIncludePad(d.m_CountIncludePad),
+          m_ColumnMajor(d.m_StorageOrder == 1) {
         const unsigned int rank = xs.GetNumDimensions();
+        for (unsigned int i = 2; i < rank; ++i) m_In.push_back(xs[i]);
         m_Planes = math::Volume(xs, 0, 2);
         m_InPlane = math::Volume(xs, 2, rank);
         m_OutPlane = math::Volume(ys, 2, rank);
@@ -57,6 +65,7 @@ public:
     void Execute(const WorkloadIo& io) const override {
         const float* x = math::InputF32(io, 0);
         float* y = math::OutputF32(io, 0);
+        int64_t* indices = io.m_Outputs.size() > 1 ? static_cast<int64_t*>(io.m_Outputs[1]->Map()) : nullptr;
         const std::size_t nsp = m_Out.size();
         std::vector<std::size_t> oidx(nsp);
         std::vector<const std::vector<std::size_t>*> window(nsp);
@@ -73,8 +82,15 @@ public:
                 }
                 if (m_Max) {
                     float v = std::numeric_limits<float>::lowest();
-                    ForEachTap(window, 0, 0, [&](std::size_t off) { v = std::max(v, xp[off]); });
+                    std::size_t best = 0;
+                    ForEachTap(window, 0, 0, [&](std::size_t off) {
+                        if (xp[off] > v) {
+                            v = xp[off];
+                            best = off;
+                        }
+                    });
                     yp[o] = v;
+                    if (indices) indices[p * m_OutPlane + o] = static_cast<int64_t>(p * m_InPlane + PlaneIndex(best));
                 } else {
                     double sum = 0.0;
                     ForEachTap(window, 0, 0, [&](std::size_t off) { sum += xp[off]; });
@@ -89,6 +105,22 @@ public:
     }
 
 private:
+    // A row-major offset inside one spatial plane, as ONNX reports it for the storage order.
+    std::size_t PlaneIndex(std::size_t rowMajor) const {
+        if (!m_ColumnMajor) return rowMajor;
+        std::vector<std::size_t> coord(m_In.size());
+        for (std::size_t d = m_In.size(); d-- > 0;) {  // the last dim varies fastest in rowMajor
+            coord[d] = rowMajor % m_In[d];
+            rowMajor /= m_In[d];
+        }
+        std::size_t index = 0, stride = 1;
+        for (std::size_t d = 0; d < m_In.size(); ++d) {  // the first dim varies fastest in column major
+            index += coord[d] * stride;
+            stride *= m_In[d];
+        }
+        return index;
+    }
+
     // Calls f(offset) for every tap of the window: the sums of one offset per dim.
     template <typename F>
     static void ForEachTap(const std::vector<const std::vector<std::size_t>*>& window, std::size_t d, std::size_t base,
@@ -100,7 +132,8 @@ private:
         for (std::size_t off : *window[d]) ForEachTap(window, d + 1, base + off, f);
     }
 
-    const bool m_Max, m_CountIncludePad;
+    const bool m_Max, m_CountIncludePad, m_ColumnMajor;
+    std::vector<std::size_t> m_In;  ///< the input's spatial dims
     std::size_t m_Planes = 0, m_InPlane = 0, m_OutPlane = 0;
     std::vector<std::size_t> m_Out;
     std::vector<PoolDimTaps> m_Taps;
@@ -109,7 +142,12 @@ private:
 }  // namespace
 
 bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    if (!math::RequireAllFloat32("Pooling", info, reason)) return false;
+    for (const TensorInfo* t : {&info.m_InputTensorInfos[0], &info.m_OutputTensorInfos[0]}) {
+        if (t->GetDataType() != DataType::Float32) {
+            return math::Refuse(reason, std::string("Pooling: data type ") + GetDataTypeName(t->GetDataType()) +
+                                            " not supported by CpuRef (Float32 only)");
+        }
+    }
     const auto& d = layer.Get<PoolingDescriptor>();
     const std::size_t nsp = info.m_InputTensorInfos[0].GetNumDimensions() - 2;
     if (d.m_AutoPad != PaddingMode::Explicit || d.m_KernelShape.size() != nsp || d.m_Strides.size() != nsp ||
