@@ -318,6 +318,10 @@ def maxpool_unpool_cases(out):
         save_case(out, "maxpool_indices_k%d%d_order%d" % (k[0], k[1], order), "MaxPool", [("X", x)],
                   [("Y", y), ("I", idx)], {"kernel_shape": list(k), "strides": list(s), "pads": list(pads),
                                            "storage_order": order}, opset=12)
+    xu = RNG.randint(0, 256, size=(1, 2, 5, 4)).astype(np.uint8)
+    yu, idxu = maxpool_indices_ref(xu.astype(F64), (2, 3), (1, 1), (0, 1, 1, 1), 0)
+    save_case(out, "maxpool_uint8_indices", "MaxPool", [("X", xu)], [("Y", yu.astype(np.uint8)), ("I", idxu)],
+              {"kernel_shape": [2, 3], "pads": [0, 1, 1, 1]}, opset=12)
     # MaxUnpool of a 2x2/2 pooling: back to [2, 3, 4, 6] by default, [2, 3, 5, 6] with output_shape.
     y, idx = maxpool_indices_ref(x, (2, 2), (2, 2), (0, 0, 0, 0), 0)
     full = np.zeros(x.shape, dtype=F32).reshape(-1)

@@ -1,6 +1,6 @@
 // CpuRef Pooling: N-d max and average pooling (global too) with strides, dilations, asymmetric
 // pads, ceil_mode (already folded into the output shape by the core) and count_include_pad.
-// Float32 only.
+// Float32; max pooling (global too) also UInt8.
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
 // dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
@@ -28,6 +28,7 @@ struct PoolDimTaps {
     std::vector<std::size_t> paddedCount;           ///< per output index: taps inside the padded input
 };
 
+template <typename T>
 class PoolingWorkload final : public IWorkload {
 public:
     PoolingWorkload(const PoolingDescriptor& d, const TensorShape& xs, const TensorShape& ys)
@@ -63,15 +64,15 @@ public:
     }
 
     void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        float* y = math::OutputF32(io, 0);
+        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
+        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
         int64_t* indices = io.m_Outputs.size() > 1 ? static_cast<int64_t*>(io.m_Outputs[1]->Map()) : nullptr;
         const std::size_t nsp = m_Out.size();
         std::vector<std::size_t> oidx(nsp);
         std::vector<const std::vector<std::size_t>*> window(nsp);
         for (std::size_t p = 0; p < m_Planes; ++p) {
-            const float* xp = x + p * m_InPlane;
-            float* yp = y + p * m_OutPlane;
+            const T* xp = x + p * m_InPlane;
+            T* yp = y + p * m_OutPlane;
             std::fill(oidx.begin(), oidx.end(), 0);
             for (std::size_t o = 0; o < m_OutPlane; ++o) {
                 std::size_t padded = 1, inside = 1;
@@ -81,7 +82,7 @@ public:
                     padded *= m_Taps[d].paddedCount[oidx[d]];
                 }
                 if (m_Max) {
-                    float v = std::numeric_limits<float>::lowest();
+                    T v = std::numeric_limits<T>::lowest();
                     std::size_t best = 0;
                     ForEachTap(window, 0, 0, [&](std::size_t off) {
                         if (xp[off] > v) {
@@ -94,7 +95,7 @@ public:
                 } else {
                     double sum = 0.0;
                     ForEachTap(window, 0, 0, [&](std::size_t off) { sum += xp[off]; });
-                    yp[o] = static_cast<float>(sum / static_cast<double>(m_CountIncludePad ? padded : inside));
+                    yp[o] = static_cast<T>(sum / static_cast<double>(m_CountIncludePad ? padded : inside));
                 }
                 for (std::size_t d = nsp; d-- > 0;) {
                     if (++oidx[d] < m_Out[d]) break;
@@ -142,13 +143,16 @@ private:
 }  // namespace
 
 bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    for (const TensorInfo* t : {&info.m_InputTensorInfos[0], &info.m_OutputTensorInfos[0]}) {
-        if (t->GetDataType() != DataType::Float32) {
-            return math::Refuse(reason, std::string("Pooling: data type ") + GetDataTypeName(t->GetDataType()) +
-                                            " not supported by CpuRef (Float32 only)");
-        }
-    }
     const auto& d = layer.Get<PoolingDescriptor>();
+    const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    const bool max = d.m_Algorithm == PoolingAlgorithm::Max;
+    if (t != DataType::Float32 && !(max && t == DataType::UInt8)) {
+        return math::Refuse(reason, std::string("Pooling: data type ") + GetDataTypeName(t) + " not supported by CpuRef (" +
+                                        (max ? "Float32, UInt8" : "Float32 only") + ")");
+    }
+    if (info.m_OutputTensorInfos[0].GetDataType() != t) {
+        return math::Refuse(reason, "Pooling: output type differs from the input's");
+    }
     const std::size_t nsp = info.m_InputTensorInfos[0].GetNumDimensions() - 2;
     if (d.m_AutoPad != PaddingMode::Explicit || d.m_KernelShape.size() != nsp || d.m_Strides.size() != nsp ||
         d.m_Dilations.size() != nsp || d.m_PadsBegin.size() != nsp || d.m_PadsEnd.size() != nsp) {
@@ -160,8 +164,13 @@ bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, s
 }
 
 IWorkloadPtr PoolingRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<PoolingWorkload>(layer.Get<PoolingDescriptor>(), info.m_InputTensorInfos[0].GetShape(),
-                                             info.m_OutputTensorInfos[0].GetShape());
+    const auto& d = layer.Get<PoolingDescriptor>();
+    const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& ys = info.m_OutputTensorInfos[0].GetShape();
+    if (info.m_InputTensorInfos[0].GetDataType() == DataType::UInt8) {
+        return std::make_unique<PoolingWorkload<uint8_t>>(d, xs, ys);
+    }
+    return std::make_unique<PoolingWorkload<float>>(d, xs, ys);
 }
 
 }  // namespace trellis::ref
