@@ -138,14 +138,24 @@ struct PoolingDescriptor {
     PaddingMode m_AutoPad = PaddingMode::Explicit;
     bool m_CeilMode = false;
     bool m_CountIncludePad = false;
+    /// Max pooling's optional output 1 (ONNX MaxPool Indices, Signed64): the flat offset of each
+    /// maximum in the input, row major (0) or with the spatial dims column major (1).
+    unsigned int m_StorageOrder = 0;
 };
 
-/// Inference batch normalization; inputs X, scale, bias, mean, variance (per channel, dim 1).
+/// Batch normalization; inputs X, scale, bias, mean, variance (per channel, dim 1). Inference
+/// uses the given mean and variance. m_Training (ONNX training_mode=1) normalizes with the batch
+/// statistics instead; the layer may then have outputs 1 and 2, the updated running mean and
+/// variance: input * m_Momentum + batch statistic * (1 - m_Momentum) (biased batch variance).
 struct BatchNormalizationDescriptor {
     float m_Eps = 1e-5f;
+    bool m_Training = false;
+    float m_Momentum = 0.9f;
 };
 
-/// Normalizes over dims [m_Axis, rank); inputs X, scale, optional bias.
+/// Normalizes over dims [m_Axis, rank); inputs X, scale, optional bias. Optional outputs 1 and 2
+/// (ONNX Mean, InvStdDev): the statistics of each normalized block, shaped as X with dims
+/// [m_Axis, rank) set to 1.
 struct LayerNormalizationDescriptor {
     int m_Axis = -1;
     float m_Eps = 1e-5f;
@@ -208,7 +218,15 @@ struct ExpandDescriptor {
     std::vector<int64_t> m_Shape;
 };
 
-enum class ReduceOperation { Mean, Sum, Max, Min };
+enum class ReduceOperation {
+    Mean, Sum, Max, Min,
+    L1,          ///< sum of |x|
+    L2,          ///< sqrt of the sum of x^2
+    Prod,
+    LogSum,      ///< log of the sum
+    LogSumExp,   ///< log of the sum of e^x
+    SumSquare,   ///< sum of x^2
+};
 const char* GetReduceOperationName(ReduceOperation op);
 /// Optional parameter input 1: the axes. m_Axes empty = all dims unless m_NoopWithEmptyAxes.
 struct ReduceDescriptor {
@@ -482,6 +500,72 @@ struct TfIdfVectorizerDescriptor {
     std::vector<float> m_Weights;
 };
 
+/// ONNX Einsum: m_Equation as ONNX writes it ("ij,jk->ik", implicit output, "...", spaces
+/// allowed); any number of inputs of one type.
+struct EinsumDescriptor {
+    std::string m_Equation;
+};
+
+/// ONNX TopK: the m_K largest (smallest unless m_Largest) elements along m_Axis, outputs values
+/// and their Signed64 indices; equal values keep the lower index first. Optional parameter input
+/// 1: K (absorbed into m_K). The output is always sorted (m_Sorted = false allows any order).
+/// After Optimize m_Axis is in [0, rank).
+struct TopKDescriptor {
+    int64_t m_Axis = -1;
+    int64_t m_K = 0;
+    bool m_Largest = true;
+    bool m_Sorted = true;
+};
+
+/// ONNX GatherND: inputs data, indices (Signed64); the first m_BatchDims dims are batch dims.
+struct GatherNDDescriptor {
+    int64_t m_BatchDims = 0;
+};
+
+/// ONNX ScatterND: inputs data, indices (Signed64), updates. Only None, Add and Mul reductions.
+struct ScatterNDDescriptor {
+    ScatterReduction m_Reduction = ScatterReduction::None;
+};
+
+/// ONNX ReverseSequence: inputs X, sequence_lens (Signed64, one per batch entry); reverses the
+/// first sequence_lens[b] elements along m_TimeAxis of batch entry b (along m_BatchAxis).
+struct ReverseSequenceDescriptor {
+    int64_t m_BatchAxis = 1;
+    int64_t m_TimeAxis = 0;
+};
+
+/// ONNX MaxUnpool: inputs X, I (Signed64 flat offsets into the output, as MaxPool's Indices)
+/// and optional parameter input 2, the output shape (absorbed into m_OutputShape). Without it
+/// each spatial output dim is (in - 1) * stride + kernel - pads. Empty strides/pads = 1/0.
+struct MaxUnpoolDescriptor {
+    std::vector<unsigned int> m_KernelShape;
+    std::vector<unsigned int> m_Strides;
+    std::vector<unsigned int> m_PadsBegin;
+    std::vector<unsigned int> m_PadsEnd;
+    std::vector<int64_t> m_OutputShape;
+};
+
+/// ONNX InstanceNormalization: inputs X (N, C, spatial...), scale and B (C); each (n, c) is
+/// normalized over its spatial dims.
+struct InstanceNormalizationDescriptor {
+    float m_Eps = 1e-5f;
+};
+
+/// ONNX LRN across channels (dim 1): y = x / (m_Bias + m_Alpha / m_Size * sum of x^2 over the
+/// m_Size channels around c)^m_Beta.
+struct LrnDescriptor {
+    float m_Alpha = 1e-4f;
+    float m_Beta = 0.75f;
+    float m_Bias = 1.0f;
+    unsigned int m_Size = 1;
+};
+
+/// ONNX MeanVarianceNormalization: (x - mean) / (sqrt(variance) + 1e-9) over m_Axes (empty =
+/// the ONNX default 0, 2, 3). After Optimize m_Axes is non-negative, sorted and unique.
+struct MeanVarianceNormalizationDescriptor {
+    std::vector<int64_t> m_Axes;
+};
+
 /// ONNX Compress: the slices of input 0 along m_Axis (the flattened input when unset) whose entry
 /// in input 1 (a 1-D Boolean condition, read when the network is specialized) is true.
 struct CompressDescriptor {
@@ -518,6 +602,8 @@ using LayerDescriptor = std::variant<
     QuantizeLinearDescriptor, NegativeLogLikelihoodLossDescriptor,
     GridSampleDescriptor, RoiAlignDescriptor, WindowDescriptor, DftDescriptor, StftDescriptor,
     MelWeightMatrixDescriptor, TfIdfVectorizerDescriptor,
+    EinsumDescriptor, TopKDescriptor, GatherNDDescriptor, ScatterNDDescriptor, ReverseSequenceDescriptor,
+    MaxUnpoolDescriptor, InstanceNormalizationDescriptor, LrnDescriptor, MeanVarianceNormalizationDescriptor,
     CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor>;
 
 /// The descriptor type the op table gives each layer type.

@@ -83,7 +83,8 @@ public:
     static void Destroy(INetwork* network);
 
     /// Generic form: a layer of any op-table type. `numInputs`/`numOutputs` = -1 take the op's
-    /// default (its minimum input count; its output count). Throws InvalidArgumentException when
+    /// default (its minimum input count; its output count, 1 for an op whose extra outputs are
+    /// optional, such as Pooling's Indices). Throws InvalidArgumentException when
     /// the descriptor type does not match the op or the counts are out of the op's range.
     virtual IConnectableLayer* AddLayer(LayerType type, const LayerDescriptor& descriptor,
                                         const char* name = nullptr, int numInputs = -1,

@@ -123,6 +123,8 @@ unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log) {
     unsigned int n = 0;
     for (Layer* bn : graph.TopologicalOrder()) {
         if (bn->GetType() != LayerType::BatchNormalization) continue;
+        // Training mode normalizes with the batch's own statistics: nothing to fold.
+        if (bn->Desc<BatchNormalizationDescriptor>().m_Training) continue;
         OutputSlot* src = bn->Input(0).GetConnectedOutputSlot();
         Layer& prev = src->GetOwningLayer();
         const bool isConv = prev.GetType() == LayerType::Convolution;

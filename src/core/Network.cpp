@@ -48,6 +48,15 @@ IConnectableLayer* NetworkImpl::AddLayer(LayerType type, const LayerDescriptor& 
                                            " has exactly " + std::to_string(op.m_NumOutputs) + " outputs");
         }
         nOut = static_cast<unsigned int>(op.m_NumOutputs);
+    } else if (op.m_NumOutputs < -1) {
+        // 1 to N outputs (Ops.def: NumOutputs = -N), 1 unless the caller asks for more.
+        const int most = -op.m_NumOutputs;
+        if (numOutputs == 0 || numOutputs > most) {
+            throw InvalidArgumentException(std::string("AddLayer: layer '") + layerName + "' of type " + op.m_Name +
+                                           " has 1 to " + std::to_string(most) + " outputs, not " +
+                                           std::to_string(numOutputs));
+        }
+        nOut = numOutputs < 0 ? 1u : static_cast<unsigned int>(numOutputs);
     } else {
         if (numOutputs < 1) {
             throw InvalidArgumentException(std::string("AddLayer: layer '") + layerName + "' of type " + op.m_Name +

@@ -221,6 +221,12 @@ const char* GetReduceOperationName(ReduceOperation op) {
         case ReduceOperation::Sum: return "ReduceSum";
         case ReduceOperation::Max: return "ReduceMax";
         case ReduceOperation::Min: return "ReduceMin";
+        case ReduceOperation::L1: return "ReduceL1";
+        case ReduceOperation::L2: return "ReduceL2";
+        case ReduceOperation::Prod: return "ReduceProd";
+        case ReduceOperation::LogSum: return "ReduceLogSum";
+        case ReduceOperation::LogSumExp: return "ReduceLogSumExp";
+        case ReduceOperation::SumSquare: return "ReduceSumSquare";
     }
     return "Unknown";
 }

@@ -137,8 +137,10 @@ struct LayerTestNetwork {
     IOutputSlot& ConstFloats(const std::vector<float>& values, TensorShape shape) {
         return Constant(shape, DataType::Float32, values.data());
     }
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs) {
-        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), -1);
+    /// Adds the layer (numOutputs -1: the op's default) and an Output layer on each output.
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs,
+                             int numOutputs = -1) {
+        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), numOutputs);
         for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             l->GetOutputSlot(o).Connect(m_Net->AddOutputLayer(m_NextOutput++)->GetInputSlot(0));
@@ -223,6 +225,7 @@ OwnedTensor MakeTensor(const TensorShape& shape, DataType type, const std::vecto
 
 /// The same builder under the name the signal-op tests use.
 using LayerNet = LayerTestNetwork;
+using OpNetwork = LayerTestNetwork;
 
 /// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
 template <typename F>

@@ -760,7 +760,7 @@ TEST_F(OnnxImporterTest, ComputedParameterInputsAreConnected) {
 
 // ---- Ops with extra outputs or training behaviour ----
 
-TEST_F(OnnxImporterTest, DropoutIsIdentityUnlessItsMaskIsUsed) {
+TEST_F(OnnxImporterTest, DropoutIsIdentityWithAnAllTrueMask) {
     TestModel ok(13);
     ok.Input("x", {3}).Output("y", {3});
     onnx::TensorProto training;
@@ -772,11 +772,21 @@ TEST_F(OnnxImporterTest, DropoutIsIdentityUnlessItsMaskIsUsed) {
     ok.Node("Dropout", {"x", "ratio", "training"}, {"y", "unused_mask"});
     ExpectFloats(ParseAndRun(ok.Bytes(), {FloatTensor({3}, {1, -2, 3})}).at(0), {3}, {1, -2, 3});
 
-    TestModel mask(13);
+    TestModel mask(13);  // inference keeps every element: the mask is all true
     mask.Input("x", {3}).Output("y", {3}).Output("m", {3}, onnx::TensorProto_DataType_BOOL);
     mask.Node("Dropout", {"x"}, {"y", "m"}, "drop");
-    const std::string message = ParseError(mask.Bytes());
-    EXPECT_NE(message.find("node 'drop' (Dropout, opset 13): output 1 ('m') (mask) is used"), std::string::npos) << message;
+    const auto outs = ParseAndRun(mask.Bytes(), {FloatTensor({3}, {1, -2, 3})});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {3}, {1, -2, 3});
+    EXPECT_EQ(outs[1].m_Info.GetDataType(), DataType::Boolean);
+    EXPECT_EQ(outs[1].m_Data, (std::vector<uint8_t>{1, 1, 1}));
+
+    TestModel mask7(7);  // before opset 10 the mask has X's type, which Trellis does not produce
+    mask7.Input("x", {3}).Output("y", {3}).Output("m", {3});
+    mask7.Node("Dropout", {"x"}, {"y", "m"}, "drop7");
+    const std::string message = ParseError(mask7.Bytes());
+    EXPECT_NE(message.find("node 'drop7' (Dropout, opset 7): output 1 (mask) is used; before opset 10"), std::string::npos)
+        << message;
 
     TestModel train(13);
     train.Input("x", {3}).Output("y", {3});
@@ -786,13 +796,21 @@ TEST_F(OnnxImporterTest, DropoutIsIdentityUnlessItsMaskIsUsed) {
     EXPECT_NE(ParseError(train.Bytes()).find("training_mode) is true"), std::string::npos);
 }
 
-TEST_F(OnnxImporterTest, MaxPoolIndicesAreRefusedWhenUsed) {
+TEST_F(OnnxImporterTest, MaxPoolIndicesAreProducedWhenUsed) {
     TestModel m(13);
     m.Input("x", {1, 1, 4, 4}).Output("y", {1, 1, 2, 2}).Output("i", {1, 1, 2, 2}, kInt64);
     auto& node = m.Node("MaxPool", {"x"}, {"y", "i"}, "pool");
     AttrInts(node, "kernel_shape", {2, 2});
     AttrInts(node, "strides", {2, 2});
-    EXPECT_NE(ParseError(m.Bytes()).find("output 1 ('i') (Indices) is used"), std::string::npos);
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({1, 1, 4, 4}, {0, 9, 1, 2,  //
+                                                                        3, 4, 8, 5,  //
+                                                                        7, 6, 5, 5,  //
+                                                                        6, 7, 4, 1})});
+    ASSERT_EQ(outs.size(), 2u);
+    ExpectFloats(outs[0], {1, 1, 2, 2}, {9, 8, 7, 5});
+    std::vector<int64_t> indices(4);
+    std::memcpy(indices.data(), outs[1].m_Data.data(), sizeof(int64_t) * 4);
+    EXPECT_EQ(indices, (std::vector<int64_t>{1, 6, 8, 10}));  // ties keep the first in window order
 }
 
 // ---- Variadic ops and Constant nodes ----

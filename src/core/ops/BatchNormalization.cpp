@@ -1,6 +1,7 @@
-// BatchNormalization (ONNX BatchNormalization, inference form): validation and shape inference.
+// BatchNormalization (ONNX BatchNormalization): validation and shape inference.
 //
-// X [N, C, ...] (rank >= 2); scale, B, mean, var are each 1-D [C]. Y has X's shape and type.
+// X [N, C, ...] (rank >= 2); scale, B, mean, var are each 1-D [C]. Y has X's shape and type. In
+// training mode the layer may have outputs 1 and 2 (running mean and variance, [C]).
 #include "core/InferContext.hpp"
 
 namespace trellis::core {
@@ -21,7 +22,15 @@ std::vector<TensorInfo> BatchNormalizationInfer(InferContext& ctx) {
                      x.GetShape().ToString() + ")");
         }
     }
-    return {TensorInfo(x.GetShape(), x.GetDataType())};
+    const auto& d = ctx.Desc<BatchNormalizationDescriptor>();
+    if (ctx.GetNumOutputs() != 1 && !(d.m_Training && ctx.GetNumOutputs() == 3)) {
+        ctx.Fail("has " + std::to_string(ctx.GetNumOutputs()) + " outputs; " +
+                 (d.m_Training ? "training mode has 1 or 3 (Y, running mean, running var)"
+                               : "inference mode has 1 (Y); the running statistics need training mode"));
+    }
+    std::vector<TensorInfo> outs{TensorInfo(x.GetShape(), x.GetDataType())};
+    for (unsigned int i = 1; i < ctx.GetNumOutputs(); ++i) outs.push_back(TensorInfo(TensorShape({channels}), x.GetDataType()));
+    return outs;
 }
 
 }  // namespace trellis::core

@@ -1,8 +1,9 @@
-// LayerNormalization (ONNX LayerNormalization, output Y only): validation and shape inference.
+// LayerNormalization (ONNX LayerNormalization): validation and shape inference.
 //
 // Normalizes X over dims [axis, rank). Scale and the optional B are multiplied/added with numpy
 // broadcasting (the ONNX function body), so each must broadcast unidirectionally to X's shape.
-// m_Axis is normalized to [0, rank).
+// m_Axis is normalized to [0, rank). Optional outputs Mean and InvStdDev have X's type (the ONNX
+// stash_type is float; Trellis computes the statistics in double either way).
 #include "core/InferContext.hpp"
 
 namespace trellis::core {
@@ -28,7 +29,14 @@ std::vector<TensorInfo> LayerNormalizationInfer(InferContext& ctx) {
                      x.GetShape().ToString());
         }
     }
-    return {TensorInfo(x.GetShape(), x.GetDataType())};
+    // Mean and InvStdDev: X's shape with the normalized dims [axis, rank) set to 1.
+    std::vector<unsigned int> stat;
+    for (unsigned int i = 0; i < x.GetNumDimensions(); ++i) {
+        stat.push_back(i < static_cast<unsigned int>(d.m_Axis) ? x.GetShape()[i] : 1u);
+    }
+    std::vector<TensorInfo> outs{TensorInfo(x.GetShape(), x.GetDataType())};
+    for (unsigned int i = 1; i < ctx.GetNumOutputs(); ++i) outs.push_back(TensorInfo(TensorShape(stat), x.GetDataType()));
+    return outs;
 }
 
 }  // namespace trellis::core

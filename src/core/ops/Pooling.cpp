@@ -79,7 +79,19 @@ std::vector<TensorInfo> PoolingInfer(InferContext& ctx) {
         }
         out.push_back(o);
     }
-    return {TensorInfo(TensorShape(out), x.GetDataType(), x.GetQuantizationScale(), x.GetQuantizationOffset())};
+    std::vector<TensorInfo> outs{
+        TensorInfo(TensorShape(out), x.GetDataType(), x.GetQuantizationScale(), x.GetQuantizationOffset())};
+    if (ctx.GetNumOutputs() > 1) {
+        if (d.m_Algorithm != PoolingAlgorithm::Max || d.m_Global) {
+            ctx.Fail("has " + std::to_string(ctx.GetNumOutputs()) +
+                     " outputs; only non-global max pooling has output 1 (Indices)");
+        }
+        if (d.m_StorageOrder > 1) {
+            ctx.Fail("storage_order " + std::to_string(d.m_StorageOrder) + " must be 0 (row major) or 1 (column major)");
+        }
+        outs.push_back(TensorInfo(TensorShape(out), DataType::Signed64));
+    }
+    return outs;
 }
 
 }  // namespace trellis::core

@@ -415,7 +415,6 @@ void ConvertIdentity(OnnxNodeContext& ctx) {
 void ConvertDropout(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(1, 3);
     ctx.ExpectOutputs(1, 2);
-    ctx.RejectUsedOutputs(1, "(mask) is used; Trellis runs Dropout as an inference-time Identity and produces no mask");
     // ratio (attribute before opset 12, input 1 after) and seed only matter in training mode.
     ctx.IgnoreAttributes({"ratio", "seed"});
     if (ctx.HasInput(2)) {
@@ -429,6 +428,21 @@ void ConvertDropout(OnnxNodeContext& ctx) {
         }
     }
     ctx.AddNodeLayer(LayerType::Identity, EmptyDescriptor{}, 1);
+    if (ctx.IsOutputUsed(1)) {
+        // In inference every element is kept: the mask is all true, of X's shape (a Shape
+        // followed by a ConstantOfShape, which the optimizer folds to a constant).
+        if (ctx.Opset() < 10) {
+            ctx.Fail("output 1 (mask) is used; before opset 10 the mask has X's type, which Trellis does not produce "
+                     "(only the opset-10+ Boolean mask)");
+        }
+        IConnectableLayer* shape = ctx.AddLayer(LayerType::Shape, ShapeDescriptor{}, {&ctx.InputSlot(0)}, -1, "/mask_shape");
+        ConstantOfShapeDescriptor ones;
+        ones.m_DataType = DataType::Boolean;
+        ones.m_Value = 1.0;
+        IConnectableLayer* mask =
+            ctx.AddLayer(LayerType::ConstantOfShape, ones, {&shape->GetOutputSlot(0)}, -1, "/mask");
+        ctx.SetOutput(1, mask->GetOutputSlot(0));
+    }
 }
 
 }  // namespace trellis::onnximport

@@ -1,6 +1,6 @@
 // ONNX converters: index and arrangement ops of issue 4 (ArgMax/ArgMin, Trilu, Size,
 // GatherElements, ScatterElements/Scatter, Tile, CumSum, DepthToSpace, SpaceToDepth, OneHot,
-// EyeLike, Hardmax).
+// EyeLike, Hardmax, TopK, GatherND, ScatterND, ReverseSequence).
 #include "OnnxConverters.hpp"
 
 #include <cmath>
@@ -154,6 +154,57 @@ void ConvertHardmax(OnnxNodeContext& ctx) {
     d.m_Coerce2d = ctx.Opset() < 13;
     d.m_Axis = ctx.ToInt(ctx.GetInt("axis", d.m_Coerce2d ? 1 : -1), "attribute axis");
     ctx.AddNodeLayer(LayerType::Hardmax, d, 1);
+}
+
+void ConvertTopK(OnnxNodeContext& ctx) {
+    ctx.ExpectOutputs(2, 2);
+    TopKDescriptor d;
+    d.m_Axis = ctx.GetInt("axis", -1);
+    d.m_Largest = ctx.GetBool("largest", true);  // largest, sorted: opset 11
+    d.m_Sorted = ctx.GetBool("sorted", true);
+    unsigned int slots = 1;
+    if (ctx.Opset() < 10) {  // K an attribute before opset 10
+        ctx.ExpectInputs(1, 1);
+        d.m_K = ctx.GetRequiredInt("k");
+    } else {
+        ctx.ExpectInputs(2, 2);
+        slots = ctx.ParamSlots(1);  // a constant K is folded; else the core reads it after folding
+        if (slots == 1) {
+            const std::vector<int64_t> k = ctx.ConstInts(1, "K");
+            if (k.size() != 1) ctx.Fail("input 1 (K) must hold one value, holds " + std::to_string(k.size()));
+            d.m_K = k[0];
+        }
+    }
+    ctx.AddNodeLayer(LayerType::TopK, d, slots);
+}
+
+void ConvertGatherND(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    GatherNDDescriptor d;
+    d.m_BatchDims = ctx.GetInt("batch_dims", 0);  // opset 12
+    ctx.AddNodeLayer(LayerType::GatherND, d, 2);
+}
+
+void ConvertScatterND(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(3, 3);
+    ctx.ExpectOutputs(1, 1);
+    ScatterNDDescriptor d;
+    const std::string reduction = ctx.GetString("reduction", "none");  // opset 16
+    if (reduction == "none") d.m_Reduction = ScatterReduction::None;
+    else if (reduction == "add") d.m_Reduction = ScatterReduction::Add;
+    else if (reduction == "mul") d.m_Reduction = ScatterReduction::Mul;
+    else ctx.Fail("attribute reduction='" + reduction + "' is not supported (expected none, add or mul)");
+    ctx.AddNodeLayer(LayerType::ScatterND, d, 3);
+}
+
+void ConvertReverseSequence(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ReverseSequenceDescriptor d;
+    d.m_BatchAxis = ctx.GetInt("batch_axis", 1);
+    d.m_TimeAxis = ctx.GetInt("time_axis", 0);
+    ctx.AddNodeLayer(LayerType::ReverseSequence, d, 2);
 }
 
 }  // namespace trellis::onnximport

@@ -7,10 +7,16 @@ void ConvertReduce(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     ReduceDescriptor d;
     const std::string& op = ctx.OpType();
-    d.m_Operation = op == "ReduceMean" ? ReduceOperation::Mean
-                  : op == "ReduceSum"  ? ReduceOperation::Sum
-                  : op == "ReduceMax"  ? ReduceOperation::Max
-                                       : ReduceOperation::Min;
+    d.m_Operation = op == "ReduceMean"      ? ReduceOperation::Mean
+                  : op == "ReduceSum"       ? ReduceOperation::Sum
+                  : op == "ReduceMax"       ? ReduceOperation::Max
+                  : op == "ReduceMin"       ? ReduceOperation::Min
+                  : op == "ReduceL1"        ? ReduceOperation::L1
+                  : op == "ReduceL2"        ? ReduceOperation::L2
+                  : op == "ReduceProd"      ? ReduceOperation::Prod
+                  : op == "ReduceLogSum"    ? ReduceOperation::LogSum
+                  : op == "ReduceLogSumExp" ? ReduceOperation::LogSumExp
+                                            : ReduceOperation::SumSquare;
     d.m_KeepDims = ctx.GetBool("keepdims", true);
     // ReduceSum takes axes as an input from opset 13, the other reductions from opset 18.
     const bool axesInput = ctx.Opset() >= (d.m_Operation == ReduceOperation::Sum ? 13 : 18);

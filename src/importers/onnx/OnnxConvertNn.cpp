@@ -1,4 +1,5 @@
-// ONNX converters: convolution, matrix products, pooling, normalization, softmax.
+// ONNX converters: convolution, matrix products (and Einsum), pooling and unpooling,
+// normalization, softmax.
 #include "OnnxConverters.hpp"
 
 #include <algorithm>
@@ -92,15 +93,15 @@ void ConvertMatMul(OnnxNodeContext& ctx) {
 void ConvertMaxPool(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(1, 1);
     ctx.ExpectOutputs(1, 2);
-    ctx.RejectUsedOutputs(1, "(Indices) is used; Trellis's MaxPool does not produce indices");
     const int64_t storageOrder = ctx.GetInt("storage_order", 0);
-    if (storageOrder != 0) {
-        ctx.Fail("attribute storage_order=" + std::to_string(storageOrder) + " is not supported (only 0, row major)");
+    if (storageOrder != 0 && storageOrder != 1) {
+        ctx.Fail("attribute storage_order=" + std::to_string(storageOrder) + " must be 0 (row major) or 1 (column major)");
     }
     PoolingDescriptor d;
     d.m_Algorithm = PoolingAlgorithm::Max;
+    d.m_StorageOrder = static_cast<unsigned int>(storageOrder);
     ReadPoolingAttributes(ctx, d);
-    ctx.AddNodeLayer(LayerType::Pooling, d, 1);
+    ctx.AddNodeLayer(LayerType::Pooling, d, 1, DataType::Signed64, ctx.IsOutputUsed(1) ? 2 : 1);
 }
 
 void ConvertAveragePool(OnnxNodeContext& ctx) {
@@ -125,30 +126,36 @@ void ConvertGlobalPool(OnnxNodeContext& ctx) {
 void ConvertBatchNormalization(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(5, 5);
     ctx.ExpectOutputs(1, 5);
-    ctx.RejectUsedOutputs(1, "(a training statistic) is used; only inference BatchNormalization is supported");
-    if (ctx.GetBool("training_mode", false)) {
-        ctx.Fail("attribute training_mode=1 is not supported (inference only)");
+    BatchNormalizationDescriptor d;
+    // training_mode (opset 14+): Y from the batch statistics; outputs 1 and 2 the running mean and
+    // variance. Before opset 14 the outputs past Y are training statistics of a form Trellis does not run.
+    d.m_Training = ctx.GetBool("training_mode", false);
+    if (ctx.Opset() < 14) {
+        ctx.RejectUsedOutputs(1, "(a training statistic of BatchNormalization before opset 14) is used; only inference "
+                                 "BatchNormalization is supported before opset 14");
+    } else if (!d.m_Training) {
+        ctx.RejectUsedOutputs(1, "(running mean or variance) is used, but training_mode=0 has only output Y");
     }
+    d.m_Momentum = ctx.GetFloat("momentum", 0.9f);
     const int64_t spatial = ctx.GetInt("spatial", 1);  // opsets 7-8
     if (spatial != 1) {
         ctx.Fail("attribute spatial=" + std::to_string(spatial) + " is not supported (only 1: per-channel statistics)");
     }
-    ctx.IgnoreAttributes({"momentum"});  // only updates the running statistics while training
-    BatchNormalizationDescriptor d;
     d.m_Eps = ctx.GetFloat("epsilon", 1e-5f);
-    ctx.AddNodeLayer(LayerType::BatchNormalization, d, 5);
+    const bool statistics = d.m_Training && (ctx.IsOutputUsed(1) || ctx.IsOutputUsed(2));
+    ctx.AddNodeLayer(LayerType::BatchNormalization, d, 5, DataType::Signed64, statistics ? 3 : 1);
 }
 
 void ConvertLayerNormalization(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 3);
     ctx.ExpectOutputs(1, 3);
-    ctx.RejectUsedOutputs(1, "(Mean or InvStdDev) is used; only output 0 of LayerNormalization is supported");
     // stash_type picks the precision of the statistics; Trellis computes them at least in float.
     ctx.IgnoreAttributes({"stash_type"});
     LayerNormalizationDescriptor d;
     d.m_Axis = ctx.ToInt(ctx.GetInt("axis", -1), "attribute axis");
     d.m_Eps = ctx.GetFloat("epsilon", 1e-5f);
-    ctx.AddNodeLayer(LayerType::LayerNormalization, d, ctx.HasInput(2) ? 3 : 2);
+    const int outputs = ctx.IsOutputUsed(2) ? 3 : ctx.IsOutputUsed(1) ? 2 : 1;  // Y, Mean, InvStdDev
+    ctx.AddNodeLayer(LayerType::LayerNormalization, d, ctx.HasInput(2) ? 3 : 2, DataType::Signed64, outputs);
 }
 
 void ConvertSoftmax(OnnxNodeContext& ctx) {
@@ -161,6 +168,59 @@ void ConvertSoftmax(OnnxNodeContext& ctx) {
     d.m_Coerce2d = ctx.Opset() < 13;
     d.m_Axis = ctx.ToInt(ctx.GetInt("axis", d.m_Coerce2d ? 1 : -1), "attribute axis");
     ctx.AddNodeLayer(LayerType::Softmax, d, 1);
+}
+
+void ConvertEinsum(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1024);
+    ctx.ExpectOutputs(1, 1);
+    EinsumDescriptor d;
+    const std::optional<std::string> equation = ctx.FindString("equation");
+    if (!equation) ctx.Fail("required attribute 'equation' is missing");
+    d.m_Equation = *equation;
+    ctx.AddNodeLayer(LayerType::Einsum, d, ctx.NumInputs());
+}
+
+void ConvertMaxUnpool(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 3);
+    ctx.ExpectOutputs(1, 1);
+    MaxUnpoolDescriptor d;
+    const std::optional<std::vector<int64_t>> kernel = ctx.FindInts("kernel_shape");
+    if (!kernel) ctx.Fail("required attribute 'kernel_shape' is missing");
+    d.m_KernelShape = ctx.ToUnsigned(*kernel, "attribute kernel_shape", 1);
+    d.m_Strides = ctx.ToUnsigned(ctx.GetInts("strides"), "attribute strides", 1);
+    ReadPads(ctx, PaddingMode::Explicit, d.m_PadsBegin, d.m_PadsEnd);
+    // output_shape: folded when constant, else the core reads it after folding.
+    const unsigned int slots = ctx.ParamSlots(2);
+    if (slots == 2 && ctx.HasInput(2)) d.m_OutputShape = ctx.ConstInts(2, "output_shape");
+    ctx.AddNodeLayer(LayerType::MaxUnpool, d, slots);
+}
+
+void ConvertInstanceNormalization(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(3, 3);
+    ctx.ExpectOutputs(1, 1);
+    InstanceNormalizationDescriptor d;
+    d.m_Eps = ctx.GetFloat("epsilon", 1e-5f);
+    ctx.AddNodeLayer(LayerType::InstanceNormalization, d, 3);
+}
+
+void ConvertLrn(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    LrnDescriptor d;
+    d.m_Alpha = ctx.GetFloat("alpha", 1e-4f);
+    d.m_Beta = ctx.GetFloat("beta", 0.75f);
+    d.m_Bias = ctx.GetFloat("bias", 1.0f);
+    d.m_Size = ctx.ToUnsigned({ctx.GetRequiredInt("size")}, "attribute size", 1)[0];
+    ctx.AddNodeLayer(LayerType::Lrn, d, 1);
+}
+
+void ConvertMeanVarianceNormalization(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    MeanVarianceNormalizationDescriptor d;
+    d.m_Axes = ctx.GetInts("axes");
+    if (d.m_Axes.empty()) d.m_Axes = {0, 2, 3};  // the ONNX default
+    ctx.AddNodeLayer(LayerType::MeanVarianceNormalization, d, 1);
 }
 
 }  // namespace trellis::onnximport

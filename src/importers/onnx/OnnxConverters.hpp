@@ -41,6 +41,11 @@ void ConvertGlobalPool(OnnxNodeContext& ctx);          // GlobalAveragePool, Glo
 void ConvertBatchNormalization(OnnxNodeContext& ctx);
 void ConvertLayerNormalization(OnnxNodeContext& ctx);
 void ConvertSoftmax(OnnxNodeContext& ctx);             // Softmax, LogSoftmax
+void ConvertEinsum(OnnxNodeContext& ctx);
+void ConvertMaxUnpool(OnnxNodeContext& ctx);
+void ConvertInstanceNormalization(OnnxNodeContext& ctx);
+void ConvertLrn(OnnxNodeContext& ctx);
+void ConvertMeanVarianceNormalization(OnnxNodeContext& ctx);
 // OnnxConvertElementwise.cpp
 void ConvertBinary(OnnxNodeContext& ctx);              // Add Sub Mul Div Pow, comparisons
 void ConvertMaxMin(OnnxNodeContext& ctx);              // variadic Max, Min, Sum, Mean
@@ -67,7 +72,7 @@ void ConvertPad(OnnxNodeContext& ctx);
 void ConvertResize(OnnxNodeContext& ctx);
 void ConvertUpsample(OnnxNodeContext& ctx);         // as Resize-10 (opsets 7-9)
 // OnnxConvertMisc.cpp: reductions, shape queries, generators, constants.
-void ConvertReduce(OnnxNodeContext& ctx);              // ReduceMean/Sum/Max/Min
+void ConvertReduce(OnnxNodeContext& ctx);              // ReduceMean/Sum/Max/Min/L1/L2/Prod/LogSum/LogSumExp/SumSquare
 void ConvertShape(OnnxNodeContext& ctx);
 void ConvertConstantOfShape(OnnxNodeContext& ctx);
 void ConvertRange(OnnxNodeContext& ctx);
@@ -112,6 +117,10 @@ void ConvertTfIdfVectorizer(OnnxNodeContext& ctx);     // integer input only
 void ConvertGridSample(OnnxNodeContext& ctx);
 void ConvertRoiAlign(OnnxNodeContext& ctx);
 void ConvertDet(OnnxNodeContext& ctx);
+void ConvertTopK(OnnxNodeContext& ctx);
+void ConvertGatherND(OnnxNodeContext& ctx);
+void ConvertScatterND(OnnxNodeContext& ctx);
+void ConvertReverseSequence(OnnxNodeContext& ctx);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).

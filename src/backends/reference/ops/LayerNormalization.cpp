@@ -1,5 +1,6 @@
-// CpuRef LayerNormalization (output Y only): each row X[outer, :] over dims [axis, rank) becomes
+// CpuRef LayerNormalization: each row X[outer, :] over dims [axis, rank) becomes
 // (x - mean) / sqrt(var + eps) * scale + B, mean and (biased) variance in double. Float32 only.
+// The optional outputs 1 and 2 get each row's mean and 1 / sqrt(var + eps).
 //
 // Scale and B may broadcast (ONNX rule); CpuRef handles the forms that vary only over the
 // normalized dims, which covers every real model: index tables built at create time map each
@@ -65,6 +66,8 @@ public:
         const float* scale = math::InputF32(io, 1);
         const float* bias = m_BiasIndex.empty() ? nullptr : math::InputF32(io, 2);
         float* y = math::OutputF32(io, 0);
+        float* meanOut = io.m_Outputs.size() > 1 ? math::OutputF32(io, 1) : nullptr;
+        float* invStdOut = io.m_Outputs.size() > 2 ? math::OutputF32(io, 2) : nullptr;
         for (std::size_t r = 0; r < m_Rows; ++r) {
             const float* xr = x + r * m_Size;
             float* yr = y + r * m_Size;
@@ -74,6 +77,8 @@ public:
             double sq = 0.0;
             for (std::size_t i = 0; i < m_Size; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
             const double inv = 1.0 / std::sqrt(sq / static_cast<double>(m_Size) + m_Eps);
+            if (meanOut) meanOut[r] = static_cast<float>(mean);
+            if (invStdOut) invStdOut[r] = static_cast<float>(inv);
             for (std::size_t i = 0; i < m_Size; ++i) {
                 const double v = (xr[i] - mean) * inv * scale[m_ScaleIndex[i]] + (bias ? bias[m_BiasIndex[i]] : 0.0f);
                 yr[i] = static_cast<float>(v);

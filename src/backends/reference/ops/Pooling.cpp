@@ -1,16 +1,21 @@
 // CpuRef Pooling: N-d max and average pooling (global too) with strides, dilations, asymmetric
 // pads, ceil_mode (already folded into the output shape by the core) and count_include_pad.
-// Float32; max pooling also UInt8 (ONNX MaxPool-12's uint8 form).
+// Float32; max pooling (global too) also UInt8.
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
 // dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
 // inside the padded input [-pad_begin, in + pad_end). Average divides by the product of the
 // latter (count_include_pad) or of the former, as ONNX Runtime and PyTorch do; a ceil_mode window
 // that overhangs the end padding therefore counts only its taps inside the padded input.
+//
+// Max pooling's optional output 1 (ONNX Indices, Signed64) holds the flat offset of the first
+// maximum of each window in the whole input: (n * C + c) * plane + the offset inside the plane,
+// row major, or with the spatial dims' order reversed for storage_order 1 (ONNX's reference).
 #include "RefKernelTable.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -23,11 +28,15 @@ struct PoolDimTaps {
     std::vector<std::size_t> paddedCount;           ///< per output index: taps inside the padded input
 };
 
+template <typename T>
 class PoolingWorkload final : public IWorkload {
 public:
     PoolingWorkload(const PoolingDescriptor& d, const TensorShape& xs, const TensorShape& ys)
-        : m_Max(d.m_Algorithm == PoolingAlgorithm::Max), m_CountIncludePad(d.m_CountIncludePad) {
+        : m_Max(d.m_Algorithm == PoolingAlgorithm::Max),
+          m_CountIncludePad(d.m_CountIncludePad),
+          m_ColumnMajor(d.m_StorageOrder == 1) {
         const unsigned int rank = xs.GetNumDimensions();
+        for (unsigned int i = 2; i < rank; ++i) m_In.push_back(xs[i]);
         m_Planes = math::Volume(xs, 0, 2);
         m_InPlane = math::Volume(xs, 2, rank);
         m_OutPlane = math::Volume(ys, 2, rank);
@@ -55,15 +64,9 @@ public:
     }
 
     void Execute(const WorkloadIo& io) const override {
-        if (io.m_Inputs[0]->GetTensorInfo().GetDataType() == DataType::UInt8) {
-            return Run(static_cast<const uint8_t*>(io.m_Inputs[0]->Map()), static_cast<uint8_t*>(io.m_Outputs[0]->Map()));
-        }
-        Run(math::InputF32(io, 0), math::OutputF32(io, 0));
-    }
-
-private:
-    template <typename T>
-    void Run(const T* x, T* y) const {
+        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
+        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
+        int64_t* indices = io.m_Outputs.size() > 1 ? static_cast<int64_t*>(io.m_Outputs[1]->Map()) : nullptr;
         const std::size_t nsp = m_Out.size();
         std::vector<std::size_t> oidx(nsp);
         std::vector<const std::vector<std::size_t>*> window(nsp);
@@ -80,8 +83,15 @@ private:
                 }
                 if (m_Max) {
                     T v = std::numeric_limits<T>::lowest();
-                    ForEachTap(window, 0, 0, [&](std::size_t off) { v = std::max(v, xp[off]); });
+                    std::size_t best = 0;
+                    ForEachTap(window, 0, 0, [&](std::size_t off) {
+                        if (xp[off] > v) {
+                            v = xp[off];
+                            best = off;
+                        }
+                    });
                     yp[o] = v;
+                    if (indices) indices[p * m_OutPlane + o] = static_cast<int64_t>(p * m_InPlane + PlaneIndex(best));
                 } else {
                     double sum = 0.0;
                     ForEachTap(window, 0, 0, [&](std::size_t off) { sum += xp[off]; });
@@ -95,6 +105,23 @@ private:
         }
     }
 
+private:
+    // A row-major offset inside one spatial plane, as ONNX reports it for the storage order.
+    std::size_t PlaneIndex(std::size_t rowMajor) const {
+        if (!m_ColumnMajor) return rowMajor;
+        std::vector<std::size_t> coord(m_In.size());
+        for (std::size_t d = m_In.size(); d-- > 0;) {  // the last dim varies fastest in rowMajor
+            coord[d] = rowMajor % m_In[d];
+            rowMajor /= m_In[d];
+        }
+        std::size_t index = 0, stride = 1;
+        for (std::size_t d = 0; d < m_In.size(); ++d) {  // the first dim varies fastest in column major
+            index += coord[d] * stride;
+            stride *= m_In[d];
+        }
+        return index;
+    }
+
     // Calls f(offset) for every tap of the window: the sums of one offset per dim.
     template <typename F>
     static void ForEachTap(const std::vector<const std::vector<std::size_t>*>& window, std::size_t d, std::size_t base,
@@ -106,7 +133,8 @@ private:
         for (std::size_t off : *window[d]) ForEachTap(window, d + 1, base + off, f);
     }
 
-    const bool m_Max, m_CountIncludePad;
+    const bool m_Max, m_CountIncludePad, m_ColumnMajor;
+    std::vector<std::size_t> m_In;  ///< the input's spatial dims
     std::size_t m_Planes = 0, m_InPlane = 0, m_OutPlane = 0;
     std::vector<std::size_t> m_Out;
     std::vector<PoolDimTaps> m_Taps;
@@ -116,12 +144,14 @@ private:
 
 bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const auto& d = layer.Get<PoolingDescriptor>();
-    const bool maxUInt8 = d.m_Algorithm == PoolingAlgorithm::Max && !info.m_InputTensorInfos.empty() &&
-                          info.m_InputTensorInfos[0].GetDataType() == DataType::UInt8;
-    if (maxUInt8) {
-        if (!math::RequireAllOfType("Pooling", info, DataType::UInt8, "Float32; UInt8 for max pooling", reason)) return false;
-    } else if (!math::RequireAllFloat32("Pooling", info, reason)) {
-        return false;
+    const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    const bool max = d.m_Algorithm == PoolingAlgorithm::Max;
+    if (t != DataType::Float32 && !(max && t == DataType::UInt8)) {
+        return math::Refuse(reason, std::string("Pooling: data type ") + GetDataTypeName(t) + " not supported by CpuRef (" +
+                                        (max ? "Float32, UInt8" : "Float32 only") + ")");
+    }
+    if (info.m_OutputTensorInfos[0].GetDataType() != t) {
+        return math::Refuse(reason, "Pooling: output type differs from the input's");
     }
     const std::size_t nsp = info.m_InputTensorInfos[0].GetNumDimensions() - 2;
     if (d.m_AutoPad != PaddingMode::Explicit || d.m_KernelShape.size() != nsp || d.m_Strides.size() != nsp ||
@@ -134,8 +164,13 @@ bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, s
 }
 
 IWorkloadPtr PoolingRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<PoolingWorkload>(layer.Get<PoolingDescriptor>(), info.m_InputTensorInfos[0].GetShape(),
-                                             info.m_OutputTensorInfos[0].GetShape());
+    const auto& d = layer.Get<PoolingDescriptor>();
+    const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& ys = info.m_OutputTensorInfos[0].GetShape();
+    if (info.m_InputTensorInfos[0].GetDataType() == DataType::UInt8) {
+        return std::make_unique<PoolingWorkload<uint8_t>>(d, xs, ys);
+    }
+    return std::make_unique<PoolingWorkload<float>>(d, xs, ys);
 }
 
 }  // namespace trellis::ref

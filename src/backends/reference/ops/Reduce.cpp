@@ -1,6 +1,11 @@
-// CpuRef Reduce: Mean / Sum / Max / Min over any set of axes (the core normalized m_Axes; empty
-// means "copy", the noop_with_empty_axes case). keepdims does not change the memory layout.
-// Float32 for every operation; Signed32 / Signed64 for Sum, Max and Min.
+// CpuRef Reduce: Mean / Sum / Max / Min / L1 / L2 / Prod / LogSum / LogSumExp / SumSquare over
+// any set of axes (the core normalized m_Axes; empty means "copy", the noop_with_empty_axes case).
+// keepdims does not change the memory layout. Float32 and Float64 for every operation; Signed32 / Signed64
+// for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare).
+//
+// Each operation is a fold (Combine: the accumulator's start value and how an element joins it)
+// and a finish (Mean divides, L2 takes the root, LogSum and LogSumExp the log). LogSumExp
+// subtracts nothing: its sum of e^x is kept in double, which holds e^x for every float x below 709.
 //
 // One pass over the input: each element is folded into the output element it maps to (stride 0
 // along reduced dims). Accumulators live in scratch, in double (float) or int64 (integers).
@@ -8,6 +13,7 @@
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -55,13 +61,23 @@ public:
         Acc init = 0;
         if (m_Op == ReduceOperation::Max) init = std::numeric_limits<Acc>::lowest();
         if (m_Op == ReduceOperation::Min) init = std::numeric_limits<Acc>::max();
+        if (m_Op == ReduceOperation::Prod) init = 1;
         std::fill_n(acc, m_OutCount, init);
         if (m_InCount != 0) Fold(x, acc);
-        for (std::size_t i = 0; i < m_OutCount; ++i) {
-            Acc v = acc[i];
-            if (m_Op == ReduceOperation::Mean) v /= static_cast<Acc>(m_ReducedCount);
-            y[i] = static_cast<T>(v);
+        for (std::size_t i = 0; i < m_OutCount; ++i) y[i] = static_cast<T>(Finish(acc[i]));
+    }
+
+    Acc Finish(Acc v) const {
+        if constexpr (std::is_floating_point_v<Acc>) {
+            switch (m_Op) {
+                case ReduceOperation::Mean: return v / static_cast<Acc>(m_ReducedCount);
+                case ReduceOperation::L2: return std::sqrt(v);
+                case ReduceOperation::LogSum:
+                case ReduceOperation::LogSumExp: return std::log(v);
+                default: return v;
+            }
         }
+        return v;  // integer operations need no finish (the support check refuses the others)
     }
 
 private:
@@ -91,6 +107,14 @@ private:
             case ReduceOperation::Sum: a += static_cast<Acc>(v); break;
             case ReduceOperation::Max: a = std::max(a, static_cast<Acc>(v)); break;
             case ReduceOperation::Min: a = std::min(a, static_cast<Acc>(v)); break;
+            case ReduceOperation::L1: a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v); break;
+            case ReduceOperation::L2:
+            case ReduceOperation::SumSquare: a += static_cast<Acc>(v) * static_cast<Acc>(v); break;
+            case ReduceOperation::Prod: a *= static_cast<Acc>(v); break;
+            case ReduceOperation::LogSum: a += static_cast<Acc>(v); break;
+            case ReduceOperation::LogSumExp:
+                if constexpr (std::is_floating_point_v<Acc>) a += std::exp(static_cast<Acc>(v));
+                break;
         }
     }
 
@@ -107,14 +131,20 @@ private:
 bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const auto& d = layer.Get<ReduceDescriptor>();
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
-    if (t == DataType::Float32) return true;
+    if (t == DataType::Float32 || t == DataType::Float64) return true;
+    const ReduceOperation op = d.m_Operation;
     if (t == DataType::Signed32 || t == DataType::Signed64) {
-        if (d.m_Operation != ReduceOperation::Mean) return true;
-        return math::Refuse(reason, std::string("Reduce: Mean on ") + GetDataTypeName(t) +
-                                        " not supported by CpuRef (Float32 only; integer types for Sum, Max, Min)");
+        if (op != ReduceOperation::Mean && op != ReduceOperation::L2 && op != ReduceOperation::LogSum &&
+            op != ReduceOperation::LogSumExp) {
+            return true;
+        }
+        return math::Refuse(reason, std::string("Reduce: ") + GetReduceOperationName(op) + " on " + GetDataTypeName(t) +
+                                        " not supported by CpuRef (Float32, Float64 only; integer types for Sum, Max, "
+                                        "Min, L1, Prod, SumSquare)");
     }
     return math::Refuse(reason, std::string("Reduce: data type ") + GetDataTypeName(t) +
-                                    " not supported by CpuRef (Float32; Signed32/Signed64 for Sum, Max, Min)");
+                                    " not supported by CpuRef (Float32, Float64; Signed32/Signed64 for Sum, Max, Min, "
+                                    "L1, Prod, SumSquare)");
 }
 
 IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
@@ -123,6 +153,7 @@ IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& i
     switch (info.m_InputTensorInfos[0].GetDataType()) {
         case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(d.m_Operation, s, d.m_Axes);
         case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(d.m_Operation, s, d.m_Axes);
+        case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(d.m_Operation, s, d.m_Axes);
         default: return std::make_unique<ReduceWorkload<float>>(d.m_Operation, s, d.m_Axes);
     }
 }
