@@ -1049,6 +1049,8 @@ TEST_F(OnnxImporterTest, QuantizationAndLossAttributesAreChecked) {
     message = ParseError(qmm.Bytes());
     EXPECT_NE(message.find("node 'qmm' (QLinearMatMul, opset 10): input 6 (y_scale) holds 2 values"), std::string::npos)
         << message;
+}
+
 TEST_F(OnnxImporterTest, SignalParameterComputedFromAShapeIsFolded) {
     // HannWindow(size = Shape(x)[1]): the size is computed by nodes the optimizer folds, so the
     // window is known at load time.

@@ -79,6 +79,13 @@ public:
                    const RegionOptions& options, std::string name);
     void Execute(const WorkloadIo& io) const;
     std::size_t GetScratchBytes() const { return m_ScratchBytes; }
+    /// Whether Execute() reads region input `index` (inputs packed at compile time are not read).
+    bool ReadsInput(unsigned int index) const {
+        for (const Storage& s : m_Storages) {
+            if (s.m_Kind == Storage::Kind::Input && s.m_Index == static_cast<int>(index) && s.m_Last >= 0) return true;
+        }
+        return false;
+    }
 
 private:
     struct Storage {
@@ -937,6 +944,7 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     for (std::size_t i = 0; i < m_Mems.size(); ++i) {
         const Storage& s = m_Storages[static_cast<std::size_t>(m_Mems[i].m_Storage)];
         if (s.m_Kind == Storage::Kind::Input) {
+            if (s.m_Last < 0) continue;  // never read (a constant packed at compile time)
             ctx->m_Mems[i].set_data_handle(io.m_Inputs[static_cast<std::size_t>(s.m_Index)]->Map());
         } else if (s.m_Kind == Storage::Kind::Output) {
             ctx->m_Mems[i].set_data_handle(io.m_Outputs[static_cast<std::size_t>(s.m_Index)]->Map());
@@ -975,5 +983,7 @@ void CpuAccRegionWorkload::Execute(const WorkloadIo& io) const {
 }
 
 std::size_t CpuAccRegionWorkload::GetScratchBytes() const { return m_Region->GetScratchBytes(); }
+
+bool CpuAccRegionWorkload::ReadsConstantInput(unsigned int index) const { return m_Region->ReadsInput(index); }
 
 }  // namespace trellis::cpuacc
