@@ -213,6 +213,31 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         }
     }
 
+    // Constants no workload reads at run time (their readers packed or copied them) are freed as
+    // soon as the last reader exists, so weights are not held twice while later ones are packed.
+    std::unordered_map<const Layer*, unsigned int> constantReadersLeft;
+    std::unordered_map<const Layer*, bool> constantStillRead;
+    for (Layer* l : order) {
+        if (!IsComputeLayer(*l)) continue;
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            const Layer* src = l->InputLayer(i);
+            if (src && src->GetType() == LayerType::Constant) ++constantReadersLeft[src];
+        }
+    }
+    for (Layer* l : order) {
+        if (l->GetType() != LayerType::Constant) continue;
+        for (InputSlot* in : l->Output(0).GetConnections()) {
+            if (!IsComputeLayer(in->GetOwningLayer())) constantStillRead[l] = true;  // e.g. an Output
+        }
+    }
+    auto releaseIfUnread = [&](Layer* constant) {
+        if (constantStillRead[constant] || constantReadersLeft[constant] != 0) return;
+        auto& d = std::get<ConstantDescriptor>(constant->MutableDescriptor());
+        d.m_Tensor = ConstTensor(d.m_Tensor.GetInfo(), nullptr);
+        d.m_Storage.reset();
+        m_Tensors[tensorOf.at(&constant->Output(0))].m_Constant = nullptr;
+    };
+
     // Workloads, in execution order.
     for (Layer* l : order) {
         if (!IsComputeLayer(*l)) continue;
@@ -236,6 +261,14 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             step.m_Inputs.push_back(tensorOf.at(l->Input(i).GetConnectedOutputSlot()));
         }
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) step.m_Outputs.push_back(tensorOf.at(&l->Output(o)));
+        const bool mayAsk = BackendRegistryInstance().GetApiVersion(l->GetBackendId()).AtLeast(BackendVersion{1, 1});
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            Layer* src = l->InputLayer(i);
+            if (!src || src->GetType() != LayerType::Constant) continue;
+            if (!mayAsk || step.m_Workload->ReadsConstantInput(i)) constantStillRead[src] = true;
+            --constantReadersLeft[src];
+            releaseIfUnread(src);
+        }
         m_Steps.push_back(std::move(step));
     }
 

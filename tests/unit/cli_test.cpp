@@ -237,7 +237,9 @@ TEST_F(CliTest, RunMlpPrintsOutputsLayersAndTime) {
     EXPECT_NE(r.m_Out.find("  values: "), std::string::npos) << r.m_Out;
     EXPECT_NE(r.m_Out.find("  min "), std::string::npos) << r.m_Out;
     EXPECT_NE(r.m_Out.find("\nlayers: "), std::string::npos) << r.m_Out;
-    EXPECT_NE(r.m_Out.find(" on CpuRef"), std::string::npos) << r.m_Out;
+    // The default backends: CpuAcc (CpuRef behind it) where CpuAcc is built in, else CpuRef.
+    const bool cpuAcc = Cli({"backends"}).m_Out.find("CpuAcc") != std::string::npos;
+    EXPECT_NE(r.m_Out.find(cpuAcc ? " on CpuAcc" : " on CpuRef"), std::string::npos) << r.m_Out;
     EXPECT_NE(r.m_Out.find("\ntime: load "), std::string::npos) << r.m_Out;
 }
 
@@ -380,7 +382,8 @@ TEST_F(CliTest, BadOptionsAreUsageErrors) {
     ExpectOneError(Cli({"bench", kMlp, "--iterations", "0"}), 2, "--iterations");
     ExpectOneError(Cli({"bench", kMlp, "--iterations", "abc"}), 2, "--iterations");
     ExpectOneError(Cli({"bench", kMlp, "--warmup", "-1"}), 2, "--warmup");
-    ExpectOneError(Cli({"run", kMlp, "--threads", "0"}), 2, "--threads");
+    ExpectOneError(Cli({"run", kMlp, "--threads", "1025"}), 2, "--threads");
+    ExpectOneError(Cli({"run", kMlp, "--threads", "-1"}), 2, "--threads");
     ExpectOneError(Cli({"run", kMlp, "--seed"}), 2, "--seed");
     ExpectOneError(Cli({"run", kMlp, "--seed", "1", "--seed", "2"}), 2, "--seed");
     ExpectOneError(Cli({"run", kMlp, "--backends", "CpuRef,,CpuRef"}), 2, "--backends");
@@ -395,7 +398,8 @@ TEST_F(CliTest, BadOptionsAreUsageErrors) {
 }
 
 TEST_F(CliTest, BenchJsonIsOneObject) {
-    const CliResult r = Cli({"bench", kMlp, "--json", "--iterations", "3", "--warmup", "1", "--threads", "2"});
+    const CliResult r =
+        Cli({"bench", kMlp, "--json", "--iterations", "3", "--warmup", "1", "--threads", "2", "--backends", "CpuRef"});
     ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
     const std::vector<std::string> lines = Lines(r.m_Out);
     ASSERT_EQ(lines.size(), 1u) << r.m_Out;
@@ -419,7 +423,7 @@ TEST_F(CliTest, BenchHumanReport) {
 }
 
 TEST_F(CliTest, InspectListsLayersAndBackend) {
-    const CliResult r = Cli({"inspect", kMlp});
+    const CliResult r = Cli({"inspect", kMlp, "--backends", "CpuRef"});
     ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
     for (const char* word : {"(opset 13)", "inputs:", "'input' binding", "Float32 1x16", "outputs:",
                              "'probs' binding", "Float32 1x10", "layers (execution order):", "Gemm", "Softmax",

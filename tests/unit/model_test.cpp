@@ -30,6 +30,9 @@ TEST_P(PyTorchModel, MatchesPyTorchOnCpuRef) {
 INSTANTIATE_TEST_SUITE_P(Models, PyTorchModel,
                          ::testing::Values("tiny_cnn_op13", "tiny_cnn_op17", "squeezenet1_1_op13", "squeezenet1_1_op17",
                                            "mobilenet_v2_op13", "mobilenet_v2_op17", "resnet50_op13", "resnet50_op17",
-                                           "transformer_op13", "transformer_op17", "lstm_op13", "lstm_op17"));
+                                           "transformer_op13", "transformer_op17", "lstm_op13", "lstm_op17",
+                                           "efficientnet_b0_op13", "efficientnet_b0_op17", "shufflenet_v2_x1_0_op13",
+                                           "shufflenet_v2_x1_0_op17", "mobilenet_v3_small_op13",
+                                           "mobilenet_v3_small_op17", "vit_b_16_op13"));
 
 }  // namespace

@@ -21,7 +21,7 @@ std::vector<OptionSpec> ModelOptionSpecs() {
 ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command) {
     ModelOptions options;
     options.m_ModelPath = RequireModelPath(args, command);
-    options.m_Backends = ParseBackendList(args.Get("backends").value_or(kDefaultBackends));
+    options.m_Backends = args.Get("backends") ? ParseBackendList(*args.Get("backends")) : DefaultBackends();
     options.m_InputShapes = ParseShapeOptions(args.GetAll("shape"));
     options.m_DynamicBackendsPath = ReadDynamicBackendsPath(args);
     return options;
@@ -50,7 +50,14 @@ uint32_t ReadSeed(const ParsedArgs& args) {
 }
 
 unsigned int ReadThreads(const ParsedArgs& args) {
-    return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("1"), "threads", 1, 1024));
+    return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("0"), "threads", 0, 1024));
+}
+
+BackendIdVector DefaultBackends() {
+    // CpuAcc registers itself when libtrellis is built with it; its layer support declines every
+    // layer on a CPU it cannot use, so CpuRef then runs everything.
+    if (BackendRegistryInstance().IsBackendRegistered("CpuAcc")) return {"CpuAcc", "CpuRef"};
+    return {"CpuRef"};
 }
 
 // An unknown backend may be a dynamic one that was skipped, or whose path was not usable: say so.

@@ -17,9 +17,11 @@
 
 namespace trellis::cli {
 
-/// The backend used when --backends is not given. One constant so the default can change in one
-/// place (a later issue makes CpuAcc the default where it is supported).
-inline constexpr const char* kDefaultBackends = "CpuRef";
+/// The backends run, bench and inspect use when --backends is not given: CpuAcc first where it is
+/// built in and the CPU supports it (CpuRef runs what it declines), otherwise CpuRef alone.
+BackendIdVector DefaultBackends();
+/// onnx-test's default: conformance is measured on the reference backend.
+inline constexpr const char* kConformanceBackends = "CpuRef";
 
 /// Options --backends, --shape and --dynamic-backends-path (run, bench and inspect take them).
 std::vector<OptionSpec> ModelOptionSpecs();
@@ -43,7 +45,7 @@ std::string ReadDynamicBackendsPath(const ParsedArgs& args);
 /// A runtime loading the dynamic backends --dynamic-backends-path names (the built-in paths
 /// otherwise), for commands that need no model.
 IRuntimePtr CreateRuntime(const ParsedArgs& args);
-/// --threads N: default 1, in [1, 1024].
+/// --threads N: default 0 (the backend's default: all cores for CpuAcc), in [0, 1024].
 unsigned int ReadThreads(const ParsedArgs& args);
 
 /// UsageError naming the first id in `backends` that is not registered (call it after creating

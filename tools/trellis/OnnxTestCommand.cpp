@@ -38,7 +38,7 @@ std::string OnnxTestHelp() {
            "\n"
            "Options:\n"
            "  --backends LIST        Comma-separated backend ids in order of preference\n"
-           "                         (default: " + kDefaultBackends + ").\n"
+           "                         (default: " + kConformanceBackends + ").\n"
            "  --filter REGEX         Run only the cases whose name REGEX matches (ECMAScript\n"
            "                         syntax, searched anywhere in the name).\n"
            "  --summary-json FILE    Also write every case's result to FILE as JSON: an\n"
@@ -538,7 +538,7 @@ int OnnxTestCommand(const std::vector<std::string>& args) {
     if (parsed.m_Positionals.empty()) {
         throw UsageError("onnx-test: missing DIR argument (see 'trellis onnx-test --help')");
     }
-    const BackendIdVector backends = ParseBackendList(parsed.Get("backends").value_or(kDefaultBackends));
+    const BackendIdVector backends = ParseBackendList(parsed.Get("backends").value_or(kConformanceBackends));
     std::optional<std::regex> filter;
     if (auto text = parsed.Get("filter")) {
         try {

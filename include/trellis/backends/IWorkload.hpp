@@ -51,6 +51,15 @@ public:
     virtual void Execute(const WorkloadIo& io) const = 0;
     /// Per-call temporary memory this workload needs (default none).
     virtual std::size_t GetScratchBytes() const { return 0; }
+    /// Optional (Backend API 1.1): false when Execute() never reads input `index`, a constant
+    /// (QueueDescriptor::m_ConstantInputs[index]) the workload copied or packed when it was
+    /// created. Once every reader of a constant says so, LoadNetwork frees the constant's memory
+    /// (weights are then held once, in the backend's packed form) and hands such inputs to
+    /// Execute() as handles whose Map() is nullptr. Default: true (read at run time).
+    virtual bool ReadsConstantInput(unsigned int index) const {
+        (void)index;
+        return true;
+    }
 };
 using IWorkloadPtr = std::unique_ptr<IWorkload>;
 

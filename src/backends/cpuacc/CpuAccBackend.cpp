@@ -8,6 +8,7 @@
 #include <trellis/Exceptions.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <set>
 #include <thread>
 
 namespace trellis::cpuacc {
@@ -87,19 +88,59 @@ IBackendInternal::ILayerSupportSharedPtr CpuAccBackend::GetLayerSupport() const 
     return std::make_shared<CpuAccLayerSupport>();
 }
 
-OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) const {
-    OptimizationViews views;
-    const auto& layers = subgraph.GetLayers();
-    if (layers.empty()) return views;
-    std::shared_ptr<RegionGraph> graph = BuildRegionGraph(subgraph);
+namespace {
+
+/// Constant bytes one region packs at most. Larger runs are cut into consecutive regions so that
+/// LoadNetwork can free each region's original weights as soon as that region has packed them
+/// (IWorkload::ReadsConstantInput): weights are never resident twice in full. A cut costs at most
+/// one layout change of the tensors crossing it.
+constexpr std::size_t kRegionWeightBudget = 64u << 20;
+
+std::size_t ConstantBytes(const IConnectableLayer& layer, std::set<const IOutputSlot*>& seen) {
+    std::size_t bytes = 0;
+    for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
+        const IOutputSlot* src = layer.GetInputSlot(i).GetConnection();
+        if (src && src->GetOwningIConnectableLayer().GetType() == LayerType::Constant && seen.insert(src).second) {
+            bytes += src->GetTensorInfo().GetNumBytes();
+        }
+    }
+    return bytes;
+}
+
+/// The view of consecutive layers of a sub-graph (a contiguous part of a topological order, so
+/// replacing it cannot make a cycle).
+SubgraphView MakeView(const std::vector<IConnectableLayer*>& layers) {
+    std::set<const IConnectableLayer*> members(layers.begin(), layers.end());
+    SubgraphView::InputSlots ins;
+    SubgraphView::OutputSlots outs;
+    for (IConnectableLayer* l : layers) {
+        for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+            const IOutputSlot* src = l->GetInputSlot(i).GetConnection();
+            if (!src || !members.count(&src->GetOwningIConnectableLayer())) ins.push_back(&l->GetInputSlot(i));
+        }
+        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
+            IOutputSlot& out = l->GetOutputSlot(o);
+            bool external = out.GetNumConnections() == 0;
+            for (unsigned int c = 0; c < out.GetNumConnections(); ++c) {
+                if (!members.count(&out.GetConnection(c)->GetOwningIConnectableLayer())) external = true;
+            }
+            if (external) outs.push_back(&out);
+        }
+    }
+    return SubgraphView(layers, std::move(ins), std::move(outs));
+}
+
+void AddRegion(OptimizationViews& views, const SubgraphView& part) {
+    const auto& layers = part.GetLayers();
+    std::shared_ptr<RegionGraph> graph = BuildRegionGraph(part);
     PreCompiledDescriptor descriptor;
     descriptor.m_PreCompiledObject = std::make_shared<RegionObject>(graph);
     descriptor.m_Description = graph->Describe() + " from " + std::to_string(layers.size()) + " layers";
     const std::string name = layers.size() == 1 ? std::string(layers.front()->GetName())
                                                 : std::string("CpuAcc[") + layers.front()->GetName() + " .. " +
                                                       layers.back()->GetName() + "]";
-    const auto numInputs = static_cast<int>(subgraph.GetInputSlots().size());
-    const auto numOutputs = static_cast<int>(subgraph.GetOutputSlots().size());
+    const auto numInputs = static_cast<int>(part.GetInputSlots().size());
+    const auto numOutputs = static_cast<int>(part.GetOutputSlots().size());
     IConnectableLayer* region =
         views.GetINetwork()->AddLayer(LayerType::PreCompiled, descriptor, name.c_str(), numInputs, numOutputs);
     SubgraphView::InputSlots ins;
@@ -109,7 +150,29 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
         region->GetOutputSlot(static_cast<unsigned int>(o)).SetTensorInfo(graph->m_OutputInfos[static_cast<std::size_t>(o)]);
         outs.push_back(&region->GetOutputSlot(static_cast<unsigned int>(o)));
     }
-    views.AddSubstitution({subgraph, SubgraphView({region}, std::move(ins), std::move(outs))});
+    views.AddSubstitution({part, SubgraphView({region}, std::move(ins), std::move(outs))});
+}
+
+}  // namespace
+
+OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) const {
+    OptimizationViews views;
+    const auto& layers = subgraph.GetLayers();
+    if (layers.empty()) return views;
+    std::vector<IConnectableLayer*> part;
+    std::size_t bytes = 0;
+    std::set<const IOutputSlot*> seen;
+    for (IConnectableLayer* l : layers) {
+        const std::size_t add = ConstantBytes(*l, seen);
+        if (!part.empty() && bytes + add > kRegionWeightBudget) {
+            AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
+            part.clear();
+            bytes = 0;
+        }
+        part.push_back(l);
+        bytes += add;
+    }
+    AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
     return views;
 }
 

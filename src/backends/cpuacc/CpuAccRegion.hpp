@@ -40,6 +40,7 @@ public:
     ~CpuAccRegionWorkload() override;
     void Execute(const WorkloadIo& io) const override;
     std::size_t GetScratchBytes() const override;
+    bool ReadsConstantInput(unsigned int index) const override;
 private:
     std::unique_ptr<CompiledRegion> m_Region;
 };

@@ -11,6 +11,7 @@
 #include <trellis/OnnxParser.hpp>
 
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
@@ -25,16 +26,28 @@ namespace {
 
 constexpr int64_t kMinOpset = 1;
 
-std::string ReadModelFile(const std::string& path) {
+/// Parses the model file in chunks (the file is never held in memory whole next to the parsed
+/// message: a model's weights would be resident twice, e.g. 680 MB for a 340 MB BERT).
+void ParseModelFile(const std::string& path, onnx::ModelProto& model) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw FileNotFoundException(path + ": file not found");
     if (!std::filesystem::is_regular_file(path, ec)) throw ParseException(path + ": not a regular file");
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > static_cast<std::uintmax_t>(INT_MAX)) {
+        throw ParseException(path + ": the model is larger than 2 GB; protobuf cannot read it (store the weights "
+                             "as ONNX external data)");
+    }
     std::ifstream file(path, std::ios::binary);
     if (!file) throw ParseException(path + ": cannot open file");
-    std::string bytes(static_cast<std::size_t>(std::filesystem::file_size(path, ec)), '\0');
-    file.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!file) throw ParseException(path + ": reading the file failed");
-    return bytes;
+    google::protobuf::io::IstreamInputStream stream(&file, 1 << 20);
+    google::protobuf::io::CodedInputStream coded(&stream);
+    coded.SetTotalBytesLimit(INT_MAX);  // the default 64 MB limit rejects models such as resnet50
+    if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+        if (file.bad()) throw ParseException(path + ": reading the file failed");
+        throw ParseException(path + ": not a valid ONNX model (protobuf parsing failed: the file is truncated "
+                             "or is not an ONNX ModelProto)");
+    }
+    if (!model.has_graph()) throw ParseException(path + ": not an ONNX model (it has no graph)");
 }
 
 void ParseModelProto(const std::string& bytes, const std::string& label, onnx::ModelProto& model) {
@@ -325,7 +338,7 @@ public:
     INetworkPtr CreateNetworkFromBinaryFile(const std::string& path, const Options& options) override {
         Reset();
         onnx::ModelProto model;
-        ParseModelProto(ReadModelFile(path), path, model);  // the file's bytes are freed here
+        ParseModelFile(path, model);
         std::string baseDir = std::filesystem::path(path).parent_path().string();
         return Build(model, path, baseDir.empty() ? "." : baseDir, options);
     }

@@ -286,6 +286,27 @@ TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccFusion, ConvolutionsWriteIntoTheirConcatenation) {
+    SKIP_WITHOUT_CPUACC();
+    // SqueezeNet's fire module: two convolutions of one input, concatenated on channels. With
+    // batch 1 they write into the concatenation directly; with batch 2 a concat primitive runs.
+    for (unsigned int batch : {1u, 2u}) {
+        Net net;
+        IOutputSlot* x = net.Input({batch, 8, 9, 9});
+        ConvolutionDescriptor one;
+        one.m_KernelShape = {1, 1};
+        ConvolutionDescriptor three;
+        three.m_KernelShape = {3, 3};
+        three.m_PadsBegin = {1, 1};
+        three.m_PadsEnd = {1, 1};
+        IOutputSlot* a = net.Unary(UnaryOperation::Relu, net.Op(LayerType::Convolution, one, {x, net.Const({16, 8, 1, 1}), net.Const({16})}));
+        IOutputSlot* b = net.Unary(UnaryOperation::Relu, net.Op(LayerType::Convolution, three, {x, net.Const({32, 8, 3, 3}), net.Const({32})}));
+        IOutputSlot* c = net.Op(LayerType::Concat, ConcatDescriptor{1}, {a, b});
+        net.Output(net.Op(LayerType::Convolution, one, {c, net.Const({24, 48, 1, 1}), net.Const({24})}));
+        net.Check(2e-5, "fire module, batch " + std::to_string(batch));
+    }
+}
+
 TEST(CpuAccFusion, AttentionBlock) {
     SKIP_WITHOUT_CPUACC();
     // q k^T / sqrt(d) -> softmax -> v, with the head split done by Reshape/Transpose.
@@ -510,6 +531,7 @@ TEST_P(CpuAccModel, MatchesPyTorchWithCpuAccFirst) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuAccModel,
                          ::testing::Values("tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13",
-                                           "transformer_op13", "transformer_op17", "lstm_op13"));
+                                           "transformer_op13", "transformer_op17", "lstm_op13", "efficientnet_b0_op13",
+                                           "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op13"));
 
 }  // namespace
