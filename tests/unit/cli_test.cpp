@@ -193,9 +193,9 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
         {"run", {"--backends", "--input", "--input-dir", "--output-dir", "--shape", "--seed", "--threads",
-                 "--dynamic-backends-path"}},
-        {"bench", {"--backends", "--threads", "--warmup", "--iterations", "--shape", "--json", "--seed",
-                   "--dynamic-backends-path"}},
+                 "--backend-option", "--dynamic-backends-path"}},
+        {"bench", {"--backends", "--threads", "--backend-option", "--warmup", "--iterations", "--shape", "--json",
+                   "--seed", "--dynamic-backends-path"}},
         {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
@@ -384,6 +384,8 @@ TEST_F(CliTest, BadOptionsAreUsageErrors) {
     ExpectOneError(Cli({"bench", kMlp, "--warmup", "-1"}), 2, "--warmup");
     ExpectOneError(Cli({"run", kMlp, "--threads", "1025"}), 2, "--threads");
     ExpectOneError(Cli({"run", kMlp, "--threads", "-1"}), 2, "--threads");
+    ExpectOneError(Cli({"run", kMlp, "--backend-option", "CpuAcc=FastMath"}), 2, "BACKEND:NAME=VALUE");
+    ExpectOneError(Cli({"bench", kMlp, "--backend-option", ":x=1"}), 2, "BACKEND:NAME=VALUE");
     ExpectOneError(Cli({"run", kMlp, "--seed"}), 2, "--seed");
     ExpectOneError(Cli({"run", kMlp, "--seed", "1", "--seed", "2"}), 2, "--seed");
     ExpectOneError(Cli({"run", kMlp, "--backends", "CpuRef,,CpuRef"}), 2, "--backends");

@@ -25,6 +25,9 @@ std::string BenchHelp() {
            "                         NumThreads (default: 0, the backend's default: all\n"
            "                         cores for CpuAcc). Single-threaded backends (CpuRef\n"
            "                         is one) ignore it.\n"
+           "  --backend-option BACKEND:NAME=VALUE\n"
+           "                         Backend option for BACKEND (e.g.\n"
+           "                         CpuAcc:FastMath=bf16). Repeatable.\n"
            "  --warmup W             Untimed runs before timing (default: 5; 0 allowed).\n"
            "  --iterations K         Timed runs (default: 50; at least 1).\n"
            "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
@@ -52,6 +55,7 @@ constexpr uint64_t kMaxRuns = 1000000;
 std::vector<OptionSpec> BenchOptionSpecs() {
     std::vector<OptionSpec> specs = ModelOptionSpecs();
     specs.push_back({"threads", true, false});
+    specs.push_back({"backend-option", true, true});
     specs.push_back({"warmup", true, false});
     specs.push_back({"iterations", true, false});
     specs.push_back({"seed", true, false});
@@ -89,6 +93,7 @@ int BenchCommand(const std::vector<std::string>& args) {
     }
     ModelOptions options = ReadModelOptions(parsed, "bench");
     options.m_NumThreads = ReadThreads(parsed);
+    ReadBackendOptions(parsed, options);
     const uint32_t seed = ReadSeed(parsed);
     const uint64_t warmup = ParseUnsigned(parsed.Get("warmup").value_or("5"), "warmup", 0, kMaxRuns);
     const uint64_t iterations = ParseUnsigned(parsed.Get("iterations").value_or("50"), "iterations", 1, kMaxRuns);

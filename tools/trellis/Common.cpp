@@ -53,6 +53,18 @@ unsigned int ReadThreads(const ParsedArgs& args) {
     return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("0"), "threads", 0, 1024));
 }
 
+void ReadBackendOptions(const ParsedArgs& args, ModelOptions& options) {
+    for (const std::string& text : args.GetAll("backend-option")) {
+        const std::size_t colon = text.find(':');
+        const std::size_t equals = colon == std::string::npos ? std::string::npos : text.find('=', colon + 1);
+        if (colon == std::string::npos || colon == 0 || equals == std::string::npos || equals == colon + 1) {
+            throw UsageError("--backend-option '" + text + "': expected BACKEND:NAME=VALUE (e.g. CpuAcc:FastMath=bf16)");
+        }
+        options.m_BackendOptions[BackendId(text.substr(0, colon))][text.substr(colon + 1, equals - colon - 1)] =
+            text.substr(equals + 1);
+    }
+}
+
 BackendIdVector DefaultBackends() {
     // CpuAcc registers itself when libtrellis is built with it; its layer support declines every
     // layer on a CPU it cannot use, so CpuRef then runs everything.
@@ -110,6 +122,9 @@ PreparedModel PrepareModel(const ModelOptions& options) {
         for (const BackendId& id : options.m_Backends) {
             creation.m_BackendOptions[id]["NumThreads"] = std::to_string(options.m_NumThreads);
         }
+    }
+    for (const auto& [id, values] : options.m_BackendOptions) {
+        for (const auto& [name, value] : values) creation.m_BackendOptions[id][name] = value;
     }
     model.m_Runtime = IRuntime::Create(creation);
     if (!model.m_Runtime) {

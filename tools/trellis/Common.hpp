@@ -33,6 +33,8 @@ struct ModelOptions {
     std::string m_DynamicBackendsPath;
     /// Passed as backend option NumThreads to every requested backend; 0 = do not pass it.
     unsigned int m_NumThreads = 0;
+    /// --backend-option BACKEND:NAME=VALUE, repeatable (after NumThreads, so it can override it).
+    std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
 };
 
 /// Reads the options named by ModelOptionSpecs() plus the MODEL positional.
@@ -45,6 +47,8 @@ std::string ReadDynamicBackendsPath(const ParsedArgs& args);
 /// A runtime loading the dynamic backends --dynamic-backends-path names (the built-in paths
 /// otherwise), for commands that need no model.
 IRuntimePtr CreateRuntime(const ParsedArgs& args);
+/// --backend-option BACKEND:NAME=VALUE (repeatable) into `options`; usage errors name the bad one.
+void ReadBackendOptions(const ParsedArgs& args, ModelOptions& options);
 /// --threads N: default 0 (the backend's default: all cores for CpuAcc), in [0, 1024].
 unsigned int ReadThreads(const ParsedArgs& args);
 

@@ -41,6 +41,9 @@ std::string RunHelp() {
            "                         NumThreads (default: 0, the backend's default: all\n"
            "                         cores for CpuAcc). Single-threaded backends (CpuRef\n"
            "                         is one) ignore it.\n"
+           "  --backend-option BACKEND:NAME=VALUE\n"
+           "                         Backend option for BACKEND (e.g.\n"
+           "                         CpuAcc:FastMath=bf16). Repeatable.\n"
            "  --dynamic-backends-path DIR\n"
            "                         Load dynamic backends from DIR instead of the built-in\n"
            "                         paths.\n"
@@ -69,6 +72,7 @@ std::vector<OptionSpec> RunOptionSpecs() {
     specs.push_back({"output-dir", true, false});
     specs.push_back({"seed", true, false});
     specs.push_back({"threads", true, false});
+    specs.push_back({"backend-option", true, true});
     return specs;
 }
 
@@ -117,6 +121,7 @@ int RunCommand(const std::vector<std::string>& args) {
     // Every option is checked before any work, so a typo never costs a model load.
     ModelOptions options = ReadModelOptions(parsed, "run");
     options.m_NumThreads = ReadThreads(parsed);
+    ReadBackendOptions(parsed, options);
     const uint32_t seed = ReadSeed(parsed);
     std::map<std::string, std::string> inputFiles;
     for (const std::string& text : parsed.GetAll("input")) {

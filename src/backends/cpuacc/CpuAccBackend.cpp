@@ -8,6 +8,8 @@
 #include <trellis/Exceptions.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <set>
 #include <thread>
 
@@ -32,7 +34,14 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             }
             r.m_NumThreads = static_cast<int>(n);
         } else if (name == "FastMath") {
-            if (value == "bf16") r.m_FastMathBf16 = true;
+            if (value == "bf16") {
+                const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+                if (isa != dnnl::cpu_isa::avx512_core_bf16 && isa != dnnl::cpu_isa::avx512_core_amx) {
+                    throw InvalidArgumentException("CpuAcc: option FastMath='bf16' needs a CPU with AVX-512 BF16 or AMX; "
+                                                   "this one has neither");
+                }
+                r.m_FastMathBf16 = true;
+            }
             else if (value == "none" || value.empty()) r.m_FastMathBf16 = false;
             else throw InvalidArgumentException("CpuAcc: option FastMath='" + value + "' is not one of: none, bf16");
         }

@@ -41,8 +41,12 @@ Dims StridesOf(const Dims& dims) {
     return strides;
 }
 
-memory::desc PlainMd(const Dims& dims) { return memory::desc(dims, memory::data_type::f32, StridesOf(dims)); }
-memory::desc AnyMd(const Dims& dims) { return memory::desc(dims, memory::data_type::f32, memory::format_tag::any); }
+memory::desc PlainMd(const Dims& dims, memory::data_type dt = memory::data_type::f32) {
+    return memory::desc(dims, dt, StridesOf(dims));
+}
+memory::desc AnyMd(const Dims& dims, memory::data_type dt = memory::data_type::f32) {
+    return memory::desc(dims, dt, memory::format_tag::any);
+}
 
 Dims Prepend1s(const Dims& d, std::size_t rank) {
     Dims r(rank - d.size(), 1);
@@ -77,7 +81,7 @@ std::optional<memory::format_tag> BlockedTag(std::size_t rank) {
 std::optional<memory::format_tag> BlockedTagOf(const memory::desc& md) {
     const Dims dims = md.dims();
     const std::optional<memory::format_tag> tag = BlockedTag(dims.size());
-    if (tag && md == memory::desc(dims, memory::data_type::f32, *tag)) return tag;
+    if (tag && md == memory::desc(dims, md.data_type(), *tag)) return tag;
     return std::nullopt;
 }
 
@@ -162,6 +166,10 @@ private:
     const ConstTensor& ConstantOf(int value, const Node& node, const char* what) const;
     Dims ValueDims(int v) const { return DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); }
     dnnl::primitive_attr Attr(bool mathOps) const;
+    /// The type convolutions and matmuls with constant weights compute in: bf16 with FastMath.
+    memory::data_type MathType() const {
+        return m_Options.m_FastMathBf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    }
 
     void CompileNode(int index);
     void CompileConv(int index, const Node& n);
@@ -287,7 +295,7 @@ bool CompiledRegion::CanOverwrite(int value, int nodeIndex, const Node* notInput
 dnnl::primitive_attr CompiledRegion::Attr(bool mathOps) const {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (mathOps && m_Options.m_FastMathBf16) attr.set_fpmath_mode(dnnl::fpmath_mode::bf16);
+    (void)mathOps;
     return attr;
 }
 
@@ -417,12 +425,13 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
     attr.set_post_ops(po);
     const bool bias = n.m_Inputs.size() > 2;
     const memory::desc biasMd = PlainMd({ws[0]});
+    const memory::data_type dt = MathType();
     auto make = [&](const memory::desc& srcMd, const memory::desc& dstMd) {
         dnnl::convolution_forward::desc cd =
             bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                   srcMd, AnyMd(wdims), biasMd, dstMd, strides, dil, padL, padR)
+                                                   srcMd, AnyMd(wdims, dt), biasMd, dstMd, strides, dil, padL, padR)
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                   srcMd, AnyMd(wdims), dstMd, strides, dil, padL, padR);
+                                                   srcMd, AnyMd(wdims, dt), dstMd, strides, dil, padL, padR);
         return dnnl::convolution_forward::primitive_desc(cd, attr, Engine());
     };
     // Layout: channel-blocked (nChw16c with AVX-512, nChw8c with AVX2) in and out, which oneDNN
@@ -431,18 +440,29 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
     // has no kernel for that, it chooses the layouts itself.
     const memory::desc current = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
     dnnl::convolution_forward::primitive_desc pd;
-    const std::optional<memory::format_tag> blocked = BlockedTag(src.size());
+    // (With bfloat16 oneDNN chooses: its AMX/BF16 kernels want nhwc.)
+    const std::optional<memory::format_tag> blocked =
+        dt == memory::data_type::f32 ? BlockedTag(src.size()) : std::optional<memory::format_tag>{};
     bool made = false;
     if (blocked) {
-        const memory::desc blockedSrc(src, memory::data_type::f32, *blocked);
-        const memory::desc srcWant = current == PlainMd(src) && src[1] < BlockSize() ? current : blockedSrc;
+        const memory::desc blockedSrc(src, dt, *blocked);
+        const memory::desc srcWant = current == PlainMd(src) && src[1] < BlockSize() ? PlainMd(src, dt) : blockedSrc;
         try {
-            pd = make(srcWant, memory::desc(dst, memory::data_type::f32, *blocked));
+            pd = make(srcWant, memory::desc(dst, dt, *blocked));
             made = true;
         } catch (const dnnl::error&) {
         }
     }
-    if (!made) pd = make(AnyMd(src), AnyMd(dst));
+    if (!made && dt != memory::data_type::f32 && current != PlainMd(src)) {
+        try {
+            pd = make(memory::desc(src, dt, current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc
+                                                                                      : memory::format_tag::any),
+                      AnyMd(dst, dt));
+            made = true;
+        } catch (const dnnl::error&) {
+        }
+    }
+    if (!made) pd = make(AnyMd(src, dt), AnyMd(dst, dt));
     const int srcMem = Ensure(x, pd.src_desc());
     const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, weights}};
@@ -523,8 +543,9 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
         dnnl::primitive_attr attr = Attr(true);
         attr.set_post_ops(po2);
         const memory::desc biasMd = PlainMd({1, nCols});
-        const memory::desc srcMd = PlainMd(src2), dstMd = PlainMd(dst2);
-        const memory::desc weightsAny = AnyMd({k, nCols});
+        const memory::data_type dt = MathType();
+        const memory::desc srcMd = PlainMd(src2, dt), dstMd = PlainMd(dst2);
+        const memory::desc weightsAny = AnyMd({k, nCols}, dt);
         dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(srcMd, weightsAny, biasMd, dstMd)
                                                : dnnl::matmul::desc(srcMd, weightsAny, dstMd);
         dnnl::matmul::primitive_desc pd(md, attr, Engine());
@@ -532,7 +553,8 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
         const memory::desc user = transB ? memory::desc({k, nCols}, memory::data_type::f32, Dims{1, k})
                                          : PlainMd({k, nCols});
         const int weights = PackConstant(bt, user, pd.weights_desc(), gemm ? gd.m_Alpha : 1.0f);
-        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), srcMd)}, {DNNL_ARG_WEIGHTS, weights}};
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(Ensure(a, PlainMd(aDims, dt)), srcMd)},
+                                                 {DNNL_ARG_WEIGHTS, weights}};
         if (biasValue >= 0) {
             const ConstTensor& c = ConstantOf(biasValue, n, "the bias");
             args.emplace_back(DNNL_ARG_BIAS, PackConstant(c, biasMd, pd.bias_desc(), gemm ? gd.m_Beta : 1.0f));
@@ -604,7 +626,7 @@ void CompiledRegion::CompilePool(const Node& n) {
                                                 : dnnl::algorithm::pooling_avg_exclude_padding;
     }
     auto make = [&](const memory::desc& srcMd) {
-        dnnl::pooling_v2_forward::desc pdsc(dnnl::prop_kind::forward_inference, alg, srcMd, AnyMd(dst), strides, kernel,
+        dnnl::pooling_v2_forward::desc pdsc(dnnl::prop_kind::forward_inference, alg, srcMd, AnyMd(dst, srcMd.data_type()), strides, kernel,
                                             dil, padL, padR);
         return dnnl::pooling_v2_forward::primitive_desc(pdsc, Attr(false), Engine());
     };
@@ -688,7 +710,7 @@ void CompiledRegion::CompileBinary(int index, const Node& n) {
         } else if (perChannel) {
             // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit
             // binary kernel broadcasts it; a plain one would send it to the reference kernel.
-            bm = Ensure(b, memory::desc(bDims, memory::data_type::f32, *tag));
+            bm = Ensure(b, memory::desc(bDims, src0.data_type(), *tag));
         } else {
             bm = Alias(EnsurePlain(b), PlainMd(bDims));
         }
@@ -766,7 +788,8 @@ void CompiledRegion::CompileConcat(int index, const Node& n) {
             mems.push_back(plain ? EnsurePlain(v) : MemOf(v));
             mds.push_back(m_Mems[static_cast<std::size_t>(mems.back())].m_Md);
         }
-        dnnl::concat::primitive_desc pd(plain ? PlainMd(outDims) : AnyMd(outDims), axis, mds, Engine(), Attr(false));
+        dnnl::concat::primitive_desc pd(plain ? PlainMd(outDims) : AnyMd(outDims, mds.front().data_type()), axis, mds,
+                                        Engine(), Attr(false));
         const int dst = NewInternal(pd.dst_desc());
         std::vector<std::pair<int, int>> args;
         for (std::size_t i = 0; i < mems.size(); ++i) args.emplace_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), mems[i]);

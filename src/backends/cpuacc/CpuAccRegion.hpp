@@ -27,7 +27,9 @@ namespace trellis::cpuacc {
 /// The backend options CpuAcc understands (IRuntime::CreationOptions::m_BackendOptions["CpuAcc"]).
 struct RegionOptions {
     int m_NumThreads = 0;         ///< "NumThreads": OpenMP threads per execution; 0 = all cores
-    bool m_FastMathBf16 = false;  ///< "FastMath" = "bf16": convolutions and matmuls compute in bfloat16
+    /// "FastMath" = "bf16": convolutions and matmuls with constant weights take bfloat16 inputs and
+    /// weights (float32 accumulation); the activations between them are kept in bfloat16.
+    bool m_FastMathBf16 = false;
 };
 
 class CompiledRegion;
