@@ -44,6 +44,10 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             }
             else if (value == "none" || value.empty()) r.m_FastMathBf16 = false;
             else throw InvalidArgumentException("CpuAcc: option FastMath='" + value + "' is not one of: none, bf16");
+        } else if (name == "ConvLayout") {
+            if (value == "blocked") r.m_BlockedConvLayout = true;
+            else if (value == "auto") r.m_BlockedConvLayout = false;
+            else throw InvalidArgumentException("CpuAcc: option ConvLayout='" + value + "' is not one of: blocked, auto");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

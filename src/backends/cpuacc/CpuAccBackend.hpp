@@ -5,8 +5,10 @@
 // fusions (CpuAccFusion.cpp), which the workload factory compiles into oneDNN primitives
 // (CpuAccRegion.cpp). Options (IRuntime::CreationOptions::m_BackendOptions["CpuAcc"]):
 //   NumThreads  threads per inference (default: all cores); the CLI's --threads sets it
-//   FastMath    "bf16": convolutions and matmuls compute in bfloat16 (AVX-512 BF16 / AMX);
-//               "none" (default): exact Float32
+//   FastMath    "bf16": convolutions and constant-weight matmuls compute in bfloat16 (AVX-512
+//               BF16 / AMX; refused on CPUs without); "none" (default): Float32
+//   ConvLayout  "blocked" (default): channel-blocked layouts between convolutions; "auto": oneDNN
+//               chooses each convolution's layouts
 #pragma once
 
 #include <trellis/backends/IBackendInternal.hpp>

@@ -441,8 +441,9 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
     const memory::desc current = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
     dnnl::convolution_forward::primitive_desc pd;
     // (With bfloat16 oneDNN chooses: its AMX/BF16 kernels want nhwc.)
-    const std::optional<memory::format_tag> blocked =
-        dt == memory::data_type::f32 ? BlockedTag(src.size()) : std::optional<memory::format_tag>{};
+    const std::optional<memory::format_tag> blocked = dt == memory::data_type::f32 && m_Options.m_BlockedConvLayout
+                                                          ? BlockedTag(src.size())
+                                                          : std::optional<memory::format_tag>{};
     bool made = false;
     if (blocked) {
         const memory::desc blockedSrc(src, dt, *blocked);

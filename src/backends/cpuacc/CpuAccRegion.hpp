@@ -30,6 +30,9 @@ struct RegionOptions {
     /// "FastMath" = "bf16": convolutions and matmuls with constant weights take bfloat16 inputs and
     /// weights (float32 accumulation); the activations between them are kept in bfloat16.
     bool m_FastMathBf16 = false;
+    /// "ConvLayout": "blocked" (default): convolutions keep channel-blocked layouts; "auto": oneDNN
+    /// chooses each convolution's layouts (its brgemm kernels take nhwc).
+    bool m_BlockedConvLayout = true;
 };
 
 class CompiledRegion;

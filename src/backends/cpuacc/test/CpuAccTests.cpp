@@ -449,11 +449,21 @@ TEST(CpuAccOptions, ThreadCountsGiveTheSameResult) {
     }
 }
 
+TEST(CpuAccOptions, ConvLayoutAutoGivesTheSameResult) {
+    SKIP_WITHOUT_CPUACC();
+    Net net = SmallConvNet();
+    IRuntime::CreationOptions o;
+    o.m_BackendOptions["CpuAcc"]["ConvLayout"] = "auto";
+    const Net::Result got = net.Run({"CpuAcc"}, o);
+    const Net::Result want = net.Run({"CpuRef"});
+    for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 1e-4f);
+}
+
 TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
     SKIP_WITHOUT_CPUACC();
     Net net = SmallConvNet();
     for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
-                               {"FastMath", "fp8"}}) {
+                               {"FastMath", "fp8"}, {"ConvLayout", "nhwc"}}) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"][name] = value;
         try {
