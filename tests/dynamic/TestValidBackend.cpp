@@ -10,8 +10,17 @@
 
 namespace {
 
+// TEST_API_1_0: the same backend as built against Backend API 1.0 ("TestValid10"): it reports
+// version 1.0, so the engine must create its factory with CreateWorkloadFactory() and never call
+// the 1.1 additions (which here fail loudly if called).
+#ifdef TEST_API_1_0
+#define TEST_VALID_ID "TestValid10"
+#else
+#define TEST_VALID_ID "TestValid"
+#endif
+
 const trellis::BackendId& TestValidId() {
-    static const trellis::BackendId s_Id{"TestValid"};
+    static const trellis::BackendId s_Id{TEST_VALID_ID};
     return s_Id;
 }
 
@@ -59,6 +68,11 @@ public:
         io.m_Inputs[0]->Unmap();
         io.m_Outputs[0]->Unmap();
     }
+#ifdef TEST_API_1_0
+    bool ReadsConstantInput(unsigned int) const override {
+        throw trellis::RuntimeException("TestValid10: ReadsConstantInput (API 1.1) called on a 1.0 backend");
+    }
+#endif
 private:
     std::size_t m_Count;
 };
@@ -83,6 +97,11 @@ public:
     IWorkloadFactoryPtr CreateWorkloadFactory(const IMemoryManagerSharedPtr&) const override {
         return std::make_unique<TestValidWorkloadFactory>();
     }
+#ifdef TEST_API_1_0
+    IWorkloadFactoryPtr CreateWorkloadFactoryWithOptions(const IMemoryManagerSharedPtr&, const BackendOptions&) const override {
+        throw trellis::RuntimeException("TestValid10: CreateWorkloadFactoryWithOptions (API 1.1) called on a 1.0 backend");
+    }
+#endif
     ILayerSupportSharedPtr GetLayerSupport() const override { return std::make_shared<TestValidLayerSupport>(); }
     trellis::BackendCapabilities GetCapabilities() const override {
         return {{"TestValidRelu", true}, {"NonConstWeights", false}};
@@ -91,4 +110,19 @@ public:
 
 }  // namespace
 
+#ifdef TEST_API_1_0
+extern "C" __attribute__((visibility("default"))) const char* GetBackendId() { return TEST_VALID_ID; }
+extern "C" __attribute__((visibility("default"))) void GetVersion(uint32_t* outMajor, uint32_t* outMinor) {
+    if (outMajor) *outMajor = 1;
+    if (outMinor) *outMinor = 0;
+}
+extern "C" __attribute__((visibility("default"))) void* BackendFactory() {
+    try {
+        return static_cast<trellis::IBackendInternal*>(new TestValidBackend());
+    } catch (...) {
+        return nullptr;
+    }
+}
+#else
 TRELLIS_DYNAMIC_BACKEND(TestValidBackend, "TestValid")
+#endif

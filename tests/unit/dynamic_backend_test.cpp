@@ -223,6 +223,32 @@ TEST_F(DynamicBackendTest, InvalidPathsAreWarningsNeverErrors) {
 
 // The guide's example: a small network on the dynamically loaded backend, through
 // CreationOptions::m_DynamicBackendsPath; unloaded again when the runtime goes.
+// A backend built against an older minor API (1.0) loads into this 1.1 engine and runs; the
+// engine creates its factory with CreateWorkloadFactory() and never calls the 1.1 additions
+// (CreateWorkloadFactoryWithOptions, IWorkload::ReadsConstantInput), which that backend's vtable
+// would not have. The test backend throws if they are called.
+TEST_F(DynamicBackendTest, OlderMinorApiBackendGetsOnlyTheCallsItKnows) {
+    const fs::path dir = Dir("backends");
+    fs::create_symlink(Built("ValidApi10"), dir / "Test_ValidApi10_backend.so");
+    IRuntime::CreationOptions options;
+    options.m_DynamicBackendsPath = dir.string();
+    options.m_BackendOptions["TestValid10"]["Anything"] = "1";
+    {
+        IRuntimePtr runtime = IRuntime::Create(options);
+        const std::vector<DynamicBackendStatus> status = runtime->GetDynamicBackendStatus();
+        ASSERT_EQ(status.size(), 1u);
+        ASSERT_TRUE(status[0].m_Loaded) << status[0].m_Reason;
+        EXPECT_EQ(status[0].m_Version, (BackendVersion{1, 0}));
+        EXPECT_EQ(BackendRegistryInstance().GetApiVersion("TestValid10"), (BackendVersion{1, 0}));
+        IOptimizedNetworkPtr optimized = Optimize(*ReluNetwork(false), {"TestValid10"}, runtime->GetDeviceSpec());
+        const std::vector<float> out = RunRelu(*runtime, std::move(optimized));
+        for (std::size_t i = 0; i < kReluInput.size(); ++i) {
+            EXPECT_EQ(out[i], kReluInput[i] > 0.0f ? kReluInput[i] : 0.0f) << i;
+        }
+    }
+    EXPECT_FALSE(BackendRegistryInstance().IsBackendRegistered("TestValid10"));
+}
+
 TEST_F(DynamicBackendTest, LoadsValidBackendRunsItAndUnloadsIt) {
     const fs::path dir = Dir("backends");
     const fs::path link = dir / "Test_Valid_backend.so";
