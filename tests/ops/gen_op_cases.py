@@ -8,6 +8,7 @@ import argparse
 import glob
 import importlib
 import os
+import shutil
 import sys
 import time
 
@@ -19,6 +20,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    # Start from an empty folder: a case renamed or removed since the last run must not linger
+    # (the op-case test runs every folder it finds).
+    shutil.rmtree(args.out, ignore_errors=True)
     os.makedirs(args.out, exist_ok=True)
     total = 0
     for path in sorted(glob.glob(os.path.join(HERE, "cases_*.py"))):
