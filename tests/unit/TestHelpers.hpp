@@ -150,16 +150,27 @@ struct LayerTestNetwork {
     IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*m_Net, {"CpuRef"}, m_Runtime->GetDeviceSpec()); }
 };
 
-/// Optimize() must throw a trellis::Exception whose message names `layerName` and states `rule`.
-inline void ExpectOptimizeRejects(LayerTestNetwork& n, const std::string& layerName, const std::string& rule) {
+/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
+template <typename F>
+void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
     try {
-        n.Optimize();
-        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
+        what();
+        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
     } catch (const trellis::Exception& e) {
         const std::string msg = e.what();
         EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
         EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
     }
+}
+
+/// Optimize() must throw a trellis::Exception whose message names `layerName` and states `rule`.
+/// `Network` is any test builder with an Optimize() (LayerTestNetwork, or a file's own).
+template <typename Network>
+void ExpectRejected(Network& n, const std::string& layerName, const std::string& rule) {
+    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
+}
+inline void ExpectOptimizeRejects(LayerTestNetwork& n, const std::string& layerName, const std::string& rule) {
+    ExpectRejected(n, layerName, rule);
 }
 
 /// A parameter of `layerName` fed by a graph input: Optimize() defers the network (its log names
@@ -227,44 +238,35 @@ OwnedTensor MakeTensor(const TensorShape& shape, DataType type, const std::vecto
 using LayerNet = LayerTestNetwork;
 using OpNetwork = LayerTestNetwork;
 
-/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
-template <typename F>
-void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
+/// Loads the network (which must succeed) and runs it once with `inputs` (one buffer per input
+/// binding, in order); the run must throw a RuntimeException naming `layerName` and `rule`.
+inline void ExpectRunFails(LayerTestNetwork& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+                           const std::string& layerName, const std::string& rule) {
+    NetworkId id = 0;
+    std::string loadError;
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError), Status::Success) << loadError;
+    InputTensors in;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        TensorInfo info = inputs[i].first;
+        info.SetConstant(true);
+        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
+    }
+    std::vector<std::vector<std::byte>> buffers;
+    buffers.reserve(static_cast<std::size_t>(n.m_NextOutput));  // Tensors point into them
+    OutputTensors out;
+    for (int o = 0; o < n.m_NextOutput; ++o) {
+        const TensorInfo info = n.m_Runtime->GetOutputTensorInfo(id, o, in);  // specializes a dynamic network
+        buffers.emplace_back(info.GetNumBytes());
+        out.push_back({o, Tensor(info, buffers.back().data())});
+    }
     try {
-        what();
-        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
-    } catch (const trellis::Exception& e) {
+        n.m_Runtime->EnqueueWorkload(id, in, out);
+        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
+    } catch (const RuntimeException& e) {
         const std::string msg = e.what();
         EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
         EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
     }
-}
-
-/// Expects Optimize() to reject layer `layerName` with a message containing `rule`.
-inline void ExpectRejected(LayerNet& n, const std::string& layerName, const std::string& rule) {
-    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
-}
-
-/// Loads the network and runs it once with `inputs` (one buffer per input binding, in order);
-/// expects the load or the run to throw naming `layerName` and `rule`.
-inline void ExpectRunFails(LayerNet& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
-                           const std::string& layerName, const std::string& rule) {
-    ExpectThrowsNaming(
-        [&] {
-            NetworkId id;
-            std::string loadError;
-            if (n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError) != Status::Success) throw Exception(loadError);
-            InputTensors in;
-            for (std::size_t i = 0; i < inputs.size(); ++i) {
-                TensorInfo info = inputs[i].first;
-                info.SetConstant(true);
-                in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
-            }
-            const TensorInfo outInfo = n.m_Runtime->GetOutputTensorInfo(id, 0);
-            std::vector<std::byte> out(outInfo.GetNumBytes());
-            n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
-        },
-        layerName, rule);
 }
 
 }  // namespace trellis::test

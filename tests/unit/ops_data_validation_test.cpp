@@ -3,6 +3,8 @@
 // ConstantOfShape, Expand, Pad, Identity, Cast, Range, MemCopy): a bad layer makes Optimize() throw
 // a message naming the layer and the broken rule; a good one resolves its descriptor (parameter
 // inputs, negative axes, -1 dims, clamped slices) into the inferred shape.
+#include "TestHelpers.hpp"
+
 #include <trellis/Trellis.hpp>
 
 #include <gtest/gtest.h>
@@ -66,17 +68,7 @@ struct DataNet {
     }
 };
 
-// Optimize() must throw a trellis::Exception whose message names the layer and contains `rule`.
-void ExpectRejected(DataNet& n, const std::string& layerName, const std::string& rule) {
-    try {
-        n.Optimize();
-        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
-    } catch (const trellis::Exception& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
+using test::ExpectRejected;
 
 ReshapeDescriptor ReshapeTo(std::vector<int64_t> target) {
     ReshapeDescriptor d;

@@ -3,6 +3,8 @@
 // Hardmax, the Boolean and classifying ElementwiseUnary/Binary operations, Mod): a bad layer makes
 // Optimize() throw naming the layer and the rule; a bad index or axis that only arrives with the
 // inputs makes EnqueueWorkload() throw naming the layer, and nothing crashes.
+#include "TestHelpers.hpp"
+
 #include <trellis/Trellis.hpp>
 
 #include <gtest/gtest.h>
@@ -15,66 +17,9 @@ using namespace trellis;
 
 namespace {
 
-struct Net {
-    INetworkPtr net = INetwork::Create();
-    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
-    int nextInput = 0;
-    int nextOutput = 0;
-
-    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = net->AddInputLayer(nextInput++);
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        return l->GetOutputSlot(0);
-    }
-    IOutputSlot& ConstInts(const std::vector<int64_t>& values, TensorShape shape) {
-        auto* l = net->AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Signed64, 0.0f, 0, true), values.data()));
-        return l->GetOutputSlot(0);
-    }
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs) {
-        auto* l = net->AddLayer(type, d, name, static_cast<int>(inputs.size()), -1);
-        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
-        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
-            l->GetOutputSlot(o).Connect(net->AddOutputLayer(nextOutput++)->GetInputSlot(0));
-        }
-        return l;
-    }
-    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()); }
-};
-
-void ExpectRejected(Net& n, const std::string& layerName, const std::string& rule) {
-    try {
-        n.Optimize();
-        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
-    } catch (const trellis::Exception& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
-
-// Loads the network, runs it once with `inputs` (one buffer per input binding, in order) and
-// expects a RuntimeException naming the layer and `rule`.
-void ExpectRunFails(Net& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs, const std::string& layerName,
-                    const std::string& rule) {
-    NetworkId id;
-    ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
-    InputTensors in;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        TensorInfo info = inputs[i].first;
-        info.SetConstant(true);
-        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
-    }
-    const TensorInfo outInfo = n.runtime->GetOutputTensorInfo(id, 0);
-    std::vector<std::byte> out(outInfo.GetNumBytes());
-    try {
-        n.runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
-        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
-    } catch (const RuntimeException& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
+using Net = test::LayerTestNetwork;
+using test::ExpectRejected;
+using test::ExpectRunFails;
 
 }  // namespace
 
@@ -248,14 +193,14 @@ TEST(OpsIssue4aRun, TriluWithRuntimeK) {
     Net n;
     n.Layer(LayerType::Trilu, TriluDescriptor{false, 0}, "tril_k", {&n.Input({3, 3}), &n.Input({}, DataType::Signed64)});
     NetworkId id;
-    ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
     const std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
     const int64_t k = -1;
     TensorInfo xi({3, 3}, DataType::Float32), ki(TensorShape(), DataType::Signed64);
     xi.SetConstant(true);
     ki.SetConstant(true);
     std::vector<float> y(9, -1.0f);
-    n.runtime->EnqueueWorkload(id, {{0, ConstTensor(xi, x.data())}, {1, ConstTensor(ki, &k)}},
-                               {{0, Tensor(n.runtime->GetOutputTensorInfo(id, 0), y.data())}});
+    n.m_Runtime->EnqueueWorkload(id, {{0, ConstTensor(xi, x.data())}, {1, ConstTensor(ki, &k)}},
+                               {{0, Tensor(n.m_Runtime->GetOutputTensorInfo(id, 0), y.data())}});
     EXPECT_EQ(y, (std::vector<float>{0, 0, 0, 4, 0, 0, 7, 8, 0}));
 }

@@ -2,6 +2,8 @@
 // MatMul, Softmax, Pooling, BatchNormalization, LayerNormalization, Reduce, Resize): a bad layer
 // makes Optimize() throw a message naming the layer and the broken rule; a good one resolves its
 // descriptor (auto_pad, output_shape, global pooling, parameter inputs) into the inferred shape.
+#include "TestHelpers.hpp"
+
 #include <trellis/Trellis.hpp>
 
 #include <gtest/gtest.h>
@@ -57,17 +59,7 @@ struct OpNet {
     }
 };
 
-// Optimize() must throw a trellis::Exception whose message names the layer and contains `rule`.
-void ExpectRejected(OpNet& n, const std::string& layerName, const std::string& rule) {
-    try {
-        n.Optimize();
-        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
-    } catch (const trellis::Exception& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
+using test::ExpectRejected;
 
 ConvolutionDescriptor Conv(std::vector<unsigned int> pads = {}, unsigned int groups = 1) {
     ConvolutionDescriptor d;

@@ -2,6 +2,8 @@
 // throw naming the layer and the rule; a bad sequence_lens value, which only arrives with the
 // inputs, makes EnqueueWorkload() throw naming the layer. Numeric results are covered by the
 // numpy cases (tests/ops/cases_rnn.py) and the official ONNX node cases.
+#include "TestHelpers.hpp"
+
 #include <trellis/Trellis.hpp>
 
 #include <gtest/gtest.h>
@@ -34,16 +36,7 @@ struct RecurrentNet {
     IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()); }
 };
 
-void ExpectRejected(RecurrentNet& n, const std::string& layerName, const std::string& rule) {
-    try {
-        n.Optimize();
-        ADD_FAILURE() << "Optimize accepted layer '" << layerName << "'; expected: " << rule;
-    } catch (const trellis::Exception& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
+using test::ExpectRejected;
 
 RecurrentDescriptor Lstm(unsigned int hidden) {
     RecurrentDescriptor d;

@@ -205,6 +205,9 @@ private:
     std::vector<int> m_InputStorage;  ///< per region input: its storage (-1 until used)
     std::size_t m_ScratchpadOffset = 0;
     std::size_t m_ScratchBytes = 0;
+    /// (mem, region input/output index) of the memory objects re-pointed at each call's tensors;
+    /// inputs never read at run time (constants packed when compiling) are left out.
+    std::vector<std::pair<std::size_t, std::size_t>> m_BoundInputs, m_BoundOutputs;
 
     /// In-place concatenation: convolutions write straight into their part of a channel Concat.
     struct ConcatTarget {
@@ -991,6 +994,11 @@ void CompiledRegion::PlanMemory() {
     }
     m_ScratchpadOffset = peak;
     m_ScratchBytes = peak + (scratchpad + 63) / 64 * 64;
+    for (std::size_t i = 0; i < m_Mems.size(); ++i) {
+        const Storage& st = m_Storages[static_cast<std::size_t>(m_Mems[i].m_Storage)];
+        if (st.m_Kind == Storage::Kind::Input && st.m_Last >= 0) m_BoundInputs.emplace_back(i, static_cast<std::size_t>(st.m_Index));
+        if (st.m_Kind == Storage::Kind::Output) m_BoundOutputs.emplace_back(i, static_cast<std::size_t>(st.m_Index));
+    }
 }
 
 CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
@@ -1067,15 +1075,8 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     }
     std::unique_ptr<Context, std::function<void(Context*)>> ctx(Acquire(io.m_Scratch),
                                                                 [this](Context* c) { Release(c); });
-    for (std::size_t i = 0; i < m_Mems.size(); ++i) {
-        const Storage& s = m_Storages[static_cast<std::size_t>(m_Mems[i].m_Storage)];
-        if (s.m_Kind == Storage::Kind::Input) {
-            if (s.m_Last < 0) continue;  // never read (a constant packed at compile time)
-            ctx->m_Mems[i].set_data_handle(io.m_Inputs[static_cast<std::size_t>(s.m_Index)]->Map());
-        } else if (s.m_Kind == Storage::Kind::Output) {
-            ctx->m_Mems[i].set_data_handle(io.m_Outputs[static_cast<std::size_t>(s.m_Index)]->Map());
-        }
-    }
+    for (const auto& [mem, index] : m_BoundInputs) ctx->m_Mems[mem].set_data_handle(io.m_Inputs[index]->Map());
+    for (const auto& [mem, index] : m_BoundOutputs) ctx->m_Mems[mem].set_data_handle(io.m_Outputs[index]->Map());
     ThreadScope threads(m_Options.m_NumThreads);
     std::vector<void*> ptrs;
     for (std::size_t i = 0; i < m_Steps.size(); ++i) {
