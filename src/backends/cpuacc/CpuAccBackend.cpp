@@ -48,6 +48,14 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             if (value == "blocked") r.m_BlockedConvLayout = true;
             else if (value == "auto") r.m_BlockedConvLayout = false;
             else throw InvalidArgumentException("CpuAcc: option ConvLayout='" + value + "' is not one of: blocked, auto");
+        } else if (name == "Winograd") {
+            if (value == "on") r.m_Winograd = true;
+            else if (value == "off") r.m_Winograd = false;
+            else throw InvalidArgumentException("CpuAcc: option Winograd='" + value + "' is not one of: on, off");
+        } else if (name == "Xnnpack") {
+            if (value == "on") r.m_Xnnpack = true;
+            else if (value == "off") r.m_Xnnpack = false;
+            else throw InvalidArgumentException("CpuAcc: option Xnnpack='" + value + "' is not one of: on, off");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

@@ -33,6 +33,13 @@ struct RegionOptions {
     /// "ConvLayout": "blocked" (default): convolutions keep channel-blocked layouts; "auto": oneDNN
     /// chooses each convolution's layouts (its brgemm kernels take nhwc).
     bool m_BlockedConvLayout = true;
+    /// "Winograd": "on" (default): float32 3x3 stride-1 convolutions with at least 32 input
+    /// channels and outputs of at least 13x13 use oneDNN's Winograd F(2x2,3x3) kernel where it
+    /// has one; "off": direct kernels only.
+    bool m_Winograd = true;
+    /// "Xnnpack": "on" (default where CpuAcc was built with XNNPACK): float32 matmuls of one row
+    /// against constant weights (classifier heads) run on XNNPACK; "off": on oneDNN.
+    bool m_Xnnpack = true;
 };
 
 class CompiledRegion;

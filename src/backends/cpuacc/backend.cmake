@@ -11,7 +11,33 @@ if(TRELLIS_CPUACC)
     list(APPEND trellisBackendLibraries trellisCpuAccBackend)
     list(APPEND trellisBackendLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
     list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccTests.cpp)
+    # The tests read oneDNN's verbose log to see which primitives ran.
+    list(APPEND trellisBackendTestLinkLibraries ${TRELLIS_DNNL_LIBRARY})
+    list(APPEND trellisBackendTestIncludeDirs ${TRELLIS_DNNL_INCLUDE_DIR})
     set(TRELLIS_HAVE_CPUACC ON)
+    # XNNPACK (Debian's libxnnpack-dev): used where it measured faster than oneDNN (one-row
+    # matmuls); optional, CpuAcc runs everything on oneDNN without it.
+    find_path(TRELLIS_XNNPACK_INCLUDE_DIR xnnpack.h)
+    find_path(TRELLIS_PTHREADPOOL_INCLUDE_DIR pthreadpool.h)
+    find_library(TRELLIS_XNNPACK_LIBRARY NAMES XNNPACK)
+    find_library(TRELLIS_PTHREADPOOL_LIBRARY NAMES pthreadpool)
+    if(TRELLIS_XNNPACK_INCLUDE_DIR AND TRELLIS_PTHREADPOOL_INCLUDE_DIR AND TRELLIS_XNNPACK_LIBRARY
+       AND TRELLIS_PTHREADPOOL_LIBRARY)
+      message(STATUS "CpuAcc backend: XNNPACK ${TRELLIS_XNNPACK_LIBRARY}")
+      target_compile_definitions(trellisCpuAccBackend PRIVATE TRELLIS_CPUACC_HAVE_XNNPACK=1)
+      target_include_directories(trellisCpuAccBackend PRIVATE ${TRELLIS_XNNPACK_INCLUDE_DIR}
+                                 ${TRELLIS_PTHREADPOOL_INCLUDE_DIR})
+      list(APPEND trellisBackendLinkLibraries ${TRELLIS_XNNPACK_LIBRARY})
+      list(APPEND trellisBackendTestDefinitions TRELLIS_CPUACC_HAVE_XNNPACK=1)
+      # The benchmark that decided where (bench/cpu/kernels/; not a test).
+      add_executable(trellis_conv_libs_bench ${PROJECT_SOURCE_DIR}/bench/cpu/kernels/conv_libs_bench.cpp)
+      target_include_directories(trellis_conv_libs_bench PRIVATE ${TRELLIS_DNNL_INCLUDE_DIR}
+                                 ${TRELLIS_XNNPACK_INCLUDE_DIR} ${TRELLIS_PTHREADPOOL_INCLUDE_DIR})
+      target_link_libraries(trellis_conv_libs_bench PRIVATE ${TRELLIS_DNNL_LIBRARY} ${TRELLIS_XNNPACK_LIBRARY}
+                            ${TRELLIS_PTHREADPOOL_LIBRARY} OpenMP::OpenMP_CXX)
+    else()
+      message(STATUS "CpuAcc backend: without XNNPACK (install libxnnpack-dev libpthreadpool-dev)")
+    endif()
   else()
     message(STATUS "CpuAcc backend: off (oneDNN or OpenMP not found; install libdnnl-dev)")
   endif()

@@ -8,6 +8,8 @@
 #include <trellis/backends/BackendRegistry.hpp>
 
 #include <gtest/gtest.h>
+#include <oneapi/dnnl/dnnl.h>  // dnnl_set_verbose: which primitives ran
+#include <cstdio>
 
 #include <filesystem>
 #include <random>
@@ -199,7 +201,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"depthwise_stride2", 1, 32, 14, 14, 32, 3, 3, 2, 1, 1, 32, true},
                       ConvCase{"depthwise_odd", 1, 7, 9, 11, 7, 5, 5, 1, 1, 2, 7, false},
                       ConvCase{"batch3", 3, 16, 8, 8, 24, 3, 3, 1, 1, 1, 1, true},
-                      ConvCase{"stride3_nopad", 2, 5, 13, 13, 6, 2, 2, 3, 1, 0, 1, true}),
+                      ConvCase{"stride3_nopad", 2, 5, 13, 13, 6, 2, 2, 3, 1, 0, 1, true},
+                      // 3x3 stride 1, >= 32 input channels, >= 13x13 output: Winograd.
+                      ConvCase{"winograd_odd", 1, 37, 13, 19, 21, 3, 3, 1, 1, 1, 1, true},
+                      ConvCase{"winograd_nopad_batch2", 2, 32, 17, 15, 48, 3, 3, 1, 1, 0, 1, false}),
     [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.m_Name); });
 
 TEST(CpuAccFusion, ConvBiasReluResidualChain) {
@@ -459,11 +464,96 @@ TEST(CpuAccOptions, ConvLayoutAutoGivesTheSameResult) {
     for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 1e-4f);
 }
 
+TEST(CpuAccOptions, WinogradOnAndOffBothMatchCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    // A ResNet-like block whose 3x3 convolutions take the Winograd kernel (>= 32 input channels,
+    // >= 13x13 outputs), with bias, ReLU and the residual add fused into them.
+    Net net;
+    IOutputSlot* x = net.Input({1, 48, 16, 15});
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {3, 3};
+    d.m_PadsBegin = {1, 1};
+    d.m_PadsEnd = {1, 1};
+    IOutputSlot* r1 = net.Unary(UnaryOperation::Relu,
+                                net.Op(LayerType::Convolution, d, {x, net.Const({40, 48, 3, 3}, 0.1f), net.Const({40})}));
+    IOutputSlot* c2 = net.Op(LayerType::Convolution, d, {r1, net.Const({48, 40, 3, 3}, 0.1f), net.Const({48})});
+    net.Output(net.Unary(UnaryOperation::Relu, net.Binary(BinaryOperation::Add, c2, x)));
+    const Net::Result want = net.Run({"CpuRef"});
+    std::vector<std::vector<float>> got;
+    for (const char* value : {"on", "off"}) {
+        IRuntime::CreationOptions o;
+        o.m_BackendOptions["CpuAcc"]["Winograd"] = value;
+        const Net::Result r = net.Run({"CpuAcc"}, o);
+        double num = 0, den = 0;
+        for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
+            const double e = r.m_Outputs[0][i] - want.m_Outputs[0][i];
+            num += e * e;
+            den += want.m_Outputs[0][i] * want.m_Outputs[0][i];
+        }
+        EXPECT_LT(std::sqrt(num / den), 2e-6) << "Winograd=" << value;
+        got.push_back(r.m_Outputs[0]);
+    }
+    // The two settings really ran different kernels: their float32 rounding differs.
+    EXPECT_NE(got[0], got[1]);
+}
+
+TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
+    SKIP_WITHOUT_CPUACC();
+    // Classifier heads: one row against constant weights (XNNPACK where CpuAcc has it, cut into
+    // one operator per thread), with odd column counts, Gemm's transB/alpha/beta, biases of
+    // shape [n] and [1, n], a fused ReLU or Clip; and MatMul's [k][n] weights.
+    Net net;
+    IOutputSlot* x = net.Input({1, 203});
+    GemmDescriptor g1;
+    g1.m_TransB = true;
+    g1.m_Alpha = 0.5f;
+    g1.m_Beta = 2.0f;
+    net.Output(net.Unary(UnaryOperation::Relu, net.Op(LayerType::Gemm, g1, {x, net.Const({37, 203}), net.Const({37})})));
+    GemmDescriptor g2;
+    net.Output(net.Unary(UnaryOperation::Clip, net.Op(LayerType::Gemm, g2, {x, net.Const({203, 50}), net.Const({1, 50})}),
+                         -0.5f, 0.75f));
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({203, 1000}, 0.1f)}));
+    const Net::Result want = net.Run({"CpuRef"});
+    for (const char* xnnpack : {"on", "off"}) {
+        for (const char* threads : {"1", "2", "3"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+            o.m_BackendOptions["CpuAcc"]["Xnnpack"] = xnnpack;
+            // oneDNN's verbose log names every primitive it runs: the matmuls are XNNPACK's
+            // exactly when they are missing from it.
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            const Net::Result got = net.Run({"CpuAcc"}, o);
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            std::size_t matmuls = 0;
+            for (std::size_t at = log.find("exec,cpu,matmul"); at != std::string::npos; at = log.find("exec,cpu,matmul", at + 1)) {
+                ++matmuls;
+            }
+#if TRELLIS_CPUACC_HAVE_XNNPACK
+            EXPECT_EQ(matmuls, std::string(xnnpack) == "on" ? 0u : 3u) << "Xnnpack=" << xnnpack << "\n" << log;
+#else
+            EXPECT_EQ(matmuls, 3u) << log;
+#endif
+            ASSERT_EQ(got.m_Outputs.size(), 3u);
+            for (std::size_t out = 0; out < 3; ++out) {
+                ASSERT_EQ(got.m_Outputs[out].size(), want.m_Outputs[out].size());
+                for (std::size_t i = 0; i < want.m_Outputs[out].size(); ++i) {
+                    ASSERT_NEAR(got.m_Outputs[out][i], want.m_Outputs[out][i], 1e-4f)
+                        << "output " << out << " element " << i << ", Xnnpack=" << xnnpack << ", " << threads << " threads";
+                }
+            }
+        }
+    }
+}
+
 TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
     SKIP_WITHOUT_CPUACC();
     Net net = SmallConvNet();
     for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
-                               {"FastMath", "fp8"}, {"ConvLayout", "nhwc"}}) {
+                               {"FastMath", "fp8"}, {"ConvLayout", "nhwc"},
+                               {"Winograd", "yes"}, {"Xnnpack", "1"}}) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"][name] = value;
         try {
