@@ -1,6 +1,8 @@
 // CpuAcc: compiling a region graph into oneDNN primitives, and running it (see CpuAccRegion.hpp).
 #include "CpuAccRegion.hpp"
 
+#include "CpuAccKernels.hpp"
+
 #include <trellis/Exceptions.hpp>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -813,7 +815,8 @@ void CompiledRegion::CompileEltwise(int index, const Node& n) {
 }
 
 void CompiledRegion::CompileErf(const Node& n) {
-    // oneDNN has no erf eltwise; GELU's erf is fused away (CpuAccFusion.cpp), a lone Erf runs here.
+    // oneDNN has no erf eltwise; GELU's erf is fused away (CpuAccFusion.cpp), a lone Erf runs on
+    // CpuAcc's own vectorized kernel.
     const int src = EnsurePlain(n.m_Inputs[0]);
     const int out = n.m_Outputs[0];
     const int dst = NewInternal(PlainMd(ValueDims(out)));
@@ -821,12 +824,18 @@ void CompiledRegion::CompileErf(const Node& n) {
     Step step;
     step.m_Name = n.m_Name;
     step.m_KernelMems = {src, dst};
-    step.m_Kernel = [count](const std::vector<void*>& p) {
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [count, isa](const std::vector<void*>& p) {
         const float* in = static_cast<const float*>(p[0]);
         float* o = static_cast<float*>(p[1]);
-        const long long c = static_cast<long long>(count);
-#pragma omp parallel for schedule(static)
-        for (long long i = 0; i < c; ++i) o[i] = std::erf(in[i]);
+        // Blocks of 4096 floats (16 KiB) over the OpenMP team, each vectorized (CpuAccKernels.cpp).
+        constexpr std::size_t kBlock = 4096;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long b = 0; b < blocks; ++b) {
+            const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
+            Erf(in + begin, o + begin, std::min(kBlock, count - begin), isa);
+        }
     };
     m_Steps.push_back(std::move(step));
     Bind(out, dst);

@@ -3,13 +3,16 @@
 // (each checked to have happened, and to compute the same), options, bad input, concurrency, and
 // the PyTorch-exported models with CpuAcc first.
 #include "unit/TestHelpers.hpp"
+#include "backends/cpuacc/CpuAccKernels.hpp"
 
 #include <trellis/Trellis.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
 #include <gtest/gtest.h>
 #include <oneapi/dnnl/dnnl.h>  // dnnl_set_verbose: which primitives ran
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include <filesystem>
 #include <random>
@@ -543,6 +546,43 @@ TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
                     ASSERT_NEAR(got.m_Outputs[out][i], want.m_Outputs[out][i], 1e-4f)
                         << "output " << out << " element " << i << ", Xnnpack=" << xnnpack << ", " << threads << " threads";
                 }
+            }
+        }
+    }
+}
+
+TEST(CpuAccKernels, ErfEveryIsaThisCpuRunsMatchesTheExactErf) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::vector<float> in;
+    for (int i = -60000; i <= 60000; ++i) in.push_back(static_cast<float>(i) * 1e-4f);  // [-6, 6]
+    const float inf = std::numeric_limits<float>::infinity();
+    for (float v : {0.0f, -0.0f, 1e-40f, -1e-30f, 1e-8f, 3.92f, -3.92f, 3.9199f, 4.0f, -100.0f, 3e38f, inf, -inf}) {
+        in.push_back(v);
+    }
+    in.push_back(std::numeric_limits<float>::quiet_NaN());
+    in.resize(in.size() + 5, 0.5f);  // a length that is no multiple of 8 or 16: the tails run
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    for (KernelIsa isa : isas) {
+        std::vector<float> out(in.size(), -7.0f);
+        Erf(in.data(), out.data(), in.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (std::isnan(in[i])) {
+                EXPECT_TRUE(std::isnan(out[i])) << KernelIsaName(isa);
+                continue;
+            }
+            const double want = std::erf(static_cast<double>(in[i]));
+            const double err = std::fabs(out[i] - want);
+            ASSERT_LE(err, 3.6e-7 * std::fabs(want) + 1e-37) << KernelIsaName(isa) << " erf(" << in[i] << ") = " << out[i];
+        }
+        // In place gives the same.
+        std::vector<float> inPlace = in;
+        Erf(inPlace.data(), inPlace.data(), inPlace.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (!std::isnan(in[i])) {
+                ASSERT_EQ(inPlace[i], out[i]);
             }
         }
     }

@@ -1,0 +1,22 @@
+// CpuAcc's own vectorized kernels, for the ops neither oneDNN nor XNNPACK covers. Each has an
+// AVX-512, an AVX2 and a scalar version of the same formula, chosen at run time by the CPU's
+// features (the library is built for baseline x86-64).
+#pragma once
+
+#include <cstddef>
+
+namespace trellis::cpuacc {
+
+enum class KernelIsa { Scalar, Avx2, Avx512 };
+
+/// The best version this CPU runs.
+KernelIsa BestKernelIsa();
+const char* KernelIsaName(KernelIsa isa);
+
+/// out[i] = erf(in[i]) for n floats (in == out allowed), with the given version; `isa` must be
+/// one this CPU runs (at most BestKernelIsa()). Accuracy: at most 3.6e-7 relative error (about
+/// 3 ulp) against the exact erf, NaN stays NaN, +-inf gives +-1 (scripts/fit_erf.py made the
+/// approximation).
+void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
+
+}  // namespace trellis::cpuacc
