@@ -975,6 +975,16 @@ void CompiledRegion::CompileTranspose(const Node& n) {
     if (perm.empty()) {
         for (std::size_t i = 0; i < rank; ++i) perm.push_back(static_cast<unsigned int>(rank - 1 - i));
     }
+    // A permutation that moves only size-1 dims (e.g. [1,128,768] -> [128,1,768]) keeps the
+    // order of the data: the output is the input, re-labelled.
+    std::vector<unsigned int> moved;
+    for (unsigned int p : perm) {
+        if (in[p] != 1) moved.push_back(p);
+    }
+    if (std::is_sorted(moved.begin(), moved.end())) {
+        Bind(out, Alias(EnsurePlain(x), PlainMd(outDims)));
+        return;
+    }
     const Dims inStrides = StridesOf(in);
     Dims permStrides(rank);
     for (std::size_t i = 0; i < rank; ++i) permStrides[i] = inStrides[perm[i]];

@@ -417,6 +417,22 @@ TEST(CpuAccOps, DataMovementAndReductions) {
     net.Check(1e-5, "data movement");
 }
 
+TEST(CpuAccOps, TransposesMovingOnlySizeOneDims) {
+    SKIP_WITHOUT_CPUACC();
+    // Seq-first attention's [1,S,E] <-> [S,1,E] (no data moves: CpuAcc relabels the buffer), as a
+    // region output straight from a region input, feeding a matmul, and after a computed value,
+    // next to a transpose that does move data.
+    Net net;
+    IOutputSlot* x = net.Input({1, 7, 12});
+    net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, {x}));
+    IOutputSlot* h = net.Op(LayerType::MatMul, EmptyDescriptor{},
+                            {net.Op(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, {x}), net.Const({12, 12})});
+    IOutputSlot* back = net.Op(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, {net.Unary(UnaryOperation::Relu, h)});
+    net.Output(net.Binary(BinaryOperation::Add, back, x));
+    net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{2, 1, 0}}, {back}));
+    net.Check(1e-5, "size-1 transposes");
+}
+
 TEST(CpuAccOps, DeclinedLayersFallBackToCpuRefWithReasons) {
     SKIP_WITHOUT_CPUACC();
     Net net;
