@@ -7,6 +7,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
+#include <sys/mman.h>
 #if TRELLIS_CPUACC_HAVE_XNNPACK
 #include <xnnpack.h>
 #endif
@@ -106,6 +107,21 @@ private:
 struct AlignedFree {
     void operator()(void* p) const { std::free(p); }
 };
+
+/// Memory for packed weights (free with std::free). Buffers of 2 MiB and more start on a 2 MiB
+/// boundary and are marked MADV_HUGEPAGE: every inference streams all of a network's weights
+/// (100 MB for resnet50, 340 MB for the BERT encoder), and with 4 KiB pages that is one TLB miss
+/// per 4 KiB read. Where transparent huge pages are off, the advice is ignored.
+void* AllocateWeights(std::size_t bytes) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    void* p = nullptr;
+    if (bytes >= kHuge) {
+        if (posix_memalign(&p, kHuge, bytes) != 0) return nullptr;
+        madvise(p, (bytes + 4095) / 4096 * 4096, MADV_HUGEPAGE);
+        return p;
+    }
+    return std::aligned_alloc(64, std::max<std::size_t>((bytes + 63) / 64 * 64, 64));
+}
 
 #if TRELLIS_CPUACC_HAVE_XNNPACK
 /// Whether XNNPACK initialized on this CPU (once per process).
@@ -418,7 +434,7 @@ int CompiledRegion::PackConstant(const ConstTensor& t, const memory::desc& user,
         src = scaled.data();
     }
     const std::size_t bytes = (packed.get_size() + 63) / 64 * 64;
-    void* buffer = std::aligned_alloc(64, std::max<std::size_t>(bytes, 64));
+    void* buffer = AllocateWeights(bytes);
     if (!buffer) throw RuntimeException("CpuAcc: out of memory packing weights for '" + m_Name + "'");
     m_Owned.emplace_back(buffer);
     memory from(user, Engine(), src);
