@@ -16,15 +16,15 @@
 #include <xnnpack.h>
 
 #include <algorithm>
-#include <utility>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -64,125 +64,6 @@ std::vector<float> Filled(std::size_t n, float scale) {
 
 using Clock = std::chrono::steady_clock;
 
-class OneDnnConv {
-public:
-    OneDnnConv(const Shape& s, dnnl::engine& eng) : m_Eng(eng) {
-        using tag = dnnl::memory::format_tag;
-        using dt = dnnl::memory::data_type;
-        const int oh = OutSize(s), pad = s.k / 2;
-        const bool dw = s.groups > 1;
-        const tag act = s.ic < 16 ? tag::nchw : tag::nChw16c;  // as CpuAcc: a first layer reads plain data
-        const dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, dt::f32, act);
-        const dnnl::memory::desc dst({1, s.oc, oh, oh}, dt::f32, tag::nChw16c);
-        const dnnl::memory::dims wdims = dw ? dnnl::memory::dims{s.groups, 1, 1, s.k, s.k}
-                                            : dnnl::memory::dims{s.oc, s.ic, s.k, s.k};
-        const dnnl::memory::desc wei(wdims, dt::f32, tag::any), bias({s.oc}, dt::f32, tag::x);
-        dnnl::post_ops po;
-        po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-        dnnl::primitive_attr attr;
-        attr.set_post_ops(po);
-        // CpuAcc's choice: Winograd for 3x3 stride 1 with >= 32 input channels and >= 13x13 outputs.
-        const bool wino = !dw && s.k == 3 && s.stride == 1 && s.ic >= 32 && oh >= 13;
-        auto make = [&](dnnl::algorithm alg) {
-            dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, bias, dst,
-                                              {s.stride, s.stride}, {pad, pad}, {pad, pad});
-            return dnnl::convolution_forward::primitive_desc(d, attr, eng);
-        };
-        dnnl::convolution_forward::primitive_desc pd;
-        try {
-            pd = make(wino ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct);
-        } catch (const dnnl::error&) {
-            pd = make(dnnl::algorithm::convolution_direct);
-        }
-        m_Impl = pd.impl_info_str();
-        m_Src = dnnl::memory(pd.src_desc(), eng);
-        m_Dst = dnnl::memory(pd.dst_desc(), eng);
-        m_Bias = dnnl::memory(pd.bias_desc(), eng);
-        const std::vector<float> x = Filled(pd.src_desc().get_size() / sizeof(float), 0.01f);
-        std::memcpy(m_Src.get_data_handle(), x.data(), pd.src_desc().get_size());
-        std::memset(m_Bias.get_data_handle(), 0, pd.bias_desc().get_size());
-        std::vector<float> w = Filled(static_cast<std::size_t>(s.oc) * (s.ic / s.groups) * s.k * s.k, 0.001f);
-        dnnl::stream strm(eng);
-        for (int i = 0; i < kCopies; ++i) {
-            dnnl::memory user({wdims, dt::f32, dw ? tag::goihw : tag::oihw}, eng, w.data());
-            dnnl::memory packed(pd.weights_desc(), eng);
-            dnnl::reorder(user, packed).execute(strm, user, packed);
-            m_Weights.push_back(packed);
-            m_Prims.emplace_back(pd);
-        }
-        strm.wait();
-    }
-    double RunAll() {
-        dnnl::stream strm(m_Eng);
-        double best = 1e30;
-        for (int i = 0; i < kCopies; ++i) {
-            const auto t0 = Clock::now();
-            m_Prims[static_cast<std::size_t>(i)].execute(
-                strm, {{DNNL_ARG_SRC, m_Src}, {DNNL_ARG_WEIGHTS, m_Weights[static_cast<std::size_t>(i)]},
-                       {DNNL_ARG_BIAS, m_Bias}, {DNNL_ARG_DST, m_Dst}});
-            strm.wait();
-            best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        }
-        return best;
-    }
-    const std::string& Impl() const { return m_Impl; }
-
-private:
-    dnnl::engine& m_Eng;
-    std::string m_Impl;
-    dnnl::memory m_Src, m_Dst, m_Bias;
-    std::vector<dnnl::memory> m_Weights;
-    std::vector<dnnl::convolution_forward> m_Prims;
-};
-
-class XnnConv {
-public:
-    XnnConv(const Shape& s, pthreadpool_t pool) : m_Pool(pool) {
-        const int oh = OutSize(s);
-        const uint32_t pad = static_cast<uint32_t>(s.k / 2);
-        const bool dw = s.groups > 1;
-        m_Src = Filled(static_cast<std::size_t>(s.ic) * s.hw * s.hw, 0.01f);
-        m_Dst.resize(static_cast<std::size_t>(s.oc) * oh * oh);
-        const std::vector<float> bias(static_cast<std::size_t>(s.oc), 0.0f);
-        // XNNPACK's weights: [groups][group output channels][kh][kw][group input channels].
-        const std::vector<float> w = Filled(static_cast<std::size_t>(s.oc) * (s.ic / s.groups) * s.k * s.k, 0.001f);
-        const std::size_t gic = static_cast<std::size_t>(s.ic / s.groups), goc = static_cast<std::size_t>(s.oc / s.groups);
-        for (int i = 0; i < kCopies; ++i) {
-            xnn_operator_t op = nullptr;
-            const xnn_status st = xnn_create_convolution2d_nhwc_f32(
-                pad, pad, pad, pad, static_cast<uint32_t>(s.k), static_cast<uint32_t>(s.k),
-                static_cast<uint32_t>(s.stride), static_cast<uint32_t>(s.stride), 1, 1, static_cast<uint32_t>(s.groups),
-                gic, goc, static_cast<std::size_t>(s.ic), static_cast<std::size_t>(s.oc), w.data(), bias.data(), 0.0f,
-                std::numeric_limits<float>::infinity(), dw ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0u, &op);
-            if (st != xnn_status_success) throw std::runtime_error("xnn_create_convolution2d_nhwc_f32 failed");
-            if (xnn_setup_convolution2d_nhwc_f32(op, 1, static_cast<std::size_t>(s.hw), static_cast<std::size_t>(s.hw),
-                                                 m_Src.data(), m_Dst.data(), m_Pool) != xnn_status_success) {
-                throw std::runtime_error("xnn_setup_convolution2d_nhwc_f32 failed");
-            }
-            m_Ops.push_back(op);
-        }
-    }
-    ~XnnConv() {
-        for (xnn_operator_t op : m_Ops) xnn_delete_operator(op);
-    }
-    XnnConv(const XnnConv&) = delete;
-    XnnConv& operator=(const XnnConv&) = delete;
-    double RunAll() {
-        double best = 1e30;
-        for (xnn_operator_t op : m_Ops) {
-            const auto t0 = Clock::now();
-            if (xnn_run_operator(op, m_Pool) != xnn_status_success) throw std::runtime_error("xnn_run_operator failed");
-            best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-        }
-        return best;
-    }
-
-private:
-    pthreadpool_t m_Pool;
-    std::vector<float> m_Src, m_Dst;
-    std::vector<xnn_operator_t> m_Ops;
-};
-
 struct FcShape {
     const char* model;
     int m, k, n;
@@ -195,40 +76,35 @@ const FcShape kFcShapes[] = {
     {"bert_base_encoder", 128, 3072, 768}, {"resnet50", 1, 2048, 1000}, {"mobilenet_v2", 1, 1280, 1000},
 };
 
-class OneDnnFc {
+/// A oneDNN primitive and kCopies packed copies of its weights, sharing src/bias/dst.
+class OneDnnRunner {
 public:
-    OneDnnFc(const FcShape& s, dnnl::engine& eng) : m_Eng(eng) {
-        using tag = dnnl::memory::format_tag;
-        using dt = dnnl::memory::data_type;
-        const dnnl::memory::desc src({s.m, s.k}, dt::f32, tag::ab), dst({s.m, s.n}, dt::f32, tag::ab);
-        const dnnl::memory::desc wei({s.k, s.n}, dt::f32, tag::any), bias({1, s.n}, dt::f32, tag::ab);
-        dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, bias, dst), eng);
-        m_Impl = pd.impl_info_str();
-        m_Src = dnnl::memory(src, eng);
-        m_Dst = dnnl::memory(dst, eng);
-        m_Bias = dnnl::memory(bias, eng);
-        const std::vector<float> x = Filled(static_cast<std::size_t>(s.m) * s.k, 0.01f);
-        std::memcpy(m_Src.get_data_handle(), x.data(), x.size() * sizeof(float));
-        std::memset(m_Bias.get_data_handle(), 0, bias.get_size());
-        std::vector<float> w = Filled(static_cast<std::size_t>(s.k) * s.n, 0.001f);
+    /// `prim` is made from `pd`; it runs on each copy's weights in turn.
+    template <typename PrimitiveDesc>
+    OneDnnRunner(dnnl::engine& eng, const PrimitiveDesc& pd, dnnl::primitive prim, const dnnl::memory::desc& userWeights,
+                 const std::vector<float>& weights)
+        : m_Eng(eng), m_Impl(pd.impl_info_str()), m_Src(pd.src_desc(), eng), m_Dst(pd.dst_desc(), eng),
+          m_Bias(pd.bias_desc(), eng), m_Prim(std::move(prim)) {
+        const std::vector<float> x = Filled(pd.src_desc().get_size() / sizeof(float), 0.01f);
+        std::memcpy(m_Src.get_data_handle(), x.data(), pd.src_desc().get_size());
+        std::memset(m_Bias.get_data_handle(), 0, pd.bias_desc().get_size());
         dnnl::stream strm(eng);
         for (int i = 0; i < kCopies; ++i) {
-            dnnl::memory user({{s.k, s.n}, dt::f32, tag::ab}, eng, w.data());
+            dnnl::memory user(userWeights, eng, const_cast<float*>(weights.data()));
             dnnl::memory packed(pd.weights_desc(), eng);
             dnnl::reorder(user, packed).execute(strm, user, packed);
             m_Weights.push_back(packed);
-            m_Prims.emplace_back(pd);
         }
         strm.wait();
     }
+    /// Each copy once; the fastest call.
     double RunAll() {
         dnnl::stream strm(m_Eng);
         double best = 1e30;
-        for (int i = 0; i < kCopies; ++i) {
+        for (const dnnl::memory& weights : m_Weights) {
             const auto t0 = Clock::now();
-            m_Prims[static_cast<std::size_t>(i)].execute(
-                strm, {{DNNL_ARG_SRC, m_Src}, {DNNL_ARG_WEIGHTS, m_Weights[static_cast<std::size_t>(i)]},
-                       {DNNL_ARG_BIAS, m_Bias}, {DNNL_ARG_DST, m_Dst}});
+            m_Prim.execute(strm, {{DNNL_ARG_SRC, m_Src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_BIAS, m_Bias},
+                                  {DNNL_ARG_DST, m_Dst}});
             strm.wait();
             best = std::min(best, std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         }
@@ -240,38 +116,31 @@ private:
     dnnl::engine& m_Eng;
     std::string m_Impl;
     dnnl::memory m_Src, m_Dst, m_Bias;
+    dnnl::primitive m_Prim;
     std::vector<dnnl::memory> m_Weights;
-    std::vector<dnnl::matmul> m_Prims;
 };
 
-class XnnFc {
+/// kCopies XNNPACK operators of one kind (each packed its own weights), set up on shared buffers.
+class XnnRunner {
 public:
-    XnnFc(const FcShape& s, pthreadpool_t pool) : m_Pool(pool) {
-        m_Src = Filled(static_cast<std::size_t>(s.m) * s.k, 0.01f);
-        m_Dst.resize(static_cast<std::size_t>(s.m) * s.n);
-        const std::vector<float> bias(static_cast<std::size_t>(s.n), 0.0f);
-        // XNNPACK's weights: [output channels][input channels].
-        const std::vector<float> w = Filled(static_cast<std::size_t>(s.k) * s.n, 0.001f);
+    /// `create(op*)` makes one operator; `setup(op, src, dst)` binds it.
+    template <typename Create, typename Setup>
+    XnnRunner(pthreadpool_t pool, std::size_t srcCount, std::size_t dstCount, Create create, Setup setup)
+        : m_Pool(pool), m_Src(Filled(srcCount, 0.01f)), m_Dst(dstCount) {
         for (int i = 0; i < kCopies; ++i) {
             xnn_operator_t op = nullptr;
-            if (xnn_create_fully_connected_nc_f32(static_cast<std::size_t>(s.k), static_cast<std::size_t>(s.n),
-                                                  static_cast<std::size_t>(s.k), static_cast<std::size_t>(s.n), w.data(),
-                                                  bias.data(), -std::numeric_limits<float>::infinity(),
-                                                  std::numeric_limits<float>::infinity(), 0, &op) != xnn_status_success) {
-                throw std::runtime_error("xnn_create_fully_connected_nc_f32 failed");
-            }
-            if (xnn_setup_fully_connected_nc_f32(op, static_cast<std::size_t>(s.m), m_Src.data(), m_Dst.data(), m_Pool) !=
-                xnn_status_success) {
-                throw std::runtime_error("xnn_setup_fully_connected_nc_f32 failed");
-            }
+            if (create(&op) != xnn_status_success) throw std::runtime_error("creating an XNNPACK operator failed");
             m_Ops.push_back(op);
+            if (setup(op, m_Src.data(), m_Dst.data()) != xnn_status_success) {
+                throw std::runtime_error("setting up an XNNPACK operator failed");
+            }
         }
     }
-    ~XnnFc() {
+    ~XnnRunner() {
         for (xnn_operator_t op : m_Ops) xnn_delete_operator(op);
     }
-    XnnFc(const XnnFc&) = delete;
-    XnnFc& operator=(const XnnFc&) = delete;
+    XnnRunner(const XnnRunner&) = delete;
+    XnnRunner& operator=(const XnnRunner&) = delete;
     double RunAll() {
         double best = 1e30;
         for (xnn_operator_t op : m_Ops) {
@@ -287,6 +156,87 @@ private:
     std::vector<float> m_Src, m_Dst;
     std::vector<xnn_operator_t> m_Ops;
 };
+
+/// A convolution as CpuAcc runs it: channel-blocked (a first layer reads plain data), Winograd
+/// for 3x3 stride 1 with >= 32 input channels and >= 13x13 outputs, else direct; fused ReLU.
+OneDnnRunner OneDnnConv(const Shape& s, dnnl::engine& eng) {
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    const int oh = OutSize(s), pad = s.k / 2;
+    const bool dw = s.groups > 1;
+    const dnnl::memory::desc src({1, s.ic, s.hw, s.hw}, dt::f32, s.ic < 16 ? tag::nchw : tag::nChw16c);
+    const dnnl::memory::desc dst({1, s.oc, oh, oh}, dt::f32, tag::nChw16c);
+    const dnnl::memory::dims wdims = dw ? dnnl::memory::dims{s.groups, 1, 1, s.k, s.k}
+                                        : dnnl::memory::dims{s.oc, s.ic, s.k, s.k};
+    const dnnl::memory::desc wei(wdims, dt::f32, tag::any), bias({s.oc}, dt::f32, tag::x);
+    dnnl::post_ops po;
+    po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(po);
+    const bool wino = !dw && s.k == 3 && s.stride == 1 && s.ic >= 32 && oh >= 13;
+    auto make = [&](dnnl::algorithm alg) {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, wei, bias, dst,
+                                          {s.stride, s.stride}, {pad, pad}, {pad, pad});
+        return dnnl::convolution_forward::primitive_desc(d, attr, eng);
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+        pd = make(wino ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct);
+    } catch (const dnnl::error&) {
+        pd = make(dnnl::algorithm::convolution_direct);
+    }
+    const std::vector<float> w = Filled(static_cast<std::size_t>(s.oc) * (s.ic / s.groups) * s.k * s.k, 0.001f);
+    return OneDnnRunner(eng, pd, dnnl::convolution_forward(pd), {wdims, dt::f32, dw ? tag::goihw : tag::oihw}, w);
+}
+
+/// The same convolution on XNNPACK (NHWC; weights [groups][group oc][kh][kw][group ic]).
+std::unique_ptr<XnnRunner> XnnConv(const Shape& s, pthreadpool_t pool) {
+    const int oh = OutSize(s);
+    const uint32_t pad = static_cast<uint32_t>(s.k / 2), k = static_cast<uint32_t>(s.k);
+    const uint32_t stride = static_cast<uint32_t>(s.stride), groups = static_cast<uint32_t>(s.groups);
+    const std::size_t gic = static_cast<std::size_t>(s.ic / s.groups), goc = static_cast<std::size_t>(s.oc / s.groups);
+    const std::size_t ic = static_cast<std::size_t>(s.ic), oc = static_cast<std::size_t>(s.oc);
+    const std::size_t hw = static_cast<std::size_t>(s.hw);
+    const std::vector<float> w = Filled(oc * gic * k * k, 0.001f);
+    const std::vector<float> bias(oc, 0.0f);
+    const uint32_t flags = s.groups > 1 ? XNN_FLAG_DEPTHWISE_CONVOLUTION : 0u;
+    return std::make_unique<XnnRunner>(
+        pool, ic * hw * hw, oc * static_cast<std::size_t>(oh) * static_cast<std::size_t>(oh),
+        [&](xnn_operator_t* op) {
+            return xnn_create_convolution2d_nhwc_f32(pad, pad, pad, pad, k, k, stride, stride, 1, 1, groups, gic, goc, ic,
+                                                     oc, w.data(), bias.data(), 0.0f,
+                                                     std::numeric_limits<float>::infinity(), flags, op);
+        },
+        [&](xnn_operator_t op, const float* x, float* y) {
+            return xnn_setup_convolution2d_nhwc_f32(op, 1, hw, hw, x, y, pool);
+        });
+}
+
+/// A fully connected layer on oneDNN's matmul (weights packed in the layout it chooses).
+OneDnnRunner OneDnnFc(const FcShape& s, dnnl::engine& eng) {
+    using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
+    const dnnl::memory::desc src({s.m, s.k}, dt::f32, tag::ab), dst({s.m, s.n}, dt::f32, tag::ab);
+    const dnnl::memory::desc wei({s.k, s.n}, dt::f32, tag::any), bias({1, s.n}, dt::f32, tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, bias, dst), eng);
+    return OneDnnRunner(eng, pd, dnnl::matmul(pd), {{s.k, s.n}, dt::f32, tag::ab},
+                        Filled(static_cast<std::size_t>(s.k) * s.n, 0.001f));
+}
+
+/// The same layer on XNNPACK (weights [n][k]).
+std::unique_ptr<XnnRunner> XnnFc(const FcShape& s, pthreadpool_t pool) {
+    const std::size_t m = static_cast<std::size_t>(s.m), k = static_cast<std::size_t>(s.k), n = static_cast<std::size_t>(s.n);
+    const std::vector<float> w = Filled(k * n, 0.001f);
+    const std::vector<float> bias(n, 0.0f);
+    return std::make_unique<XnnRunner>(
+        pool, m * k, m * n,
+        [&](xnn_operator_t* op) {
+            return xnn_create_fully_connected_nc_f32(k, n, k, n, w.data(), bias.data(),
+                                                     -std::numeric_limits<float>::infinity(),
+                                                     std::numeric_limits<float>::infinity(), 0, op);
+        },
+        [&](xnn_operator_t op, const float* x, float* y) { return xnn_setup_fully_connected_nc_f32(op, m, x, y, pool); });
+}
 
 // Times a and b alternately, `rounds` times; the best call of each.
 template <typename A, typename B>
@@ -337,9 +287,9 @@ int main(int argc, char** argv) {
                 "XNNPACK/oneDNN |\n|---|---|---:|---:|---:|\n");
     double sumDnnl = 0, sumXnn = 0;
     for (const Shape& s : kShapes) {
-        OneDnnConv a(s, eng);
-        XnnConv b(s, pool);
-        const auto [ta, tb] = Alternate(a, b, rounds);
+        OneDnnRunner a = OneDnnConv(s, eng);
+        std::unique_ptr<XnnRunner> b = XnnConv(s, pool);
+        const auto [ta, tb] = Alternate(a, *b, rounds);
         sumDnnl += ta;
         sumXnn += tb;
         std::printf("| %s | %d->%d, %dx%d, %dx%d/s%d, g%d | %.3f (%s) | %.3f | %.2f |\n", s.model, s.ic, s.oc, s.hw,
@@ -350,9 +300,9 @@ int main(int argc, char** argv) {
     std::printf("| model | fully connected (M x K -> N) | oneDNN 2.6 matmul (kernel) | XNNPACK | XNNPACK/oneDNN |\n"
                 "|---|---|---:|---:|---:|\n");
     for (const FcShape& s : kFcShapes) {
-        OneDnnFc a(s, eng);
-        XnnFc b(s, pool);
-        const auto [ta, tb] = Alternate(a, b, rounds);
+        OneDnnRunner a = OneDnnFc(s, eng);
+        std::unique_ptr<XnnRunner> b = XnnFc(s, pool);
+        const auto [ta, tb] = Alternate(a, *b, rounds);
         std::printf("| %s | %d x %d -> %d | %.3f (%s) | %.3f | %.2f |\n", s.model, s.m, s.k, s.n, ta, a.Impl().c_str(),
                     tb, tb / ta);
     }
