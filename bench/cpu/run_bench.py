@@ -13,7 +13,7 @@ Trellis's output error against PyTorch's.
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py \\
       --only resnet50,mobilenet_v2,squeezenet1_1,efficientnet_b0,bert_base_encoder
   # then (python3 with onnxruntime==1.30.0 and numpy, as scripts/install-deps.sh installs)
-  python3 bench/cpu/run_bench.py [--threads 1,2] [--rounds 3] [--min-time 3] [--markdown FILE]
+  python3 bench/cpu/run_bench.py [--threads 1,2] [--rounds 8] [--min-time 1.5] [--markdown FILE]
 
 Trellis runs as `trellis bench MODEL --backends CpuAcc,CpuRef --threads T --json`, ONNX Runtime as
 `ort_bench.py` (graph optimizations on, intra-op threads T, sequential execution).
@@ -107,8 +107,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=DEFAULT_MODELS)
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
-    ap.add_argument("--rounds", type=int, default=5, help="alternations per model and thread count")
-    ap.add_argument("--min-time", type=float, default=2.0, help="seconds of timed runs per process")
+    ap.add_argument("--rounds", type=int, default=8, help="alternations per model and thread count")
+    ap.add_argument("--min-time", type=float, default=1.5, help="seconds of timed runs per process")
     ap.add_argument("--models-dir", default=os.environ.get("MODELS_DIR") or os.path.join(HERE, "models"))
     ap.add_argument("--trellis", default=os.path.join(ROOT, "build", "bin", "trellis"))
     ap.add_argument("--backends", default="CpuAcc,CpuRef")
