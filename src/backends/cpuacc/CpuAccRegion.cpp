@@ -18,8 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <limits>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 
@@ -131,10 +131,10 @@ bool XnnpackReady() {
 }
 
 /// A fully connected layer with one input row (y = x W + b, a matrix-vector product) on XNNPACK.
-/// bench/cpu/kernels/conv_libs_bench.cpp measured XNNPACK 10-24% faster than oneDNN 2.6's matmul
-/// for these (the classifier heads: 1x2048 -> 1000, 1x1280 -> 1000) and 1.7-2x slower for every
-/// convolution and multi-row matmul of the benchmark models, so this is the only place CpuAcc
-/// uses it. The output columns are cut into one operator per OpenMP thread (XNNPACK then runs
+/// bench/cpu/kernels/conv_libs_bench.cpp measured XNNPACK 10-14% faster than oneDNN 2.6's matmul
+/// for these at one thread (the classifier heads: 1x2048 -> 1000, 1x1280 -> 1000), and 1.6-2.2x
+/// slower for the multi-row matmuls and mostly 1.2-4.5x slower for the convolutions of the
+/// benchmark models (see docs/performance.md), so this is the only place CpuAcc uses it. The output columns are cut into one operator per OpenMP thread (XNNPACK then runs
 /// each on the calling thread), so it shares oneDNN's thread team instead of starting a
 /// pthreadpool that would compete with it.
 class XnnGemv {
