@@ -56,6 +56,10 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             if (value == "on") r.m_Xnnpack = true;
             else if (value == "off") r.m_Xnnpack = false;
             else throw InvalidArgumentException("CpuAcc: option Xnnpack='" + value + "' is not one of: on, off");
+        } else if (name == "Swish") {
+            if (value == "own") r.m_OwnSwish = true;
+            else if (value == "onednn") r.m_OwnSwish = false;
+            else throw InvalidArgumentException("CpuAcc: option Swish='" + value + "' is not one of: own, onednn");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

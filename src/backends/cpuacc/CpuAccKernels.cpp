@@ -1,9 +1,15 @@
-// CpuAcc's own kernels (see CpuAccKernels.hpp). Why own code here: oneDNN 2.6 has erf only inside
-// its GELU (eltwise_gelu_erf), which CpuAccFusion.cpp uses whenever the Erf is part of a GELU;
-// XNNPACK has no erf at all. A lone Erf (a model's own erf-based formula) runs here.
+// CpuAcc's own kernels (see CpuAccKernels.hpp). Why own code here:
+// - erf: oneDNN 2.6 has erf only inside its GELU (eltwise_gelu_erf), which CpuAccFusion.cpp uses
+//   whenever the Erf is part of a GELU; XNNPACK has no erf at all. A lone Erf runs here.
+// - swish: oneDNN has it, but computes the sigmoid with a vector division per element, which
+//   bounds a convolution whose output it follows; this one uses a reciprocal estimate and a
+//   Newton step instead (measured in docs/performance.md).
 #include "CpuAccKernels.hpp"
 
 #include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
 
 namespace trellis::cpuacc {
 
@@ -66,6 +72,99 @@ __attribute__((target("avx512f"))) void ErfAvx512(const float* in, float* out, s
     }
 }
 
+// ---- swish ------------------------------------------------------------------------------------
+// exp(t) for t = -x clamped to [-88, 88]: t = n ln2 + r with |r| <= ln2/2 (ln2 split in two for exactness),
+// exp(r) by its degree-5 minimax polynomial (Cephes' expf coefficients), times 2^n.
+constexpr float kExpHi = 88.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
+constexpr float kE[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
+                        1.6666665459e-1f, 5.0000001201e-1f};
+
+float SwishOne(float x) {
+    if (std::isnan(x)) return x;
+    if (x < -kExpHi) return 0.0f;  // |swish(x)| < 1e-36
+    const float t = std::clamp(-x, -kExpHi, kExpHi);
+    const float n = std::nearbyint(t * kLog2e);
+    float r = t - n * kLn2Hi;
+    r = r - n * kLn2Lo;
+    float p = kE[0];
+    for (int i = 1; i < 6; ++i) p = p * r + kE[i];
+    const float e = std::ldexp(p * r * r + r + 1.0f, static_cast<int>(n));
+    return x / (1.0f + e);
+}
+
+void SwishScalar(const float* in, float* out, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = SwishOne(in[i]);
+}
+
+__attribute__((target("avx2,fma"))) inline __m256 SwishAvx2One(__m256 x) {
+    // Clamped to [-88, 88]; min/max return their second operand when either is NaN: NaN stays.
+    const __m256 t = _mm256_max_ps(_mm256_set1_ps(-kExpHi),
+                                   _mm256_min_ps(_mm256_set1_ps(kExpHi), _mm256_sub_ps(_mm256_setzero_ps(), x)));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
+    __m256 p = _mm256_set1_ps(kE[0]);
+    for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kE[i]));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    // 2^n through the exponent bits: n is in [-127, 127] after the clamp; -127 would be a
+    // denormal bit pattern, so it is raised to -126 (e is then ~1e-38 either way).
+    const __m256 nc = _mm256_max_ps(n, _mm256_set1_ps(-126.0f));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+    const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+    const __m256 d = _mm256_add_ps(e, _mm256_set1_ps(1.0f));
+    __m256 q = _mm256_rcp_ps(d);
+    q = _mm256_mul_ps(q, _mm256_fnmadd_ps(d, q, _mm256_set1_ps(2.0f)));
+    q = _mm256_mul_ps(q, _mm256_fnmadd_ps(d, q, _mm256_set1_ps(2.0f)));  // rcp_ps has 12 bits: two steps
+    // 0 below -88 (the clamp would otherwise leave x / e^88); "not less than" is true for NaN.
+    const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-kExpHi), _CMP_NLT_UQ);
+    return _mm256_and_ps(keep, _mm256_mul_ps(x, q));
+}
+
+__attribute__((target("avx2,fma"))) void SwishAvx2(const float* in, float* out, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, SwishAvx2One(_mm256_loadu_ps(in + i)));
+    SwishScalar(in + i, out + i, n - i);
+}
+
+__attribute__((target("avx512f"))) inline __m512 SwishAvx512One(__m512 x) {
+    const __m512 t = _mm512_maskz_max_ps(
+        0xFFFF, _mm512_set1_ps(-kExpHi),
+        _mm512_maskz_min_ps(0xFFFF, _mm512_set1_ps(kExpHi), _mm512_sub_ps(_mm512_setzero_ps(), x)));
+    // (Zero-masked forms throughout: GCC 12 warns about the unmasked ones' undefined pass-through.)
+    const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(t, _mm512_set1_ps(kLog2e)),
+                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+    __m512 p = _mm512_set1_ps(kE[0]);
+    for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kE[i]));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512 d = _mm512_add_ps(_mm512_maskz_scalef_ps(0xFFFF, p, n), _mm512_set1_ps(1.0f));
+    __m512 q = _mm512_maskz_rcp14_ps(0xFFFF, d);  // 14 bits; one Newton step gives float precision
+    q = _mm512_mul_ps(q, _mm512_fnmadd_ps(d, q, _mm512_set1_ps(2.0f)));
+    // 0 below -88 (the clamp would otherwise leave x / e^88); "not less than" is true for NaN.
+    const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-kExpHi), _CMP_NLT_UQ);
+    return _mm512_maskz_mul_ps(keep, x, q);
+}
+
+__attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out, std::size_t n) {
+    std::size_t i = 0;
+    for (; i + 64 <= n; i += 64) {  // four vectors in flight
+        const __m512 a = SwishAvx512One(_mm512_loadu_ps(in + i)), b = SwishAvx512One(_mm512_loadu_ps(in + i + 16));
+        const __m512 c = SwishAvx512One(_mm512_loadu_ps(in + i + 32)), d = SwishAvx512One(_mm512_loadu_ps(in + i + 48));
+        _mm512_storeu_ps(out + i, a);
+        _mm512_storeu_ps(out + i + 16, b);
+        _mm512_storeu_ps(out + i + 32, c);
+        _mm512_storeu_ps(out + i + 48, d);
+    }
+    for (; i < n; i += 16) {
+        const std::size_t left = n - i;
+        const __mmask16 m = left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+        _mm512_mask_storeu_ps(out + i, m, SwishAvx512One(_mm512_maskz_loadu_ps(m, in + i)));
+    }
+}
+
 }  // namespace
 
 KernelIsa BestKernelIsa() {
@@ -85,6 +184,14 @@ const char* KernelIsaName(KernelIsa isa) {
         case KernelIsa::Scalar: return "scalar";
     }
     return "?";
+}
+
+void Swish(const float* in, float* out, std::size_t n, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: SwishAvx512(in, out, n); return;
+        case KernelIsa::Avx2: SwishAvx2(in, out, n); return;
+        case KernelIsa::Scalar: SwishScalar(in, out, n); return;
+    }
 }
 
 void Erf(const float* in, float* out, std::size_t n, KernelIsa isa) {

@@ -40,6 +40,9 @@ struct RegionOptions {
     /// "Xnnpack": "on" (default where CpuAcc was built with XNNPACK): float32 matmuls of one row
     /// against constant weights (classifier heads) run on XNNPACK; "off": on oneDNN.
     bool m_Xnnpack = true;
+    /// "Swish": "own" (default): a swish (SiLU) fused after a float32 convolution runs as CpuAcc's
+    /// own vectorized kernel right after it; "onednn": as oneDNN's fused post-op.
+    bool m_OwnSwish = true;
 };
 
 class CompiledRegion;

@@ -604,12 +604,86 @@ TEST(CpuAccKernels, ErfEveryIsaThisCpuRunsMatchesTheExactErf) {
     }
 }
 
+TEST(CpuAccKernels, SwishEveryIsaThisCpuRunsMatchesTheExactSwish) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::vector<float> in;
+    for (int i = -100000; i <= 100000; ++i) in.push_back(static_cast<float>(i) * 1e-3f);  // [-100, 100]
+    const float inf = std::numeric_limits<float>::infinity();
+    for (float v : {0.0f, -0.0f, 1e-40f, -1e-30f, 88.5f, -87.0f, 1e30f, -1e30f, inf, -inf}) in.push_back(v);
+    in.push_back(std::numeric_limits<float>::quiet_NaN());
+    in.resize(in.size() + 7, -2.5f);  // a length that is no multiple of 8 or 16: the tails run
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    for (KernelIsa isa : isas) {
+        std::vector<float> out(in.size(), -7.0f);
+        Swish(in.data(), out.data(), in.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            const double x = in[i];
+            if (std::isnan(x)) {
+                EXPECT_TRUE(std::isnan(out[i])) << KernelIsaName(isa);
+                continue;
+            }
+            if (std::isinf(x)) {
+                EXPECT_EQ(out[i], x > 0 ? inf : 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
+                continue;
+            }
+            const double want = x / (1.0 + std::exp(-x));
+            // Below -80 the result may also be 0 (below -88 it must be).
+            const bool flushed = x < -80 && out[i] == 0.0f;
+            if (x < -88) {
+                ASSERT_EQ(out[i], 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
+            }
+            ASSERT_TRUE(flushed || std::fabs(out[i] - want) <= 3e-7 * std::fabs(want) + 1e-38)
+                << KernelIsaName(isa) << " swish(" << x << ") = " << out[i] << ", want " << want;
+        }
+        std::vector<float> inPlace = in;
+        Swish(inPlace.data(), inPlace.data(), inPlace.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (!std::isnan(in[i])) {
+                ASSERT_EQ(inPlace[i], out[i]);
+            }
+        }
+    }
+}
+
+TEST(CpuAccOptions, OwnAndOneDnnSwishBothMatchCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    // An MBConv-like chain: 1x1 expansion + SiLU, depthwise 3x3 + SiLU (both fused swishes), a
+    // projection; blocked channels that are no multiple of 16 (the padding gets the swish too).
+    Net net;
+    IOutputSlot* x = net.Input({1, 12, 17, 15});
+    ConvolutionDescriptor pw;
+    pw.m_KernelShape = {1, 1};
+    IOutputSlot* e = net.Op(LayerType::Convolution, pw, {x, net.Const({40, 12, 1, 1}, 0.4f), net.Const({40})});
+    IOutputSlot* a = net.Binary(BinaryOperation::Mul, e, net.Unary(UnaryOperation::Sigmoid, e));
+    ConvolutionDescriptor dw;
+    dw.m_KernelShape = {3, 3};
+    dw.m_PadsBegin = {1, 1};
+    dw.m_PadsEnd = {1, 1};
+    dw.m_Groups = 40;
+    IOutputSlot* d = net.Op(LayerType::Convolution, dw, {a, net.Const({40, 1, 3, 3}, 0.4f), net.Const({40})});
+    IOutputSlot* b = net.Binary(BinaryOperation::Mul, net.Unary(UnaryOperation::Sigmoid, d), d);
+    net.Output(net.Op(LayerType::Convolution, pw, {b, net.Const({20, 40, 1, 1}, 0.3f)}));
+    const Net::Result want = net.Run({"CpuRef"});
+    for (const char* value : {"own", "onednn"}) {
+        IRuntime::CreationOptions o;
+        o.m_BackendOptions["CpuAcc"]["Swish"] = value;
+        const Net::Result got = net.Run({"CpuAcc"}, o);
+        EXPECT_NE(got.m_Optimized.find("SiLU"), std::string::npos) << got.m_Optimized;
+        for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
+            ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 2e-5f) << "Swish=" << value << " element " << i;
+        }
+    }
+}
+
 TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
     SKIP_WITHOUT_CPUACC();
     Net net = SmallConvNet();
     for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
                                {"FastMath", "fp8"}, {"ConvLayout", "nhwc"},
-                               {"Winograd", "yes"}, {"Xnnpack", "1"}}) {
+                               {"Winograd", "yes"}, {"Xnnpack", "1"}, {"Swish", "fast"}}) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"][name] = value;
         try {
