@@ -4,10 +4,11 @@
 For each model and thread count it alternates the two engines (Trellis first in even rounds,
 ONNX Runtime first in odd ones), each in its own process, and records each process's median
 latency and peak RSS. It prints, per model and thread count, the best median of each engine over
-the rounds, the ratio Trellis/ORT of those (< 1 means Trellis is faster), the paired ratio (the
-median over the rounds of each round's ratio: the two processes of a round ran back to back, so it
-is the least disturbed by a shared machine's slow and fast periods), the peak RSS of each, and
-Trellis's output error against PyTorch's.
+the rounds and the ratio Trellis/ORT of those, the paired ratio (the median over the rounds of
+each round's Trellis/ORT ratio of median latencies; the two processes of a round ran back to back,
+so it is the least disturbed by a shared machine's slow and fast periods, and it is the headline
+number: < 1 means Trellis is faster), the peak RSS of each, and Trellis's output error against
+PyTorch's.
 
   # once: export the models (Debian's python with torch/torchvision/onnx; large files, never committed)
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py \\
@@ -174,18 +175,19 @@ def main():
                   (name, threads, row["trellis_ms"], row["ort_ms"], row["ratio"], row["paired_ratio"], row["trellis_rss"],
                    row["ort_rss"], "n/a" if err is None else "%.1e" % err), flush=True)
 
-    table = ["| model | threads | Trellis CpuAcc (ms) | ONNX Runtime (ms) | ratio Trellis/ORT | paired ratio "
-             "| peak RSS Trellis / ORT (MiB) | rel. L2 vs PyTorch |",
+    table = ["| model | threads | Trellis CpuAcc (ms) | ONNX Runtime (ms) | ratio of best medians | paired ratio "
+             "Trellis/ORT | peak RSS Trellis / ORT (MiB) | rel. L2 vs PyTorch |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        table.append("| %s | %d | %.2f | %.2f | **%.2f** | %.2f | %.0f / %.0f | %s |" %
+        table.append("| %s | %d | %.2f | %.2f | %.2f | **%.2f** | %.0f / %.0f | %s |" %
                      (r["model"], r["threads"], r["trellis_ms"], r["ort_ms"], r["ratio"], r["paired_ratio"],
                       r["trellis_rss"], r["ort_rss"], "n/a" if r["rel_l2"] is None else "%.1e" % r["rel_l2"]))
     print("\n".join(table))
     if args.markdown:
         with open(args.markdown, "w") as f:
-            f.write("machine: %s, %d logical CPUs; measured %s; best median of %d alternating rounds, %.0f s each; "
-                    "paired ratio: the median over the rounds of each round's Trellis/ORT ratio\n\n"
+            f.write("machine: %s, %d logical CPUs; measured %s; best median of %d alternating rounds, %.1f s each; "
+                    "paired ratio (the headline number): the median over the rounds of each round's Trellis/ORT "
+                    "ratio of median latencies\n\n"
                     % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d"), args.rounds, args.min_time))
             f.write("\n".join(table) + "\n")
 
