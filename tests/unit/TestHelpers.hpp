@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -73,15 +74,45 @@ inline double ToDouble(const OwnedTensor& t, std::size_t i) {
     }
 }
 
-/// Relative L2 error ||got - want|| / ||want||.
-inline double RelativeL2(const OwnedTensor& got, const OwnedTensor& want) {
+/// Relative L2 error ||got - want|| / ||want|| over n elements read by got(i) and want(i) (the
+/// plain norm of the difference when want is all zeros).
+template <typename Got, typename Want>
+double RelativeL2Of(std::size_t n, Got got, Want want) {
     double num = 0, den = 0;
-    for (std::size_t i = 0; i < want.m_Info.GetNumElements(); ++i) {
-        const double d = ToDouble(got, i) - ToDouble(want, i);
+    for (std::size_t i = 0; i < n; ++i) {
+        const double w = want(i), d = got(i) - w;
         num += d * d;
-        den += ToDouble(want, i) * ToDouble(want, i);
+        den += w * w;
     }
     return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+inline double RelativeL2(const OwnedTensor& got, const OwnedTensor& want) {
+    return RelativeL2Of(want.m_Info.GetNumElements(), [&](std::size_t i) { return ToDouble(got, i); },
+                        [&](std::size_t i) { return ToDouble(want, i); });
+}
+
+/// The same over float vectors (up to the shorter length).
+inline double RelativeL2(const std::vector<float>& got, const std::vector<float>& want) {
+    return RelativeL2Of(std::min(got.size(), want.size()), [&](std::size_t i) { return static_cast<double>(got[i]); },
+                        [&](std::size_t i) { return static_cast<double>(want[i]); });
+}
+
+/// Exported test model `base` (its path without ".onnx") run on `backends` with its saved input,
+/// against its saved PyTorch output: sets *err to the relative L2 error and *layerCounts to the
+/// layers per backend. Fails the test fatally when a file is missing or the output shape differs
+/// (check HasFatalFailure() after the call).
+inline void ModelErrorVsPyTorch(const std::string& base, const std::vector<BackendId>& backends, double* err,
+                                std::map<BackendId, unsigned int>* layerCounts) {
+    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the export_test_models test makes it";
+    LoadedModel m = LoadedModel::Load(base + ".onnx", backends);
+    const OwnedTensor input = LoadTensorFile(base + ".input_0.pb");
+    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
+    const auto outs = m.Run({input});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
+    *err = RelativeL2(outs[0], want);
+    *layerCounts = m.m_LayerCounts;
 }
 
 /// Empty string when equal within tolerance (exact for integer and bool types), else why not.

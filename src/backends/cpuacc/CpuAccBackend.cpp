@@ -17,6 +17,13 @@ namespace trellis::cpuacc {
 
 namespace {
 
+/// A two-valued option: true for `yes`, false for `no`; anything else is refused by name.
+bool Choice(const std::string& name, const std::string& value, const char* yes, const char* no) {
+    if (value == yes) return true;
+    if (value == no) return false;
+    throw InvalidArgumentException("CpuAcc: option " + name + "='" + value + "' is not one of: " + yes + ", " + no);
+}
+
 RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
     RegionOptions r;
     for (const auto& [name, value] : options) {
@@ -45,21 +52,13 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             else if (value == "none" || value.empty()) r.m_FastMathBf16 = false;
             else throw InvalidArgumentException("CpuAcc: option FastMath='" + value + "' is not one of: none, bf16");
         } else if (name == "ConvLayout") {
-            if (value == "blocked") r.m_BlockedConvLayout = true;
-            else if (value == "auto") r.m_BlockedConvLayout = false;
-            else throw InvalidArgumentException("CpuAcc: option ConvLayout='" + value + "' is not one of: blocked, auto");
+            r.m_BlockedConvLayout = Choice(name, value, "blocked", "auto");
         } else if (name == "Winograd") {
-            if (value == "on") r.m_Winograd = true;
-            else if (value == "off") r.m_Winograd = false;
-            else throw InvalidArgumentException("CpuAcc: option Winograd='" + value + "' is not one of: on, off");
+            r.m_Winograd = Choice(name, value, "on", "off");
         } else if (name == "Xnnpack") {
-            if (value == "on") r.m_Xnnpack = true;
-            else if (value == "off") r.m_Xnnpack = false;
-            else throw InvalidArgumentException("CpuAcc: option Xnnpack='" + value + "' is not one of: on, off");
+            r.m_Xnnpack = Choice(name, value, "on", "off");
         } else if (name == "Swish") {
-            if (value == "own") r.m_OwnSwish = true;
-            else if (value == "onednn") r.m_OwnSwish = false;
-            else throw InvalidArgumentException("CpuAcc: option Swish='" + value + "' is not one of: own, onednn");
+            r.m_OwnSwish = Choice(name, value, "own", "onednn");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

@@ -270,6 +270,11 @@ private:
     void CompileErf(const Node& n);
     /// Runs CpuAcc's own swish kernel in place over memory `mem`.
     void AddSwish(const std::string& name, int mem);
+    /// One of CpuAcc's own element-wise kernels (CpuAccKernels.hpp).
+    using ElementKernel = void (*)(const float*, float*, std::size_t, KernelIsa);
+    /// A step running `kernel` over `count` floats from memory `src` to memory `dst` (the same
+    /// memory for in place), in blocks over the OpenMP team.
+    void AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel);
     void CompileBinary(int index, const Node& n);
     void CompileSoftmax(const Node& n);
     void CompileLayerNorm(const Node& n);
@@ -631,19 +636,25 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
 
 void CompiledRegion::AddSwish(const std::string& name, int mem) {
     // In place over the whole buffer, channel padding of blocked layouts included (swish(0) = 0).
-    const std::size_t count = m_Mems[static_cast<std::size_t>(mem)].m_Md.get_size() / sizeof(float);
+    AddKernelStep(name + " (swish)", mem, mem, m_Mems[static_cast<std::size_t>(mem)].m_Md.get_size() / sizeof(float),
+                  &Swish);
+}
+
+void CompiledRegion::AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel) {
     const KernelIsa isa = BestKernelIsa();
     Step step;
-    step.m_Name = name + " (swish)";
-    step.m_KernelMems = {mem};
-    step.m_Kernel = [count, isa](const std::vector<void*>& p) {
-        float* x = static_cast<float*>(p[0]);
+    step.m_Name = name;
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [count, isa, kernel](const std::vector<void*>& p) {
+        const float* in = static_cast<const float*>(p[0]);
+        float* out = static_cast<float*>(p[1]);
+        // Blocks of 4096 floats (16 KiB) over the OpenMP team, each vectorized (CpuAccKernels.cpp).
         constexpr std::size_t kBlock = 4096;
         const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
 #pragma omp parallel for schedule(static) if (blocks > 1)
         for (long long b = 0; b < blocks; ++b) {
             const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
-            Swish(x + begin, x + begin, std::min(kBlock, count - begin), isa);
+            kernel(in + begin, out + begin, std::min(kBlock, count - begin), isa);
         }
     };
     m_Steps.push_back(std::move(step));
@@ -867,24 +878,7 @@ void CompiledRegion::CompileErf(const Node& n) {
     const int src = EnsurePlain(n.m_Inputs[0]);
     const int out = n.m_Outputs[0];
     const int dst = NewInternal(PlainMd(ValueDims(out)));
-    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
-    Step step;
-    step.m_Name = n.m_Name;
-    step.m_KernelMems = {src, dst};
-    const KernelIsa isa = BestKernelIsa();
-    step.m_Kernel = [count, isa](const std::vector<void*>& p) {
-        const float* in = static_cast<const float*>(p[0]);
-        float* o = static_cast<float*>(p[1]);
-        // Blocks of 4096 floats (16 KiB) over the OpenMP team, each vectorized (CpuAccKernels.cpp).
-        constexpr std::size_t kBlock = 4096;
-        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
-#pragma omp parallel for schedule(static) if (blocks > 1)
-        for (long long b = 0; b < blocks; ++b) {
-            const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
-            Erf(in + begin, o + begin, std::min(kBlock, count - begin), isa);
-        }
-    };
-    m_Steps.push_back(std::move(step));
+    AddKernelStep(n.m_Name, src, dst, m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements(), &Erf);
     Bind(out, dst);
 }
 

@@ -127,13 +127,11 @@ public:
             const auto& a = acc.m_Outputs[o];
             const auto& r = ref.m_Outputs[o];
             EXPECT_EQ(a.size(), r.size());
-            double num = 0, den = 0, worst = 0;
+            double worst = 0;
             for (std::size_t i = 0; i < r.size() && i < a.size(); ++i) {
-                num += (a[i] - r[i]) * (a[i] - r[i]);
-                den += r[i] * r[i];
                 worst = std::max(worst, static_cast<double>(std::fabs(a[i] - r[i])));
             }
-            const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+            const double rel = RelativeL2(a, r);
             EXPECT_LT(rel, tolerance) << what << ": output " << o << " relative L2 " << rel << ", worst element diff "
                                       << worst << "\n" << acc.m_Optimized;
         }
@@ -503,13 +501,7 @@ TEST(CpuAccOptions, WinogradOnAndOffBothMatchCpuRef) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"]["Winograd"] = value;
         const Net::Result r = net.Run({"CpuAcc"}, o);
-        double num = 0, den = 0;
-        for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
-            const double e = r.m_Outputs[0][i] - want.m_Outputs[0][i];
-            num += e * e;
-            den += want.m_Outputs[0][i] * want.m_Outputs[0][i];
-        }
-        EXPECT_LT(std::sqrt(num / den), 2e-6) << "Winograd=" << value;
+        EXPECT_LT(RelativeL2(r.m_Outputs[0], want.m_Outputs[0]), 2e-6) << "Winograd=" << value;
         got.push_back(r.m_Outputs[0]);
     }
     // The two settings really ran different kernels: their float32 rounding differs.
@@ -567,6 +559,39 @@ TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
     }
 }
 
+/// Runs every version of one of CpuAcc's own element-wise kernels that this CPU runs over `in`
+/// (plus a NaN and a tail no multiple of 8 or 16): NaN must stay NaN, `check(isa, x, got)` judges
+/// every other element, and running in place must give the same results.
+template <typename Check>
+void CheckKernelOnEveryIsa(void (*kernel)(const float*, float*, std::size_t, trellis::cpuacc::KernelIsa),
+                           std::vector<float> in, Check check) {
+    using namespace trellis::cpuacc;
+    in.push_back(std::numeric_limits<float>::quiet_NaN());
+    in.resize(in.size() + 7, 0.5f);
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    for (KernelIsa isa : isas) {
+        std::vector<float> out(in.size(), -7.0f);
+        kernel(in.data(), out.data(), in.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (std::isnan(in[i])) {
+                EXPECT_TRUE(std::isnan(out[i])) << KernelIsaName(isa);
+                continue;
+            }
+            check(isa, in[i], out[i]);
+            if (::testing::Test::HasFatalFailure()) return;
+        }
+        std::vector<float> inPlace = in;
+        kernel(inPlace.data(), inPlace.data(), inPlace.size(), isa);
+        for (std::size_t i = 0; i < in.size(); ++i) {
+            if (!std::isnan(in[i])) {
+                ASSERT_EQ(inPlace[i], out[i]) << KernelIsaName(isa) << " in place, element " << i;
+            }
+        }
+    }
+}
+
 TEST(CpuAccKernels, ErfEveryIsaThisCpuRunsMatchesTheExactErf) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -576,32 +601,11 @@ TEST(CpuAccKernels, ErfEveryIsaThisCpuRunsMatchesTheExactErf) {
     for (float v : {0.0f, -0.0f, 1e-40f, -1e-30f, 1e-8f, 3.92f, -3.92f, 3.9199f, 4.0f, -100.0f, 3e38f, inf, -inf}) {
         in.push_back(v);
     }
-    in.push_back(std::numeric_limits<float>::quiet_NaN());
-    in.resize(in.size() + 5, 0.5f);  // a length that is no multiple of 8 or 16: the tails run
-    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
-    for (KernelIsa isa : isas) {
-        std::vector<float> out(in.size(), -7.0f);
-        Erf(in.data(), out.data(), in.size(), isa);
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            if (std::isnan(in[i])) {
-                EXPECT_TRUE(std::isnan(out[i])) << KernelIsaName(isa);
-                continue;
-            }
-            const double want = std::erf(static_cast<double>(in[i]));
-            const double err = std::fabs(out[i] - want);
-            ASSERT_LE(err, 3.6e-7 * std::fabs(want) + 1e-37) << KernelIsaName(isa) << " erf(" << in[i] << ") = " << out[i];
-        }
-        // In place gives the same.
-        std::vector<float> inPlace = in;
-        Erf(inPlace.data(), inPlace.data(), inPlace.size(), isa);
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            if (!std::isnan(in[i])) {
-                ASSERT_EQ(inPlace[i], out[i]);
-            }
-        }
-    }
+    CheckKernelOnEveryIsa(&Erf, in, [](KernelIsa isa, float x, float got) {
+        const double want = std::erf(static_cast<double>(x));
+        ASSERT_LE(std::fabs(got - want), 3.6e-7 * std::fabs(want) + 1e-37)
+            << KernelIsaName(isa) << " erf(" << x << ") = " << got;
+    });
 }
 
 TEST(CpuAccKernels, SwishEveryIsaThisCpuRunsMatchesTheExactSwish) {
@@ -611,41 +615,21 @@ TEST(CpuAccKernels, SwishEveryIsaThisCpuRunsMatchesTheExactSwish) {
     for (int i = -100000; i <= 100000; ++i) in.push_back(static_cast<float>(i) * 1e-3f);  // [-100, 100]
     const float inf = std::numeric_limits<float>::infinity();
     for (float v : {0.0f, -0.0f, 1e-40f, -1e-30f, 88.5f, -87.0f, 1e30f, -1e30f, inf, -inf}) in.push_back(v);
-    in.push_back(std::numeric_limits<float>::quiet_NaN());
-    in.resize(in.size() + 7, -2.5f);  // a length that is no multiple of 8 or 16: the tails run
-    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
-    for (KernelIsa isa : isas) {
-        std::vector<float> out(in.size(), -7.0f);
-        Swish(in.data(), out.data(), in.size(), isa);
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            const double x = in[i];
-            if (std::isnan(x)) {
-                EXPECT_TRUE(std::isnan(out[i])) << KernelIsaName(isa);
-                continue;
-            }
-            if (std::isinf(x)) {
-                EXPECT_EQ(out[i], x > 0 ? inf : 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
-                continue;
-            }
-            const double want = x / (1.0 + std::exp(-x));
-            // Below -80 the result may also be 0 (below -88 it must be).
-            const bool flushed = x < -80 && out[i] == 0.0f;
-            if (x < -88) {
-                ASSERT_EQ(out[i], 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
-            }
-            ASSERT_TRUE(flushed || std::fabs(out[i] - want) <= 3e-7 * std::fabs(want) + 1e-38)
-                << KernelIsaName(isa) << " swish(" << x << ") = " << out[i] << ", want " << want;
+    CheckKernelOnEveryIsa(&Swish, in, [inf](KernelIsa isa, float xf, float got) {
+        const double x = xf;
+        if (std::isinf(x)) {
+            EXPECT_EQ(got, x > 0 ? inf : 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
+            return;
         }
-        std::vector<float> inPlace = in;
-        Swish(inPlace.data(), inPlace.data(), inPlace.size(), isa);
-        for (std::size_t i = 0; i < in.size(); ++i) {
-            if (!std::isnan(in[i])) {
-                ASSERT_EQ(inPlace[i], out[i]);
-            }
+        const double want = x / (1.0 + std::exp(-x));
+        // Below -80 the result may also be 0 (below -88 it must be).
+        const bool flushed = x < -80 && got == 0.0f;
+        if (x < -88) {
+            ASSERT_EQ(got, 0.0f) << KernelIsaName(isa) << " swish(" << x << ")";
         }
-    }
+        ASSERT_TRUE(flushed || std::fabs(got - want) <= 3e-7 * std::fabs(want) + 1e-38)
+            << KernelIsaName(isa) << " swish(" << x << ") = " << got << ", want " << want;
+    });
 }
 
 TEST(CpuAccOptions, OwnAndOneDnnSwishBothMatchCpuRef) {
@@ -710,13 +694,7 @@ TEST(CpuAccOptions, Bf16FastMathIsCloseButNotExact) {
         return;
     }
     Net::Result exact = net.Run({"CpuRef"});
-    double num = 0, den = 0;
-    for (std::size_t i = 0; i < exact.m_Outputs[0].size(); ++i) {
-        const double d = fast.m_Outputs[0][i] - exact.m_Outputs[0][i];
-        num += d * d;
-        den += exact.m_Outputs[0][i] * exact.m_Outputs[0][i];
-    }
-    const double rel = std::sqrt(num / den);
+    const double rel = RelativeL2(fast.m_Outputs[0], exact.m_Outputs[0]);
     EXPECT_LT(rel, 2e-2);  // bfloat16 keeps 8 bits of mantissa; accumulation stays float32
     EXPECT_GT(rel, 1e-6);  // and it really ran in bfloat16
 }
@@ -776,20 +754,15 @@ class CpuAccModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CpuAccModel, MatchesPyTorchWithCpuAccFirst) {
     SKIP_WITHOUT_CPUACC();
-    const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam();
-    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the export_test_models test makes it";
-    LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
-    const OwnedTensor input = LoadTensorFile(base + ".input_0.pb");
-    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
-    const auto outs = m.Run({input});
-    ASSERT_EQ(outs.size(), 1u);
-    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
-    const double err = RelativeL2(outs[0], want);
+    double err = -1;
+    std::map<BackendId, unsigned int> counts;
+    ModelErrorVsPyTorch(std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam(), {"CpuAcc", "CpuRef"}, &err, &counts);
+    if (HasFatalFailure()) return;
     EXPECT_LT(err, 1e-4) << GetParam() << ": relative L2 error vs PyTorch with CpuAcc";
     std::cout << GetParam() << ": CpuAcc relative L2 error vs PyTorch " << err << "; layers per backend:";
-    for (const auto& [b, c] : m.m_LayerCounts) std::cout << " " << b << "=" << c;
+    for (const auto& [b, c] : counts) std::cout << " " << b << "=" << c;
     std::cout << "\n";
-    EXPECT_GT(m.m_LayerCounts["CpuAcc"], 0u);
+    EXPECT_GT(counts["CpuAcc"], 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CpuAccModel,
