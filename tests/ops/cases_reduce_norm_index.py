@@ -1,4 +1,4 @@
-"""Per-op cases for the reductions, normalizations and indexing ops of issue 4 (batch "opsa"):
+"""Per-op cases for the reductions, normalizations and indexing ops:
 ReduceL1/L2/Prod/LogSum/LogSumExp/SumSquare, LayerNormalization's Mean/InvStdDev outputs,
 InstanceNormalization, LRN, MeanVarianceNormalization, Einsum, TopK, GatherND, ScatterND,
 ReverseSequence, MaxUnpool, MaxPool's Indices output, BatchNormalization in training mode and

@@ -1,4 +1,4 @@
-"""Per-op cases for the recurrent operators LSTM, GRU and RNN (issue 4).
+"""Per-op cases for the recurrent operators LSTM, GRU and RNN.
 
 Expected outputs come from small numpy float64 implementations of the ONNX formulas written here
 (gate orders: LSTM i, o, f, c; GRU z, r, h), never from Trellis. Covered: forward, reverse and

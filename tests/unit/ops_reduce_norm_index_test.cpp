@@ -1,5 +1,5 @@
-// Validation and run-time errors of the reductions, normalizations and indexing ops of issue 4
-// (batch "opsa"): Reduce's new operations, LayerNormalization/BatchNormalization/Pooling output
+// Validation and run-time errors of the reductions, normalizations and indexing ops:
+// Reduce's new operations, LayerNormalization/BatchNormalization/Pooling output
 // counts, Einsum, TopK, GatherND, ScatterND, ReverseSequence, MaxUnpool, InstanceNormalization,
 // Lrn, MeanVarianceNormalization. A bad layer makes Optimize() throw naming the layer and the
 // rule; a bad index or length that only arrives with the inputs makes EnqueueWorkload() throw

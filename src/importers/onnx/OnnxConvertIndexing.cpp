@@ -1,4 +1,4 @@
-// ONNX converters: index and arrangement ops of issue 4 (ArgMax/ArgMin, Trilu, Size,
+// ONNX converters: index and arrangement ops (ArgMax/ArgMin, Trilu, Size,
 // GatherElements, ScatterElements/Scatter, Tile, CumSum, DepthToSpace, SpaceToDepth, OneHot,
 // EyeLike, Hardmax, TopK, GatherND, ScatterND, ReverseSequence).
 #include "OnnxConverters.hpp"

@@ -1,4 +1,4 @@
-// Validation and run-time errors of the first issue-4 operator batch (ArgMinMax, Trilu,
+// Validation and run-time errors of the index, logic and activation ops (ArgMinMax, Trilu,
 // GatherElements, ScatterElements, Tile, CumSum, DepthToSpace/SpaceToDepth, OneHot, EyeLike,
 // Hardmax, the Boolean and classifying ElementwiseUnary/Binary operations, Mod): a bad layer makes
 // Optimize() throw naming the layer and the rule; a bad index or axis that only arrives with the

@@ -1,4 +1,4 @@
-"""Per-op cases for the first batch of issue-4 operators: ArgMax/ArgMin, And/Or/Xor/Not, Trilu,
+"""Per-op cases for the index, logic and activation ops: ArgMax/ArgMin, And/Or/Xor/Not, Trilu,
 Size, GatherElements, ScatterElements (and Scatter-9), Tile, CumSum, DepthToSpace/SpaceToDepth,
 Round/Floor/Ceil/Sign, the parameterized activations (Softplus, Softsign, Selu, Celu, Mish,
 ThresholdedRelu, Shrink), the trigonometric and hyperbolic functions, Mod, IsNaN/IsInf, variadic
