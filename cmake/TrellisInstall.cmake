@@ -28,6 +28,9 @@ if(NOT _trellis_api_line MATCHES "kBackendApiVersion\\{([0-9]+), *([0-9]+)\\}")
                       "include/trellis/backends/BackendVersion.hpp")
 endif()
 set(TRELLIS_BACKEND_API_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+# A new version in the header re-runs this at the next build.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             "${PROJECT_SOURCE_DIR}/include/trellis/backends/BackendVersion.hpp")
 
 # The installed CLI finds the installed library next to it, wherever the prefix ends up.
 file(RELATIVE_PATH _trellis_bin_to_lib "/prefix/${CMAKE_INSTALL_BINDIR}" "/prefix/${CMAKE_INSTALL_LIBDIR}")

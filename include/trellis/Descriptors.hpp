@@ -9,6 +9,7 @@
 #include <trellis/Types.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -339,11 +340,39 @@ struct EyeLikeDescriptor {
     std::optional<DataType> m_DataType;
 };
 
-/// A layer Optimize() inserts (OptimizerOptions::m_Debug) to write its input tensor to
-/// "<m_Folder>/<m_FileStem>.npy" each time it runs. It has no outputs.
+/// Where the tensor a Debug layer observes comes from (filled in by Optimize()).
+struct DebugTensorSource {
+    std::string m_LayerName;       ///< the optimized network's layer producing it
+    unsigned int m_OutputIndex = 0;
+    /// The tensor as the network was built: "<layer>:<output>". For an output of a layer a backend
+    /// substituted (a fused region), the output of the original layer it stands for; for a folded
+    /// constant, the output of the layer that was folded.
+    std::string m_Tensor;
+    BackendId m_Backend;           ///< the producing layer's backend (for a folded constant: the
+                                   ///< backend that evaluated it; empty when nothing did)
+    std::string m_OpDetail;        ///< the producing layer's op ("Conv", "PreCompiled(CpuAcc region: ...)")
+    /// When the producing layer replaced others (OptimizeSubgraph substitution): their names.
+    std::vector<std::string> m_SubstitutedLayers;
+    /// The tensors the producing layer reads ("<layer>:<output>", as m_Tensor).
+    std::vector<std::string> m_InputTensors;
+};
+
+/// What a Debug layer hands the callback (OptimizerOptions::m_DebugCallback) each time it runs.
+/// m_Value points at the tensor's memory and is valid during the call only.
+struct DebugTensorEvent {
+    const DebugTensorSource& m_Source;
+    ConstTensor m_Value;
+};
+using DebugCallback = std::function<void(const DebugTensorEvent&)>;
+
+/// A layer Optimize() inserts (OptimizerOptions::m_Debug) to observe its input tensor each time it
+/// runs: it writes "<m_Folder>/<m_FileStem>.npy" when m_Folder is set and calls m_Callback when
+/// that is set. It has no outputs.
 struct DebugDescriptor {
     std::string m_Folder;
     std::string m_FileStem;
+    std::shared_ptr<const DebugCallback> m_Callback;
+    DebugTensorSource m_Source;
 };
 
 /// A copy Optimize() inserts where a tensor crosses into memory the consumer cannot read. The

@@ -126,10 +126,15 @@ struct OptimizerOptions {
     /// Float16 layers meet. Network inputs and outputs stay Float32. Costs accuracy (about 3
     /// significant digits per value).
     bool m_ReduceFp32ToFp16 = false;
-    /// Insert a Debug layer after every layer output: each execution writes the tensor to
-    /// m_DebugToFolder as "<layer>_out<k>.npy" (a later execution overwrites the file).
+    /// Insert a Debug layer after every layer output (folded constants included): each execution
+    /// writes the tensor to m_DebugToFolder as "<layer>_out<k>.npy" (a later execution overwrites
+    /// the file) when that is set, and calls m_DebugCallback when that is set (one of the two is
+    /// needed). The callback is called from the thread running EnqueueWorkload(), in execution
+    /// order; concurrent runs call it concurrently. Debug layers run on the first preferred
+    /// backend that supports them, else on any registered one that does.
     bool m_Debug = false;
     std::string m_DebugToFolder;
+    DebugCallback m_DebugCallback;
     /// Run the backend-independent passes (identity removal, reshape/transpose simplification,
     /// batch-norm folding). Shape inference and constant folding always run.
     bool m_EnableGraphOptimizations = true;
@@ -143,6 +148,8 @@ struct LayerPlacement {
     BackendId m_Backend;
     std::vector<TensorInfo> m_Outputs;
     std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)
+    /// For a layer a backend substituted (OptimizeSubgraph), the layers it replaced.
+    std::vector<std::string> m_SubstitutedLayers;
 };
 
 class IOptimizedNetwork;

@@ -108,6 +108,9 @@ public:
     /// (invalid paths) of that scan.
     virtual std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const = 0;
     virtual std::vector<std::string> GetDynamicBackendWarnings() const = 0;
+    /// Warnings the backends gave about CreationOptions::m_BackendOptions at creation (an option
+    /// that cannot take effect on this machine, and why), each prefixed "<backend>: ".
+    virtual std::vector<std::string> GetBackendOptionWarnings() const = 0;
     /// Counter values reported by backends' profiling contexts ("<backend>/<name>" -> value);
     /// empty unless profiling was enabled.
     virtual std::map<std::string, uint64_t> GetProfilingCounters() const = 0;

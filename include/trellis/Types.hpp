@@ -179,6 +179,10 @@ public:
     ConstTensor(const Tensor& t) : BaseTensor<const void*>(t.GetInfo(), t.GetMemoryArea()) {}  // NOLINT
 };
 
+/// Element `index` of `tensor` as a double: floats (Float16 and BFloat16 decoded) and integers by
+/// value; quantized types give the stored integer (not dequantized); Boolean 0 or 1.
+double GetElementAsDouble(const ConstTensor& tensor, std::size_t index);
+
 using InputTensors = std::vector<std::pair<LayerBindingId, ConstTensor>>;
 using OutputTensors = std::vector<std::pair<LayerBindingId, Tensor>>;
 

@@ -211,6 +211,10 @@ std::vector<Layer*> Graph::TopologicalOrder() const {
     return order;
 }
 
+std::string OutputSlot::GetOrigin() const {
+    return m_Origin.empty() ? m_Owner.Name() + ":" + std::to_string(m_Index) : m_Origin;
+}
+
 std::unique_ptr<Graph> Graph::Clone() const {
     auto g = std::make_unique<Graph>();
     std::unordered_map<const Layer*, Layer*> map;
@@ -219,8 +223,11 @@ std::unique_ptr<Graph> Graph::Clone() const {
         c->SetBackendId(l->GetBackendId());
         c->m_Declined = l->m_Declined;
         c->m_Synthesized = l->m_Synthesized;
+        c->m_SubstitutedLayers = l->m_SubstitutedLayers;
+        c->m_FoldedOn = l->m_FoldedOn;
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             if (l->Output(o).IsTensorInfoSet()) c->Output(o).SetTensorInfo(l->Output(o).GetTensorInfo());
+            c->Output(o).SetOrigin(l->Output(o).GetOriginOverride());
         }
         map[l.get()] = c;
     }

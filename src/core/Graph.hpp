@@ -56,12 +56,19 @@ public:
     void MoveAllConnections(OutputSlot& other);
     void DisconnectAll();
     void ClearTensorInfo() { m_InfoSet = false; }
+    /// The tensor of the network as built that this slot carries ("<layer>:<output>"): set where
+    /// the optimizer makes a slot stand for another layer's output (a folded constant, a
+    /// substituted region's output); this slot's own layer and index otherwise.
+    std::string GetOrigin() const;
+    void SetOrigin(std::string origin) { m_Origin = std::move(origin); }
+    const std::string& GetOriginOverride() const { return m_Origin; }
 private:
     Layer& m_Owner;
     unsigned int m_Index;
     std::vector<InputSlot*> m_Connections;
     TensorInfo m_Info;
     bool m_InfoSet = false;
+    std::string m_Origin;
 };
 
 class Layer final : public IConnectableLayer {
@@ -103,6 +110,10 @@ public:
     std::string OpDetail() const;
     /// Marks layers created by the optimizer (folded constants) for logs.
     bool m_Synthesized = false;
+    /// For a layer a backend substituted for others (OptimizeSubgraph): their names.
+    std::vector<std::string> m_SubstitutedLayers;
+    /// For a constant the optimizer computed (folding): the backend that evaluated it.
+    BackendId m_FoldedOn;
 private:
     LayerType m_Type;
     LayerDescriptor m_Descriptor;

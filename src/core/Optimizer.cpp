@@ -93,6 +93,7 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
             if (l->Output(o).IsTensorInfoSet()) p.m_Outputs.push_back(l->Output(o).GetTensorInfo());
         }
         p.m_Declined = l->m_Declined;
+        p.m_SubstitutedLayers = l->m_SubstitutedLayers;
         out.push_back(std::move(p));
     }
     return out;
@@ -202,6 +203,8 @@ bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& ba
                                       graph.UniqueName(name + "#folding"), 0, 1);
             c->m_Synthesized = true;
             c->Output(0).SetTensorInfo(c->Desc<ConstantDescriptor>().m_Tensor.GetInfo());
+            c->Output(0).SetOrigin(layer.Output(o).GetOrigin());
+            c->m_FoldedOn = b.m_Id;
             layer.Output(o).MoveAllConnections(c->Output(0));
             created.emplace_back(c, name);
         }
@@ -230,6 +233,7 @@ void FoldShape(Graph& graph, Layer& layer, std::vector<std::string>& log) {
                               graph.UniqueName(layer.Name() + "#folding"), 0, 1);
     c->m_Synthesized = true;
     c->Output(0).SetTensorInfo(c->Desc<ConstantDescriptor>().m_Tensor.GetInfo());
+    c->Output(0).SetOrigin(layer.Output(0).GetOrigin());
     layer.Output(0).MoveAllConnections(c->Output(0));
     log.push_back("folded " + Describe(layer) + " (input shape " + in.ToString() + " is static)");
     const std::string name = layer.Name();
@@ -530,6 +534,26 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
     return backends;
 }
 
+/// The backends constant folding tries, in order: every registered backend advertising
+/// kReferenceNumericsCapability, then the preferred ones.
+std::vector<BackendHandles> MakeFoldingBackends(const std::vector<BackendHandles>& preferred) {
+    std::vector<BackendHandles> out;
+    for (const BackendId& id : BackendRegistryInstance().GetBackendIds()) {
+        IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
+        if (!backend) continue;
+        const BackendCapabilities caps = backend->GetCapabilities();
+        const bool reference = std::any_of(caps.begin(), caps.end(), [](const auto& c) {
+            return c.first == kReferenceNumericsCapability && c.second;
+        });
+        if (!reference) continue;
+        if (ILayerSupportSharedPtr support = backend->GetLayerSupport()) out.push_back({id, support});
+    }
+    for (const BackendHandles& b : preferred) {
+        if (std::none_of(out.begin(), out.end(), [&](const BackendHandles& o) { return o.m_Id == b.m_Id; })) out.push_back(b);
+    }
+    return out;
+}
+
 /// Phases 2-7 on a validated graph whose inputs all have known shapes.
 IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<BackendHandles>& backends,
                                const IDeviceSpec& deviceSpec, const OptimizerOptions& options,
@@ -537,8 +561,9 @@ IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<B
     // 2. dead layers
     if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " dead layers");
 
-    // 3. inference + folding (folding also makes parameter inputs of shape chains constant)
-    InferAndFold(*graph, backends, true, log);
+    // 3. inference + folding (folding also makes parameter inputs of shape chains constant);
+    // constants are evaluated on a reference-numerics backend first (see IBackendInternal.hpp)
+    InferAndFold(*graph, MakeFoldingBackends(backends), true, log);
     if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " unused constants");
 
     // 4. graph passes
@@ -563,7 +588,7 @@ IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<B
     OptimizeSubgraphs(*graph, backends, log);
 
     // 6b. debug layers after every layer output
-    if (options.m_Debug) InsertDebugLayers(*graph, backends, options.m_DebugToFolder, log);
+    if (options.m_Debug) InsertDebugLayers(*graph, backends, options.m_DebugToFolder, options.m_DebugCallback, log);
 
     // 7. backend boundaries
     InsertBackendBoundaryCopies(*graph, &deviceSpec, log);
@@ -583,8 +608,9 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
     const auto* network = dynamic_cast<const NetworkImpl*>(&inNetwork);
     if (!network) throw InvalidArgumentException("Optimize: the network was not created by INetwork::Create()");
     if (preferences.empty()) throw InvalidArgumentException("Optimize: the backend preference list is empty");
-    if (options.m_Debug && options.m_DebugToFolder.empty()) {
-        throw InvalidArgumentException("Optimize: m_Debug needs m_DebugToFolder (the folder the tensors are written to)");
+    if (options.m_Debug && options.m_DebugToFolder.empty() && !options.m_DebugCallback) {
+        throw InvalidArgumentException("Optimize: m_Debug needs m_DebugToFolder (the folder the tensors are written to) "
+                                       "or m_DebugCallback");
     }
     const std::vector<BackendHandles> backends = MakeBackendHandles(preferences, warnings);
 

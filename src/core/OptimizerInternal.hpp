@@ -29,8 +29,9 @@ bool AssignLayer(Layer& layer, const std::vector<BackendHandles>& backends, std:
 /// and Float16 layers meet (network inputs and outputs stay Float32).
 void ReduceFp32ToFp16(Graph& graph, const std::vector<BackendHandles>& backends, std::vector<std::string>& log);
 
-/// Phase 6b: a Debug layer after every output of every layer, writing the tensor to `folder`.
+/// Phase 6b: a Debug layer after every output of every layer (and of every folded constant),
+/// writing the tensor to `folder` (when not empty) and calling `callback` (when set).
 void InsertDebugLayers(Graph& graph, const std::vector<BackendHandles>& backends, const std::string& folder,
-                       std::vector<std::string>& log);
+                       const DebugCallback& callback, std::vector<std::string>& log);
 
 }  // namespace trellis::core

@@ -3,6 +3,7 @@
 #include "OptimizerInternal.hpp"
 
 #include <trellis/Exceptions.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -128,28 +129,52 @@ void ReduceFp32ToFp16(Graph& graph, const std::vector<BackendHandles>& backends,
 }
 
 void InsertDebugLayers(Graph& graph, const std::vector<BackendHandles>& backends, const std::string& folder,
-                       std::vector<std::string>& log) {
+                       const DebugCallback& callback, std::vector<std::string>& log) {
+    // Debug layers are tooling, not part of the model: when no preferred backend runs them, any
+    // registered backend that does may.
+    std::vector<BackendHandles> candidates = backends;
+    for (const BackendId& id : BackendRegistryInstance().GetBackendIds()) {
+        if (std::none_of(candidates.begin(), candidates.end(), [&](const BackendHandles& b) { return b.m_Id == id; })) {
+            if (IBackendInternalUniquePtr b = BackendRegistryInstance().GetFactory(id)()) {
+                if (ILayerSupportSharedPtr support = b->GetLayerSupport()) candidates.push_back({id, support});
+            }
+        }
+    }
+    const auto sharedCallback = callback ? std::make_shared<const DebugCallback>(callback) : nullptr;
     unsigned int n = 0;
     for (Layer* l : graph.TopologicalOrder()) {
-        if (!IsComputeLayer(*l) || l->GetType() == LayerType::Debug) continue;
+        // Every computed tensor, and the constants the optimizer computed (folded layers).
+        const bool folded = l->GetType() == LayerType::Constant && l->m_Synthesized;
+        if ((!IsComputeLayer(*l) && !folded) || l->GetType() == LayerType::Debug) continue;
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             std::string stem = l->Name() + "_out" + std::to_string(o);
             // File names from layer names: keep them portable.
             for (char& c : stem) {
                 if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';
             }
-            Layer* dbg = graph.AddLayer(LayerType::Debug, DebugDescriptor{folder, stem},
+            DebugDescriptor d{folder, stem, sharedCallback, {}};
+            d.m_Source.m_LayerName = l->Name();
+            d.m_Source.m_OutputIndex = o;
+            d.m_Source.m_Tensor = l->Output(o).GetOrigin();
+            d.m_Source.m_Backend = folded ? l->m_FoldedOn : l->GetBackendId();
+            d.m_Source.m_OpDetail = l->OpDetail();
+            d.m_Source.m_SubstitutedLayers = l->m_SubstitutedLayers;
+            for (unsigned int i = 0; i < l->GetNumInputSlots(); ++i) {
+                if (const OutputSlot* src = l->Input(i).GetConnectedOutputSlot()) d.m_Source.m_InputTensors.push_back(src->GetOrigin());
+            }
+            Layer* dbg = graph.AddLayer(LayerType::Debug, std::move(d),
                                         graph.UniqueName(l->Name() + "_debug" + std::to_string(o)), 1, 0);
             dbg->m_Synthesized = true;
             l->Output(o).Connect(dbg->Input(0));
-            if (!AssignLayer(*dbg, backends, 0)) {
-                throw BackendUnavailableException("debug layers: no preferred backend runs Debug layers (needed for " +
+            if (!AssignLayer(*dbg, candidates, 0)) {
+                throw BackendUnavailableException("debug layers: no registered backend runs Debug layers (needed for " +
                                                   Describe(*l) + ")");
             }
             ++n;
         }
     }
-    log.push_back("debug layers: " + std::to_string(n) + " inserted, writing to " + folder);
+    log.push_back("debug layers: " + std::to_string(n) + " inserted" +
+                  (folder.empty() ? std::string() : ", writing to " + folder) + (callback ? ", calling back" : ""));
 }
 
 }  // namespace trellis::core

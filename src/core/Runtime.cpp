@@ -696,6 +696,11 @@ public:
             IBackendInternalUniquePtr backend = m_BackendFactories.back()();
             if (!backend) continue;
             if (IBackendContextPtr ctx = backend->CreateBackendContext(options)) m_Contexts[id] = std::move(ctx);
+            if (const auto o = options.m_BackendOptions.find(id);
+                o != options.m_BackendOptions.end() && !o->second.empty() &&
+                BackendRegistryInstance().GetApiVersion(id).AtLeast(BackendVersion{1, 2})) {
+                for (const std::string& w : backend->GetOptionWarnings(o->second)) m_OptionWarnings.push_back(id.Get() + ": " + w);
+            }
             if (options.m_ProfilingOptions.m_EnableProfiling) {
                 auto profiling = std::make_unique<BackendProfiling>(id);
                 if (IBackendProfilingContextPtr pctx = backend->CreateBackendProfilingContext(options, *profiling)) {
@@ -827,6 +832,7 @@ public:
 
     std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const override { return m_Dynamic->GetStatus(); }
     std::vector<std::string> GetDynamicBackendWarnings() const override { return m_Dynamic->GetWarnings(); }
+    std::vector<std::string> GetBackendOptionWarnings() const override { return m_OptionWarnings; }
     std::map<std::string, uint64_t> GetProfilingCounters() const override {
         std::map<std::string, uint64_t> out;
         for (const auto& [ctx, profiling] : m_ProfilingContexts) profiling->Collect(out);
@@ -849,6 +855,7 @@ private:
     std::vector<std::pair<IBackendProfilingContextPtr, std::unique_ptr<BackendProfiling>>> m_ProfilingContexts;
     DeviceSpec m_DeviceSpec;
     std::map<BackendId, IBackendContextPtr> m_Contexts;
+    std::vector<std::string> m_OptionWarnings;
     mutable std::shared_mutex m_Mutex;
     std::map<NetworkId, std::shared_ptr<NetworkEntry>> m_Networks;
     std::atomic<NetworkId> m_NextId{1};

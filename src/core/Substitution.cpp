@@ -247,6 +247,7 @@ void ApplySubstitutions(Graph& graph, const BackendId& backend, const ILayerSupp
         for (std::size_t k = 0; k < s.m_Outputs.size(); ++k) {
             OutputSlot* old = s.m_Outputs[k];
             OutputSlot& now = copyOf.at(&r.m_Outputs[k]->GetOwningLayer())->Output(r.m_Outputs[k]->CalculateIndexOnOwner());
+            now.SetOrigin(old->GetOrigin());
             const std::vector<InputSlot*> readers = old->GetConnections();
             for (InputSlot* reader : readers) {
                 if (s.m_Members.count(&reader->GetOwningLayer())) continue;
@@ -255,6 +256,13 @@ void ApplySubstitutions(Graph& graph, const BackendId& backend, const ILayerSupp
             }
         }
         const std::string replaced = ListLayers(s.m_Layers);
+        std::vector<std::string> replacedNames;
+        for (Layer* l : s.m_Layers) {
+            // A layer substituted twice (a replacement replaced again) stands for the originals.
+            if (l->m_SubstitutedLayers.empty()) replacedNames.push_back(l->Name());
+            else replacedNames.insert(replacedNames.end(), l->m_SubstitutedLayers.begin(), l->m_SubstitutedLayers.end());
+        }
+        for (Layer* n : added) n->m_SubstitutedLayers = replacedNames;
         for (Layer* l : s.m_Layers) graph.EraseLayer(l);
         for (Layer* l : r.m_Layers) copyOf.at(l)->SetName(graph.UniqueName(l->Name()));
 

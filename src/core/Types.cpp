@@ -3,6 +3,9 @@
 #include <trellis/Exceptions.hpp>
 #include <trellis/Types.hpp>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <sstream>
 
 namespace trellis {
@@ -295,6 +298,57 @@ bool DescriptorMatches(LayerType type, const LayerDescriptor& d) {
 #undef TRELLIS_OP
     }
     return false;
+}
+
+
+namespace {
+
+template <typename T> T LoadElement(const ConstTensor& t, std::size_t index) {
+    T v;
+    std::memcpy(&v, static_cast<const uint8_t*>(t.GetMemoryArea()) + index * sizeof(T), sizeof(T));
+    return v;
+}
+
+double HalfBitsToDouble(uint16_t h) {
+    const int exponent = (h >> 10) & 0x1f;
+    const int mantissa = h & 0x3ff;
+    double magnitude;
+    if (exponent == 0) magnitude = std::ldexp(mantissa, -24);
+    else if (exponent == 0x1f) magnitude = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    else magnitude = std::ldexp(mantissa | 0x400, exponent - 25);
+    return (h & 0x8000) ? -magnitude : magnitude;
+}
+
+double BFloat16BitsToDouble(uint16_t b) {
+    const uint32_t bits = static_cast<uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+}  // namespace
+
+double GetElementAsDouble(const ConstTensor& t, std::size_t index) {
+    switch (t.GetDataType()) {
+        case DataType::Float32: return LoadElement<float>(t, index);
+        case DataType::Float16: return HalfBitsToDouble(LoadElement<uint16_t>(t, index));
+        case DataType::BFloat16: return BFloat16BitsToDouble(LoadElement<uint16_t>(t, index));
+        case DataType::Float64: return LoadElement<double>(t, index);
+        case DataType::QAsymmU8:
+        case DataType::UInt8:
+        case DataType::Boolean: return LoadElement<uint8_t>(t, index);
+        case DataType::QAsymmS8:
+        case DataType::QSymmS8:
+        case DataType::Signed8: return LoadElement<int8_t>(t, index);
+        case DataType::QSymmS16:
+        case DataType::Signed16: return LoadElement<int16_t>(t, index);
+        case DataType::Signed32: return LoadElement<int32_t>(t, index);
+        case DataType::Signed64: return static_cast<double>(LoadElement<int64_t>(t, index));
+        case DataType::UInt16: return LoadElement<uint16_t>(t, index);
+        case DataType::UInt32: return LoadElement<uint32_t>(t, index);
+        case DataType::UInt64: return static_cast<double>(LoadElement<uint64_t>(t, index));
+    }
+    return 0.0;
 }
 
 }  // namespace trellis

@@ -101,6 +101,9 @@ public:
     IWorkloadFactoryPtr CreateWorkloadFactoryWithOptions(const IMemoryManagerSharedPtr&, const BackendOptions&) const override {
         throw trellis::RuntimeException("TestValid10: CreateWorkloadFactoryWithOptions (API 1.1) called on a 1.0 backend");
     }
+    std::vector<std::string> GetOptionWarnings(const BackendOptions&) const override {
+        throw trellis::RuntimeException("TestValid10: GetOptionWarnings (API 1.2) called on a 1.0 backend");
+    }
 #endif
     ILayerSupportSharedPtr GetLayerSupport() const override { return std::make_shared<TestValidLayerSupport>(); }
     trellis::BackendCapabilities GetCapabilities() const override {

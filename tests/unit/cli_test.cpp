@@ -217,7 +217,8 @@ TEST_F(CliTest, DocsQuoteEveryHelpText) {
     ASSERT_FALSE(docs.empty());
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"--help"}, {"run", "--help"}, {"bench", "--help"},
-                                              {"inspect", "--help"}, {"backends", "--help"}, {"onnx-test", "--help"}}) {
+                                              {"inspect", "--help"}, {"compare", "--help"}, {"backends", "--help"},
+                                              {"onnx-test", "--help"}}) {
         const CliResult r = Cli(args);
         ASSERT_EQ(r.m_Exit, 0);
         const auto registered = r.m_Out.find("Registered backends: ");
@@ -225,6 +226,27 @@ TEST_F(CliTest, DocsQuoteEveryHelpText) {
         const std::string help = r.m_Out.substr(0, registered);
         EXPECT_NE(docs.find(help), std::string::npos) << "docs/cli.md does not quote:\n" << help;
     }
+}
+
+TEST_F(CliTest, CompareMlpOnTheReferenceItselfFindsNoDivergence) {
+    const CliResult r = Cli({"compare", kMlp, "--backends", "CpuRef", "--rtol", "0", "--atol", "0", "--all"});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Out << r.m_Err;
+    EXPECT_NE(r.m_Out.find("against CpuRef;"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("tensors (reference execution order):"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("ok  fc1:0 (Gemm, CpuRef)"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("no divergence: every observed tensor is within tolerance"), std::string::npos) << r.m_Out;
+}
+
+TEST_F(CliTest, CompareRefusesBadOptionsByName) {
+    CliResult r = Cli({"compare", kMlp, "--rtol", "-1"});
+    EXPECT_EQ(r.m_Exit, 2);
+    EXPECT_NE(r.m_Err.find("option '--rtol' expects a number >= 0, got '-1'"), std::string::npos) << r.m_Err;
+    r = Cli({"compare", kMlp, "--backends", "NoSuchBackend"});
+    EXPECT_EQ(r.m_Exit, 2);
+    EXPECT_NE(r.m_Err.find("NoSuchBackend"), std::string::npos) << r.m_Err;
+    r = Cli({"compare", kMlp, "--reference", "NoSuchBackend"});
+    EXPECT_EQ(r.m_Exit, 2);
+    EXPECT_NE(r.m_Err.find("NoSuchBackend"), std::string::npos) << r.m_Err;
 }
 
 TEST_F(CliTest, RunMlpPrintsOutputsLayersAndTime) {

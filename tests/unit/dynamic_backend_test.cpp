@@ -223,10 +223,10 @@ TEST_F(DynamicBackendTest, InvalidPathsAreWarningsNeverErrors) {
 
 // The guide's example: a small network on the dynamically loaded backend, through
 // CreationOptions::m_DynamicBackendsPath; unloaded again when the runtime goes.
-// A backend built against an older minor API (1.0) loads into this 1.1 engine and runs; the
-// engine creates its factory with CreateWorkloadFactory() and never calls the 1.1 additions
-// (CreateWorkloadFactoryWithOptions, IWorkload::ReadsConstantInput), which that backend's vtable
-// would not have. The test backend throws if they are called.
+// A backend built against an older minor API (1.0) loads into this engine and runs; the engine
+// creates its factory with CreateWorkloadFactory() and never calls the later additions
+// (CreateWorkloadFactoryWithOptions and IWorkload::ReadsConstantInput of 1.1, GetOptionWarnings of
+// 1.2), which that backend's vtable would not have. The test backend throws if they are called.
 TEST_F(DynamicBackendTest, OlderMinorApiBackendGetsOnlyTheCallsItKnows) {
     const fs::path dir = Dir("backends");
     fs::create_symlink(Built("ValidApi10"), dir / "Test_ValidApi10_backend.so");
@@ -240,6 +240,7 @@ TEST_F(DynamicBackendTest, OlderMinorApiBackendGetsOnlyTheCallsItKnows) {
         ASSERT_TRUE(status[0].m_Loaded) << status[0].m_Reason;
         EXPECT_EQ(status[0].m_Version, (BackendVersion{1, 0}));
         EXPECT_EQ(BackendRegistryInstance().GetApiVersion("TestValid10"), (BackendVersion{1, 0}));
+        EXPECT_TRUE(runtime->GetBackendOptionWarnings().empty());
         IOptimizedNetworkPtr optimized = Optimize(*ReluNetwork(false), {"TestValid10"}, runtime->GetDeviceSpec());
         const std::vector<float> out = RunRelu(*runtime, std::move(optimized));
         for (std::size_t i = 0; i < kReluInput.size(); ++i) {

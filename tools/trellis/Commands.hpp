@@ -23,6 +23,10 @@ int InspectCommand(const std::vector<std::string>& args);
 std::string BackendsHelp();
 int BackendsCommand(const std::vector<std::string>& args);
 
+/// Exit status 0 when every observed tensor is within tolerance, 1 when one differs.
+std::string CompareHelp();
+int CompareCommand(const std::vector<std::string>& args);
+
 /// Exit status 0 when no case failed, 1 when one did (no `error:` line for failed cases: each is
 /// reported on its own line of stdout).
 std::string OnnxTestHelp();

@@ -154,8 +154,10 @@ PreparedModel PrepareModel(const ModelOptions& options) {
         }
         throw Exception(text);
     }
-    model.m_Warnings = std::move(messages);
+    model.m_Warnings = model.m_Runtime->GetBackendOptionWarnings();
+    model.m_Warnings.insert(model.m_Warnings.end(), messages.begin(), messages.end());
     model.m_LayerCounts = model.m_Optimized->GetBackendLayerCounts();
+    model.m_Network = std::move(network);
     return model;
 }
 

@@ -59,12 +59,14 @@ void CheckBackendsRegistered(const BackendIdVector& backends, const IRuntime& ru
 struct PreparedModel {
     ModelOptions m_Options;
     IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
+    /// The parsed network (kept for commands that optimize it again, such as compare).
+    INetworkPtr m_Network{nullptr, &INetwork::Destroy};
     std::vector<BindingPointInfo> m_Inputs;   ///< graph order, from the parser
     std::vector<BindingPointInfo> m_Outputs;  ///< graph order; declared infos (may be incomplete)
     int64_t m_Opset = 0;
     /// Null once LoadPrepared() has handed it to the runtime.
     IOptimizedNetworkPtr m_Optimized{nullptr, &IOptimizedNetwork::Destroy};
-    /// Optimizer messages (warnings) of a successful Optimize().
+    /// Backend option warnings of the runtime, then the optimizer's messages (warnings).
     std::vector<std::string> m_Warnings;
     /// Captured before loading, since LoadNetwork takes the optimized network.
     std::map<BackendId, unsigned int> m_LayerCounts;

@@ -76,40 +76,6 @@ std::vector<OptionSpec> RunOptionSpecs() {
     return specs;
 }
 
-std::string DescribeInfo(const TensorInfo& info) {
-    return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
-}
-
-std::string NamesOf(const std::vector<BindingPointInfo>& bindings) {
-    std::string names;
-    for (const BindingPointInfo& b : bindings) {
-        names += (names.empty() ? "'" : ", '") + b.m_Name + "'";
-    }
-    return names.empty() ? "none" : names;
-}
-
-// Loads one input file and holds it to the network's input contract. The tensor keeps the
-// network's info (its quantization parameters are the ones the network was built with).
-// Dims the network leaves to the run (kUnknownDim) take the file's size.
-OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
-    OwnedTensor tensor = LoadTensorFile(path);
-    const TensorInfo& got = tensor.m_Info;
-    const TensorShape& want = expected.GetShape();
-    bool fits = got.GetDataType() == expected.GetDataType() && got.GetNumDimensions() == want.GetNumDimensions();
-    for (unsigned int d = 0; fits && d < want.GetNumDimensions(); ++d) {
-        fits = want[d] == kUnknownDim || want[d] == got.GetShape()[d];
-    }
-    if (!fits) {
-        throw InvalidArgumentException("input '" + inputName + "' from file '" + path + "': expected " +
-                                       DescribeInfo(expected) +
-                                       (want.AreAllDimensionsSpecified() ? "" : " ('?' dims may take any size)") +
-                                       ", got " + DescribeInfo(got));
-    }
-    tensor.m_Name = inputName;
-    if (want.AreAllDimensionsSpecified()) tensor.m_Info = expected;
-    return tensor;
-}
-
 }  // namespace
 
 int RunCommand(const std::vector<std::string>& args) {
@@ -123,36 +89,14 @@ int RunCommand(const std::vector<std::string>& args) {
     options.m_NumThreads = ReadThreads(parsed);
     ReadBackendOptions(parsed, options);
     const uint32_t seed = ReadSeed(parsed);
-    std::map<std::string, std::string> inputFiles;
-    for (const std::string& text : parsed.GetAll("input")) {
-        auto [name, file] = ParseNameValue(text, "input");
-        if (!inputFiles.emplace(name, file).second) {
-            throw UsageError("option '--input' gives input '" + name + "' more than once");
-        }
-    }
-    const std::string inputDir = parsed.Get("input-dir").value_or("");
+    const InputSources sources = ReadInputSources(parsed);
     const std::string outputDir = parsed.Get("output-dir").value_or("");
-    if (parsed.Has("input-dir") && inputDir.empty()) {
-        throw UsageError("option '--input-dir' expects a directory, got ''");
-    }
     if (parsed.Has("output-dir") && outputDir.empty()) {
         throw UsageError("option '--output-dir' expects a directory, got ''");
     }
-    if (!inputDir.empty() && !std::filesystem::is_directory(inputDir)) {
-        throw FileNotFoundException("input directory '" + inputDir + "' (--input-dir) does not exist");
-    }
 
     PreparedModel model = PrepareModel(options);
-    for (const auto& [name, file] : inputFiles) {
-        bool known = false;
-        for (const BindingPointInfo& input : model.m_Inputs) {
-            known = known || input.m_Name == name;
-        }
-        if (!known) {
-            throw InvalidArgumentException("--input names '" + name + "', which is not a graph input of '" +
-                                           options.m_ModelPath + "'; its inputs are " + NamesOf(model.m_Inputs));
-        }
-    }
+    CheckInputNames(sources, model.m_Inputs, options.m_ModelPath);
     if (!outputDir.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(outputDir, ec);
@@ -169,29 +113,7 @@ int RunCommand(const std::vector<std::string>& args) {
     const NetworkId id = LoadPrepared(model, loadMs);
     IRuntime& runtime = *model.m_Runtime;
 
-    std::mt19937 rng(seed);
-    std::vector<OwnedTensor> inputs;
-    for (std::size_t i = 0; i < model.m_Inputs.size(); ++i) {
-        const BindingPointInfo& input = model.m_Inputs[i];
-        const TensorInfo info = runtime.GetInputTensorInfo(id, input.m_BindingId);
-        std::string file;
-        if (auto it = inputFiles.find(input.m_Name); it != inputFiles.end()) {
-            file = it->second;
-        } else if (!inputDir.empty()) {
-            const auto candidate = std::filesystem::path(inputDir) / ("input_" + std::to_string(i) + ".pb");
-            if (std::filesystem::exists(candidate)) {
-                file = candidate.string();
-            }
-        }
-        if (!file.empty()) {
-            inputs.push_back(LoadInputFile(input.m_Name, file, info));
-        } else {
-            RequireKnownShape(input, info);
-            inputs.push_back(MakeRandomTensor(input.m_Name, info, rng));
-            std::cout << "note: input '" << input.m_Name << "' (" << DescribeInfo(info)
-                      << ") not given: filled with random data (seed " << seed << ")\n";
-        }
-    }
+    const std::vector<OwnedTensor> inputs = GatherInputs(runtime, id, model.m_Inputs, sources, seed, std::cout);
     std::cout << "inputs: " << DescribeInputs(inputs) << "\n";
     const InputTensors boundInputs = BindInputs(model.m_Inputs, inputs);
     // Timed with the run: for a dynamic network this optimizes and plans it for these shapes.

@@ -2,9 +2,12 @@
 
 #include "Args.hpp"
 
+#include <trellis/Exceptions.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 namespace trellis::cli {
@@ -49,21 +52,6 @@ uint16_t FloatToHalfBits(float value) {
     return static_cast<uint16_t>(sign | half);
 }
 
-float HalfBitsToFloat(uint16_t h) {
-    const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    const uint32_t exponent = (h >> 10) & 0x1fu;
-    const uint32_t mantissa = h & 0x3ffu;
-    float magnitude = 0.0f;
-    if (exponent == 0) {
-        magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    } else if (exponent == 0x1f) {
-        magnitude = mantissa != 0 ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-    } else {
-        magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
-    }
-    return sign != 0 ? -magnitude : magnitude;
-}
-
 uint16_t FloatToBFloat16Bits(float value) {
     uint32_t x = 0;
     std::memcpy(&x, &value, sizeof(x));
@@ -72,13 +60,6 @@ uint16_t FloatToBFloat16Bits(float value) {
     }
     x += 0x7fffu + ((x >> 16) & 1u);  // round to nearest even
     return static_cast<uint16_t>(x >> 16);
-}
-
-float BFloat16BitsToFloat(uint16_t b) {
-    const uint32_t x = static_cast<uint32_t>(b) << 16;
-    float value = 0.0f;
-    std::memcpy(&value, &x, sizeof(value));
-    return value;
 }
 
 template <typename T>
@@ -160,26 +141,7 @@ OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, st
 }
 
 double ElementAsDouble(const OwnedTensor& tensor, std::size_t index) {
-    switch (tensor.m_Info.GetDataType()) {
-        case DataType::Float32: return Load<float>(tensor, index);
-        case DataType::Float16: return HalfBitsToFloat(Load<uint16_t>(tensor, index));
-        case DataType::BFloat16: return BFloat16BitsToFloat(Load<uint16_t>(tensor, index));
-        case DataType::Float64: return Load<double>(tensor, index);
-        case DataType::QAsymmU8:
-        case DataType::UInt8:
-        case DataType::Boolean: return Load<uint8_t>(tensor, index);
-        case DataType::QAsymmS8:
-        case DataType::QSymmS8: return Load<int8_t>(tensor, index);
-        case DataType::QSymmS16: return Load<int16_t>(tensor, index);
-        case DataType::Signed32: return Load<int32_t>(tensor, index);
-        case DataType::Signed64: return static_cast<double>(Load<int64_t>(tensor, index));
-        case DataType::Signed8: return Load<int8_t>(tensor, index);
-        case DataType::Signed16: return Load<int16_t>(tensor, index);
-        case DataType::UInt16: return Load<uint16_t>(tensor, index);
-        case DataType::UInt32: return Load<uint32_t>(tensor, index);
-        case DataType::UInt64: return static_cast<double>(Load<uint64_t>(tensor, index));
-    }
-    return 0.0;
+    return GetElementAsDouble(tensor.AsConstTensor(), index);
 }
 
 std::string SummariseValues(const OwnedTensor& tensor, std::size_t maxValues) {
@@ -291,6 +253,99 @@ OutputTensors BindOutputs(const std::vector<BindingPointInfo>& bindings, std::ve
         bound.emplace_back(bindings[i].m_BindingId, tensors[i].AsTensor());
     }
     return bound;
+}
+
+
+std::string DescribeInfo(const TensorInfo& info) {
+    return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
+}
+
+InputSources ReadInputSources(const ParsedArgs& args) {
+    InputSources sources;
+    for (const std::string& text : args.GetAll("input")) {
+        auto [name, file] = ParseNameValue(text, "input");
+        if (!sources.m_Files.emplace(name, file).second) {
+            throw UsageError("option '--input' gives input '" + name + "' more than once");
+        }
+    }
+    sources.m_Directory = args.Get("input-dir").value_or("");
+    if (args.Has("input-dir") && sources.m_Directory.empty()) {
+        throw UsageError("option '--input-dir' expects a directory, got ''");
+    }
+    if (!sources.m_Directory.empty() && !std::filesystem::is_directory(sources.m_Directory)) {
+        throw FileNotFoundException("input directory '" + sources.m_Directory + "' (--input-dir) does not exist");
+    }
+    return sources;
+}
+
+void CheckInputNames(const InputSources& sources, const std::vector<BindingPointInfo>& inputs,
+                     const std::string& modelPath) {
+    for (const auto& [name, file] : sources.m_Files) {
+        bool known = false;
+        std::string names;
+        for (const BindingPointInfo& input : inputs) {
+            known = known || input.m_Name == name;
+            names += (names.empty() ? "'" : ", '") + input.m_Name + "'";
+        }
+        if (!known) {
+            throw InvalidArgumentException("--input names '" + name + "', which is not a graph input of '" + modelPath +
+                                           "'; its inputs are " + (names.empty() ? std::string("none") : names));
+        }
+    }
+}
+
+namespace {
+
+// Loads one input file and holds it to the network's input contract. The tensor keeps the
+// network's info (its quantization parameters are the ones the network was built with).
+// Dims the network leaves to the run (kUnknownDim) take the file's size.
+OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
+    OwnedTensor tensor = LoadTensorFile(path);
+    const TensorInfo& got = tensor.m_Info;
+    const TensorShape& want = expected.GetShape();
+    bool fits = got.GetDataType() == expected.GetDataType() && got.GetNumDimensions() == want.GetNumDimensions();
+    for (unsigned int d = 0; fits && d < want.GetNumDimensions(); ++d) {
+        fits = want[d] == kUnknownDim || want[d] == got.GetShape()[d];
+    }
+    if (!fits) {
+        throw InvalidArgumentException("input '" + inputName + "' from file '" + path + "': expected " +
+                                       DescribeInfo(expected) +
+                                       (want.AreAllDimensionsSpecified() ? "" : " ('?' dims may take any size)") +
+                                       ", got " + DescribeInfo(got));
+    }
+    tensor.m_Name = inputName;
+    if (want.AreAllDimensionsSpecified()) tensor.m_Info = expected;
+    return tensor;
+}
+
+}  // namespace
+
+std::vector<OwnedTensor> GatherInputs(const IRuntime& runtime, NetworkId id, const std::vector<BindingPointInfo>& inputs,
+                                      const InputSources& sources, uint32_t seed, std::ostream& notes) {
+    std::mt19937 rng(seed);
+    std::vector<OwnedTensor> tensors;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const BindingPointInfo& input = inputs[i];
+        const TensorInfo info = runtime.GetInputTensorInfo(id, input.m_BindingId);
+        std::string file;
+        if (auto it = sources.m_Files.find(input.m_Name); it != sources.m_Files.end()) {
+            file = it->second;
+        } else if (!sources.m_Directory.empty()) {
+            const auto candidate = std::filesystem::path(sources.m_Directory) / ("input_" + std::to_string(i) + ".pb");
+            if (std::filesystem::exists(candidate)) {
+                file = candidate.string();
+            }
+        }
+        if (!file.empty()) {
+            tensors.push_back(LoadInputFile(input.m_Name, file, info));
+        } else {
+            RequireKnownShape(input, info);
+            tensors.push_back(MakeRandomTensor(input.m_Name, info, rng));
+            notes << "note: input '" << input.m_Name << "' (" << DescribeInfo(info)
+                  << ") not given: filled with random data (seed " << seed << ")\n";
+        }
+    }
+    return tensors;
 }
 
 }  // namespace trellis::cli

@@ -8,6 +8,10 @@
 #include <trellis/TensorIO.hpp>
 #include <trellis/Trellis.hpp>
 
+#include "Args.hpp"
+
+#include <map>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -50,6 +54,27 @@ std::vector<OwnedTensor> MakeOutputBuffers(IRuntime& runtime, NetworkId id,
 
 /// "x Float32 1x3x224x224, mask Boolean 7": the shapes a run uses.
 std::string DescribeInputs(const std::vector<OwnedTensor>& inputs);
+
+/// "Float32 1x3x224x224"
+std::string DescribeInfo(const TensorInfo& info);
+
+/// Where a run's inputs come from: --input NAME=FILE (repeatable) and --input-dir DIR.
+struct InputSources {
+    std::map<std::string, std::string> m_Files;  ///< input name -> file
+    std::string m_Directory;                     ///< DIR/input_<i>.pb, "" when not given
+};
+/// Reads --input and --input-dir (UsageError for a name given twice or an empty directory;
+/// FileNotFoundException for a directory that does not exist).
+InputSources ReadInputSources(const ParsedArgs& args);
+/// InvalidArgumentException when --input names something that is not a graph input of the model.
+void CheckInputNames(const InputSources& sources, const std::vector<BindingPointInfo>& inputs,
+                     const std::string& modelPath);
+/// The inputs of one run, in graph order, with the runtime's infos: from the files given (held
+/// to the input's type and shape; dims the network leaves to the run take the file's size), else
+/// random data (one generator seeded with `seed`, drawn input by input; a 'note:' line on `notes`
+/// names each).
+std::vector<OwnedTensor> GatherInputs(const IRuntime& runtime, NetworkId id, const std::vector<BindingPointInfo>& inputs,
+                                      const InputSources& sources, uint32_t seed, std::ostream& notes);
 
 /// Binds `tensors[i]` to `bindings[i]`'s binding id.
 InputTensors BindInputs(const std::vector<BindingPointInfo>& bindings, const std::vector<OwnedTensor>& tensors);

@@ -1,5 +1,5 @@
-// trellis: command-line front end of the Trellis inference engine (run, bench, inspect, backends,
-// onnx-test).
+// trellis: command-line front end of the Trellis inference engine (run, bench, inspect, compare,
+// backends, onnx-test).
 //
 // Every exception stops here: a usage mistake prints one `error: ...` line and exits 2, any other
 // failure (bad model, bad tensor file, unsupported layer, runtime error) prints one `error: ...`
@@ -24,6 +24,7 @@ std::string MainHelp() {
            "  run        Run a model once and print its outputs.\n"
            "  bench      Time repeated runs of a model.\n"
            "  inspect    Show a model's inputs, outputs and where each layer was placed.\n"
+           "  compare    Find the first tensor where backends differ from the reference.\n"
            "  backends   List the registered backends and the dynamic-backend files found.\n"
            "  onnx-test  Run ONNX backend test cases against their expected outputs.\n"
            "\n"
@@ -64,6 +65,9 @@ int Dispatch(const std::vector<std::string>& args) {
     if (command == "inspect") {
         return InspectCommand(rest);
     }
+    if (command == "compare") {
+        return CompareCommand(rest);
+    }
     if (command == "backends") {
         return BackendsCommand(rest);
     }
@@ -73,7 +77,7 @@ int Dispatch(const std::vector<std::string>& args) {
     if (!command.empty() && command[0] == '-') {
         throw UsageError("unknown option '" + command + "' (see 'trellis --help')");
     }
-    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, backends, onnx-test (see 'trellis --help')");
+    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, compare, backends, onnx-test (see 'trellis --help')");
 }
 
 }  // namespace

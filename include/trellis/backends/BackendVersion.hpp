@@ -24,7 +24,9 @@ struct BackendVersion {
 /// The Backend API version this engine implements.
 // 1.1: IBackendInternal::CreateWorkloadFactoryWithOptions (the application's backend options reach
 //      the workload factory).
-inline constexpr BackendVersion kBackendApiVersion{1, 1};
+// 1.2: IBackendInternal::GetOptionWarnings (an option that cannot take effect on this machine says
+//      so when the runtime is created).
+inline constexpr BackendVersion kBackendApiVersion{1, 2};
 
 /// True when a backend built against `backend` may be loaded by an engine implementing `engine`.
 constexpr bool IsBackendApiCompatible(const BackendVersion& engine, const BackendVersion& backend) {

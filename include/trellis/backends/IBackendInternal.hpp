@@ -31,6 +31,14 @@ namespace trellis {
 /// Name/value pairs a backend advertises (e.g. {"NonConstWeights", true}).
 using BackendCapabilities = std::vector<std::pair<std::string, bool>>;
 
+/// Capability of a backend that computes every op it supports as the operator's definition states
+/// it, element by element in the element type (libm for transcendental functions): no
+/// approximations, no reassociation beyond the definition's. Optimize() evaluates constant
+/// sub-graphs (constant folding) on such a registered backend first, whichever backends the
+/// application prefers, so a folded value (often an index: T5's relative-position buckets are
+/// log -> multiply -> truncate) never depends on another backend's rounding.
+inline constexpr const char* kReferenceNumericsCapability = "ReferenceNumerics";
+
 class IBackendInternal {
 public:
     virtual ~IBackendInternal() = default;
@@ -93,6 +101,17 @@ public:
                                                                   const BackendOptions& options) const {
         (void)options;
         return CreateWorkloadFactory(memoryManager);
+    }
+
+    /// Optional (Backend API 1.2): warnings about the application's options for this backend on
+    /// this machine - an option that is valid but cannot take effect here, and why ("Winograd=on:
+    /// oneDNN 2.6 has Winograd convolutions for AVX-512 only; this CPU runs AVX2"). Called once per
+    /// runtime with IRuntime::CreationOptions::m_BackendOptions[GetId()] when that is not empty;
+    /// IRuntime::GetBackendOptionWarnings() returns them. Bad values are still refused by
+    /// CreateWorkloadFactoryWithOptions. Default: none.
+    virtual std::vector<std::string> GetOptionWarnings(const BackendOptions& options) const {
+        (void)options;
+        return {};
     }
 
     static constexpr BackendVersion GetApiVersion() { return kBackendApiVersion; }

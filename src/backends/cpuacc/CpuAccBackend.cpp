@@ -17,6 +17,25 @@ namespace trellis::cpuacc {
 
 namespace {
 
+const char* IsaName(dnnl::cpu_isa isa) {
+    switch (isa) {
+        case dnnl::cpu_isa::sse41: return "SSE4.1";
+        case dnnl::cpu_isa::avx: return "AVX";
+        case dnnl::cpu_isa::avx2: return "AVX2";
+        case dnnl::cpu_isa::avx2_vnni: return "AVX2-VNNI";
+        case dnnl::cpu_isa::avx512_core: return "AVX-512";
+        case dnnl::cpu_isa::avx512_core_vnni: return "AVX-512 VNNI";
+        case dnnl::cpu_isa::avx512_core_bf16: return "AVX-512 BF16";
+        case dnnl::cpu_isa::avx512_core_amx: return "AMX";
+        default: return "an ISA without AVX-512";
+    }
+}
+
+std::string WinogradUnavailableReason() {
+    return std::string("oneDNN 2.6 has Winograd convolutions for AVX-512 only, and runs up to ") +
+           IsaName(dnnl::get_effective_cpu_isa()) + " here";
+}
+
 /// A two-valued option: true for `yes`, false for `no`; anything else is refused by name.
 bool Choice(const std::string& name, const std::string& value, const char* yes, const char* no) {
     if (value == yes) return true;
@@ -108,6 +127,23 @@ IBackendInternal::IWorkloadFactoryPtr CpuAccBackend::CreateWorkloadFactoryWithOp
     return std::make_unique<CpuAccWorkloadFactory>(ParseOptions(options));
 }
 
+std::vector<std::string> CpuAccBackend::GetOptionWarnings(const BackendOptions& options) const {
+    std::vector<std::string> warnings;
+    const auto it = options.find("Winograd");
+    if (it != options.end() && it->second == "on" && !OneDnnHasWinograd()) {
+        warnings.push_back("option Winograd=on cannot take effect: " + WinogradUnavailableReason() +
+                           "; 3x3 convolutions run the direct kernel");
+    }
+#ifndef TRELLIS_CPUACC_HAVE_XNNPACK
+    const auto x = options.find("Xnnpack");
+    if (x != options.end() && x->second == "on") {
+        warnings.push_back("option Xnnpack=on cannot take effect: CpuAcc was built without XNNPACK (libxnnpack-dev); "
+                           "one-row matmuls run on oneDNN");
+    }
+#endif
+    return warnings;
+}
+
 IBackendInternal::ILayerSupportSharedPtr CpuAccBackend::GetLayerSupport() const {
     return std::make_shared<CpuAccLayerSupport>();
 }
@@ -160,6 +196,10 @@ void AddRegion(OptimizationViews& views, const SubgraphView& part) {
     PreCompiledDescriptor descriptor;
     descriptor.m_PreCompiledObject = std::make_shared<RegionObject>(graph);
     descriptor.m_Description = graph->Describe() + " from " + std::to_string(layers.size()) + " layers";
+    if (const std::size_t wino = CountWinogradShapes(*graph); wino > 0 && !OneDnnHasWinograd()) {
+        descriptor.m_Description += "; " + std::to_string(wino) + " convolution(s) of Winograd shape run the direct "
+                                    "kernel: " + WinogradUnavailableReason();
+    }
     const std::string name = layers.size() == 1 ? std::string(layers.front()->GetName())
                                                 : std::string("CpuAcc[") + layers.front()->GetName() + " .. " +
                                                       layers.back()->GetName() + "]";

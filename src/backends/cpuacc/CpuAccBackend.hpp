@@ -9,6 +9,11 @@
 //               BF16 / AMX; refused on CPUs without); "none" (default): Float32
 //   ConvLayout  "blocked" (default): channel-blocked layouts between convolutions; "auto": oneDNN
 //               chooses each convolution's layouts
+//   Winograd, Xnnpack, Swish: see RegionOptions (CpuAccRegion.hpp)
+// An option that cannot take effect on this machine (Winograd=on without AVX-512) is reported by
+// GetOptionWarnings(); a region whose Winograd-shaped convolutions run direct says so in its
+// description (trellis inspect). The environment variable TRELLIS_MAX_CPU_ISA caps CpuAcc's own
+// kernels as ONEDNN_MAX_CPU_ISA caps oneDNN (CpuAccKernels.hpp).
 #pragma once
 
 #include <trellis/backends/IBackendInternal.hpp>
@@ -23,6 +28,7 @@ public:
     IWorkloadFactoryPtr CreateWorkloadFactoryWithOptions(const IMemoryManagerSharedPtr& memoryManager,
                                                          const BackendOptions& options) const override;
     ILayerSupportSharedPtr GetLayerSupport() const override;
+    std::vector<std::string> GetOptionWarnings(const BackendOptions& options) const override;
     OptimizationViews OptimizeSubgraph(const SubgraphView& subgraph) const override;
     BackendCapabilities GetCapabilities() const override;
 };

@@ -6,10 +6,15 @@
 //   Newton step instead (measured in docs/performance.md).
 #include "CpuAccKernels.hpp"
 
+#include <trellis/Exceptions.hpp>
+
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 namespace trellis::cpuacc {
 
@@ -167,7 +172,7 @@ __attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out,
 
 }  // namespace
 
-KernelIsa BestKernelIsa() {
+KernelIsa CpuKernelIsa() {
     static const KernelIsa best = [] {
         __builtin_cpu_init();
         if (__builtin_cpu_supports("avx512f")) return KernelIsa::Avx512;
@@ -175,6 +180,25 @@ KernelIsa BestKernelIsa() {
         return KernelIsa::Scalar;
     }();
     return best;
+}
+
+std::optional<KernelIsa> KernelIsaCap() {
+    const char* text = std::getenv("TRELLIS_MAX_CPU_ISA");
+    if (!text || !*text) return std::nullopt;
+    std::string v(text);
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (v == "avx512" || v == "all") return KernelIsa::Avx512;
+    if (v == "avx2") return KernelIsa::Avx2;
+    if (v == "scalar") return KernelIsa::Scalar;
+    throw InvalidArgumentException(std::string("TRELLIS_MAX_CPU_ISA='") + text +
+                                   "' is not one of: avx512, avx2, scalar (it caps CpuAcc's own kernels, as "
+                                   "ONEDNN_MAX_CPU_ISA caps oneDNN's)");
+}
+
+KernelIsa BestKernelIsa() {
+    const KernelIsa cpu = CpuKernelIsa();
+    const std::optional<KernelIsa> cap = KernelIsaCap();
+    return cap && *cap < cpu ? *cap : cpu;
 }
 
 const char* KernelIsaName(KernelIsa isa) {

@@ -4,12 +4,20 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 
 namespace trellis::cpuacc {
 
 enum class KernelIsa { Scalar, Avx2, Avx512 };
 
 /// The best version this CPU runs.
+KernelIsa CpuKernelIsa();
+/// The cap set by the environment variable TRELLIS_MAX_CPU_ISA (avx512, avx2 or scalar, any
+/// case; unset or empty: none) - the own kernels' equivalent of oneDNN's ONEDNN_MAX_CPU_ISA, so
+/// the AVX2 and scalar paths can be run and tested on any machine. A bad value throws
+/// InvalidArgumentException naming it. Read on every call (cheap), so a test may change it.
+std::optional<KernelIsa> KernelIsaCap();
+/// The version CpuAcc's kernels use: the CPU's best, capped by TRELLIS_MAX_CPU_ISA.
 KernelIsa BestKernelIsa();
 const char* KernelIsaName(KernelIsa isa);
 

@@ -483,6 +483,45 @@ void CompiledRegion::PlanInPlaceConcats() {
     }
 }
 
+bool OneDnnHasWinograd() {
+    static const bool has = [] {
+        try {
+            const memory::dims src{1, 32, 16, 16}, wei{32, 32, 3, 3}, dst{1, 32, 16, 16};
+            const auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+            dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                               any(src), any(wei), any(dst), {1, 1}, {1, 1}, {1, 1});
+            dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+            return true;
+        } catch (const dnnl::error&) {
+            return false;
+        }
+    }();
+    return has;
+}
+
+bool IsWinogradShape(const ConvolutionDescriptor& d, const TensorShape& weights, const TensorShape& input,
+                     const TensorShape& output) {
+    if (weights.GetNumDimensions() != 4 || input.GetNumDimensions() != 4 || output.GetNumDimensions() != 4) return false;
+    const auto all = [](const std::vector<unsigned int>& v, unsigned int value) {
+        return std::all_of(v.begin(), v.end(), [&](unsigned int x) { return x == value; });
+    };
+    return d.m_Groups == 1 && weights[2] == 3 && weights[3] == 3 && all(d.m_Strides, 1) && all(d.m_Dilations, 1) &&
+           input[1] >= 32 && output[2] >= 13 && output[3] >= 13;
+}
+
+std::size_t CountWinogradShapes(const RegionGraph& g) {
+    std::size_t count = 0;
+    for (const Node& n : g.m_Nodes) {
+        if (n.m_Dead || n.m_Kind != NodeKind::Conv || n.m_Inputs.size() < 2) continue;
+        const auto shape = [&](int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape(); };
+        if (IsWinogradShape(std::get<ConvolutionDescriptor>(n.m_Descriptor), shape(n.m_Inputs[1]), shape(n.m_Inputs[0]),
+                            shape(n.m_Outputs[0]))) {
+            ++count;
+        }
+    }
+    return count;
+}
+
 void CompiledRegion::CompileConv(int index, const Node& n) {
     const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
     const int x = n.m_Inputs[0];
@@ -564,9 +603,9 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         // faster than the direct kernel from 13x13 outputs up with at least 32 input channels;
         // slower with 16 input channels (2.4x) and no better at 7x7, too few tiles to amortize
         // the transforms.
-        const bool winograd = m_Options.m_Winograd && spatial == 2 && groups == 1 && ws[2] == 3 && ws[3] == 3 &&
-                              strides[0] == 1 && strides[1] == 1 && dil[0] == 0 && dil[1] == 0 && src[1] >= 32 &&
-                              dst[2] >= 13 && dst[3] >= 13 && srcWant == blockedSrc;
+        const bool winograd = m_Options.m_Winograd && srcWant == blockedSrc && OneDnnHasWinograd() &&
+                              IsWinogradShape(d, w.GetShape(), m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetShape(),
+                                              m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetShape());
         if (winograd) {
             try {
                 pd = make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd);

@@ -45,6 +45,16 @@ struct RegionOptions {
     bool m_OwnSwish = true;
 };
 
+/// True when this oneDNN on this CPU (as capped by ONEDNN_MAX_CPU_ISA) has a float32 Winograd
+/// convolution kernel. oneDNN 2.6 has one for AVX-512 only. Probed once per process.
+bool OneDnnHasWinograd();
+/// Whether a convolution of these shapes is one CpuAcc runs with Winograd where oneDNN has it:
+/// 2-D, 3x3, stride 1, no dilation, one group, at least 32 input channels, at least 13x13 outputs.
+bool IsWinogradShape(const ConvolutionDescriptor& d, const TensorShape& weights, const TensorShape& input,
+                     const TensorShape& output);
+/// The Winograd-shaped convolutions of a region (see IsWinogradShape).
+std::size_t CountWinogradShapes(const RegionGraph& graph);
+
 class CompiledRegion;
 
 class CpuAccRegionWorkload final : public IWorkload {

@@ -56,7 +56,7 @@ ILayerSupportSharedPtr RefBackend::GetLayerSupport() const {
 }
 
 BackendCapabilities RefBackend::GetCapabilities() const {
-    return {{"NonConstWeights", true}, {"MultiThreadedExecution", false}};
+    return {{"NonConstWeights", true}, {"MultiThreadedExecution", false}, {kReferenceNumericsCapability, true}};
 }
 
 }  // namespace trellis::ref

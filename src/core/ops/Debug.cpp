@@ -5,8 +5,8 @@ namespace trellis::core {
 
 std::vector<TensorInfo> DebugInfer(InferContext& ctx) {
     const auto& d = ctx.Desc<DebugDescriptor>();
-    if (d.m_Folder.empty()) ctx.Fail("the debug folder is empty");
-    if (d.m_FileStem.empty()) ctx.Fail("the debug file name is empty");
+    if (d.m_Folder.empty() && !d.m_Callback) ctx.Fail("neither a debug folder nor a debug callback is set");
+    if (!d.m_Folder.empty() && d.m_FileStem.empty()) ctx.Fail("the debug file name is empty");
     return {};
 }
 

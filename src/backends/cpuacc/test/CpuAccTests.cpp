@@ -4,6 +4,7 @@
 // the PyTorch-exported models with CpuAcc first.
 #include "unit/TestHelpers.hpp"
 #include "backends/cpuacc/CpuAccKernels.hpp"
+#include "backends/cpuacc/CpuAccRegion.hpp"
 
 #include <trellis/Trellis.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
@@ -60,6 +61,7 @@ public:
     IOutputSlot* Binary(BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
         return Op(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
     }
+    const INetwork& Network() const { return *m_Net; }
     void Output(IOutputSlot* s) {
         auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
         s->Connect(l->GetInputSlot(0));
@@ -504,8 +506,71 @@ TEST(CpuAccOptions, WinogradOnAndOffBothMatchCpuRef) {
         EXPECT_LT(RelativeL2(r.m_Outputs[0], want.m_Outputs[0]), 2e-6) << "Winograd=" << value;
         got.push_back(r.m_Outputs[0]);
     }
-    // The two settings really ran different kernels: their float32 rounding differs.
-    EXPECT_NE(got[0], got[1]);
+    if (trellis::cpuacc::OneDnnHasWinograd()) {
+        // The two settings really ran different kernels: their float32 rounding differs.
+        EXPECT_NE(got[0], got[1]);
+    } else {
+        // oneDNN has no Winograd kernel on this CPU (2.6: AVX-512 only): both ran the direct kernel,
+        // and CpuAcc says so rather than pretending.
+        EXPECT_EQ(got[0], got[1]);
+    }
+}
+
+TEST(CpuAccOptions, WinogradThatCannotTakeEffectSaysSo) {
+    SKIP_WITHOUT_CPUACC();
+    IRuntime::CreationOptions o;
+    o.m_BackendOptions["CpuAcc"]["Winograd"] = "on";
+    IRuntimePtr runtime = IRuntime::Create(o);
+    const std::vector<std::string> warnings = runtime->GetBackendOptionWarnings();
+    // A region holding a Winograd-shaped convolution describes how it runs.
+    Net net;
+    IOutputSlot* x = net.Input({1, 32, 14, 14});
+    ConvolutionDescriptor d;
+    d.m_KernelShape = {3, 3};
+    d.m_PadsBegin = {1, 1};
+    d.m_PadsEnd = {1, 1};
+    net.Output(net.Unary(UnaryOperation::Relu, net.Op(LayerType::Convolution, d, {x, net.Const({32, 32, 3, 3}, 0.1f)})));
+    IOptimizedNetworkPtr opt = Optimize(net.Network(), {"CpuAcc"}, runtime->GetDeviceSpec());
+    std::string description;
+    for (const LayerPlacement& p : opt->GetLayerPlacements()) {
+        if (p.m_Type == LayerType::PreCompiled) description += p.m_OpDetail;
+    }
+    if (trellis::cpuacc::OneDnnHasWinograd()) {
+        EXPECT_TRUE(warnings.empty());
+        EXPECT_EQ(description.find("Winograd"), std::string::npos) << description;
+    } else {
+        ASSERT_EQ(warnings.size(), 1u);
+        EXPECT_NE(warnings[0].find("CpuAcc: option Winograd=on cannot take effect"), std::string::npos) << warnings[0];
+        EXPECT_NE(warnings[0].find("AVX-512"), std::string::npos) << warnings[0];
+        EXPECT_NE(description.find("1 convolution(s) of Winograd shape run the direct kernel"), std::string::npos)
+            << description;
+    }
+    // "off" never warns.
+    o.m_BackendOptions["CpuAcc"]["Winograd"] = "off";
+    EXPECT_TRUE(IRuntime::Create(o)->GetBackendOptionWarnings().empty());
+}
+
+TEST(CpuAccKernels, TrellisMaxCpuIsaCapsTheOwnKernels) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    const char* before = std::getenv("TRELLIS_MAX_CPU_ISA");
+    const std::string saved = before ? before : "";
+    ::setenv("TRELLIS_MAX_CPU_ISA", "AVX2", 1);
+    EXPECT_EQ(BestKernelIsa(), std::min(CpuKernelIsa(), KernelIsa::Avx2));
+    ::setenv("TRELLIS_MAX_CPU_ISA", "scalar", 1);
+    EXPECT_EQ(BestKernelIsa(), KernelIsa::Scalar);
+    ::setenv("TRELLIS_MAX_CPU_ISA", "avx512", 1);
+    EXPECT_EQ(BestKernelIsa(), CpuKernelIsa());
+    ::setenv("TRELLIS_MAX_CPU_ISA", "sse9", 1);
+    try {
+        (void)BestKernelIsa();
+        ADD_FAILURE() << "a bad TRELLIS_MAX_CPU_ISA was accepted";
+    } catch (const InvalidArgumentException& e) {
+        EXPECT_NE(std::string(e.what()).find("TRELLIS_MAX_CPU_ISA='sse9'"), std::string::npos) << e.what();
+    }
+    ::unsetenv("TRELLIS_MAX_CPU_ISA");
+    EXPECT_EQ(BestKernelIsa(), CpuKernelIsa());
+    if (!saved.empty()) ::setenv("TRELLIS_MAX_CPU_ISA", saved.c_str(), 1);
 }
 
 TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
@@ -569,8 +634,9 @@ void CheckKernelOnEveryIsa(void (*kernel)(const float*, float*, std::size_t, tre
     in.push_back(std::numeric_limits<float>::quiet_NaN());
     in.resize(in.size() + 7, 0.5f);
     std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    if (BestKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (BestKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    // Every version the CPU runs, whatever TRELLIS_MAX_CPU_ISA caps the engine's choice to.
+    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
     for (KernelIsa isa : isas) {
         std::vector<float> out(in.size(), -7.0f);
         kernel(in.data(), out.data(), in.size(), isa);

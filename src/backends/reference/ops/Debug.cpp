@@ -1,6 +1,6 @@
-// CpuRef Debug: writes its input tensor to "<folder>/<stem>.npy" (NumPy format 1.0) every time it
-// runs. Concurrent executions of the same network serialize on the workload's file lock; the last
-// one wins.
+// CpuRef Debug: writes its input tensor to "<folder>/<stem>.npy" (NumPy format 1.0) and/or hands it
+// to the debug callback every time it runs. Concurrent executions of the same network serialize
+// on the workload's file lock (the last one wins); the callback is called concurrently.
 #include "RefKernelTable.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -38,8 +38,14 @@ const char* NpyDescr(DataType t) {
 
 class DebugWorkload final : public IWorkload {
 public:
-    DebugWorkload(std::string path, TensorInfo info) : m_Path(std::move(path)), m_Info(std::move(info)) {}
+    DebugWorkload(std::string path, TensorInfo info, DebugDescriptor desc)
+        : m_Path(std::move(path)), m_Info(std::move(info)), m_Desc(std::move(desc)) {}
     void Execute(const WorkloadIo& io) const override {
+        if (!m_Path.empty()) WriteNpy(io.m_Inputs[0]->Map());
+        if (m_Desc.m_Callback) (*m_Desc.m_Callback)(DebugTensorEvent{m_Desc.m_Source, ConstTensor(m_Info, io.m_Inputs[0]->Map())});
+    }
+private:
+    void WriteNpy(const void* data) const {
         std::string shape = "(";
         for (unsigned int d : m_Info.GetShape().GetDims()) shape += std::to_string(d) + ",";
         if (m_Info.GetNumDimensions() > 1) shape.pop_back();
@@ -58,12 +64,12 @@ public:
         const unsigned char lenBytes[2] = {static_cast<unsigned char>(len & 0xff), static_cast<unsigned char>(len >> 8)};
         f.write(reinterpret_cast<const char*>(lenBytes), 2);
         f.write(header.data(), static_cast<std::streamsize>(header.size()));
-        f.write(static_cast<const char*>(io.m_Inputs[0]->Map()), static_cast<std::streamsize>(m_Info.GetNumBytes()));
+        f.write(static_cast<const char*>(data), static_cast<std::streamsize>(m_Info.GetNumBytes()));
         if (!f) throw RuntimeException("Debug: writing " + m_Path + " failed");
     }
-private:
     std::string m_Path;
     TensorInfo m_Info;
+    DebugDescriptor m_Desc;
     mutable std::mutex m_FileMutex;  // serializes concurrent writers of this one file
 };
 
@@ -79,13 +85,16 @@ bool DebugRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::stri
 
 IWorkloadPtr DebugRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const auto& d = layer.Get<DebugDescriptor>();
-    std::error_code ec;
-    std::filesystem::create_directories(d.m_Folder, ec);
-    if (ec || !std::filesystem::is_directory(d.m_Folder)) {
-        throw RuntimeException("Debug '" + layer.m_LayerName + "': cannot create the folder " + d.m_Folder);
+    std::string path;
+    if (!d.m_Folder.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(d.m_Folder, ec);
+        if (ec || !std::filesystem::is_directory(d.m_Folder)) {
+            throw RuntimeException("Debug '" + layer.m_LayerName + "': cannot create the folder " + d.m_Folder);
+        }
+        path = (std::filesystem::path(d.m_Folder) / (d.m_FileStem + ".npy")).string();
     }
-    return std::make_unique<DebugWorkload>((std::filesystem::path(d.m_Folder) / (d.m_FileStem + ".npy")).string(),
-                                           info.m_InputTensorInfos[0]);
+    return std::make_unique<DebugWorkload>(std::move(path), info.m_InputTensorInfos[0], d);
 }
 
 }  // namespace trellis::ref
