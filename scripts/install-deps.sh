@@ -9,7 +9,7 @@ DEBIAN_PKGS=(
   libgtest-dev libgmock-dev
   libdnnl-dev libxnnpack-dev libpthreadpool-dev
   libonnx-testdata
-  python3-numpy python3-onnx python3-torch python3-torchvision
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-pip
 )
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
 NUMPY_VERSION=1.26.4
@@ -34,6 +34,20 @@ else
   "${SUDO[@]}" apt-get update
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+
+# --- transformers for Debian's python3 (the transformer test models) --------
+# Pinned: 4.40.2 is the newest that works with Debian's torch 1.13; its companions pinned with it.
+# Debian marks its python "externally managed", hence --break-system-packages (installs into
+# /usr/local/lib/python3.11/dist-packages, beside Debian's own packages, none replaced).
+DEB_PY=/usr/bin/python3
+TRANSFORMERS_PKGS=(transformers==4.40.2 tokenizers==0.19.1 huggingface_hub==0.23.4 safetensors==0.4.3)
+if "$DEB_PY" -c "import transformers, sys; sys.exit(0 if transformers.__version__ == '4.40.2' else 1)" >/dev/null 2>&1; then
+  echo "deps: transformers==4.40.2 present for $DEB_PY"
+else
+  echo "deps: installing ${TRANSFORMERS_PKGS[*]} for $DEB_PY"
+  "$DEB_PY" -m pip install --disable-pip-version-check --root-user-action=ignore -q --break-system-packages \
+    "${TRANSFORMERS_PKGS[@]}"
 fi
 
 # --- PyPI tools (optional: onnxruntime is only a second reference) --------

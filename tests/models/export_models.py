@@ -90,6 +90,16 @@ class LstmModel(nn.Module):
         return self.lstm(x)[0]
 
 
+def make_vit_b_16() -> nn.Module:
+    m = torchvision.models.vit_b_16(weights=None)
+    # torchvision initializes the classification head to zeros: every output would be 0 and no
+    # comparison could fail. Random head weights make the output depend on the whole network.
+    with torch.no_grad():
+        m.heads.head.weight.normal_(0.0, 0.02)
+        m.heads.head.bias.normal_(0.0, 0.02)
+    return m
+
+
 def calibrate_bn(model: nn.Module, shape) -> nn.Module:
     """Set BatchNorm running stats to the batch statistics of random inputs.
 
@@ -120,7 +130,7 @@ MODELS = {
     "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(weights=None), INPUT_SHAPE_224),
     "shufflenet_v2_x1_0": (lambda: torchvision.models.shufflenet_v2_x1_0(weights=None), INPUT_SHAPE_224),
     "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(weights=None), INPUT_SHAPE_224),
-    "vit_b_16": (lambda: torchvision.models.vit_b_16(weights=None), INPUT_SHAPE_224),
+    "vit_b_16": (make_vit_b_16, INPUT_SHAPE_224),
 }
 
 # Opsets each model is exported at when --opsets is not given for it: all requested ones, except

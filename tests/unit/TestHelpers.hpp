@@ -4,6 +4,7 @@
 #include <trellis/OnnxParser.hpp>
 #include <trellis/TensorIO.hpp>
 #include <trellis/Trellis.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,13 +27,14 @@ struct LoadedModel {
     std::map<BackendId, unsigned int> m_LayerCounts;
 
     static LoadedModel Load(const std::string& path, const std::vector<BackendId>& backends,
-                            const IOnnxParser::Options& options = {}) {
+                            const IOnnxParser::Options& options = {},
+                            const IRuntime::CreationOptions& runtimeOptions = {}) {
         LoadedModel m;
         IOnnxParserPtr parser = IOnnxParser::Create();
         INetworkPtr net = parser->CreateNetworkFromBinaryFile(path, options);
         m.m_Inputs = parser->GetInputs();
         m.m_Outputs = parser->GetOutputs();
-        m.m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
+        m.m_Runtime = IRuntime::Create(runtimeOptions);
         IOptimizedNetworkPtr opt = Optimize(*net, backends, m.m_Runtime->GetDeviceSpec());
         m.m_LayerCounts = opt->GetBackendLayerCounts();
         m.m_Runtime->LoadNetwork(m.m_Id, std::move(opt));
@@ -98,21 +101,66 @@ inline double RelativeL2(const std::vector<float>& got, const std::vector<float>
                         [&](std::size_t i) { return static_cast<double>(want[i]); });
 }
 
-/// Exported test model `base` (its path without ".onnx") run on `backends` with its saved input,
-/// against its saved PyTorch output: sets *err to the relative L2 error and *layerCounts to the
-/// layers per backend. Fails the test fatally when a file is missing or the output shape differs
-/// (check HasFatalFailure() after the call).
+/// The saved inputs of exported test model `base`: base.input_0.pb, base.input_1.pb, ...
+inline std::vector<OwnedTensor> LoadModelInputs(const std::string& base) {
+    std::vector<OwnedTensor> inputs;
+    for (int k = 0; std::filesystem::exists(base + ".input_" + std::to_string(k) + ".pb"); ++k) {
+        inputs.push_back(LoadTensorFile(base + ".input_" + std::to_string(k) + ".pb"));
+    }
+    return inputs;
+}
+
+/// Exported test model `base` (its path without ".onnx") run on `backends` (with `options` for
+/// the runtime) with its saved inputs, against its saved PyTorch output: sets *err to the
+/// relative L2 error and *layerCounts to the layers per backend. Fails the test fatally when a
+/// file is missing or the output shape differs (check HasFatalFailure() after the call).
 inline void ModelErrorVsPyTorch(const std::string& base, const std::vector<BackendId>& backends, double* err,
-                                std::map<BackendId, unsigned int>* layerCounts) {
-    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the export_test_models test makes it";
-    LoadedModel m = LoadedModel::Load(base + ".onnx", backends);
-    const OwnedTensor input = LoadTensorFile(base + ".input_0.pb");
+                                std::map<BackendId, unsigned int>* layerCounts,
+                                const IRuntime::CreationOptions& options = {}) {
+    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
+    LoadedModel m = LoadedModel::Load(base + ".onnx", backends, {}, options);
     const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
-    const auto outs = m.Run({input});
+    // An all-zero reference (a zero-initialized head) would let any output of zeros pass.
+    bool nonZero = false;
+    for (std::size_t i = 0; i < want.m_Info.GetNumElements() && !nonZero; ++i) nonZero = ToDouble(want, i) != 0.0;
+    ASSERT_TRUE(nonZero) << base << ".output_0.pb is all zeros: the comparison could not fail";
+    const auto outs = m.Run(LoadModelInputs(base));
     ASSERT_EQ(outs.size(), 1u);
     ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
     *err = RelativeL2(outs[0], want);
     *layerCounts = m.m_LayerCounts;
+}
+
+/// A backend and options that make it choose other kernels than its defaults.
+struct BackendVariant {
+    BackendId m_Backend;
+    std::map<std::string, std::string> m_Options;
+    std::string m_Label;  ///< "CpuAcc", "CpuAcc_Winograd_off" (usable in test names)
+};
+
+/// Every registered backend with its default options, and for backends with options that choose
+/// other kernels one variant per such option (each set to its non-default value). The one place
+/// that knows those options; a backend's own tests check the options themselves. CpuAcc's
+/// FastMath=bf16 is left out: it is not within the float32 tolerances (its own test covers it).
+inline std::vector<BackendVariant> BackendVariants() {
+    const std::map<BackendId, std::vector<std::pair<std::string, std::string>>> kernelOptions = {
+        {"CpuAcc", {{"ConvLayout", "auto"}, {"Winograd", "off"}, {"Xnnpack", "off"}, {"Swish", "onednn"}, {"NumThreads", "1"}}},
+    };
+    std::vector<BackendVariant> out;
+    for (const BackendId& id : BackendRegistryInstance().GetBackendIds()) {
+        out.push_back({id, {}, id.Get()});
+        const auto it = kernelOptions.find(id);
+        if (it == kernelOptions.end()) continue;
+        for (const auto& [name, value] : it->second) out.push_back({id, {{name, value}}, id.Get() + "_" + name + "_" + value});
+    }
+    return out;
+}
+
+/// Runtime options that apply `variant`'s backend options.
+inline IRuntime::CreationOptions VariantOptions(const BackendVariant& variant) {
+    IRuntime::CreationOptions o;
+    if (!variant.m_Options.empty()) o.m_BackendOptions[variant.m_Backend] = variant.m_Options;
+    return o;
 }
 
 /// Empty string when equal within tolerance (exact for integer and bool types), else why not.

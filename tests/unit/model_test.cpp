@@ -1,5 +1,5 @@
-// End-to-end: models exported with Debian's PyTorch (tests/models/export_models.py, random
-// seeded weights) run on CpuRef and match PyTorch's own outputs within 1e-4 relative L2 error.
+// End-to-end: models exported with Debian's PyTorch (tests/models/export_models.py and
+// export_transformers.py, random seeded weights) run on CpuRef and match PyTorch's own outputs within 1e-4 relative L2 error.
 #include "TestHelpers.hpp"
 
 #include <filesystem>
@@ -27,6 +27,7 @@ INSTANTIATE_TEST_SUITE_P(Models, PyTorchModel,
                                            "transformer_op13", "transformer_op17", "lstm_op13", "lstm_op17",
                                            "efficientnet_b0_op13", "efficientnet_b0_op17", "shufflenet_v2_x1_0_op13",
                                            "shufflenet_v2_x1_0_op17", "mobilenet_v3_small_op13",
-                                           "mobilenet_v3_small_op17", "vit_b_16_op13"));
+                                           "mobilenet_v3_small_op17", "vit_b_16_op13", "t5_encoder_op14", "bert_op14",
+                                           "gpt2_op14", "llama_op14"));
 
 }  // namespace

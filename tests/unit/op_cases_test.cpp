@@ -1,6 +1,8 @@
 // Every per-op case (tests/ops/cases_*.py: one-node ONNX models with numpy-computed expectations)
-// on every registered backend. CpuRef must support and pass every case; another backend that
-// declines a case's layer is skipped for it, with the reason printed.
+// on every registered backend, and on each variant of a backend's kernel-choosing options
+// (BackendVariants(): CpuAcc with ConvLayout=auto, Winograd=off, ...). CpuRef must support and
+// pass every case; another backend that declines a case's layer is skipped for it, with the
+// reason printed.
 #include "TestHelpers.hpp"
 
 #include <trellis/backends/BackendRegistry.hpp>
@@ -41,17 +43,18 @@ TEST(OpCases, EveryCaseOnEveryBackend) {
     const auto dirs = CaseDirs();
     ASSERT_GT(dirs.size(), 50u) << "too few op cases generated in " << TRELLIS_OP_CASES_DIR;
     unsigned int passed = 0, skipped = 0;
-    for (const BackendId& backend : BackendRegistryInstance().GetBackendIds()) {
+    for (const BackendVariant& variant : BackendVariants()) {
+        const BackendId& backend = variant.m_Backend;
         for (const fs::path& dir : dirs) {
             const std::string name = dir.filename().string();
             try {
-                LoadedModel m = LoadedModel::Load((dir / "model.onnx").string(), {backend});
+                LoadedModel m = LoadedModel::Load((dir / "model.onnx").string(), {backend}, {}, VariantOptions(variant));
                 const auto outs = m.Run(LoadSet(dir, "input"));
                 const auto want = LoadSet(dir, "output");
                 ASSERT_EQ(outs.size(), want.size()) << name;
                 for (std::size_t i = 0; i < want.size(); ++i) {
                     const std::string diff = Compare(outs[i], want[i], 1e-4, 1e-5);
-                    EXPECT_EQ(diff, "") << name << " on " << backend << ", output " << i;
+                    EXPECT_EQ(diff, "") << name << " on " << variant.m_Label << ", output " << i;
                 }
                 ++passed;
             } catch (const BackendUnavailableException& e) {
@@ -59,10 +62,10 @@ TEST(OpCases, EveryCaseOnEveryBackend) {
                     ADD_FAILURE() << name << ": CpuRef must support every op case: " << e.what();
                 } else {
                     ++skipped;
-                    std::cout << "[ skip ] " << name << " on " << backend << ": " << e.what() << "\n";
+                    if (variant.m_Options.empty()) std::cout << "[ skip ] " << name << " on " << backend << ": " << e.what() << "\n";
                 }
             } catch (const std::exception& e) {
-                ADD_FAILURE() << name << " on " << backend << ": " << e.what();
+                ADD_FAILURE() << name << " on " << variant.m_Label << ": " << e.what();
             }
         }
     }

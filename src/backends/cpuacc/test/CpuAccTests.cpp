@@ -815,25 +815,7 @@ TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
 }
 
 // ---- models ---------------------------------------------------------------------------------------
-
-class CpuAccModel : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(CpuAccModel, MatchesPyTorchWithCpuAccFirst) {
-    SKIP_WITHOUT_CPUACC();
-    double err = -1;
-    std::map<BackendId, unsigned int> counts;
-    ModelErrorVsPyTorch(std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam(), {"CpuAcc", "CpuRef"}, &err, &counts);
-    if (HasFatalFailure()) return;
-    EXPECT_LT(err, 1e-4) << GetParam() << ": relative L2 error vs PyTorch with CpuAcc";
-    std::cout << GetParam() << ": CpuAcc relative L2 error vs PyTorch " << err << "; layers per backend:";
-    for (const auto& [b, c] : counts) std::cout << " " << b << "=" << c;
-    std::cout << "\n";
-    EXPECT_GT(counts["CpuAcc"], 0u);
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, CpuAccModel,
-                         ::testing::Values("tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13",
-                                           "transformer_op13", "transformer_op17", "lstm_op13", "efficientnet_b0_op13",
-                                           "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op13"));
+// The exported models run with CpuAcc first (and with each of its kernel-choosing options) in
+// tests/unit/differential_model_test.cpp.
 
 }  // namespace
