@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -155,6 +156,9 @@ inline std::vector<BackendVariant> BackendVariants() {
     }
     return out;
 }
+
+/// Test names and failure messages show a variant by its label.
+inline void PrintTo(const BackendVariant& variant, std::ostream* os) { *os << variant.m_Label; }
 
 /// Runtime options that apply `variant`'s backend options.
 inline IRuntime::CreationOptions VariantOptions(const BackendVariant& variant) {
