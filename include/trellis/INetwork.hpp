@@ -165,6 +165,15 @@ public:
     /// What the optimizer did (passes run, layers removed/folded), one line each.
     virtual const std::vector<std::string>& GetOptimizationLog() const = 0;
     virtual std::string ToString() const = 0;
+    /// The optimized graph's layers in execution order, Input, Constant and Output layers included,
+    /// for tools that read the graph (the code generator, <trellis/Codegen.hpp>): type, descriptor,
+    /// tensor infos, connections, backend. Valid while this object lives. For a dynamic network
+    /// (IsDynamic()) these are the layers as built, whose shapes are decided per run.
+    virtual std::vector<const IConnectableLayer*> GetLayers() const = 0;
+    /// True when the network's shapes are decided by each run (inputs with unknown dims, or inputs
+    /// whose values size tensors): it was not optimized past validation, and the runtime
+    /// specializes it per run. The optimization log says why.
+    virtual bool IsDynamic() const = 0;
 protected:
     virtual ~IOptimizedNetwork() = default;
 };

@@ -40,6 +40,10 @@ public:
     std::map<BackendId, unsigned int> GetBackendLayerCounts() const override;
     const std::vector<std::string>& GetOptimizationLog() const override { return m_Log; }
     std::string ToString() const override { return m_Graph->ToString(); }
+    std::vector<const IConnectableLayer*> GetLayers() const override {
+        return std::vector<const IConnectableLayer*>(m_Order.begin(), m_Order.end());
+    }
+    bool IsDynamic() const override { return m_Dynamic != nullptr; }
 
     Graph& GetGraph() const { return *m_Graph; }
     /// Layers in execution order.

@@ -19,7 +19,7 @@ std::vector<std::string> ParsedArgs::GetAll(const std::string& name) const {
 }
 
 ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs,
-                     const std::string& command) {
+                     const std::string& command, const std::map<std::string, std::string>& shortNames) {
     const std::string seeHelp = " (see 'trellis " + command + " --help')";
     ParsedArgs parsed;
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -33,10 +33,15 @@ ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<Opt
             parsed.m_Positionals.push_back(word);
             continue;
         }
+        std::string name;
         if (word.rfind("--", 0) != 0) {
-            throw UsageError(command + ": unknown option '" + word + "'" + seeHelp);
+            // A one-letter alias (-o DIR) stands for its long option.
+            const auto alias = shortNames.find(word.substr(1));
+            if (alias != shortNames.end()) name = alias->second;
+            if (name.empty()) throw UsageError(command + ": unknown option '" + word + "'" + seeHelp);
+        } else {
+            name = word.substr(2);
         }
-        std::string name = word.substr(2);
         std::optional<std::string> inlineValue;
         if (auto eq = name.find('='); eq != std::string::npos) {
             inlineValue = name.substr(eq + 1);

@@ -45,8 +45,9 @@ struct ParsedArgs {
 };
 
 /// Parses `args` (the words after the command name) for `command` ("run", "bench", ...).
+/// `shortNames` maps one-letter aliases to long options ({"o", "output-dir"}: `-o DIR`).
 ParsedArgs ParseArgs(const std::vector<std::string>& args, const std::vector<OptionSpec>& specs,
-                     const std::string& command);
+                     const std::string& command, const std::map<std::string, std::string>& shortNames = {});
 
 /// Exactly one positional argument (the model path) or UsageError.
 std::string RequireModelPath(const ParsedArgs& args, const std::string& command);

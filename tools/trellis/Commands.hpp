@@ -27,6 +27,10 @@ int BackendsCommand(const std::vector<std::string>& args);
 std::string CompareHelp();
 int CompareCommand(const std::vector<std::string>& args);
 
+/// Writes the artifact's files; exit status 0.
+std::string CodegenHelp();
+int CodegenCommand(const std::vector<std::string>& args);
+
 /// Exit status 0 when no case failed, 1 when one did (no `error:` line for failed cases: each is
 /// reported on its own line of stdout).
 std::string OnnxTestHelp();

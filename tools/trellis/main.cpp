@@ -1,5 +1,5 @@
 // trellis: command-line front end of the Trellis inference engine (run, bench, inspect, compare,
-// backends, onnx-test).
+// backends, onnx-test, codegen).
 //
 // Every exception stops here: a usage mistake prints one `error: ...` line and exits 2, any other
 // failure (bad model, bad tensor file, unsupported layer, runtime error) prints one `error: ...`
@@ -27,6 +27,7 @@ std::string MainHelp() {
            "  compare    Find the first tensor where backends differ from the reference.\n"
            "  backends   List the registered backends and the dynamic-backend files found.\n"
            "  onnx-test  Run ONNX backend test cases against their expected outputs.\n"
+           "  codegen    Generate C++ source (a class and a weights file) for a model.\n"
            "\n"
            "Run 'trellis <command> --help' for a command's options.\n"
            "\n"
@@ -74,10 +75,13 @@ int Dispatch(const std::vector<std::string>& args) {
     if (command == "onnx-test") {
         return OnnxTestCommand(rest);
     }
+    if (command == "codegen") {
+        return CodegenCommand(rest);
+    }
     if (!command.empty() && command[0] == '-') {
         throw UsageError("unknown option '" + command + "' (see 'trellis --help')");
     }
-    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, compare, backends, onnx-test (see 'trellis --help')");
+    throw UsageError("unknown command '" + command + "': commands are run, bench, inspect, compare, backends, onnx-test, codegen (see 'trellis --help')");
 }
 
 }  // namespace

@@ -65,6 +65,19 @@ void ArtifactGeneratorCppBase::PrintIndent() {
     for (int i = 0; i < m_Indent; ++i) m_Out << ' ';
 }
 
+void ArtifactGeneratorCppBase::PrintIncludes(const std::vector<ArtifactInclude>& includes) {
+    std::string open;
+    for (const ArtifactInclude& i : includes) {
+        if (i.m_Condition != open) {
+            if (!open.empty()) m_Out << "#endif\n";
+            if (!i.m_Condition.empty()) m_Out << "#if " << i.m_Condition << '\n';
+            open = i.m_Condition;
+        }
+        m_Out << "#include " << (i.m_System ? "<" : "\"") << i.m_Name << (i.m_System ? ">" : "\"") << '\n';
+    }
+    if (!open.empty()) m_Out << "#endif\n";
+}
+
 void ArtifactGeneratorCppBase::PrintExpr(const ArtifactExpr& expr, int context) {
     const int saved = m_Context;
     m_Context = context;

@@ -35,6 +35,8 @@ protected:
     /// A documentation comment (`/// ` lines) at the current indentation.
     void PrintDoc(const std::string& doc);
     void PrintIndent();
+    /// `#include` lines; consecutive includes under the same condition share one `#if`.
+    void PrintIncludes(const std::vector<ArtifactInclude>& includes);
     void Indent() { m_Indent += 4; }
     void Outdent() { m_Indent -= 4; }
 

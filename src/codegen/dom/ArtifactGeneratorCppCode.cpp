@@ -242,11 +242,9 @@ void ArtifactGeneratorCppCode::Visit(const ArtifactNamespace& node) {
 
 void ArtifactGeneratorCppCode::Visit(const ArtifactModule& node) {
     if (!node.GetDoc().empty()) ArtifactComment(node.GetDoc()).Accept(*this);
-    m_Out << "#include \"" << node.GetName() << ".h\"\n";
+    m_Out << "#include \"" << node.GetHeaderName() << "\"\n";
     if (!node.GetSourceIncludes().empty()) m_Out << '\n';
-    for (const auto& [name, system] : node.GetSourceIncludes()) {
-        m_Out << "#include " << (system ? "<" : "\"") << name << (system ? ">" : "\"") << '\n';
-    }
+    PrintIncludes(node.GetSourceIncludes());
     for (const auto& e : node.GetSourceEntities()) {
         m_Out << '\n';
         e->Accept(*this);

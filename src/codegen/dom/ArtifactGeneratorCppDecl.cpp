@@ -95,9 +95,7 @@ void ArtifactGeneratorCppDecl::Visit(const ArtifactModule& node) {
     }
     m_Out << "#ifndef " << guard << "\n#define " << guard << "\n";
     if (!node.GetHeaderIncludes().empty()) m_Out << '\n';
-    for (const auto& [name, system] : node.GetHeaderIncludes()) {
-        m_Out << "#include " << (system ? "<" : "\"") << name << (system ? ">" : "\"") << '\n';
-    }
+    PrintIncludes(node.GetHeaderIncludes());
     for (const auto& c : node.GetClasses()) {
         if (c->GetPlacement() != ArtifactClassPlacement::Header) continue;
         m_Out << '\n';

@@ -131,16 +131,18 @@ std::shared_ptr<ArtifactClass> ArtifactClass::AddClass(ArtifactVisibility visibi
 }
 
 namespace {
-void AddUnique(std::vector<std::pair<std::string, bool>>& list, const std::string& name, bool system) {
-    for (const auto& [n, s] : list) {
-        if (n == name && s == system) return;
+void AddUnique(std::vector<ArtifactInclude>& list, const std::string& name, bool system, const std::string& condition) {
+    for (const ArtifactInclude& i : list) {
+        if (i.m_Name == name && i.m_System == system && i.m_Condition == condition) return;
     }
-    list.emplace_back(name, system);
+    list.push_back({name, system, condition});
 }
 }  // namespace
 
-void ArtifactModule::AddHeaderInclude(const std::string& name, bool system) { AddUnique(m_HeaderIncludes, name, system); }
-void ArtifactModule::AddSourceInclude(const std::string& name, bool system) { AddUnique(m_SourceIncludes, name, system); }
+void ArtifactModule::AddHeaderInclude(const std::string& name, bool system) { AddUnique(m_HeaderIncludes, name, system, ""); }
+void ArtifactModule::AddSourceInclude(const std::string& name, bool system, const std::string& condition) {
+    AddUnique(m_SourceIncludes, name, system, condition);
+}
 
 ArtifactClassPtr ArtifactModule::AddClass(const std::string& name, ArtifactClassPlacement placement) {
     auto c = std::make_shared<ArtifactClass>(name, placement);

@@ -68,6 +68,8 @@ public:
     ArtifactExprKind GetExprKind() const override { return ArtifactExprKind::Literal; }
     void Accept(IArtifactGenerator& g) const override;
     const std::string& GetText() const { return m_Text; }
+    /// For values known only once the DOM is built (a memory plan's offsets): set before printing.
+    void SetText(std::string text) { m_Text = std::move(text); }
 private:
     std::string m_Text;
 };
@@ -244,6 +246,10 @@ public:
 
     /// Appends any statement (an expression, a declaration, a nested block, ...).
     void Add(ArtifactEntityPtr statement) { m_Statements.push_back(std::move(statement)); }
+    /// Appends the statements of `other`.
+    void Append(const ArtifactBlock& other) {
+        m_Statements.insert(m_Statements.end(), other.m_Statements.begin(), other.m_Statements.end());
+    }
     /// Appends a declaration and returns the variable.
     ArtifactVariablePtr AddVariable(const std::string& typeName, const std::string& name,
                                     std::vector<ArtifactExprPtr> dimensions = {},
@@ -476,6 +482,14 @@ private:
     std::vector<ArtifactEntityPtr> m_Entities;
 };
 
+/// An `#include` line: `<name>` (system) or `"name"`, under a preprocessor condition when
+/// `m_Condition` is not empty (`#if m_Condition` ... `#endif`).
+struct ArtifactInclude {
+    std::string m_Name;
+    bool m_System = true;
+    std::string m_Condition;
+};
+
 /// A whole program module: the root of a DOM. The header holds its header-placed classes and their
 /// includes; the implementation file includes the header, its own includes, then its source
 /// entities (namespaces, snippets, source-placed classes, free functions, variables) in order, then
@@ -490,9 +504,13 @@ public:
     void SetDoc(std::string doc) { m_Doc = std::move(doc); }
     /// `#include <name>` in the header (`system`) or `#include "name"`; duplicates are dropped.
     void AddHeaderInclude(const std::string& name, bool system = true);
-    void AddSourceInclude(const std::string& name, bool system = true);
-    const std::vector<std::pair<std::string, bool>>& GetHeaderIncludes() const { return m_HeaderIncludes; }
-    const std::vector<std::pair<std::string, bool>>& GetSourceIncludes() const { return m_SourceIncludes; }
+    void AddSourceInclude(const std::string& name, bool system = true, const std::string& condition = "");
+    const std::vector<ArtifactInclude>& GetHeaderIncludes() const { return m_HeaderIncludes; }
+    const std::vector<ArtifactInclude>& GetSourceIncludes() const { return m_SourceIncludes; }
+    /// The header the implementation file includes first: "<name>.h" unless set (a program's
+    /// module includes the artifact's header).
+    std::string GetHeaderName() const { return m_HeaderName.empty() ? GetName() + ".h" : m_HeaderName; }
+    void SetHeaderName(std::string name) { m_HeaderName = std::move(name); }
 
     /// A class at namespace scope (placed in the header or the implementation file).
     ArtifactClassPtr AddClass(const std::string& name, ArtifactClassPlacement placement = ArtifactClassPlacement::Header);
@@ -502,7 +520,8 @@ public:
     const std::vector<ArtifactEntityPtr>& GetSourceEntities() const { return m_SourceEntities; }
 private:
     std::string m_Doc;
-    std::vector<std::pair<std::string, bool>> m_HeaderIncludes, m_SourceIncludes;
+    std::string m_HeaderName;
+    std::vector<ArtifactInclude> m_HeaderIncludes, m_SourceIncludes;
     std::vector<ArtifactClassPtr> m_Classes;
     std::vector<ArtifactEntityPtr> m_SourceEntities;
 };
