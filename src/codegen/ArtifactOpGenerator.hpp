@@ -39,6 +39,11 @@ public:
     const std::vector<ArtifactBinding>& GetInputBindings() const { return m_InputBindings; }
     const std::vector<ArtifactBinding>& GetOutputBindings() const { return m_OutputBindings; }
 
+    /// "float", "std::int64_t", ... for a data type; throws for one the artifact cannot hold.
+    static std::string CppType(DataType type);
+    /// "float32", "int64", ... as Tensor::type says.
+    static std::string TypeName(DataType type);
+
 protected:
     /// Called before the first layer: includes, members.
     virtual void Begin() {}
@@ -91,10 +96,6 @@ protected:
     /// The arena's size literal, filled in once planned.
     ArtifactExprPtr ArenaSize();
 
-    /// "float", "int64_t", ... for a data type; throws for one the artifact cannot hold.
-    static std::string CppType(DataType type);
-    /// "float32", "int64", ... as Tensor::type says.
-    static std::string TypeName(DataType type);
 
 private:
     void BuildSkeleton();

@@ -1,7 +1,9 @@
 // CpuRef Concat: every data type (elements are moved, not computed on). Each input is one
 // strided copy into its place in the output; inputs, output: same type and quantization.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/DataMovement.hpp"
 
 namespace trellis::ref {
 
@@ -9,28 +11,32 @@ namespace {
 
 class ConcatWorkload final : public IWorkload {
 public:
-    explicit ConcatWorkload(const WorkloadInfo& info, unsigned int axis) {
-        const TensorInfo& out = info.m_OutputTensorInfos[0];
-        const std::size_t es = GetDataTypeSize(out.GetDataType());
-        const std::vector<int64_t> outStrides = RowMajorStrides(out.GetShape());
-        int64_t offset = 0;  // along the axis
-        for (const TensorInfo& in : info.m_InputTensorInfos) {
-            const std::vector<int64_t> dims(in.GetShape().GetDims().begin(), in.GetShape().GetDims().end());
-            m_Copies.emplace_back(dims, RowMajorStrides(in.GetShape()), outStrides, es);
-            m_DstOffsets.push_back(static_cast<std::size_t>(offset * outStrides[axis]) * es);
-            offset += in.GetShape()[axis];
-        }
-    }
+    explicit ConcatWorkload(kernels::MultiCopy p) : m_P(std::move(p)) {}
     void Execute(const WorkloadIo& io) const override {
-        auto* out = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        for (std::size_t i = 0; i < m_Copies.size(); ++i) m_Copies[i].Run(io.m_Inputs[i]->Map(), out + m_DstOffsets[i]);
+        auto* out = static_cast<unsigned char*>(io.m_Outputs[0]->Map());
+        for (std::size_t i = 0; i < m_P.copies.size(); ++i) m_P.copies[i].copy.Run(io.m_Inputs[i]->Map(), out + m_P.copies[i].offset);
     }
 private:
-    std::vector<StridedCopy> m_Copies;
-    std::vector<std::size_t> m_DstOffsets;  // bytes
+    const kernels::MultiCopy m_P;
 };
 
 }  // namespace
+
+kernels::MultiCopy ConcatRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const unsigned int axis = static_cast<unsigned int>(layer.Get<ConcatDescriptor>().m_Axis);
+    const TensorInfo& out = info.m_OutputTensorInfos[0];
+    const std::size_t es = GetDataTypeSize(out.GetDataType());
+    const std::vector<int64_t> outStrides = RowMajorStrides(out.GetShape());
+    kernels::MultiCopy p;
+    int64_t offset = 0;  // along the axis
+    for (const TensorInfo& in : info.m_InputTensorInfos) {
+        const std::vector<int64_t> dims(in.GetShape().GetDims().begin(), in.GetShape().GetDims().end());
+        p.copies.push_back({MakeStridedCopy(dims, RowMajorStrides(in.GetShape()), outStrides, es),
+                            static_cast<std::size_t>(offset * outStrides[axis]) * es});
+        offset += in.GetShape()[axis];
+    }
+    return p;
+}
 
 bool ConcatRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     if (info.m_InputTensorInfos.empty() || info.m_OutputTensorInfos.size() != 1) {
@@ -50,7 +56,7 @@ bool ConcatRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
 }
 
 IWorkloadPtr ConcatRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<ConcatWorkload>(info, static_cast<unsigned int>(layer.Get<ConcatDescriptor>().m_Axis));
+    return std::make_unique<ConcatWorkload>(ConcatRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -15,7 +15,9 @@
 #include "RefBroadcast.hpp"
 #include "RefConvert.hpp"
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/ElementwiseBinary.hpp"
 
 #include <trellis/Exceptions.hpp>
 
@@ -28,123 +30,15 @@ namespace trellis::ref {
 
 namespace {
 
+using namespace kernels;
+
 bool IsComparison(BinaryOperation op) {
     return op == BinaryOperation::Equal || op == BinaryOperation::Less || op == BinaryOperation::Greater ||
            op == BinaryOperation::LessOrEqual || op == BinaryOperation::GreaterOrEqual;
 }
 
-// v < 0, written so that unsigned types do not warn (always false for them).
-template <typename T> bool IsNegative(T v) {
-    if constexpr (std::is_signed_v<T>) return v < 0;
-    else return false;
-}
-
-// Signed overflow is undefined in C++; numpy wraps, so compute in the unsigned type.
-template <typename T> T WrapAdd(T a, T b) { using U = std::make_unsigned_t<T>; return T(U(a) + U(b)); }
-template <typename T> T WrapSub(T a, T b) { using U = std::make_unsigned_t<T>; return T(U(a) - U(b)); }
-template <typename T> T WrapMul(T a, T b) { using U = std::make_unsigned_t<T>; return T(U(a) * U(b)); }
-
-// Operation functors: T operator()(T, T) (comparisons return uint8_t 0/1). Those that can fail
-// at run time carry the layer name for the message.
-struct AddOp { template <typename T> T operator()(T a, T b) const { if constexpr (std::is_integral_v<T>) return WrapAdd(a, b); else return a + b; } };
-struct SubOp { template <typename T> T operator()(T a, T b) const { if constexpr (std::is_integral_v<T>) return WrapSub(a, b); else return a - b; } };
-struct MulOp { template <typename T> T operator()(T a, T b) const { if constexpr (std::is_integral_v<T>) return WrapMul(a, b); else return a * b; } };
-struct DivOp {
-    const std::string* m_Layer;
-    template <typename T> T operator()(T a, T b) const {
-        if constexpr (std::is_integral_v<T>) {
-            if (b == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': Div: integer division by zero");
-            if constexpr (std::is_signed_v<T>) {
-                if (b == -1) return WrapSub(T(0), a);  // INT_MIN / -1 overflows; wrap like numpy
-            }
-            return static_cast<T>(a / b);              // C++ truncates toward zero
-        } else {
-            return a / b;
-        }
-    }
-};
-struct PowOp {
-    const std::string* m_Layer;
-    template <typename T> T operator()(T a, T b) const {
-        if constexpr (std::is_integral_v<T>) {
-            if (IsNegative(b)) {
-                if (a == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': Pow: integer 0 raised to a negative power");
-                if (a == 1) return 1;
-                if (a != T(-1)) return 0;  // |a| >= 2: |a^b| < 1 truncates to 0
-                return (b % 2 == 0) ? T(1) : T(-1);  // a == -1
-            }
-            T result = 1, base = a;  // square-and-multiply, wrapping
-            for (T e = b; e > 0; e >>= 1) {
-                if (e & 1) result = WrapMul(result, base);
-                base = WrapMul(base, base);
-            }
-            return result;
-        } else {
-            return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
-        }
-    }
-};
-struct MaxOp {
-    template <typename T> T operator()(T a, T b) const {
-        if constexpr (std::is_floating_point_v<T>) { if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN(); }
-        return a < b ? b : a;
-    }
-};
-struct MinOp {
-    template <typename T> T operator()(T a, T b) const {
-        if constexpr (std::is_floating_point_v<T>) { if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN(); }
-        return b < a ? b : a;
-    }
-};
-struct EqualOp { template <typename T> uint8_t operator()(T a, T b) const { return a == b; } };
-struct LessOp { template <typename T> uint8_t operator()(T a, T b) const { return a < b; } };
-struct GreaterOp { template <typename T> uint8_t operator()(T a, T b) const { return a > b; } };
-struct LessOrEqualOp { template <typename T> uint8_t operator()(T a, T b) const { return a <= b; } };
-struct GreaterOrEqualOp { template <typename T> uint8_t operator()(T a, T b) const { return a >= b; } };
-// Booleans are 0/1 bytes, but compare their truth so any non-zero byte counts as true.
-struct BoolEqualOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) == (b != 0); } };
-struct AndOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) && (b != 0); } };
-struct OrOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) || (b != 0); } };
-struct XorOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) != (b != 0); } };
-// Integer remainders. Truncated (C %, FMod) or floored (Python %, Mod: the divisor's sign).
-struct ModOp {
-    const std::string* m_Layer;
-    bool m_Floored;
-    template <typename T> T operator()(T a, T b) const {
-        if constexpr (std::is_integral_v<T>) {
-            if (b == 0) throw RuntimeException("ElementwiseBinary '" + *m_Layer + "': " + (m_Floored ? "Mod" : "FMod") + ": integer modulo by zero");
-            if constexpr (std::is_signed_v<T>) {
-                if (b == -1) return 0;  // INT_MIN % -1 overflows in C++; the remainder is 0
-            }
-            T r = static_cast<T>(a % b);
-            if (m_Floored && r != 0 && IsNegative(r) != IsNegative(b)) r = static_cast<T>(r + b);
-            return r;
-        } else {
-            return static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
-        }
-    }
-};
-
-// Unsigned integers only (the kernel table gives them no other type).
-struct ShiftLeftOp {
-    template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a << b);
-    }
-};
-struct ShiftRightOp {
-    template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a >> b);
-    }
-};
-
 // How a kernel reads and writes elements: plain types are computed in their own type; Float16
 // is widened to double (exactly) and each result rounded once back to half.
-template <typename T> struct PlainElement {
-    using Storage = T;
-    using Value = T;
-    static T Load(T v) { return v; }
-    static T Store(T v) { return v; }
-};
 struct HalfElement {
     using Storage = uint16_t;
     using Value = double;
@@ -152,48 +46,7 @@ struct HalfElement {
     static uint16_t Store(double v) { return ElementTraits<DataType::Float16>::FromDouble(v); }
 };
 
-using BinaryFn = void (*)(const void* a, const void* b, void* out, const BroadcastPlan<2>& plan, const std::string& layer);
-
-template <typename Op, bool Floored = false> Op MakeOp(const std::string& layer) {
-    if constexpr (std::is_same_v<Op, DivOp> || std::is_same_v<Op, PowOp>) return Op{&layer};
-    else if constexpr (std::is_same_v<Op, ModOp>) return Op{&layer, Floored};
-    else return Op{};
-}
-
-// Comparisons produce Boolean bytes; every other op the element type.
-template <typename E, typename Op, bool Floored = false>
-void RunBinary(const void* aData, const void* bData, void* outData, const BroadcastPlan<2>& plan, const std::string& layer) {
-    using S = typename E::Storage;
-    using V = typename E::Value;
-    using R = decltype(std::declval<Op>()(V{}, V{}));
-    constexpr bool kSameType = std::is_same_v<R, V>;
-    using O = std::conditional_t<kSameType, S, R>;
-    const S* a = static_cast<const S*>(aData);
-    const S* b = static_cast<const S*>(bData);
-    O* out = static_cast<O*>(outData);
-    const Op op = MakeOp<Op, Floored>(layer);
-    auto apply = [&](S x, S y) -> O {
-        if constexpr (kSameType) return E::Store(op(E::Load(x), E::Load(y)));
-        else return op(E::Load(x), E::Load(y));
-    };
-    ForEachBroadcastRow(plan, [&](const std::array<int64_t, 2>& off, int64_t o, int64_t n, const std::array<int64_t, 2>& s) {
-        const S* pa = a + off[0];
-        const S* pb = b + off[1];
-        O* po = out + o;
-        // Fast paths: both operands contiguous (equal shapes), or one of them fixed (a scalar).
-        if (s[0] == 1 && s[1] == 1) {
-            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i], pb[i]);
-        } else if (s[0] == 1 && s[1] == 0) {
-            const S vb = *pb;
-            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i], vb);
-        } else if (s[0] == 0 && s[1] == 1) {
-            const S va = *pa;
-            for (int64_t i = 0; i < n; ++i) po[i] = apply(va, pb[i]);
-        } else {
-            for (int64_t i = 0; i < n; ++i) po[i] = apply(pa[i * s[0]], pb[i * s[1]]);
-        }
-    });
-}
+using BinaryFn = void (*)(const BroadcastPlan<2>& plan, const void* a, const void* b, void* out);
 
 template <typename E>
 BinaryFn PickForType(BinaryOperation op) {
@@ -211,9 +64,9 @@ BinaryFn PickForType(BinaryOperation op) {
         case BinaryOperation::Greater: return &RunBinary<E, GreaterOp>;
         case BinaryOperation::LessOrEqual: return &RunBinary<E, LessOrEqualOp>;
         case BinaryOperation::GreaterOrEqual: return &RunBinary<E, GreaterOrEqualOp>;
-        case BinaryOperation::FMod: return &RunBinary<E, ModOp, false>;
+        case BinaryOperation::FMod: return &RunBinary<E, ModOp<false>>;
         case BinaryOperation::Mod:
-            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp, true>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp<true>>;
             else return nullptr;
         case BinaryOperation::BitShiftLeft:
             if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftLeftOp>;
@@ -259,7 +112,11 @@ public:
     ElementwiseBinaryWorkload(BinaryFn fn, BroadcastPlan<2> plan, std::string layer)
         : m_Fn(fn), m_Plan(std::move(plan)), m_Layer(std::move(layer)) {}
     void Execute(const WorkloadIo& io) const override {
-        m_Fn(io.m_Inputs[0]->Map(), io.m_Inputs[1]->Map(), io.m_Outputs[0]->Map(), m_Plan, m_Layer);
+        try {
+            m_Fn(m_Plan, io.m_Inputs[0]->Map(), io.m_Inputs[1]->Map(), io.m_Outputs[0]->Map());
+        } catch (const std::domain_error& e) {
+            throw RuntimeException("ElementwiseBinary '" + m_Layer + "': " + e.what());
+        }
     }
 private:
     BinaryFn m_Fn;
@@ -289,13 +146,15 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     return CheckType(name.c_str(), "output", out, expected, reason);
 }
 
+kernels::BroadcastPlan<2> ElementwiseBinaryRefParams(const QueueDescriptor&, const WorkloadInfo& info) {
+    return MakeBroadcastPlan<2>(info.m_OutputTensorInfos[0].GetShape(),
+                                {info.m_InputTensorInfos[0].GetShape(), info.m_InputTensorInfos[1].GetShape()});
+}
+
 IWorkloadPtr ElementwiseBinaryRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const BinaryOperation op = layer.Get<ElementwiseBinaryDescriptor>().m_Operation;
-    return std::make_unique<ElementwiseBinaryWorkload>(
-        PickKernel(op, info.m_InputTensorInfos[0].GetDataType()),
-        MakeBroadcastPlan<2>(info.m_OutputTensorInfos[0].GetShape(),
-                             {info.m_InputTensorInfos[0].GetShape(), info.m_InputTensorInfos[1].GetShape()}),
-        layer.m_LayerName);
+    return std::make_unique<ElementwiseBinaryWorkload>(PickKernel(op, info.m_InputTensorInfos[0].GetDataType()),
+                                                       ElementwiseBinaryRefParams(layer, info), layer.m_LayerName);
 }
 
 }  // namespace trellis::ref

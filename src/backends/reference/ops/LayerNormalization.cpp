@@ -5,7 +5,9 @@
 // Scale and B may broadcast (ONNX rule); CpuRef handles the forms that vary only over the
 // normalized dims, which covers every real model: index tables built at create time map each
 // position of the normalized block to its scale / B element.
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/LayerNormalization.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <cmath>
@@ -53,44 +55,25 @@ bool VariesOnlyOverNormalizedDims(unsigned int rank, unsigned int axis, const Te
 
 class LayerNormalizationWorkload final : public IWorkload {
 public:
-    LayerNormalizationWorkload(std::size_t rows, std::size_t size, float eps, std::vector<std::size_t> scaleIndex,
-                               std::vector<std::size_t> biasIndex)
-        : m_Rows(rows),
-          m_Size(size),
-          m_Eps(eps),
-          m_ScaleIndex(std::move(scaleIndex)),
-          m_BiasIndex(std::move(biasIndex)) {}
-
+    LayerNormalizationWorkload(kernels::LayerNormalizationParams p, bool hasBias) : m_P(std::move(p)), m_HasBias(hasBias) {}
     void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        const float* scale = math::InputF32(io, 1);
-        const float* bias = m_BiasIndex.empty() ? nullptr : math::InputF32(io, 2);
-        float* y = math::OutputF32(io, 0);
-        float* meanOut = io.m_Outputs.size() > 1 ? math::OutputF32(io, 1) : nullptr;
-        float* invStdOut = io.m_Outputs.size() > 2 ? math::OutputF32(io, 2) : nullptr;
-        for (std::size_t r = 0; r < m_Rows; ++r) {
-            const float* xr = x + r * m_Size;
-            float* yr = y + r * m_Size;
-            double sum = 0.0;
-            for (std::size_t i = 0; i < m_Size; ++i) sum += xr[i];
-            const double mean = sum / static_cast<double>(m_Size);
-            double sq = 0.0;
-            for (std::size_t i = 0; i < m_Size; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
-            const double inv = 1.0 / std::sqrt(sq / static_cast<double>(m_Size) + m_Eps);
-            if (meanOut) meanOut[r] = static_cast<float>(mean);
-            if (invStdOut) invStdOut[r] = static_cast<float>(inv);
-            for (std::size_t i = 0; i < m_Size; ++i) {
-                const double v = (xr[i] - mean) * inv * scale[m_ScaleIndex[i]] + (bias ? bias[m_BiasIndex[i]] : 0.0f);
-                yr[i] = static_cast<float>(v);
-            }
-        }
+        kernels::LayerNormalization(m_P, math::InputF32(io, 0), math::InputF32(io, 1),
+                                    m_HasBias ? math::InputF32(io, 2) : nullptr, math::OutputF32(io, 0),
+                                    io.m_Outputs.size() > 1 ? math::OutputF32(io, 1) : nullptr,
+                                    io.m_Outputs.size() > 2 ? math::OutputF32(io, 2) : nullptr);
     }
-
 private:
-    const std::size_t m_Rows, m_Size;
-    const float m_Eps;
-    const std::vector<std::size_t> m_ScaleIndex, m_BiasIndex;
+    const kernels::LayerNormalizationParams m_P;
+    const bool m_HasBias;
 };
+
+// An index table that is the identity is left empty (the kernel's convention).
+std::vector<std::size_t> UnlessIdentity(std::vector<std::size_t> index) {
+    for (std::size_t i = 0; i < index.size(); ++i) {
+        if (index[i] != i) return index;
+    }
+    return {};
+}
 
 }  // namespace
 
@@ -113,15 +96,21 @@ bool LayerNormalizationRefSupport(const QueueDescriptor& layer, const WorkloadIn
     return true;
 }
 
-IWorkloadPtr LayerNormalizationRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+kernels::LayerNormalizationParams LayerNormalizationRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const auto& d = layer.Get<LayerNormalizationDescriptor>();
     const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
     const unsigned int rank = xs.GetNumDimensions(), axis = static_cast<unsigned int>(d.m_Axis);
-    std::vector<std::size_t> biasIndex;
-    if (math::HasInput(info, 2)) biasIndex = BroadcastIndex(xs, axis, info.m_InputTensorInfos[2].GetShape());
-    return std::make_unique<LayerNormalizationWorkload>(
-        math::Volume(xs, 0, axis), math::Volume(xs, axis, rank), d.m_Eps,
-        BroadcastIndex(xs, axis, info.m_InputTensorInfos[1].GetShape()), std::move(biasIndex));
+    kernels::LayerNormalizationParams p;
+    p.rows = math::Volume(xs, 0, axis);
+    p.size = math::Volume(xs, axis, rank);
+    p.eps = d.m_Eps;
+    p.scaleIndex = UnlessIdentity(BroadcastIndex(xs, axis, info.m_InputTensorInfos[1].GetShape()));
+    if (math::HasInput(info, 2)) p.biasIndex = UnlessIdentity(BroadcastIndex(xs, axis, info.m_InputTensorInfos[2].GetShape()));
+    return p;
+}
+
+IWorkloadPtr LayerNormalizationRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return std::make_unique<LayerNormalizationWorkload>(LayerNormalizationRefParams(layer, info), math::HasInput(info, 2));
 }
 
 }  // namespace trellis::ref

@@ -4,7 +4,9 @@
 // A 1-D A acts as [1, K] and a 1-D B as [K, 1]; both have the same memory layout as the 1-D
 // tensor, so only the dims change. Each output matrix [M, N] is the shared i-p-j GEMM of the A
 // and B matrices its batch index selects (stride 0 along broadcast batch dims).
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/MatMul.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -17,56 +19,43 @@ namespace {
 template <typename T>
 class MatMulWorkload final : public IWorkload {
 public:
-    MatMulWorkload(const TensorShape& aShape, const TensorShape& bShape) {
-        std::vector<unsigned int> ad = aShape.GetDims(), bd = bShape.GetDims();
-        if (ad.size() == 1) ad.insert(ad.begin(), 1u);
-        if (bd.size() == 1) bd.push_back(1u);
-        m_M = ad[ad.size() - 2];
-        m_K = ad.back();
-        m_N = bd.back();
-        // Batch dims right-aligned; each operand's matrix stride per batch dim, 0 where broadcast.
-        const std::size_t ra = ad.size() - 2, rb = bd.size() - 2, r = std::max(ra, rb);
-        m_Batch.assign(r, 1);
-        m_AStride.assign(r, 0);
-        m_BStride.assign(r, 0);
-        std::size_t sa = m_M * m_K, sb = m_K * m_N;
-        for (std::size_t i = r; i-- > 0;) {
-            const std::size_t da = i + ra >= r ? ad[i + ra - r] : 1;
-            const std::size_t db = i + rb >= r ? bd[i + rb - r] : 1;
-            m_Batch[i] = std::max(da, db);
-            m_AStride[i] = da == 1 ? 0 : sa;
-            m_BStride[i] = db == 1 ? 0 : sb;
-            sa *= da;
-            sb *= db;
-        }
-    }
-
+    explicit MatMulWorkload(kernels::MatMulParams p) : m_P(std::move(p)) {}
     void Execute(const WorkloadIo& io) const override {
-        const T* a = static_cast<const T*>(io.m_Inputs[0]->Map());
-        const T* b = static_cast<const T*>(io.m_Inputs[1]->Map());
-        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
-        std::size_t count = 1;
-        for (std::size_t d : m_Batch) count *= d;
-        for (std::size_t flat = 0; flat < count; ++flat) {
-            std::size_t aOff = 0, bOff = 0, rest = flat;
-            for (std::size_t i = m_Batch.size(); i-- > 0;) {
-                const std::size_t idx = rest % m_Batch[i];
-                rest /= m_Batch[i];
-                aOff += idx * m_AStride[i];
-                bOff += idx * m_BStride[i];
-            }
-            T* yb = y + flat * m_M * m_N;
-            std::fill_n(yb, m_M * m_N, T(0));
-            math::GemmAccumulate<T>(m_M, m_N, m_K, T(1), a + aOff, m_K, 1, b + bOff, m_N, yb, m_N);
-        }
+        kernels::MatMul<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<const T*>(io.m_Inputs[1]->Map()),
+                           static_cast<T*>(io.m_Outputs[0]->Map()));
     }
-
 private:
-    std::size_t m_M = 0, m_K = 0, m_N = 0;
-    std::vector<std::size_t> m_Batch, m_AStride, m_BStride;
+    const kernels::MatMulParams m_P;
 };
 
 }  // namespace
+
+kernels::MatMulParams MatMulRefParams(const QueueDescriptor&, const WorkloadInfo& info) {
+    std::vector<unsigned int> ad = info.m_InputTensorInfos[0].GetShape().GetDims();
+    std::vector<unsigned int> bd = info.m_InputTensorInfos[1].GetShape().GetDims();
+    if (ad.size() == 1) ad.insert(ad.begin(), 1u);
+    if (bd.size() == 1) bd.push_back(1u);
+    kernels::MatMulParams p;
+    p.m = ad[ad.size() - 2];
+    p.k = ad.back();
+    p.n = bd.back();
+    // Batch dims right-aligned; each operand's matrix stride per batch dim, 0 where broadcast.
+    const std::size_t ra = ad.size() - 2, rb = bd.size() - 2, r = std::max(ra, rb);
+    p.batch.assign(r, 1);
+    p.aStride.assign(r, 0);
+    p.bStride.assign(r, 0);
+    std::size_t sa = p.m * p.k, sb = p.k * p.n;
+    for (std::size_t i = r; i-- > 0;) {
+        const std::size_t da = i + ra >= r ? ad[i + ra - r] : 1;
+        const std::size_t db = i + rb >= r ? bd[i + rb - r] : 1;
+        p.batch[i] = std::max(da, db);
+        p.aStride[i] = da == 1 ? 0 : sa;
+        p.bStride[i] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+    }
+    return p;
+}
 
 bool MatMulRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
     const DataType t = info.m_InputTensorInfos.empty() ? DataType::Float32 : info.m_InputTensorInfos[0].GetDataType();
@@ -74,11 +63,11 @@ bool MatMulRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::str
                                   reason);
 }
 
-IWorkloadPtr MatMulRefCreate(const QueueDescriptor&, const WorkloadInfo& info) {
-    const TensorShape& a = info.m_InputTensorInfos[0].GetShape();
-    const TensorShape& b = info.m_InputTensorInfos[1].GetShape();
-    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) return std::make_unique<MatMulWorkload<int32_t>>(a, b);
-    return std::make_unique<MatMulWorkload<float>>(a, b);
+IWorkloadPtr MatMulRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) {
+        return std::make_unique<MatMulWorkload<int32_t>>(MatMulRefParams(layer, info));
+    }
+    return std::make_unique<MatMulWorkload<float>>(MatMulRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -1,6 +1,6 @@
 // CpuRef Pooling: N-d max and average pooling (global too) with strides, dilations, asymmetric
 // pads, ceil_mode (already folded into the output shape by the core) and count_include_pad.
-// Float32; max pooling (global too) also UInt8.
+// Float32; max pooling (global too) also UInt8. The kernel is the snippet kernels/Pooling.hpp.
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
 // dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
@@ -11,7 +11,9 @@
 // Max pooling's optional output 1 (ONNX Indices, Signed64) holds the flat offset of the first
 // maximum of each window in the whole input: (n * C + c) * plane + the offset inside the plane,
 // row major, or with the spatial dims' order reversed for storage_order 1 (ONNX's reference).
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Pooling.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -23,124 +25,58 @@ namespace trellis::ref {
 
 namespace {
 
-struct PoolDimTaps {
-    std::vector<std::vector<std::size_t>> offsets;  ///< per output index: tap * input stride, inside taps only
-    std::vector<std::size_t> paddedCount;           ///< per output index: taps inside the padded input
-};
-
 template <typename T>
 class PoolingWorkload final : public IWorkload {
 public:
-    PoolingWorkload(const PoolingDescriptor& d, const TensorShape& xs, const TensorShape& ys)
-        : m_Max(d.m_Algorithm == PoolingAlgorithm::Max),
-          m_CountIncludePad(d.m_CountIncludePad),
-          m_ColumnMajor(d.m_StorageOrder == 1) {
-        const unsigned int rank = xs.GetNumDimensions();
-        for (unsigned int i = 2; i < rank; ++i) m_In.push_back(xs[i]);
-        m_Planes = math::Volume(xs, 0, 2);
-        m_InPlane = math::Volume(xs, 2, rank);
-        m_OutPlane = math::Volume(ys, 2, rank);
-        std::size_t stride = m_InPlane;
-        for (unsigned int i = 2; i < rank; ++i) {
-            const std::size_t d0 = i - 2;
-            const long long in = xs[i], k = d.m_KernelShape[d0], s = d.m_Strides[d0], dl = d.m_Dilations[d0];
-            const long long pb = d.m_PadsBegin[d0], pe = d.m_PadsEnd[d0];
-            stride /= xs[i];
-            PoolDimTaps taps;
-            for (long long o = 0; o < ys[i]; ++o) {
-                std::vector<std::size_t> offsets;
-                std::size_t padded = 0;
-                for (long long j = 0; j < k; ++j) {
-                    const long long pos = o * s - pb + j * dl;
-                    if (pos >= -pb && pos < in + pe) ++padded;
-                    if (pos >= 0 && pos < in) offsets.push_back(static_cast<std::size_t>(pos) * stride);
-                }
-                taps.offsets.push_back(std::move(offsets));
-                taps.paddedCount.push_back(padded);
-            }
-            m_Out.push_back(ys[i]);
-            m_Taps.push_back(std::move(taps));
-        }
-    }
-
+    explicit PoolingWorkload(kernels::PoolingParams p) : m_P(std::move(p)) {}
+    std::size_t GetScratchBytes() const override { return kernels::PoolingWorkspaceBytes(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
-        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
         int64_t* indices = io.m_Outputs.size() > 1 ? static_cast<int64_t*>(io.m_Outputs[1]->Map()) : nullptr;
-        const std::size_t nsp = m_Out.size();
-        std::vector<std::size_t> oidx(nsp);
-        std::vector<const std::vector<std::size_t>*> window(nsp);
-        for (std::size_t p = 0; p < m_Planes; ++p) {
-            const T* xp = x + p * m_InPlane;
-            T* yp = y + p * m_OutPlane;
-            std::fill(oidx.begin(), oidx.end(), 0);
-            for (std::size_t o = 0; o < m_OutPlane; ++o) {
-                std::size_t padded = 1, inside = 1;
-                for (std::size_t d = 0; d < nsp; ++d) {
-                    window[d] = &m_Taps[d].offsets[oidx[d]];
-                    inside *= window[d]->size();
-                    padded *= m_Taps[d].paddedCount[oidx[d]];
-                }
-                if (m_Max) {
-                    T v = std::numeric_limits<T>::lowest();
-                    std::size_t best = 0;
-                    ForEachTap(window, 0, 0, [&](std::size_t off) {
-                        if (xp[off] > v) {
-                            v = xp[off];
-                            best = off;
-                        }
-                    });
-                    yp[o] = v;
-                    if (indices) indices[p * m_OutPlane + o] = static_cast<int64_t>(p * m_InPlane + PlaneIndex(best));
-                } else {
-                    double sum = 0.0;
-                    ForEachTap(window, 0, 0, [&](std::size_t off) { sum += xp[off]; });
-                    yp[o] = static_cast<T>(sum / static_cast<double>(m_CountIncludePad ? padded : inside));
-                }
-                for (std::size_t d = nsp; d-- > 0;) {
-                    if (++oidx[d] < m_Out[d]) break;
-                    oidx[d] = 0;
-                }
-            }
-        }
+        kernels::Pooling<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<T*>(io.m_Outputs[0]->Map()),
+                            indices, io.m_Scratch);
     }
-
 private:
-    // A row-major offset inside one spatial plane, as ONNX reports it for the storage order.
-    std::size_t PlaneIndex(std::size_t rowMajor) const {
-        if (!m_ColumnMajor) return rowMajor;
-        std::vector<std::size_t> coord(m_In.size());
-        for (std::size_t d = m_In.size(); d-- > 0;) {  // the last dim varies fastest in rowMajor
-            coord[d] = rowMajor % m_In[d];
-            rowMajor /= m_In[d];
-        }
-        std::size_t index = 0, stride = 1;
-        for (std::size_t d = 0; d < m_In.size(); ++d) {  // the first dim varies fastest in column major
-            index += coord[d] * stride;
-            stride *= m_In[d];
-        }
-        return index;
-    }
-
-    // Calls f(offset) for every tap of the window: the sums of one offset per dim.
-    template <typename F>
-    static void ForEachTap(const std::vector<const std::vector<std::size_t>*>& window, std::size_t d, std::size_t base,
-                           F&& f) {
-        if (d == window.size()) {
-            f(base);
-            return;
-        }
-        for (std::size_t off : *window[d]) ForEachTap(window, d + 1, base + off, f);
-    }
-
-    const bool m_Max, m_CountIncludePad, m_ColumnMajor;
-    std::vector<std::size_t> m_In;  ///< the input's spatial dims
-    std::size_t m_Planes = 0, m_InPlane = 0, m_OutPlane = 0;
-    std::vector<std::size_t> m_Out;
-    std::vector<PoolDimTaps> m_Taps;
+    const kernels::PoolingParams m_P;
 };
 
 }  // namespace
+
+kernels::PoolingParams PoolingRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const auto& d = layer.Get<PoolingDescriptor>();
+    const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& ys = info.m_OutputTensorInfos[0].GetShape();
+    kernels::PoolingParams p;
+    p.max = d.m_Algorithm == PoolingAlgorithm::Max;
+    p.countIncludePad = d.m_CountIncludePad;
+    p.columnMajor = d.m_StorageOrder == 1;
+    const unsigned int rank = xs.GetNumDimensions();
+    for (unsigned int i = 2; i < rank; ++i) p.in.push_back(xs[i]);
+    p.planes = math::Volume(xs, 0, 2);
+    p.inPlane = math::Volume(xs, 2, rank);
+    p.outPlane = math::Volume(ys, 2, rank);
+    std::size_t stride = p.inPlane;
+    for (unsigned int i = 2; i < rank; ++i) {
+        const std::size_t d0 = i - 2;
+        const long long in = xs[i], k = d.m_KernelShape[d0], s = d.m_Strides[d0], dl = d.m_Dilations[d0];
+        const long long pb = d.m_PadsBegin[d0], pe = d.m_PadsEnd[d0];
+        stride /= xs[i];
+        kernels::PoolDimTaps taps;
+        for (long long o = 0; o < ys[i]; ++o) {
+            std::vector<std::size_t> offsets;
+            std::size_t padded = 0;
+            for (long long j = 0; j < k; ++j) {
+                const long long pos = o * s - pb + j * dl;
+                if (pos >= -pb && pos < in + pe) ++padded;
+                if (pos >= 0 && pos < in) offsets.push_back(static_cast<std::size_t>(pos) * stride);
+            }
+            taps.offsets.push_back(std::move(offsets));
+            taps.paddedCount.push_back(padded);
+        }
+        p.out.push_back(ys[i]);
+        p.taps.push_back(std::move(taps));
+    }
+    return p;
+}
 
 bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const auto& d = layer.Get<PoolingDescriptor>();
@@ -164,13 +100,10 @@ bool PoolingRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, s
 }
 
 IWorkloadPtr PoolingRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    const auto& d = layer.Get<PoolingDescriptor>();
-    const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
-    const TensorShape& ys = info.m_OutputTensorInfos[0].GetShape();
     if (info.m_InputTensorInfos[0].GetDataType() == DataType::UInt8) {
-        return std::make_unique<PoolingWorkload<uint8_t>>(d, xs, ys);
+        return std::make_unique<PoolingWorkload<uint8_t>>(PoolingRefParams(layer, info));
     }
-    return std::make_unique<PoolingWorkload<float>>(d, xs, ys);
+    return std::make_unique<PoolingWorkload<float>>(PoolingRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

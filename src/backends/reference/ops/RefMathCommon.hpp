@@ -3,6 +3,8 @@
 // Reduce, Resize). Header-only; everything here is stateless and thread-safe.
 #pragma once
 
+#include "kernels/Gemm.hpp"
+
 #include <trellis/backends/IWorkload.hpp>
 
 #include <algorithm>
@@ -58,35 +60,8 @@ inline std::size_t Volume(const TensorShape& shape, unsigned int begin, unsigned
     return v;
 }
 
-/// C[m x n] += alpha * A[m x k] * B[k x n]. A's element (i, p) is a[i * aRow + p * aCol], so a
-/// transposed A is just swapped strides; B and C are row-major with leading dims ldb and ldc.
-/// The loops run i-p-j over column blocks of C: the innermost loop is a contiguous axpy the
-/// compiler vectorizes, and a block of B (k x 256) stays in L2 while i runs.
-/// T is float, or an integer type whose products and sums wrap (two's complement, computed in the
-/// unsigned type) like the Signed32 accumulator of ONNX's integer ops.
-/// The type GemmAccumulate computes in: T itself for floats, the unsigned type for integers.
-template <typename T, bool = std::is_integral_v<T>> struct WrappingType { using Type = T; };
-template <typename T> struct WrappingType<T, true> { using Type = std::make_unsigned_t<T>; };
-
-template <typename T>
-void GemmAccumulate(std::size_t m, std::size_t n, std::size_t k, T alpha, const T* a, std::size_t aRow,
-                    std::size_t aCol, const T* b, std::size_t ldb, T* c, std::size_t ldc) {
-    using Acc = typename WrappingType<T>::Type;
-    constexpr std::size_t kBlock = 256;
-    for (std::size_t j0 = 0; j0 < n; j0 += kBlock) {
-        const std::size_t j1 = std::min(n, j0 + kBlock);
-        for (std::size_t i = 0; i < m; ++i) {
-            T* crow = c + i * ldc;
-            for (std::size_t p = 0; p < k; ++p) {
-                const Acc av = static_cast<Acc>(static_cast<Acc>(alpha) * static_cast<Acc>(a[i * aRow + p * aCol]));
-                const T* brow = b + p * ldb;
-                for (std::size_t j = j0; j < j1; ++j) {
-                    crow[j] = static_cast<T>(static_cast<Acc>(crow[j]) + av * static_cast<Acc>(brow[j]));
-                }
-            }
-        }
-    }
-}
+using kernels::GemmAccumulate;
+using kernels::WrappingType;
 
 /// True when every input and output of the layer has type `type`; otherwise refuses naming the
 /// first tensor that has not ("MatMul: data type Float16 not supported by CpuRef (Float32, Signed32)";

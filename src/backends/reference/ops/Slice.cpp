@@ -3,7 +3,9 @@
 // strided copy: output index i along dim k reads input index start[k] + i * step[k], so a
 // negative step is just a negative stride.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/DataMovement.hpp"
 
 namespace trellis::ref {
 
@@ -11,31 +13,30 @@ namespace {
 
 class SliceWorkload final : public IWorkload {
 public:
-    SliceWorkload(const SliceDescriptor& d, const WorkloadInfo& info) {
-        const TensorInfo& in = info.m_InputTensorInfos[0];
-        const TensorInfo& out = info.m_OutputTensorInfos[0];
-        const std::size_t es = GetDataTypeSize(in.GetDataType());
-        const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
-        std::vector<int64_t> srcStrides(inStrides.size());
-        int64_t offset = 0;
-        for (std::size_t k = 0; k < inStrides.size(); ++k) {
-            srcStrides[k] = inStrides[k] * d.m_Steps[k];
-            // An empty output never reads; its start may be one past the end, so do not offset.
-            if (out.GetNumElements() > 0) offset += d.m_Starts[k] * inStrides[k];
-        }
-        const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
-        m_Copy = StridedCopy(dims, srcStrides, RowMajorStrides(out.GetShape()), es);
-        m_SrcOffset = static_cast<std::size_t>(offset) * es;
-    }
-    void Execute(const WorkloadIo& io) const override {
-        m_Copy.Run(static_cast<const std::byte*>(io.m_Inputs[0]->Map()) + m_SrcOffset, io.m_Outputs[0]->Map());
-    }
+    explicit SliceWorkload(kernels::OffsetCopy p) : m_P(std::move(p)) {}
+    void Execute(const WorkloadIo& io) const override { kernels::Slice(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
 private:
-    StridedCopy m_Copy;
-    std::size_t m_SrcOffset = 0;  // bytes
+    const kernels::OffsetCopy m_P;
 };
 
 }  // namespace
+
+kernels::OffsetCopy SliceRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const SliceDescriptor& d = layer.Get<SliceDescriptor>();
+    const TensorInfo& in = info.m_InputTensorInfos[0];
+    const TensorInfo& out = info.m_OutputTensorInfos[0];
+    const std::size_t es = GetDataTypeSize(in.GetDataType());
+    const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
+    std::vector<int64_t> srcStrides(inStrides.size());
+    int64_t offset = 0;
+    for (std::size_t k = 0; k < inStrides.size(); ++k) {
+        srcStrides[k] = inStrides[k] * d.m_Steps[k];
+        // An empty output never reads; its start may be one past the end, so do not offset.
+        if (out.GetNumElements() > 0) offset += d.m_Starts[k] * inStrides[k];
+    }
+    const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
+    return {MakeStridedCopy(dims, srcStrides, RowMajorStrides(out.GetShape()), es), static_cast<std::size_t>(offset) * es};
+}
 
 bool SliceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     if (!CheckArity("Slice", info, 1, 1, reason)) return false;
@@ -60,7 +61,7 @@ bool SliceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std
 }
 
 IWorkloadPtr SliceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<SliceWorkload>(layer.Get<SliceDescriptor>(), info);
+    return std::make_unique<SliceWorkload>(SliceRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

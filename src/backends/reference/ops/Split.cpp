@@ -2,7 +2,9 @@
 // strided copy out of the input, at its offset along the (normalized) axis; input and outputs:
 // same type and quantization.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/DataMovement.hpp"
 
 namespace trellis::ref {
 
@@ -10,28 +12,34 @@ namespace {
 
 class SplitWorkload final : public IWorkload {
 public:
-    SplitWorkload(const WorkloadInfo& info, unsigned int axis) {
-        const TensorInfo& in = info.m_InputTensorInfos[0];
-        const std::size_t es = GetDataTypeSize(in.GetDataType());
-        const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
-        int64_t offset = 0;  // along the axis
-        for (const TensorInfo& out : info.m_OutputTensorInfos) {
-            const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
-            m_Copies.emplace_back(dims, inStrides, RowMajorStrides(out.GetShape()), es);
-            m_SrcOffsets.push_back(static_cast<std::size_t>(offset * inStrides[axis]) * es);
-            offset += out.GetShape()[axis];
+    explicit SplitWorkload(kernels::MultiCopy p) : m_P(std::move(p)) {}
+    void Execute(const WorkloadIo& io) const override {
+        const void* in = io.m_Inputs[0]->Map();
+        for (std::size_t i = 0; i < m_P.copies.size(); ++i) {
+            m_P.copies[i].copy.Run(static_cast<const unsigned char*>(in) + m_P.copies[i].offset, io.m_Outputs[i]->Map());
         }
     }
-    void Execute(const WorkloadIo& io) const override {
-        const auto* in = static_cast<const std::byte*>(io.m_Inputs[0]->Map());
-        for (std::size_t i = 0; i < m_Copies.size(); ++i) m_Copies[i].Run(in + m_SrcOffsets[i], io.m_Outputs[i]->Map());
-    }
 private:
-    std::vector<StridedCopy> m_Copies;
-    std::vector<std::size_t> m_SrcOffsets;  // bytes
+    const kernels::MultiCopy m_P;
 };
 
 }  // namespace
+
+kernels::MultiCopy SplitRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const unsigned int axis = static_cast<unsigned int>(layer.Get<SplitDescriptor>().m_Axis);
+    const TensorInfo& in = info.m_InputTensorInfos[0];
+    const std::size_t es = GetDataTypeSize(in.GetDataType());
+    const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
+    kernels::MultiCopy p;
+    int64_t offset = 0;  // along the axis
+    for (const TensorInfo& out : info.m_OutputTensorInfos) {
+        const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
+        p.copies.push_back({MakeStridedCopy(dims, inStrides, RowMajorStrides(out.GetShape()), es),
+                            static_cast<std::size_t>(offset * inStrides[axis]) * es});
+        offset += out.GetShape()[axis];
+    }
+    return p;
+}
 
 bool SplitRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     if (info.m_InputTensorInfos.size() != 1 || info.m_OutputTensorInfos.empty()) {
@@ -52,7 +60,7 @@ bool SplitRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std
 }
 
 IWorkloadPtr SplitRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<SplitWorkload>(info, static_cast<unsigned int>(layer.Get<SplitDescriptor>().m_Axis));
+    return std::make_unique<SplitWorkload>(SplitRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -1,7 +1,9 @@
 // CpuRef Transpose: every data type (elements are moved, not computed on). One strided copy:
 // output dim i walks input dim perm[i].
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/DataMovement.hpp"
 
 namespace trellis::ref {
 
@@ -9,21 +11,24 @@ namespace {
 
 class TransposeWorkload final : public IWorkload {
 public:
-    TransposeWorkload(const TransposeDescriptor& d, const WorkloadInfo& info) {
-        const TensorInfo& in = info.m_InputTensorInfos[0];
-        const TensorInfo& out = info.m_OutputTensorInfos[0];
-        const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
-        std::vector<int64_t> srcStrides;
-        for (unsigned int p : d.m_Perm) srcStrides.push_back(inStrides[p]);
-        const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
-        m_Copy = StridedCopy(dims, srcStrides, RowMajorStrides(out.GetShape()), GetDataTypeSize(in.GetDataType()));
-    }
-    void Execute(const WorkloadIo& io) const override { m_Copy.Run(io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
+    explicit TransposeWorkload(kernels::StridedCopy p) : m_P(std::move(p)) {}
+    void Execute(const WorkloadIo& io) const override { kernels::CopyTensor(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
 private:
-    StridedCopy m_Copy;
+    const kernels::StridedCopy m_P;
 };
 
 }  // namespace
+
+kernels::StridedCopy TransposeRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const TransposeDescriptor& d = layer.Get<TransposeDescriptor>();
+    const TensorInfo& in = info.m_InputTensorInfos[0];
+    const TensorInfo& out = info.m_OutputTensorInfos[0];
+    const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
+    std::vector<int64_t> srcStrides;
+    for (unsigned int p : d.m_Perm) srcStrides.push_back(inStrides[p]);
+    const std::vector<int64_t> dims(out.GetShape().GetDims().begin(), out.GetShape().GetDims().end());
+    return MakeStridedCopy(dims, srcStrides, RowMajorStrides(out.GetShape()), GetDataTypeSize(in.GetDataType()));
+}
 
 bool TransposeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     if (!CheckArity("Transpose", info, 1, 1, reason)) return false;
@@ -38,7 +43,7 @@ bool TransposeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info,
 }
 
 IWorkloadPtr TransposeRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<TransposeWorkload>(layer.Get<TransposeDescriptor>(), info);
+    return std::make_unique<TransposeWorkload>(TransposeRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -21,7 +21,8 @@ namespace detail {
 
 template <typename T> struct IsSequence : std::false_type {};
 template <typename T, typename A> struct IsSequence<std::vector<T, A>> : std::true_type {};
-template <typename T, std::size_t N> struct IsSequence<std::array<T, N>> : std::true_type {};
+template <typename T> struct IsArray : std::false_type {};
+template <typename T, std::size_t N> struct IsArray<std::array<T, N>> : std::true_type {};
 
 struct FieldProbe {
     template <typename T> void operator()(const T&) const {}
@@ -50,6 +51,11 @@ ArtifactExprPtr ValueExpr(const T& v) {
         std::vector<ArtifactExprPtr> elements;
         for (const auto& e : v) elements.push_back(ValueExpr(e));
         return F::Braces(std::move(elements));
+    } else if constexpr (IsArray<T>::value) {
+        // std::array: the braces of its inner C array too, so that no element's braces are elided.
+        std::vector<ArtifactExprPtr> elements;
+        for (const auto& e : v) elements.push_back(ValueExpr(e));
+        return F::Braces({F::Braces(std::move(elements))});
     } else {
         static_assert(HasFields<T>::value, "a kernel parameter field of a type the printer does not know");
         std::vector<ArtifactExprPtr> fields;

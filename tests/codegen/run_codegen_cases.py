@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""Generate, compile and run code-generator artifacts for ONNX test cases, as onnx2c's own suite does.
+
+Each case is a folder holding model.onnx and test_data_set_0/ (input_<i>.pb, output_<i>.pb): the ONNX
+backend node tests (Debian's libonnx-testdata) or Trellis's per-op cases (tests/ops/). For each:
+
+  1. trellis codegen model.onnx -o WORK/<case> --target T --with-main --shape NAME=... (every input
+     pinned to its test data's shape);
+  2. c++ -std=c++17 -Wall -Wextra -Werror ... <Name>.cpp <Name>_main.cpp (the target's libraries);
+  3. <Name>_main --input NAME=FILE.npy ... --output-dir OUT;
+  4. every OUT/<output>.npy against output_<i>.pb: the same type and shape; floats within
+     |got - want| <= atol + rtol * |want| (NaN matches NaN), everything else exactly.
+
+A case the target refuses (the generator names the layer and why, or the importer cannot read the
+model) is "unsupported"; a generated file that does not compile, a crash, an error or a wrong value
+is a FAIL. Prints one line per case and a count; exits 1 when a case failed, or when fewer cases
+passed than --min-pass.
+
+  /usr/bin/python3 tests/codegen/run_codegen_cases.py --trellis build/bin/trellis --target soft \\
+      --cases /usr/share/libonnx-testdata/data/node --work /tmp/cg-node [--filter REGEX] [--jobs 2]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+# Compiler arguments a target's artifacts need beyond the standard library.
+TARGET_LIBRARIES = {
+    "soft": [],
+    "onednn": ["-ldnnl"],
+}
+
+
+def case_dirs(roots, pattern):
+    found = []
+    for root in roots:
+        if os.path.exists(os.path.join(root, "model.onnx")):
+            found.append(root)
+            continue
+        for name in sorted(os.listdir(root)):
+            d = os.path.join(root, name)
+            if os.path.exists(os.path.join(d, "model.onnx")) and os.path.isdir(os.path.join(d, "test_data_set_0")):
+                found.append(d)
+    if pattern:
+        rx = re.compile(pattern)
+        found = [d for d in found if rx.search(os.path.basename(d))]
+    return found
+
+
+def load_set(folder, prefix):
+    tensors = []
+    i = 0
+    while os.path.exists(os.path.join(folder, "%s_%d.pb" % (prefix, i))):
+        t = onnx.TensorProto()
+        with open(os.path.join(folder, "%s_%d.pb" % (prefix, i)), "rb") as f:
+            t.ParseFromString(f.read())
+        tensors.append(t)
+        i += 1
+    return tensors
+
+
+def compare(got, want, rtol, atol):
+    if got.shape != want.shape:
+        return "shape %s, expected %s" % (got.shape, want.shape)
+    if got.dtype != want.dtype:
+        return "type %s, expected %s" % (got.dtype, want.dtype)
+    if want.dtype.kind == "f":
+        g = got.astype(np.float64)
+        w = want.astype(np.float64)
+        both_nan = np.isnan(g) & np.isnan(w)
+        same_inf = np.isinf(w) & (g == w)
+        ok = both_nan | same_inf | (np.abs(g - w) <= atol + rtol * np.abs(w))
+    else:
+        ok = got == want
+    if ok.all():
+        return ""
+    bad = np.argwhere(~ok.reshape(want.shape) if want.shape else ~ok)
+    first = tuple(bad[0]) if len(bad) else ()
+    return "%d of %d elements differ; first at %s: got %r, expected %r" % (
+        int((~ok).sum()), ok.size, list(first), got[first] if got.shape else got, want[first] if want.shape else want)
+
+
+def run_case(case, args):
+    name = os.path.basename(case.rstrip("/"))
+    work = os.path.join(args.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    start = time.time()
+
+    def result(status, reason=""):
+        if status == "pass" and not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        return {"case": name, "status": status, "reason": reason, "s": round(time.time() - start, 2)}
+
+    model = onnx.load(os.path.join(case, "model.onnx"), load_external_data=False)
+    initializers = {i.name for i in model.graph.initializer}
+    graph_inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    graph_outputs = [o.name for o in model.graph.output]
+    data = os.path.join(case, "test_data_set_0")
+    inputs = load_set(data, "input")
+    outputs = load_set(data, "output")
+    named_inputs = []
+    for i, t in enumerate(inputs):
+        n = t.name if t.name in graph_inputs else (graph_inputs[i] if i < len(graph_inputs) else "")
+        named_inputs.append((n, numpy_helper.to_array(t)))
+    cmd = [args.trellis, "codegen", os.path.join(case, "model.onnx"), "-o", work, "--target", args.target,
+           "--with-main", "--name", "Net"]
+    for n, a in named_inputs:
+        cmd += ["--shape", "%s=%s" % (n, "x".join(str(d) for d in a.shape))] if a.shape else []
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        message = (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+        # Refusals name what is not supported; anything else is a failure of the generator.
+        refusal = ("cannot generate" in message or "not supported" in message or "no kernel" in message
+                   or "operator not supported" in message or "shapes are decided when it runs" in message
+                   or "must be static" in message)
+        return result("unsupported" if refusal and r.returncode == 1 else "FAIL", "codegen: " + message)
+
+    compile_cmd = [args.cxx, "-std=c++17", args.opt, "-Wall", "-Wextra", "-Werror", "-o", os.path.join(work, "Net_main"),
+                   os.path.join(work, "Net.cpp"), os.path.join(work, "Net_main.cpp")] + TARGET_LIBRARIES[args.target]
+    r = subprocess.run(compile_cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines() or ["exit %d" % r.returncode]
+        return result("FAIL", "compile: " + lines[0])
+
+    indir = os.path.join(work, "in")
+    os.makedirs(indir)
+    run_cmd = [os.path.join(work, "Net_main"), "--output-dir", os.path.join(work, "out")]
+    for k, (n, a) in enumerate(named_inputs):
+        path = os.path.join(indir, "input_%d.npy" % k)
+        np.save(path, a)
+        run_cmd += ["--input", "%s=%s" % (n, path)]
+    try:
+        r = subprocess.run(run_cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return result("FAIL", "run: timed out after %d s" % args.timeout)
+    if r.returncode != 0:
+        return result("FAIL", "run: exit %d: %s" % (r.returncode, (r.stderr.strip().splitlines() or [""])[-1]))
+    for i, t in enumerate(outputs):
+        n = t.name if t.name in graph_outputs else graph_outputs[i]
+        path = os.path.join(work, "out", n.replace("/", "_") + ".npy")
+        if not os.path.exists(path):
+            return result("FAIL", "output '%s' was not written" % n)
+        diff = compare(np.load(path), numpy_helper.to_array(t), args.rtol, args.atol)
+        if diff:
+            return result("FAIL", "output '%s': %s" % (n, diff))
+    return result("pass")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--trellis", required=True)
+    ap.add_argument("--target", default="soft", choices=sorted(TARGET_LIBRARIES))
+    ap.add_argument("--cases", action="append", required=True, help="a case folder or a folder of cases (repeatable)")
+    ap.add_argument("--work", required=True, help="where the artifacts are generated and built")
+    ap.add_argument("--filter", default="", help="only cases whose name this regular expression matches")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--cxx", default=os.environ.get("CXX", "c++"))
+    ap.add_argument("--opt", default="-O1", help="optimization flag for the artifacts (default -O1)")
+    ap.add_argument("--rtol", type=float, default=1e-3)
+    ap.add_argument("--atol", type=float, default=1e-5)
+    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--min-pass", type=int, default=0, help="fail unless at least this many cases pass")
+    ap.add_argument("--summary-json", default="")
+    ap.add_argument("--keep", action="store_true", help="keep the work folders of passing cases")
+    args = ap.parse_args()
+
+    cases = case_dirs(args.cases, args.filter)
+    if not cases:
+        print("error: no cases found", file=sys.stderr)
+        return 1
+    os.makedirs(args.work, exist_ok=True)
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for res in pool.map(lambda c: run_case(c, args), cases):
+            results.append(res)
+            line = "%s: %s" % (res["case"], res["status"] if res["status"] != "FAIL" else "FAIL")
+            if res["reason"]:
+                line += ": " + res["reason"]
+            print(line, flush=True)
+    counts = {s: sum(1 for r in results if r["status"] == s) for s in ("pass", "FAIL", "unsupported")}
+    print("target %s: %d passed, %d failed, %d unsupported (of %d)" % (
+        args.target, counts["pass"], counts["FAIL"], counts["unsupported"], len(results)))
+    if args.summary_json:
+        with open(args.summary_json, "w") as f:
+            json.dump({"target": args.target, "passed": counts["pass"], "failed": counts["FAIL"],
+                       "unsupported": counts["unsupported"], "cases": results}, f, indent=1)
+    if counts["FAIL"]:
+        return 1
+    if counts["pass"] < args.min_pass:
+        print("error: %d cases passed, fewer than the %d expected" % (counts["pass"], args.min_pass), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
