@@ -188,7 +188,7 @@ protected:
 TEST_F(CliTest, HelpListsCommandsAndOptions) {
     const CliResult top = Cli({"--help"});
     EXPECT_EQ(top.m_Exit, 0);
-    for (const char* word : {"run", "bench", "inspect", "backends", "onnx-test", "Registered backends: ", "CpuRef"}) {
+    for (const char* word : {"run", "bench", "inspect", "backends", "onnx-test", "codegen", "Registered backends: ", "CpuRef"}) {
         EXPECT_NE(top.m_Out.find(word), std::string::npos) << word;
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
@@ -199,6 +199,7 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
         {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
+        {"codegen", {"-o, --output-dir", "--name", "--target", "--with-main", "--shape"}},
     };
     for (const auto& [command, options] : commands) {
         const CliResult r = Cli({command, "--help"});
@@ -218,7 +219,7 @@ TEST_F(CliTest, DocsQuoteEveryHelpText) {
     for (const std::vector<std::string>& args :
          std::vector<std::vector<std::string>>{{"--help"}, {"run", "--help"}, {"bench", "--help"},
                                               {"inspect", "--help"}, {"compare", "--help"}, {"backends", "--help"},
-                                              {"onnx-test", "--help"}}) {
+                                              {"onnx-test", "--help"}, {"codegen", "--help"}}) {
         const CliResult r = Cli(args);
         ASSERT_EQ(r.m_Exit, 0);
         const auto registered = r.m_Out.find("Registered backends: ");
@@ -780,3 +781,70 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     EXPECT_NE(hangOut.find("onnx-test hung"), std::string::npos) << hangOut;
 
 }  // namespace
+
+// trellis codegen: the files, the interface it reports, and refusals naming the layer and the op.
+TEST_F(CliTest, CodegenWritesTheArtifactFiles) {
+    const fs::path out = m_Dir / "mlp";
+    const CliResult r = Cli({"codegen", kMlp, "-o", out.string(), "--name", "Mlp", "--with-main"});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_TRUE(r.m_Err.empty()) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("artifact Mlp (target soft): 4 layers"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("input 'input' Float32 1x16: get_input()"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("output 'probs' Float32 1x10: get_probs()"), std::string::npos) << r.m_Out;
+    for (const char* file : {"Mlp.h", "Mlp.cpp", "Mlp.params", "Mlp_main.cpp", "CMakeLists.txt"}) {
+        EXPECT_TRUE(fs::exists(out / file)) << file;
+    }
+    const std::string header = ReadFile(out / "Mlp.h");
+    for (const char* decl : {"class Mlp {", "explicit Mlp(const std::string& params_path = \"Mlp.params\");",
+                             "void Inference();", "Tensor& get_input();", "Tensor& getInput();", "Tensor& getOutput();"}) {
+        EXPECT_NE(header.find(decl), std::string::npos) << decl << " in\n" << header;
+    }
+    // Without --with-main, no program; the long option works like -o.
+    const CliResult plain = Cli({"codegen", kMlp, "--output-dir", (m_Dir / "plain").string()});
+    ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
+    EXPECT_TRUE(fs::exists(m_Dir / "plain" / "Net.cpp"));
+    EXPECT_FALSE(fs::exists(m_Dir / "plain" / "Net_main.cpp"));
+}
+
+TEST_F(CliTest, CodegenRefusesWithOneErrorLine) {
+    ExpectOneError(Cli({"codegen", kMlp}), 2, "-o DIR (--output-dir) is required");
+    ExpectOneError(Cli({"codegen", kMlp, "-o", m_Dir.string(), "--target", "fpga"}), 2, "unknown target 'fpga'");
+    ExpectOneError(Cli({"codegen", kMlp, "-o", m_Dir.string(), "--name", "my-net"}), 1, "'my-net' is not a C++ identifier");
+    ExpectOneError(Cli({"codegen", kMlp, "-x"}), 2, "unknown option '-x'");
+    // Dims the model leaves symbolic must be pinned.
+    const fs::path symbolic = m_Dir / "symbolic.onnx";
+    WriteFile(symbolic, SymbolicBatchModelBytes());
+    ExpectOneError(Cli({"codegen", symbolic.string(), "-o", (m_Dir / "s").string()}), 1,
+                   "input 'x' is Float32 ?x4: dim 0 ('batch') must be static to generate code; pin the dims with --shape x=AxBx...");
+    EXPECT_EQ(Cli({"codegen", symbolic.string(), "-o", (m_Dir / "s").string(), "--shape", "x=3x4"}).m_Exit, 0);
+    // An op the soft target does not generate (quantization): named with its layer.
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("quantize");
+    auto* in = graph->add_input();
+    in->set_name("x");
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+    auto* out = graph->add_output();
+    out->set_name("q");
+    out->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::UINT8);
+    out->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
+    auto* scale = graph->add_initializer();
+    scale->set_name("scale");
+    scale->set_data_type(onnx::TensorProto::FLOAT);
+    scale->add_float_data(0.5f);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("QuantizeLinear");
+    node->set_name("quant");
+    node->add_input("x");
+    node->add_input("scale");
+    node->add_output("q");
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    WriteFile(m_Dir / "quantize.onnx", bytes);
+    ExpectOneError(Cli({"codegen", (m_Dir / "quantize.onnx").string(), "-o", (m_Dir / "q").string()}), 1,
+                   "the soft target cannot generate 1 layer: layer 'quant' (QuantizeLinear): QuantizeLinear: the soft "
+                   "target has no kernel for this op");
+}

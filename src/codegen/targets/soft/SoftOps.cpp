@@ -12,7 +12,10 @@
 
 namespace trellis::codegen::soft {
 
-template <> std::string KernelEnumName<kernels::UnaryOp>() { return "trellis::kernels::UnaryOp"; }
+template <> std::string KernelEnumValue(kernels::UnaryOp v) {
+    // kernels::UnaryOp names its values as trellis::UnaryOperation does, in the same order.
+    return std::string("trellis::kernels::UnaryOp::") + GetUnaryOperationName(static_cast<UnaryOperation>(v));
+}
 
 namespace {
 

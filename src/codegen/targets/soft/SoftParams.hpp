@@ -13,9 +13,9 @@
 
 namespace trellis::codegen::soft {
 
-/// The generated-code name of a kernel enum ("trellis::kernels::PoolingAlgorithm"); specialized
-/// next to the emitters of the ops that use one.
-template <typename E> std::string KernelEnumName();
+/// The generated-code name of a kernel enum's value ("trellis::kernels::UnaryOp::Relu"); specialized
+/// next to the emitters of the ops that use the enum.
+template <typename E> std::string KernelEnumValue(E value);
 
 namespace detail {
 
@@ -37,8 +37,7 @@ ArtifactExprPtr ValueExpr(const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
         return F::Bool(v);
     } else if constexpr (std::is_enum_v<T>) {
-        return F::Lit("static_cast<" + KernelEnumName<T>() + ">(" +
-                      std::to_string(static_cast<long long>(static_cast<std::underlying_type_t<T>>(v))) + ")");
+        return F::Lit(KernelEnumValue(v));
     } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
         return F::Int(static_cast<int64_t>(v));
     } else if constexpr (std::is_integral_v<T>) {
