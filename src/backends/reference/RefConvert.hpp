@@ -1,5 +1,6 @@
 // CpuRef: element conversions between the plain (non-quantized) data types, shared by Cast,
-// ConstantOfShape and Pad.
+// ConstantOfShape and Pad: the kernel snippet kernels/Convert.hpp's element types, plus Float16 and
+// BFloat16.
 //
 // Contract (each conversion rounds once, never twice):
 //  - to Float16 / BFloat16: IEEE round-to-nearest-even from the exact source value; overflow
@@ -13,6 +14,8 @@
 //  - to Boolean: x != 0 (NaN counts as non-zero, as in numpy); from Boolean: 0 or 1.
 // All functions are pure and thread-safe.
 #pragma once
+
+#include "kernels/Convert.hpp"
 
 #include <trellis/Types.hpp>
 
@@ -114,22 +117,8 @@ inline double DecodeIeee(uint32_t bits, int expBits, int mantBits) {
 /// for float types, as int64 for integer types) and how to produce one from either.
 template <DataType T> struct ElementTraits;
 
-template <> struct ElementTraits<DataType::Float32> {
-    using Storage = float;
-    static constexpr bool kIsFloat = true;
-    static double Read(float v) { return v; }
-    static float FromDouble(double v) { return static_cast<float>(v); }
-    static float FromInt(int64_t v) { return static_cast<float>(v); }
-    static float FromUInt64(uint64_t v) { return static_cast<float>(v); }
-};
-template <> struct ElementTraits<DataType::Float64> {
-    using Storage = double;
-    static constexpr bool kIsFloat = true;
-    static double Read(double v) { return v; }
-    static double FromDouble(double v) { return v; }
-    static double FromInt(int64_t v) { return static_cast<double>(v); }
-    static double FromUInt64(uint64_t v) { return static_cast<double>(v); }
-};
+template <> struct ElementTraits<DataType::Float32> : kernels::FloatElement<float> {};
+template <> struct ElementTraits<DataType::Float64> : kernels::FloatElement<double> {};
 template <> struct ElementTraits<DataType::Float16> {
     using Storage = uint16_t;
     static constexpr bool kIsFloat = true;
@@ -147,25 +136,7 @@ template <> struct ElementTraits<DataType::BFloat16> {
     static uint16_t FromUInt64(uint64_t v) { return static_cast<uint16_t>(EncodeIeeeFromUnsigned(v, 8, 7)); }
 };
 
-/// Integer targets: truncate floats toward zero, saturating (NaN gives 0); wrap integers.
-/// Read gives the value as int64, which wraps UInt64 values of 2^63 and more: casts from UInt64
-/// to a float type use the float type's FromUInt64 instead.
-template <typename I> struct IntegerElement {
-    using Storage = I;
-    static constexpr bool kIsFloat = false;
-    static int64_t Read(I v) { return static_cast<int64_t>(v); }
-    static I FromDouble(double v) {
-        if (std::isnan(v)) return 0;
-        const double t = std::trunc(v);
-        // Compare against powers of two, which doubles hold exactly: the range is
-        // [min, 2^digits - 1] with min = -2^digits (signed) or 0 (unsigned).
-        const double upper = std::ldexp(1.0, std::numeric_limits<I>::digits);
-        if (t <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-        if (t >= upper) return std::numeric_limits<I>::max();
-        return static_cast<I>(t);
-    }
-    static I FromInt(int64_t v) { return static_cast<I>(static_cast<std::make_unsigned_t<I>>(static_cast<uint64_t>(v))); }
-};
+using kernels::IntegerElement;
 template <> struct ElementTraits<DataType::Signed32> : IntegerElement<int32_t> {};
 template <> struct ElementTraits<DataType::Signed64> : IntegerElement<int64_t> {};
 template <> struct ElementTraits<DataType::UInt8> : IntegerElement<uint8_t> {};
@@ -174,14 +145,7 @@ template <> struct ElementTraits<DataType::Signed16> : IntegerElement<int16_t> {
 template <> struct ElementTraits<DataType::UInt16> : IntegerElement<uint16_t> {};
 template <> struct ElementTraits<DataType::UInt32> : IntegerElement<uint32_t> {};
 template <> struct ElementTraits<DataType::UInt64> : IntegerElement<uint64_t> {};
-
-template <> struct ElementTraits<DataType::Boolean> {
-    using Storage = uint8_t;
-    static constexpr bool kIsFloat = false;
-    static int64_t Read(uint8_t v) { return v != 0; }
-    static uint8_t FromDouble(double v) { return v != 0.0; }
-    static uint8_t FromInt(int64_t v) { return v != 0; }
-};
+template <> struct ElementTraits<DataType::Boolean> : kernels::BoolElement {};
 
 /// True for the types ElementTraits covers.
 inline bool IsPlainConvertibleType(DataType t) {

@@ -28,6 +28,56 @@ enum class UnaryOp {
     GeluTanh, Clip, Not, Round, Floor, Ceil, Sign, Softplus, Softsign, Selu, Celu, Mish, ThresholdedRelu, Shrink,
     Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, IsPosInf, IsNegInf,
 };
+inline const char* KernelEnumType(UnaryOp) { return "UnaryOp"; }
+inline const char* KernelEnumName(UnaryOp v) {
+    switch (v) {
+        case UnaryOp::Abs: return "Abs";
+        case UnaryOp::Neg: return "Neg";
+        case UnaryOp::Exp: return "Exp";
+        case UnaryOp::Log: return "Log";
+        case UnaryOp::Sqrt: return "Sqrt";
+        case UnaryOp::Reciprocal: return "Reciprocal";
+        case UnaryOp::Relu: return "Relu";
+        case UnaryOp::LeakyRelu: return "LeakyRelu";
+        case UnaryOp::Elu: return "Elu";
+        case UnaryOp::Sigmoid: return "Sigmoid";
+        case UnaryOp::Tanh: return "Tanh";
+        case UnaryOp::HardSigmoid: return "HardSigmoid";
+        case UnaryOp::HardSwish: return "HardSwish";
+        case UnaryOp::Erf: return "Erf";
+        case UnaryOp::Gelu: return "Gelu";
+        case UnaryOp::GeluTanh: return "GeluTanh";
+        case UnaryOp::Clip: return "Clip";
+        case UnaryOp::Not: return "Not";
+        case UnaryOp::Round: return "Round";
+        case UnaryOp::Floor: return "Floor";
+        case UnaryOp::Ceil: return "Ceil";
+        case UnaryOp::Sign: return "Sign";
+        case UnaryOp::Softplus: return "Softplus";
+        case UnaryOp::Softsign: return "Softsign";
+        case UnaryOp::Selu: return "Selu";
+        case UnaryOp::Celu: return "Celu";
+        case UnaryOp::Mish: return "Mish";
+        case UnaryOp::ThresholdedRelu: return "ThresholdedRelu";
+        case UnaryOp::Shrink: return "Shrink";
+        case UnaryOp::Sin: return "Sin";
+        case UnaryOp::Cos: return "Cos";
+        case UnaryOp::Tan: return "Tan";
+        case UnaryOp::Asin: return "Asin";
+        case UnaryOp::Acos: return "Acos";
+        case UnaryOp::Atan: return "Atan";
+        case UnaryOp::Sinh: return "Sinh";
+        case UnaryOp::Cosh: return "Cosh";
+        case UnaryOp::Asinh: return "Asinh";
+        case UnaryOp::Acosh: return "Acosh";
+        case UnaryOp::Atanh: return "Atanh";
+        case UnaryOp::IsNaN: return "IsNaN";
+        case UnaryOp::IsInf: return "IsInf";
+        case UnaryOp::IsPosInf: return "IsPosInf";
+        case UnaryOp::IsNegInf: return "IsNegInf";
+    }
+    return "";
+}
 
 struct UnaryParams {
     UnaryOp op = UnaryOp::Relu;

@@ -3,7 +3,9 @@
 // extreme for both (like numpy's argmax/argmin): the first NaN wins (the last one with
 // m_SelectLastIndex).
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/ArgMinMax.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -16,38 +18,12 @@ namespace {
 template <typename T>
 class ArgMinMaxWorkload final : public IWorkload {
 public:
-    ArgMinMaxWorkload(const ArgMinMaxDescriptor& d, const TensorShape& in)
-        : m_Max(d.m_Function == ArgMinMaxFunction::Max), m_Last(d.m_SelectLastIndex) {
-        const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
-        for (unsigned int i = 0; i < axis; ++i) m_Outer *= in[i];
-        m_Dim = in[axis];
-        for (unsigned int i = axis + 1; i < in.GetNumDimensions(); ++i) m_Inner *= in[i];
-    }
+    explicit ArgMinMaxWorkload(kernels::ArgMinMaxParams p) : m_P(p) {}
     void Execute(const WorkloadIo& io) const override {
-        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
-        int64_t* y = static_cast<int64_t*>(io.m_Outputs[0]->Map());
-        for (std::size_t o = 0; o < m_Outer; ++o) {
-            for (std::size_t i = 0; i < m_Inner; ++i) {
-                const T* base = x + o * m_Dim * m_Inner + i;
-                std::size_t best = 0;
-                for (std::size_t k = 1; k < m_Dim; ++k) {
-                    if (Better(base[k * m_Inner], base[best * m_Inner])) best = k;
-                }
-                y[o * m_Inner + i] = static_cast<int64_t>(best);
-            }
-        }
+        kernels::ArgMinMax<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<int64_t*>(io.m_Outputs[0]->Map()));
     }
 private:
-    bool Better(T v, T best) const {
-        if constexpr (std::is_floating_point_v<T>) {
-            if (std::isnan(best)) return m_Last && std::isnan(v);
-            if (std::isnan(v)) return true;
-        }
-        if (m_Max) return m_Last ? v >= best : v > best;
-        return m_Last ? v <= best : v < best;
-    }
-    bool m_Max, m_Last;
-    std::size_t m_Outer = 1, m_Dim = 1, m_Inner = 1;
+    const kernels::ArgMinMaxParams m_P;
 };
 
 }  // namespace
@@ -69,14 +45,26 @@ bool ArgMinMaxRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info,
     return CheckType(name, "output", info.m_OutputTensorInfos[0], DataType::Signed64, reason);
 }
 
-IWorkloadPtr ArgMinMaxRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+kernels::ArgMinMaxParams ArgMinMaxRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const auto& d = layer.Get<ArgMinMaxDescriptor>();
-    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& in = info.m_InputTensorInfos[0].GetShape();
+    kernels::ArgMinMaxParams p;
+    p.max = d.m_Function == ArgMinMaxFunction::Max;
+    p.selectLast = d.m_SelectLastIndex;
+    const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
+    for (unsigned int i = 0; i < axis; ++i) p.outer *= in[i];
+    p.dim = in[axis];
+    for (unsigned int i = axis + 1; i < in.GetNumDimensions(); ++i) p.inner *= in[i];
+    return p;
+}
+
+IWorkloadPtr ArgMinMaxRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const kernels::ArgMinMaxParams p = ArgMinMaxRefParams(layer, info);
     switch (info.m_InputTensorInfos[0].GetDataType()) {
-        case DataType::Signed32: return std::make_unique<ArgMinMaxWorkload<int32_t>>(d, s);
-        case DataType::Signed64: return std::make_unique<ArgMinMaxWorkload<int64_t>>(d, s);
-        case DataType::UInt8: return std::make_unique<ArgMinMaxWorkload<uint8_t>>(d, s);
-        default: return std::make_unique<ArgMinMaxWorkload<float>>(d, s);
+        case DataType::Signed32: return std::make_unique<ArgMinMaxWorkload<int32_t>>(p);
+        case DataType::Signed64: return std::make_unique<ArgMinMaxWorkload<int64_t>>(p);
+        case DataType::UInt8: return std::make_unique<ArgMinMaxWorkload<uint8_t>>(p);
+        default: return std::make_unique<ArgMinMaxWorkload<float>>(p);
     }
 }
 

@@ -1,31 +1,22 @@
 // CpuRef Cast: between Float32, Float64, Float16, BFloat16, the plain integer types (Signed8/16/
 // 32/64, UInt8/16/32/64) and Boolean (every pair; quantized types are refused). Conversion rules, including IEEE half rounding and
 // float-to-integer truncation, are RefConvert.hpp's. Each (source, target) pair is its own
-// instantiated loop, picked once at creation.
+// instantiated loop (kernels/Convert.hpp), picked once at creation.
 #include "RefConvert.hpp"
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 
-#include <cstring>
 
 namespace trellis::ref {
 
 namespace {
 
-using CastFn = void (*)(const void* in, void* out, std::size_t n);
+using CastFn = void (*)(const kernels::CastParams& p, const void* in, void* out);
 
 template <DataType From, DataType To>
-void CastLoop(const void* inData, void* outData, std::size_t n) {
-    using Src = ElementTraits<From>;
-    using Dst = ElementTraits<To>;
-    const auto* in = static_cast<const typename Src::Storage*>(inData);
-    auto* out = static_cast<typename Dst::Storage*>(outData);
-    for (std::size_t i = 0; i < n; ++i) {
-        // Floats read exactly as double, integers exactly as int64: every path rounds once.
-        if constexpr (Src::kIsFloat) out[i] = Dst::FromDouble(Src::Read(in[i]));
-        else if constexpr (From == DataType::UInt64 && Dst::kIsFloat) out[i] = Dst::FromUInt64(in[i]);
-        else out[i] = Dst::FromInt(Src::Read(in[i]));
-    }
+void CastLoop(const kernels::CastParams& p, const void* in, void* out) {
+    kernels::Cast<ElementTraits<From>, ElementTraits<To>>(p, in, out);
 }
 
 template <DataType From>
@@ -70,11 +61,11 @@ CastFn PickCast(DataType from, DataType to) {
 
 class CastWorkload final : public IWorkload {
 public:
-    CastWorkload(CastFn fn, std::size_t count) : m_Fn(fn), m_Count(count) {}
-    void Execute(const WorkloadIo& io) const override { m_Fn(io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map(), m_Count); }
+    CastWorkload(CastFn fn, kernels::CastParams p) : m_Fn(fn), m_P(p) {}
+    void Execute(const WorkloadIo& io) const override { m_Fn(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
 private:
     CastFn m_Fn;
-    std::size_t m_Count;
+    const kernels::CastParams m_P;
 };
 
 }  // namespace
@@ -95,10 +86,14 @@ bool CastRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std:
     return true;
 }
 
-IWorkloadPtr CastRefCreate(const QueueDescriptor&, const WorkloadInfo& info) {
+kernels::CastParams CastRefParams(const QueueDescriptor&, const WorkloadInfo& info) {
+    return {info.m_InputTensorInfos[0].GetNumElements()};
+}
+
+IWorkloadPtr CastRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
     return std::make_unique<CastWorkload>(
         PickCast(info.m_InputTensorInfos[0].GetDataType(), info.m_OutputTensorInfos[0].GetDataType()),
-        info.m_InputTensorInfos[0].GetNumElements());
+        CastRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

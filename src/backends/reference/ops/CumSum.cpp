@@ -3,7 +3,9 @@
 // sums from the end of the axis. The axis is m_Axis, or read from input 1 (one Signed32/Signed64
 // value, in [-rank, rank) or the run throws) when the core left that input in place.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/CumSum.hpp"
 
 #include <trellis/Exceptions.hpp>
 
@@ -15,61 +17,23 @@ namespace trellis::ref {
 
 namespace {
 
-// The accumulator: double for floats, the unsigned type (wrapping sums) for integers.
-template <typename T, bool = std::is_floating_point_v<T>> struct CumSumAcc { using Type = double; };
-template <typename T> struct CumSumAcc<T, false> { using Type = std::make_unsigned_t<T>; };
-
 template <typename T>
 class CumSumWorkload final : public IWorkload {
-    using Acc = typename CumSumAcc<T>::Type;
 public:
-    CumSumWorkload(const CumSumDescriptor& d, const WorkloadInfo& info, std::string layer)
-        : m_Exclusive(d.m_Exclusive), m_Reverse(d.m_Reverse), m_Axis(d.m_Axis), m_Shape(info.m_InputTensorInfos[0].GetShape()),
-          m_Layer(std::move(layer)) {
-        if (info.m_InputTensorInfos.size() > 1) m_AxisInput = info.m_InputTensorInfos[1].GetDataType();
-    }
+    CumSumWorkload(kernels::CumSumParams p, std::string layer, TensorShape shape)
+        : m_P(std::move(p)), m_Layer(std::move(layer)), m_Shape(std::move(shape)) {}
     void Execute(const WorkloadIo& io) const override {
-        int64_t axis = m_Axis;
-        if (m_AxisInput) {
-            axis = *m_AxisInput == DataType::Signed64 ? *static_cast<const int64_t*>(io.m_Inputs[1]->Map())
-                                                     : *static_cast<const int32_t*>(io.m_Inputs[1]->Map());
-            const int64_t rank = m_Shape.GetNumDimensions();
-            if (axis < -rank || axis >= rank) {
-                throw RuntimeException("CumSum '" + m_Layer + "': axis " + std::to_string(axis) + " is out of range [" +
-                                       std::to_string(-rank) + ", " + std::to_string(rank) + ") for input " + m_Shape.ToString());
-            }
-            if (axis < 0) axis += rank;
+        try {
+            kernels::CumSum<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()),
+                               m_P.axisInputBits != 0 ? io.m_Inputs[1]->Map() : nullptr, static_cast<T*>(io.m_Outputs[0]->Map()));
+        } catch (const std::out_of_range& e) {
+            throw RuntimeException("CumSum '" + m_Layer + "': " + e.what() + " for input " + m_Shape.ToString());
         }
-        std::size_t outer = 1, dim = m_Shape[static_cast<unsigned int>(axis)], inner = 1;
-        for (unsigned int i = 0; i < axis; ++i) outer *= m_Shape[i];
-        for (unsigned int i = static_cast<unsigned int>(axis) + 1; i < m_Shape.GetNumDimensions(); ++i) inner *= m_Shape[i];
-        Run(static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<T*>(io.m_Outputs[0]->Map()), outer, dim, inner);
     }
 private:
-    void Run(const T* x, T* y, std::size_t outer, std::size_t dim, std::size_t inner) const {
-        for (std::size_t o = 0; o < outer; ++o) {
-            for (std::size_t i = 0; i < inner; ++i) {
-                const std::size_t base = o * dim * inner + i;
-                Acc acc = 0;
-                for (std::size_t k = 0; k < dim; ++k) {
-                    const std::size_t at = base + (m_Reverse ? dim - 1 - k : k) * inner;
-                    const Acc v = static_cast<Acc>(x[at]);
-                    if (m_Exclusive) {
-                        y[at] = static_cast<T>(acc);
-                        acc += v;
-                    } else {
-                        acc += v;
-                        y[at] = static_cast<T>(acc);
-                    }
-                }
-            }
-        }
-    }
-    bool m_Exclusive, m_Reverse;
-    int64_t m_Axis;
-    std::optional<DataType> m_AxisInput;  // set when the axis is a runtime input
-    TensorShape m_Shape;
-    std::string m_Layer;
+    const kernels::CumSumParams m_P;
+    const std::string m_Layer;
+    const TensorShape m_Shape;
 };
 
 bool CheckTypeOk(const TensorInfo& x, std::string* reason) {
@@ -103,13 +67,28 @@ bool CumSumRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     return CheckSameEncoding("CumSum", "output", info.m_OutputTensorInfos[0], "input", x, reason);
 }
 
-IWorkloadPtr CumSumRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+kernels::CumSumParams CumSumRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const auto& d = layer.Get<CumSumDescriptor>();
+    kernels::CumSumParams p;
+    p.exclusive = d.m_Exclusive;
+    p.reverse = d.m_Reverse;
+    p.axis = d.m_Axis;
+    if (info.m_InputTensorInfos.size() > 1) {
+        p.axisInputBits = info.m_InputTensorInfos[1].GetDataType() == DataType::Signed64 ? 64 : 32;
+    }
+    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    p.shape.assign(s.GetDims().begin(), s.GetDims().end());
+    return p;
+}
+
+IWorkloadPtr CumSumRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    kernels::CumSumParams p = CumSumRefParams(layer, info);
+    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
     switch (info.m_InputTensorInfos[0].GetDataType()) {
-        case DataType::Signed32: return std::make_unique<CumSumWorkload<int32_t>>(d, info, layer.m_LayerName);
-        case DataType::Signed64: return std::make_unique<CumSumWorkload<int64_t>>(d, info, layer.m_LayerName);
-        case DataType::Float64: return std::make_unique<CumSumWorkload<double>>(d, info, layer.m_LayerName);
-        default: return std::make_unique<CumSumWorkload<float>>(d, info, layer.m_LayerName);
+        case DataType::Signed32: return std::make_unique<CumSumWorkload<int32_t>>(std::move(p), layer.m_LayerName, s);
+        case DataType::Signed64: return std::make_unique<CumSumWorkload<int64_t>>(std::move(p), layer.m_LayerName, s);
+        case DataType::Float64: return std::make_unique<CumSumWorkload<double>>(std::move(p), layer.m_LayerName, s);
+        default: return std::make_unique<CumSumWorkload<float>>(std::move(p), layer.m_LayerName, s);
     }
 }
 

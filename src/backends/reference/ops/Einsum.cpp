@@ -7,7 +7,9 @@
 // output labels first; each step adds the product of the inputs' elements to the output
 // element, accumulated in double in scratch. The work is the product of all label sizes: the
 // plain definition, fine for a reference.
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Einsum.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -21,7 +23,35 @@ namespace {
 template <typename T>
 class EinsumWorkload final : public IWorkload {
 public:
-    EinsumWorkload(const std::string& equation, const std::vector<TensorInfo>& inputs) {
+    explicit EinsumWorkload(kernels::EinsumParams p) : m_P(std::move(p)) {}
+    std::size_t GetScratchBytes() const override { return kernels::EinsumWorkspaceBytes(m_P); }
+    void Execute(const WorkloadIo& io) const override {
+        std::vector<const T*> in;
+        for (ITensorHandle* h : io.m_Inputs) in.push_back(static_cast<const T*>(h->Map()));
+        kernels::Einsum<T>(m_P, in.data(), static_cast<T*>(io.m_Outputs[0]->Map()), io.m_Scratch);
+    }
+private:
+    const kernels::EinsumParams m_P;
+};
+
+}  // namespace
+
+bool EinsumRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    const DataType t = info.m_OutputTensorInfos[0].GetDataType();
+    if (t != DataType::Float32 && t != DataType::Float64) {
+        return math::Refuse(reason, std::string("Einsum: data type ") + GetDataTypeName(t) +
+                                        " not supported by CpuRef (Float32, Float64)");
+    }
+    if (layer.Get<EinsumDescriptor>().m_Equation.find("->") == std::string::npos) {
+        return math::Refuse(reason, "Einsum: the equation is not resolved to its explicit form");
+    }
+    return true;
+}
+
+kernels::EinsumParams EinsumRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const std::string& equation = layer.Get<EinsumDescriptor>().m_Equation;
+    const std::vector<TensorInfo>& inputs = info.m_InputTensorInfos;
+    kernels::EinsumParams p;
         const std::size_t arrow = equation.find("->");
         std::vector<std::string> terms;
         for (std::size_t start = 0;;) {
@@ -44,82 +74,34 @@ public:
         for (const auto& [c, s] : size) {
             if (out.find(c) == std::string::npos) labels += c;
         }
-        m_Sizes.clear();
-        for (char c : labels) m_Sizes.push_back(size[c]);
-        m_OutCount = 1;
-        for (char c : out) m_OutCount *= size[c];
-        m_OutStrides.assign(labels.size(), 0);
+        p.sizes.clear();
+        for (char c : labels) p.sizes.push_back(size[c]);
+        p.outCount = 1;
+        for (char c : out) p.outCount *= size[c];
+        p.outStrides.assign(labels.size(), 0);
         std::size_t s = 1;
         for (std::size_t k = out.size(); k-- > 0;) {
-            m_OutStrides[k] = s;
+            p.outStrides[k] = s;
             s *= size[out[k]];
         }
-        m_InStrides.assign(terms.size(), std::vector<std::size_t>(labels.size(), 0));
+        p.inStrides.assign(terms.size(), std::vector<std::size_t>(labels.size(), 0));
         for (std::size_t i = 0; i < terms.size(); ++i) {
             const std::vector<std::size_t> strides = math::Strides(inputs[i].GetShape());
             for (std::size_t k = 0; k < terms[i].size(); ++k) {
                 if (inputs[i].GetShape()[static_cast<unsigned int>(k)] == 1) continue;  // broadcast
-                m_InStrides[i][labels.find(terms[i][k])] += strides[k];
+                p.inStrides[i][labels.find(terms[i][k])] += strides[k];
             }
         }
-        m_Total = 1;
-        for (std::size_t v : m_Sizes) m_Total *= v;
-    }
-
-    std::size_t GetScratchBytes() const override { return m_OutCount * sizeof(double); }
-
-    void Execute(const WorkloadIo& io) const override {
-        double* acc = static_cast<double*>(io.m_Scratch);
-        std::fill_n(acc, m_OutCount, 0.0);
-        const std::size_t n = m_InStrides.size(), rank = m_Sizes.size();
-        std::vector<const T*> in(n);
-        for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<const T*>(io.m_Inputs[i]->Map());
-        std::vector<std::size_t> pos(rank, 0), off(n, 0);
-        std::size_t outOff = 0;
-        for (std::size_t step = 0; step < m_Total; ++step) {
-            double p = 1.0;
-            for (std::size_t i = 0; i < n; ++i) p *= static_cast<double>(in[i][off[i]]);
-            acc[outOff] += p;
-            for (std::size_t k = rank; k-- > 0;) {  // odometer: the last label varies fastest
-                outOff += m_OutStrides[k];
-                for (std::size_t i = 0; i < n; ++i) off[i] += m_InStrides[i][k];
-                if (++pos[k] < m_Sizes[k]) break;
-                outOff -= m_OutStrides[k] * m_Sizes[k];
-                for (std::size_t i = 0; i < n; ++i) off[i] -= m_InStrides[i][k] * m_Sizes[k];
-                pos[k] = 0;
-            }
-        }
-        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
-        for (std::size_t o = 0; o < m_OutCount; ++o) y[o] = static_cast<T>(acc[o]);
-    }
-
-private:
-    std::vector<std::size_t> m_Sizes;                    // per label, loop order
-    std::vector<std::size_t> m_OutStrides;               // per label (0 for summed ones)
-    std::vector<std::vector<std::size_t>> m_InStrides;   // per input, per label
-    std::size_t m_OutCount = 1, m_Total = 1;
-};
-
-}  // namespace
-
-bool EinsumRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    const DataType t = info.m_OutputTensorInfos[0].GetDataType();
-    if (t != DataType::Float32 && t != DataType::Float64) {
-        return math::Refuse(reason, std::string("Einsum: data type ") + GetDataTypeName(t) +
-                                        " not supported by CpuRef (Float32, Float64)");
-    }
-    if (layer.Get<EinsumDescriptor>().m_Equation.find("->") == std::string::npos) {
-        return math::Refuse(reason, "Einsum: the equation is not resolved to its explicit form");
-    }
-    return true;
+        p.total = 1;
+        for (std::size_t v : p.sizes) p.total *= v;
+        return p;
 }
 
 IWorkloadPtr EinsumRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    const std::string& eq = layer.Get<EinsumDescriptor>().m_Equation;
     if (info.m_OutputTensorInfos[0].GetDataType() == DataType::Float64) {
-        return std::make_unique<EinsumWorkload<double>>(eq, info.m_InputTensorInfos);
+        return std::make_unique<EinsumWorkload<double>>(EinsumRefParams(layer, info));
     }
-    return std::make_unique<EinsumWorkload<float>>(eq, info.m_InputTensorInfos);
+    return std::make_unique<EinsumWorkload<float>>(EinsumRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -1,7 +1,9 @@
 // CpuRef EyeLike: a 2-D output of zeros with ones on diagonal m_K (column = row + k). Output types
 // Float32, Float16, BFloat16, Float64, Signed32, Signed64, UInt8, Boolean; the input is not read.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/IndexOps.hpp"
 
 #include <cstring>
 
@@ -27,22 +29,10 @@ bool OneBytes(DataType t, unsigned char (&out)[8]) {
 
 class EyeLikeWorkload final : public IWorkload {
 public:
-    EyeLikeWorkload(int64_t k, const TensorInfo& out)
-        : m_K(k), m_Rows(out.GetShape()[0]), m_Cols(out.GetShape()[1]), m_Elem(GetDataTypeSize(out.GetDataType())) {
-        OneBytes(out.GetDataType(), m_One);
-    }
-    void Execute(const WorkloadIo& io) const override {
-        auto* y = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        std::memset(y, 0, static_cast<std::size_t>(m_Rows * m_Cols) * m_Elem);
-        for (int64_t r = 0; r < m_Rows; ++r) {
-            const int64_t c = r + m_K;
-            if (c >= 0 && c < m_Cols) std::memcpy(y + static_cast<std::size_t>(r * m_Cols + c) * m_Elem, m_One, m_Elem);
-        }
-    }
+    explicit EyeLikeWorkload(kernels::EyeLikeParams p) : m_P(std::move(p)) {}
+    void Execute(const WorkloadIo& io) const override { kernels::EyeLike(m_P, io.m_Outputs[0]->Map()); }
 private:
-    int64_t m_K, m_Rows, m_Cols;
-    std::size_t m_Elem;
-    unsigned char m_One[8];
+    const kernels::EyeLikeParams m_P;
 };
 
 }  // namespace
@@ -59,8 +49,21 @@ bool EyeLikeRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::st
     return true;
 }
 
+kernels::EyeLikeParams EyeLikeRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const TensorInfo& out = info.m_OutputTensorInfos[0];
+    kernels::EyeLikeParams p;
+    p.k = layer.Get<EyeLikeDescriptor>().m_K;
+    p.rows = out.GetShape()[0];
+    p.cols = out.GetShape()[1];
+    p.elementSize = GetDataTypeSize(out.GetDataType());
+    unsigned char one[8];
+    OneBytes(out.GetDataType(), one);
+    p.one.assign(one, one + p.elementSize);
+    return p;
+}
+
 IWorkloadPtr EyeLikeRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<EyeLikeWorkload>(layer.Get<EyeLikeDescriptor>().m_K, info.m_OutputTensorInfos[0]);
+    return std::make_unique<EyeLikeWorkload>(EyeLikeRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -7,7 +7,9 @@
 // none: every data type; a repeated tuple keeps the last) or combined (add, mul: Float32,
 // Signed32, Signed64) in place.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/GatherND.hpp"
 
 #include <trellis/Exceptions.hpp>
 
@@ -18,140 +20,63 @@ namespace trellis::ref {
 
 namespace {
 
-// The slices the index tuples of one op address: tuple t of batch b starts at data element
-// Offset(b, t) and spans m_Slice elements.
-class TupleIndexer {
-public:
-    TupleIndexer(const char* op, std::string layer, const TensorShape& data, const TensorShape& indices,
-                 unsigned int batchDims)
-        : m_Op(op), m_Layer(std::move(layer)) {
-        const unsigned int q = indices.GetNumDimensions(), r = data.GetNumDimensions();
-        m_K = indices[q - 1];
-        m_Batches = 1;
-        for (unsigned int i = 0; i < batchDims; ++i) m_Batches *= data[i];
-        m_TuplesPerBatch = 1;
-        for (unsigned int i = batchDims; i + 1 < q; ++i) m_TuplesPerBatch *= indices[i];
-        m_Slice = 1;
-        for (unsigned int i = batchDims + m_K; i < r; ++i) m_Slice *= data[i];
-        std::size_t stride = m_Slice;
-        m_Dims.resize(m_K);
-        m_Strides.resize(m_K);
-        for (std::size_t j = m_K; j-- > 0;) {
-            m_Dims[j] = data[static_cast<unsigned int>(batchDims + j)];
-            m_Strides[j] = stride;
-            stride *= m_Dims[j];
-        }
-        m_BatchStride = stride;  // elements of data per batch entry
+kernels::TupleParams MakeParams(const WorkloadInfo& info, unsigned int batchDims, ScatterReduction reduction) {
+    const TensorShape& data = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& indices = info.m_InputTensorInfos[1].GetShape();
+    kernels::TupleParams p;
+    const unsigned int q = indices.GetNumDimensions(), r = data.GetNumDimensions();
+    p.k = indices[q - 1];
+    for (unsigned int i = 0; i < batchDims; ++i) p.batches *= data[i];
+    for (unsigned int i = batchDims; i + 1 < q; ++i) p.tuplesPerBatch *= indices[i];
+    for (unsigned int i = batchDims + static_cast<unsigned int>(p.k); i < r; ++i) p.slice *= data[i];
+    std::size_t stride = p.slice;
+    p.dims.resize(p.k);
+    p.strides.resize(p.k);
+    for (std::size_t j = p.k; j-- > 0;) {
+        p.dims[j] = data[static_cast<unsigned int>(batchDims + j)];
+        p.strides[j] = stride;
+        stride *= p.dims[j];
     }
-
-    std::size_t Batches() const { return m_Batches; }
-    std::size_t TuplesPerBatch() const { return m_TuplesPerBatch; }
-    std::size_t Slice() const { return m_Slice; }
-
-    /// Element offsets into data of every tuple, batch by batch; throws on an index out of range.
-    std::vector<std::size_t> Offsets(const int64_t* indices) const {
-        std::vector<std::size_t> offsets(m_Batches * m_TuplesPerBatch);
-        for (std::size_t b = 0; b < m_Batches; ++b) {
-            for (std::size_t t = 0; t < m_TuplesPerBatch; ++t) {
-                const std::size_t tuple = b * m_TuplesPerBatch + t;
-                std::size_t off = b * m_BatchStride;
-                for (std::size_t j = 0; j < m_K; ++j) {
-                    int64_t v = indices[tuple * m_K + j];
-                    const int64_t dim = static_cast<int64_t>(m_Dims[j]);
-                    if (v < -dim || v >= dim) {
-                        throw RuntimeException(std::string(m_Op) + " '" + m_Layer + "': index " + std::to_string(v) +
-                                               " (tuple " + std::to_string(tuple) + ", entry " + std::to_string(j) +
-                                               ") is out of range [" + std::to_string(-dim) + ", " +
-                                               std::to_string(dim) + ")");
-                    }
-                    if (v < 0) v += dim;
-                    off += static_cast<std::size_t>(v) * m_Strides[j];
-                }
-                offsets[tuple] = off;
-            }
-        }
-        return offsets;
-    }
-
-private:
-    const char* m_Op;
-    std::string m_Layer;
-    std::size_t m_K = 0, m_Batches = 1, m_TuplesPerBatch = 1, m_Slice = 1, m_BatchStride = 0;
-    std::vector<std::size_t> m_Dims, m_Strides;
-};
+    p.batchStride = stride;  // elements of data per batch entry
+    p.elementSize = GetDataTypeSize(info.m_InputTensorInfos[0].GetDataType());
+    p.dataCount = info.m_InputTensorInfos[0].GetNumElements();
+    p.reduction = static_cast<kernels::ScatterReduction>(reduction);
+    return p;
+}
 
 class GatherNDWorkload final : public IWorkload {
 public:
-    GatherNDWorkload(const QueueDescriptor& layer, const WorkloadInfo& info)
-        : m_Indexer("GatherND", layer.m_LayerName, info.m_InputTensorInfos[0].GetShape(),
-                    info.m_InputTensorInfos[1].GetShape(),
-                    static_cast<unsigned int>(layer.Get<GatherNDDescriptor>().m_BatchDims)),
-          m_Elem(GetDataTypeSize(info.m_InputTensorInfos[0].GetDataType())) {}
-
+    GatherNDWorkload(kernels::TupleParams p, std::string layer) : m_P(std::move(p)), m_Layer(std::move(layer)) {}
+    std::size_t GetScratchBytes() const override { return kernels::TupleWorkspaceBytes(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const auto* data = static_cast<const std::byte*>(io.m_Inputs[0]->Map());
-        const auto* indices = static_cast<const int64_t*>(io.m_Inputs[1]->Map());
-        auto* y = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        const std::vector<std::size_t> offsets = m_Indexer.Offsets(indices);
-        const std::size_t bytes = m_Indexer.Slice() * m_Elem;
-        for (std::size_t t = 0; t < offsets.size(); ++t) std::memcpy(y + t * bytes, data + offsets[t] * m_Elem, bytes);
+        try {
+            kernels::GatherND(m_P, io.m_Inputs[0]->Map(), static_cast<const int64_t*>(io.m_Inputs[1]->Map()),
+                              io.m_Outputs[0]->Map(), io.m_Scratch);
+        } catch (const std::out_of_range& e) {
+            throw RuntimeException("GatherND '" + m_Layer + "': " + e.what());
+        }
     }
-
 private:
-    TupleIndexer m_Indexer;
-    std::size_t m_Elem;
+    const kernels::TupleParams m_P;
+    const std::string m_Layer;
 };
 
+template <typename T>
 class ScatterNDWorkload final : public IWorkload {
 public:
-    ScatterNDWorkload(const QueueDescriptor& layer, const WorkloadInfo& info)
-        : m_Indexer("ScatterND", layer.m_LayerName, info.m_InputTensorInfos[0].GetShape(),
-                    info.m_InputTensorInfos[1].GetShape(), 0),
-          m_Reduction(layer.Get<ScatterNDDescriptor>().m_Reduction),
-          m_Type(info.m_InputTensorInfos[0].GetDataType()),
-          m_Elem(GetDataTypeSize(m_Type)),
-          m_Count(info.m_InputTensorInfos[0].GetNumElements()) {}
-
+    ScatterNDWorkload(kernels::TupleParams p, std::string layer) : m_P(std::move(p)), m_Layer(std::move(layer)) {}
+    std::size_t GetScratchBytes() const override { return kernels::TupleWorkspaceBytes(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const auto* indices = static_cast<const int64_t*>(io.m_Inputs[1]->Map());
-        const std::vector<std::size_t> offsets = m_Indexer.Offsets(indices);  // checks before writing
-        CopyBytes(io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map(), m_Count * m_Elem);
-        switch (m_Type) {
-            case DataType::Float32: Apply<float>(io, offsets); break;
-            case DataType::Signed32: Apply<int32_t>(io, offsets); break;
-            case DataType::Signed64: Apply<int64_t>(io, offsets); break;
-            default: ApplyBytes(io, offsets); break;  // reduction none (the support check refuses the rest)
+        try {
+            kernels::ScatterND<T>(m_P, io.m_Inputs[0]->Map(), static_cast<const int64_t*>(io.m_Inputs[1]->Map()),
+                                  io.m_Inputs[2]->Map(), io.m_Outputs[0]->Map(), io.m_Scratch);
+        } catch (const std::out_of_range& e) {
+            throw RuntimeException("ScatterND '" + m_Layer + "': " + e.what());
         }
     }
-
 private:
-    void ApplyBytes(const WorkloadIo& io, const std::vector<std::size_t>& offsets) const {
-        const auto* updates = static_cast<const std::byte*>(io.m_Inputs[2]->Map());
-        auto* y = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        const std::size_t bytes = m_Indexer.Slice() * m_Elem;
-        for (std::size_t t = 0; t < offsets.size(); ++t) std::memcpy(y + offsets[t] * m_Elem, updates + t * bytes, bytes);
-    }
-
-    template <typename T>
-    void Apply(const WorkloadIo& io, const std::vector<std::size_t>& offsets) const {
-        if (m_Reduction == ScatterReduction::None) return ApplyBytes(io, offsets);
-        const T* updates = static_cast<const T*>(io.m_Inputs[2]->Map());
-        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
-        const std::size_t slice = m_Indexer.Slice();
-        for (std::size_t t = 0; t < offsets.size(); ++t) {
-            T* dst = y + offsets[t];
-            const T* src = updates + t * slice;
-            for (std::size_t i = 0; i < slice; ++i) {
-                dst[i] = m_Reduction == ScatterReduction::Add ? static_cast<T>(dst[i] + src[i])
-                                                              : static_cast<T>(dst[i] * src[i]);
-            }
-        }
-    }
-
-    TupleIndexer m_Indexer;
-    ScatterReduction m_Reduction;
-    DataType m_Type;
-    std::size_t m_Elem, m_Count;
+    const kernels::TupleParams m_P;
+    const std::string m_Layer;
 };
 
 }  // namespace
@@ -162,8 +87,12 @@ bool GatherNDRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::s
     return CheckSameEncoding("GatherND", "output", info.m_OutputTensorInfos[0], "data", info.m_InputTensorInfos[0], reason);
 }
 
+kernels::TupleParams GatherNDRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return MakeParams(info, static_cast<unsigned int>(layer.Get<GatherNDDescriptor>().m_BatchDims), ScatterReduction::None);
+}
+
 IWorkloadPtr GatherNDRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<GatherNDWorkload>(layer, info);
+    return std::make_unique<GatherNDWorkload>(GatherNDRefParams(layer, info), layer.m_LayerName);
 }
 
 bool ScatterNDRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
@@ -186,8 +115,17 @@ bool ScatterNDRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info,
     return true;
 }
 
+kernels::TupleParams ScatterNDRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return MakeParams(info, 0, layer.Get<ScatterNDDescriptor>().m_Reduction);
+}
+
 IWorkloadPtr ScatterNDRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<ScatterNDWorkload>(layer, info);
+    kernels::TupleParams p = ScatterNDRefParams(layer, info);
+    switch (info.m_InputTensorInfos[0].GetDataType()) {
+        case DataType::Signed32: return std::make_unique<ScatterNDWorkload<int32_t>>(std::move(p), layer.m_LayerName);
+        case DataType::Signed64: return std::make_unique<ScatterNDWorkload<int64_t>>(std::move(p), layer.m_LayerName);
+        default: return std::make_unique<ScatterNDWorkload<float>>(std::move(p), layer.m_LayerName);
+    }
 }
 
 }  // namespace trellis::ref

@@ -2,7 +2,9 @@
 // from the axis on, flattened), 0 elsewhere. NaN never counts as a maximum; a row of NaN marks
 // its first element.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Hardmax.hpp"
 
 namespace trellis::ref {
 
@@ -10,35 +12,12 @@ namespace {
 
 class HardmaxWorkload final : public IWorkload {
 public:
-    HardmaxWorkload(const SoftmaxDescriptor& d, const TensorShape& s) {
-        const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
-        for (unsigned int i = 0; i < axis; ++i) m_Outer *= s[i];
-        if (d.m_Coerce2d) {
-            for (unsigned int i = axis; i < s.GetNumDimensions(); ++i) m_Dim *= s[i];
-        } else {
-            m_Dim = s[axis];
-            for (unsigned int i = axis + 1; i < s.GetNumDimensions(); ++i) m_Inner *= s[i];
-        }
-    }
+    explicit HardmaxWorkload(kernels::HardmaxParams p) : m_P(p) {}
     void Execute(const WorkloadIo& io) const override {
-        const float* x = static_cast<const float*>(io.m_Inputs[0]->Map());
-        float* y = static_cast<float*>(io.m_Outputs[0]->Map());
-        for (std::size_t o = 0; o < m_Outer; ++o) {
-            for (std::size_t i = 0; i < m_Inner; ++i) {
-                const std::size_t base = o * m_Dim * m_Inner + i;
-                std::size_t best = 0;
-                for (std::size_t k = 1; k < m_Dim; ++k) {
-                    if (x[base + k * m_Inner] > x[base + best * m_Inner] ||
-                        (x[base + best * m_Inner] != x[base + best * m_Inner] && x[base + k * m_Inner] == x[base + k * m_Inner])) {
-                        best = k;
-                    }
-                }
-                for (std::size_t k = 0; k < m_Dim; ++k) y[base + k * m_Inner] = k == best ? 1.0f : 0.0f;
-            }
-        }
+        kernels::Hardmax(m_P, static_cast<const float*>(io.m_Inputs[0]->Map()), static_cast<float*>(io.m_Outputs[0]->Map()));
     }
 private:
-    std::size_t m_Outer = 1, m_Dim = 1, m_Inner = 1;
+    const kernels::HardmaxParams m_P;
 };
 
 }  // namespace
@@ -58,8 +37,23 @@ bool HardmaxRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, s
     return CheckSameEncoding("Hardmax", "output", info.m_OutputTensorInfos[0], "input", x, reason);
 }
 
+kernels::HardmaxParams HardmaxRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const auto& d = layer.Get<SoftmaxDescriptor>();
+    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    kernels::HardmaxParams p;
+    const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
+    for (unsigned int i = 0; i < axis; ++i) p.outer *= s[i];
+    if (d.m_Coerce2d) {
+        for (unsigned int i = axis; i < s.GetNumDimensions(); ++i) p.dim *= s[i];
+    } else {
+        p.dim = s[axis];
+        for (unsigned int i = axis + 1; i < s.GetNumDimensions(); ++i) p.inner *= s[i];
+    }
+    return p;
+}
+
 IWorkloadPtr HardmaxRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<HardmaxWorkload>(layer.Get<SoftmaxDescriptor>(), info.m_InputTensorInfos[0].GetShape());
+    return std::make_unique<HardmaxWorkload>(HardmaxRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -1,7 +1,9 @@
 // CpuRef InstanceNormalization: each (n, c) plane of X is normalized over its spatial dims,
 // (x - mean) / sqrt(var + eps) * scale[c] + B[c], mean and (biased) variance in double.
 // Float32 only.
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Normalization.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <cmath>
@@ -12,32 +14,13 @@ namespace {
 
 class InstanceNormalizationWorkload final : public IWorkload {
 public:
-    InstanceNormalizationWorkload(const TensorShape& x, float eps)
-        : m_Planes(math::Volume(x, 0, 2)), m_Channels(x[1]), m_Plane(math::Volume(x, 2, x.GetNumDimensions())),
-          m_Eps(eps) {}
-
+    explicit InstanceNormalizationWorkload(kernels::InstanceNormalizationParams p) : m_P(p) {}
     void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        const float* scale = math::InputF32(io, 1);
-        const float* bias = math::InputF32(io, 2);
-        float* y = math::OutputF32(io, 0);
-        for (std::size_t p = 0; p < m_Planes; ++p) {
-            const float* xp = x + p * m_Plane;
-            float* yp = y + p * m_Plane;
-            const std::size_t c = p % m_Channels;
-            double sum = 0.0, sq = 0.0;
-            for (std::size_t i = 0; i < m_Plane; ++i) sum += xp[i];
-            const double mean = m_Plane ? sum / static_cast<double>(m_Plane) : 0.0;
-            for (std::size_t i = 0; i < m_Plane; ++i) sq += (xp[i] - mean) * (xp[i] - mean);
-            const double var = m_Plane ? sq / static_cast<double>(m_Plane) : 0.0;
-            const double a = scale[c] / std::sqrt(var + m_Eps);
-            for (std::size_t i = 0; i < m_Plane; ++i) yp[i] = static_cast<float>((xp[i] - mean) * a + bias[c]);
-        }
+        kernels::InstanceNormalization(m_P, math::InputF32(io, 0), math::InputF32(io, 1), math::InputF32(io, 2),
+                                       math::OutputF32(io, 0));
     }
-
 private:
-    const std::size_t m_Planes, m_Channels, m_Plane;
-    const double m_Eps;
+    const kernels::InstanceNormalizationParams m_P;
 };
 
 }  // namespace
@@ -46,9 +29,14 @@ bool InstanceNormalizationRefSupport(const QueueDescriptor&, const WorkloadInfo&
     return math::RequireAllFloat32("InstanceNormalization", info, reason);
 }
 
+kernels::InstanceNormalizationParams InstanceNormalizationRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const TensorShape& x = info.m_InputTensorInfos[0].GetShape();
+    return {math::Volume(x, 0, 2), x[1], math::Volume(x, 2, x.GetNumDimensions()),
+            static_cast<double>(layer.Get<InstanceNormalizationDescriptor>().m_Eps)};
+}
+
 IWorkloadPtr InstanceNormalizationRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<InstanceNormalizationWorkload>(info.m_InputTensorInfos[0].GetShape(),
-                                                           layer.Get<InstanceNormalizationDescriptor>().m_Eps);
+    return std::make_unique<InstanceNormalizationWorkload>(InstanceNormalizationRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

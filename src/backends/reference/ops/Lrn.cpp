@@ -1,7 +1,9 @@
 // CpuRef Lrn (ONNX LRN): y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over channels
 // [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)] clipped to [0, C), at the same batch
 // entry and spatial position; computed in double. Float32 only.
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Normalization.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -13,37 +15,10 @@ namespace {
 
 class LrnWorkload final : public IWorkload {
 public:
-    LrnWorkload(const TensorShape& x, const LrnDescriptor& d)
-        : m_Batch(x[0]), m_Channels(x[1]), m_Plane(math::Volume(x, 2, x.GetNumDimensions())), m_D(d) {}
-
-    void Execute(const WorkloadIo& io) const override {
-        const float* x = math::InputF32(io, 0);
-        float* y = math::OutputF32(io, 0);
-        const long long before = (static_cast<long long>(m_D.m_Size) - 1) / 2;
-        const long long after = static_cast<long long>(m_D.m_Size) - 1 - before;
-        const long long channels = static_cast<long long>(m_Channels);
-        for (std::size_t n = 0; n < m_Batch; ++n) {
-            const float* xn = x + n * m_Channels * m_Plane;
-            float* yn = y + n * m_Channels * m_Plane;
-            for (long long c = 0; c < channels; ++c) {
-                const long long lo = std::max(0LL, c - before), hi = std::min(channels - 1, c + after);
-                for (std::size_t i = 0; i < m_Plane; ++i) {
-                    double s = 0.0;
-                    for (long long k = lo; k <= hi; ++k) {
-                        const double v = xn[static_cast<std::size_t>(k) * m_Plane + i];
-                        s += v * v;
-                    }
-                    const double base = m_D.m_Bias + static_cast<double>(m_D.m_Alpha) / m_D.m_Size * s;
-                    const std::size_t at = static_cast<std::size_t>(c) * m_Plane + i;
-                    yn[at] = static_cast<float>(xn[at] / std::pow(base, static_cast<double>(m_D.m_Beta)));
-                }
-            }
-        }
-    }
-
+    explicit LrnWorkload(kernels::LrnParams p) : m_P(p) {}
+    void Execute(const WorkloadIo& io) const override { kernels::Lrn(m_P, math::InputF32(io, 0), math::OutputF32(io, 0)); }
 private:
-    const std::size_t m_Batch, m_Channels, m_Plane;
-    const LrnDescriptor m_D;
+    const kernels::LrnParams m_P;
 };
 
 }  // namespace
@@ -52,8 +27,14 @@ bool LrnRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string
     return math::RequireAllFloat32("Lrn", info, reason);
 }
 
+kernels::LrnParams LrnRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const TensorShape& x = info.m_InputTensorInfos[0].GetShape();
+    const LrnDescriptor& d = layer.Get<LrnDescriptor>();
+    return {x[0], x[1], math::Volume(x, 2, x.GetNumDimensions()), d.m_Alpha, d.m_Beta, d.m_Bias, d.m_Size};
+}
+
 IWorkloadPtr LrnRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<LrnWorkload>(info.m_InputTensorInfos[0].GetShape(), layer.Get<LrnDescriptor>());
+    return std::make_unique<LrnWorkload>(LrnRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

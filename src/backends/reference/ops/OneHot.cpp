@@ -2,7 +2,9 @@
 // zero), values of every data type (raw element copies). A negative index counts from depth; one
 // outside [-depth, depth) gives a row of "off" values (ONNX).
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/IndexOps.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -13,49 +15,12 @@ namespace {
 
 class OneHotWorkload final : public IWorkload {
 public:
-    OneHotWorkload(const OneHotDescriptor& d, const WorkloadInfo& info)
-        : m_Depth(d.m_Depth), m_IndexType(info.m_InputTensorInfos[0].GetDataType()),
-          m_Elem(GetDataTypeSize(info.m_InputTensorInfos[1].GetDataType())) {
-        const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
-        const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
-        for (unsigned int i = 0; i < axis; ++i) m_Outer *= s[i];
-        for (unsigned int i = axis; i < s.GetNumDimensions(); ++i) m_Inner *= s[i];
-    }
+    explicit OneHotWorkload(kernels::OneHotParams p) : m_P(p) {}
     void Execute(const WorkloadIo& io) const override {
-        const void* indices = io.m_Inputs[0]->Map();
-        const auto* values = static_cast<const std::byte*>(io.m_Inputs[1]->Map());
-        auto* y = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        const std::size_t depth = static_cast<std::size_t>(m_Depth);
-        for (std::size_t o = 0; o < m_Outer; ++o) {
-            for (std::size_t i = 0; i < m_Inner; ++i) {
-                int64_t v = Index(indices, o * m_Inner + i);
-                if (v < 0) v += m_Depth;
-                for (std::size_t k = 0; k < depth; ++k) {
-                    const bool on = v >= 0 && static_cast<std::size_t>(v) == k;
-                    std::memcpy(y + ((o * depth + k) * m_Inner + i) * m_Elem, values + (on ? m_Elem : 0), m_Elem);
-                }
-            }
-        }
+        kernels::OneHot(m_P, io.m_Inputs[0]->Map(), io.m_Inputs[1]->Map(), io.m_Outputs[0]->Map());
     }
 private:
-    int64_t Index(const void* p, std::size_t j) const {
-        switch (m_IndexType) {
-            case DataType::Float32: return Truncate(static_cast<const float*>(p)[j]);
-            case DataType::Float64: return Truncate(static_cast<const double*>(p)[j]);
-            case DataType::Signed32: return static_cast<const int32_t*>(p)[j];
-            case DataType::UInt8: return static_cast<const uint8_t*>(p)[j];
-            default: return static_cast<const int64_t*>(p)[j];
-        }
-    }
-    // NaN and values beyond the depth map to -depth-1 (out of range: all "off").
-    int64_t Truncate(double v) const {
-        if (!(std::fabs(v) <= static_cast<double>(m_Depth))) return -m_Depth - 1;
-        return static_cast<int64_t>(std::trunc(v));
-    }
-    int64_t m_Depth;
-    DataType m_IndexType;
-    std::size_t m_Elem;
-    std::size_t m_Outer = 1, m_Inner = 1;
+    const kernels::OneHotParams m_P;
 };
 
 }  // namespace
@@ -78,8 +43,27 @@ bool OneHotRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     return CheckSameEncoding("OneHot", "output", info.m_OutputTensorInfos[0], "values", info.m_InputTensorInfos[1], reason);
 }
 
+kernels::OneHotParams OneHotRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const auto& d = layer.Get<OneHotDescriptor>();
+    kernels::OneHotParams p;
+    p.depth = d.m_Depth;
+    switch (info.m_InputTensorInfos[0].GetDataType()) {
+        case DataType::Float32: p.indexType = kernels::OneHotIndexType::Float32; break;
+        case DataType::Float64: p.indexType = kernels::OneHotIndexType::Float64; break;
+        case DataType::Signed32: p.indexType = kernels::OneHotIndexType::Int32; break;
+        case DataType::UInt8: p.indexType = kernels::OneHotIndexType::UInt8; break;
+        default: p.indexType = kernels::OneHotIndexType::Int64; break;
+    }
+    p.elementSize = GetDataTypeSize(info.m_InputTensorInfos[1].GetDataType());
+    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
+    for (unsigned int i = 0; i < axis; ++i) p.outer *= s[i];
+    for (unsigned int i = axis; i < s.GetNumDimensions(); ++i) p.inner *= s[i];
+    return p;
+}
+
 IWorkloadPtr OneHotRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<OneHotWorkload>(layer.Get<OneHotDescriptor>(), info);
+    return std::make_unique<OneHotWorkload>(OneHotRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

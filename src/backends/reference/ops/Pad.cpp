@@ -3,13 +3,13 @@
 // real or a raw quantized value is not defined). The constant value is converted to the element
 // type (see RefConvert.hpp). Negative pads (constant mode) crop.
 //
-// At creation every output index of every dim gets the input index it copies, or -1 for "the
-// pad value"; Execute walks the output once, filling whole blocks where a dim's index is -1.
+// The kernel is the snippet kernels/Pad.hpp.
 #include "RefConvert.hpp"
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Pad.hpp"
 
-#include <cstring>
 
 namespace trellis::ref {
 
@@ -29,55 +29,10 @@ int64_t SourceIndex(PadMode mode, int64_t o, int64_t begin, int64_t dim) {
 
 class PadWorkload final : public IWorkload {
 public:
-    PadWorkload(const PadDescriptor& d, const WorkloadInfo& info) {
-        const TensorInfo& in = info.m_InputTensorInfos[0];
-        const TensorShape& out = info.m_OutputTensorInfos[0].GetShape();
-        const unsigned int rank = in.GetNumDimensions();
-        m_ElementSize = GetDataTypeSize(in.GetDataType());
-        m_Fill.resize(m_ElementSize);
-        if (d.m_Mode == PadMode::Constant) EncodeScalar(in.GetDataType(), d.m_Value, m_Fill.data());
-        const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
-        const std::vector<int64_t> outStrides = RowMajorStrides(out);
-        m_SrcOffsets.resize(rank);
-        for (unsigned int k = 0; k < rank; ++k) {
-            for (int64_t o = 0; o < out[k]; ++o) {
-                const int64_t i = SourceIndex(d.m_Mode, o, d.m_Pads[k], in.GetShape()[k]);
-                m_SrcOffsets[k].push_back(i < 0 ? -1 : i * inStrides[k]);
-            }
-            m_BlockElements.push_back(static_cast<std::size_t>(outStrides[k]));
-        }
-        m_NumBytes = info.m_OutputTensorInfos[0].GetNumBytes();
-    }
-    void Execute(const WorkloadIo& io) const override {
-        const auto* in = static_cast<const std::byte*>(io.m_Inputs[0]->Map());
-        auto* out = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        if (m_SrcOffsets.empty()) {  // a scalar: nothing to pad
-            CopyBytes(in, out, m_NumBytes);
-            return;
-        }
-        Level(0, in, out);
-    }
+    explicit PadWorkload(kernels::PadParams p) : m_P(std::move(p)) {}
+    void Execute(const WorkloadIo& io) const override { kernels::Pad(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
 private:
-    // Output block of dim `k` at `dst` from the input block at `src`.
-    void Level(std::size_t k, const std::byte* src, std::byte* dst) const {
-        const std::size_t blockBytes = m_BlockElements[k] * m_ElementSize;
-        const bool last = k + 1 == m_SrcOffsets.size();
-        for (std::size_t o = 0; o < m_SrcOffsets[k].size(); ++o, dst += blockBytes) {
-            const int64_t offset = m_SrcOffsets[k][o];
-            if (offset < 0) {
-                FillElements(dst, m_Fill.data(), m_ElementSize, m_BlockElements[k]);
-            } else if (last) {
-                std::memcpy(dst, src + static_cast<std::size_t>(offset) * m_ElementSize, m_ElementSize);
-            } else {
-                Level(k + 1, src + static_cast<std::size_t>(offset) * m_ElementSize, dst);
-            }
-        }
-    }
-    std::vector<std::vector<int64_t>> m_SrcOffsets;  // [dim][output index]: input element offset or -1
-    std::vector<std::size_t> m_BlockElements;        // output elements per index of each dim
-    std::vector<std::byte> m_Fill;                   // one element holding the pad value
-    std::size_t m_ElementSize = 0;
-    std::size_t m_NumBytes = 0;
+    const kernels::PadParams m_P;
 };
 
 }  // namespace
@@ -112,8 +67,31 @@ bool PadRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::
     return CheckSameEncoding("Pad", "output", info.m_OutputTensorInfos[0], "input", in, reason);
 }
 
+kernels::PadParams PadRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const PadDescriptor& d = layer.Get<PadDescriptor>();
+    const TensorInfo& in = info.m_InputTensorInfos[0];
+    const TensorShape& out = info.m_OutputTensorInfos[0].GetShape();
+    const unsigned int rank = in.GetNumDimensions();
+    kernels::PadParams p;
+    p.elementSize = GetDataTypeSize(in.GetDataType());
+    p.fill.resize(p.elementSize);
+    if (d.m_Mode == PadMode::Constant) EncodeScalar(in.GetDataType(), d.m_Value, p.fill.data());
+    const std::vector<int64_t> inStrides = RowMajorStrides(in.GetShape());
+    const std::vector<int64_t> outStrides = RowMajorStrides(out);
+    p.srcOffsets.resize(rank);
+    for (unsigned int k = 0; k < rank; ++k) {
+        for (int64_t o = 0; o < out[k]; ++o) {
+            const int64_t i = SourceIndex(d.m_Mode, o, d.m_Pads[k], in.GetShape()[k]);
+            p.srcOffsets[k].push_back(i < 0 ? -1 : i * inStrides[k]);
+        }
+        p.blockElements.push_back(static_cast<std::size_t>(outStrides[k]));
+    }
+    p.numBytes = info.m_OutputTensorInfos[0].GetNumBytes();
+    return p;
+}
+
 IWorkloadPtr PadRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<PadWorkload>(layer.Get<PadDescriptor>(), info);
+    return std::make_unique<PadWorkload>(PadRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

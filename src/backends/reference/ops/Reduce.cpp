@@ -9,7 +9,9 @@
 //
 // One pass over the input: each element is folded into the output element it maps to (stride 0
 // along reduced dims). Accumulators live in scratch, in double (float) or int64 (integers).
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Reduce.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -24,109 +26,48 @@ namespace trellis::ref {
 
 namespace {
 
+static_assert(static_cast<int>(kernels::ReduceOp::SumSquare) == static_cast<int>(ReduceOperation::SumSquare),
+              "kernels::ReduceOp lists the operations in trellis::ReduceOperation's order");
+
 template <typename T>
 class ReduceWorkload final : public IWorkload {
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
-
 public:
-    ReduceWorkload(ReduceOperation op, const TensorShape& in, const std::vector<int64_t>& axes)
-        : m_Op(op), m_In(in.GetDims()), m_InCount(in.GetNumElements()) {
-        const std::size_t rank = m_In.size();
-        std::vector<bool> reduced(rank, false);
-        for (int64_t a : axes) reduced[static_cast<std::size_t>(a)] = true;
-        m_OutStride.assign(rank, 0);
-        std::size_t s = 1;
-        for (std::size_t i = rank; i-- > 0;) {
-            if (reduced[i]) {
-                m_ReducedCount *= m_In[i];
-            } else {
-                m_OutStride[i] = s;
-                s *= m_In[i];
-            }
-        }
-        m_OutCount = s;
-        m_Copy = axes.empty();
-    }
-
-    std::size_t GetScratchBytes() const override { return m_OutCount * sizeof(Acc); }
-
+    explicit ReduceWorkload(kernels::ReduceParams p) : m_P(std::move(p)) {}
+    std::size_t GetScratchBytes() const override { return kernels::ReduceWorkspaceBytes<T>(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
-        T* y = static_cast<T*>(io.m_Outputs[0]->Map());
-        if (m_Copy) {
-            std::memcpy(y, x, m_InCount * sizeof(T));
-            return;
-        }
-        Acc* acc = static_cast<Acc*>(io.m_Scratch);
-        Acc init = 0;
-        if (m_Op == ReduceOperation::Max) init = std::numeric_limits<Acc>::lowest();
-        if (m_Op == ReduceOperation::Min) init = std::numeric_limits<Acc>::max();
-        if (m_Op == ReduceOperation::Prod) init = 1;
-        std::fill_n(acc, m_OutCount, init);
-        if (m_InCount != 0) Fold(x, acc);
-        for (std::size_t i = 0; i < m_OutCount; ++i) y[i] = static_cast<T>(Finish(acc[i]));
+        kernels::Reduce<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<T*>(io.m_Outputs[0]->Map()),
+                           io.m_Scratch);
     }
-
-    Acc Finish(Acc v) const {
-        if constexpr (std::is_floating_point_v<Acc>) {
-            switch (m_Op) {
-                case ReduceOperation::Mean: return v / static_cast<Acc>(m_ReducedCount);
-                case ReduceOperation::L2: return std::sqrt(v);
-                case ReduceOperation::LogSum:
-                case ReduceOperation::LogSumExp: return std::log(v);
-                default: return v;
-            }
-        }
-        return v;  // integer operations need no finish (the support check refuses the others)
-    }
-
 private:
-    void Fold(const T* x, Acc* acc) const {
-        const std::size_t rank = m_In.size();
-        if (rank == 0) {  // a scalar reduced over no dims
-            Combine(acc[0], x[0]);
-            return;
-        }
-        const std::size_t inner = m_In[rank - 1], innerStride = m_OutStride[rank - 1];
-        std::vector<std::size_t> idx(rank, 0);
-        std::size_t out = 0;
-        for (std::size_t base = 0; base < m_InCount; base += inner) {
-            for (std::size_t i = 0; i < inner; ++i) Combine(acc[out + i * innerStride], x[base + i]);
-            for (std::size_t d = rank - 1; d-- > 0;) {  // advance the odometer over dims [0, rank - 1)
-                out += m_OutStride[d];
-                if (++idx[d] < m_In[d]) break;
-                out -= m_OutStride[d] * m_In[d];
-                idx[d] = 0;
-            }
-        }
-    }
-
-    void Combine(Acc& a, T v) const {
-        switch (m_Op) {
-            case ReduceOperation::Mean:
-            case ReduceOperation::Sum: a += static_cast<Acc>(v); break;
-            case ReduceOperation::Max: a = std::max(a, static_cast<Acc>(v)); break;
-            case ReduceOperation::Min: a = std::min(a, static_cast<Acc>(v)); break;
-            case ReduceOperation::L1: a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v); break;
-            case ReduceOperation::L2:
-            case ReduceOperation::SumSquare: a += static_cast<Acc>(v) * static_cast<Acc>(v); break;
-            case ReduceOperation::Prod: a *= static_cast<Acc>(v); break;
-            case ReduceOperation::LogSum: a += static_cast<Acc>(v); break;
-            case ReduceOperation::LogSumExp:
-                if constexpr (std::is_floating_point_v<Acc>) a += std::exp(static_cast<Acc>(v));
-                break;
-        }
-    }
-
-    const ReduceOperation m_Op;
-    const std::vector<unsigned int> m_In;
-    const std::size_t m_InCount;
-    std::vector<std::size_t> m_OutStride;
-    std::size_t m_OutCount = 1, m_ReducedCount = 1;
-    bool m_Copy = false;
+    const kernels::ReduceParams m_P;
 };
 
 }  // namespace
+
+kernels::ReduceParams ReduceRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const auto& d = layer.Get<ReduceDescriptor>();
+    const TensorShape& in = info.m_InputTensorInfos[0].GetShape();
+    kernels::ReduceParams p;
+    p.op = static_cast<kernels::ReduceOp>(d.m_Operation);
+    p.in.assign(in.GetDims().begin(), in.GetDims().end());
+    p.inCount = in.GetNumElements();
+    const std::size_t rank = p.in.size();
+    std::vector<bool> reduced(rank, false);
+    for (int64_t a : d.m_Axes) reduced[static_cast<std::size_t>(a)] = true;
+    p.outStride.assign(rank, 0);
+    std::size_t s = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+        if (reduced[i]) {
+            p.reducedCount *= p.in[i];
+        } else {
+            p.outStride[i] = s;
+            s *= p.in[i];
+        }
+    }
+    p.outCount = s;
+    p.copy = d.m_Axes.empty();
+    return p;
+}
 
 bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const auto& d = layer.Get<ReduceDescriptor>();
@@ -148,13 +89,12 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
 }
 
 IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    const auto& d = layer.Get<ReduceDescriptor>();
-    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    kernels::ReduceParams p = ReduceRefParams(layer, info);
     switch (info.m_InputTensorInfos[0].GetDataType()) {
-        case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(d.m_Operation, s, d.m_Axes);
-        case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(d.m_Operation, s, d.m_Axes);
-        case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(d.m_Operation, s, d.m_Axes);
-        default: return std::make_unique<ReduceWorkload<float>>(d.m_Operation, s, d.m_Axes);
+        case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(std::move(p));
+        case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(std::move(p));
+        case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(std::move(p));
+        default: return std::make_unique<ReduceWorkload<float>>(std::move(p));
     }
 }
 

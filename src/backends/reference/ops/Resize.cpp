@@ -10,7 +10,9 @@
 // Everything depends only on the shapes and the descriptor, so per-dim tables are built at
 // create time: for each output index, the taps (input offset and weight) it reads along that
 // dim: one for nearest, two for linear, four for cubic.
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Resize.hpp"
 #include "RefConvert.hpp"
 #include "ops/RefMathCommon.hpp"
 
@@ -65,123 +67,15 @@ std::array<double, 4> CubicWeights(double t, double a) {
     return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
-struct ResizeDimTable {
-    std::size_t taps = 1;             ///< taps per output index
-    std::vector<std::size_t> offset;  ///< input offset (index * stride) of each tap, taps per output index
-    std::vector<double> weight;       ///< weight of each tap (Linear/Cubic)
-    std::vector<bool> outside;        ///< tf_crop_and_resize: the coordinate lies outside the input
-};
-
 class ResizeWorkload final : public IWorkload {
 public:
-    ResizeWorkload(const ResizeDescriptor& d, const TensorShape& xs, const TensorShape& ys, DataType type)
-        : m_Mode(d.m_Mode),
-          m_DataType(type),
-          m_Extrapolation(d.m_ExtrapolationValue),
-          m_ElementSize(GetDataTypeSize(type)),
-          m_Out(ys.GetDims()),
-          m_OutCount(ys.GetNumElements()) {
-        const unsigned int rank = xs.GetNumDimensions();
-        const std::vector<std::size_t> strides = math::Strides(xs);
-        const bool crop = d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize;
-        for (unsigned int i = 0; i < rank; ++i) {
-            const double in = xs[i];
-            const bool bySizes = !d.m_Sizes.empty();
-            const double scale = bySizes ? static_cast<double>(ys[i]) / in : static_cast<double>(d.m_Scales[i]);
-            // With tf_crop_and_resize the output spans the region, so its true length is the output's.
-            const double lengthResized = bySizes || crop ? static_cast<double>(ys[i]) : scale * in;
-            const double roiStart = d.m_Roi.empty() ? 0.0 : d.m_Roi[i];
-            const double roiEnd = d.m_Roi.empty() ? 1.0 : d.m_Roi[rank + i];
-            const long long last = static_cast<long long>(xs[i]) - 1;
-            auto at = [&](long long k) { return static_cast<std::size_t>(std::clamp(k, 0LL, last)) * strides[i]; };
-            ResizeDimTable t;
-            t.taps = m_Mode == ResizeMode::Nearest ? 1 : m_Mode == ResizeMode::Linear ? 2 : 4;
-            for (unsigned int o = 0; o < ys[i]; ++o) {
-                const double src =
-                    SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, roiStart, roiEnd);
-                const bool outside = crop && !(src >= 0.0 && src <= in - 1);
-                t.outside.push_back(outside);
-                if (outside) {  // extrapolation_value: no taps are read
-                    t.offset.insert(t.offset.end(), t.taps, 0);
-                    t.weight.insert(t.weight.end(), t.taps, 0.0);
-                    continue;
-                }
-                const double lo = std::floor(src);
-                const long long l = static_cast<long long>(lo);
-                if (m_Mode == ResizeMode::Nearest) {
-                    t.offset.push_back(at(RoundNearest(d.m_NearestMode, src)));
-                    t.weight.push_back(1.0);
-                } else if (m_Mode == ResizeMode::Linear) {
-                    t.offset.insert(t.offset.end(), {at(l), at(l + 1)});
-                    t.weight.insert(t.weight.end(), {1.0 - (src - lo), src - lo});
-                } else {
-                    std::array<double, 4> w = CubicWeights(src - lo, d.m_CubicCoeffA);
-                    if (d.m_ExcludeOutside) {
-                        double sum = 0.0;
-                        for (int k = 0; k < 4; ++k) {
-                            if (l - 1 + k < 0 || l - 1 + k > last) w[k] = 0.0;
-                            sum += w[k];
-                        }
-                        for (double& v : w) v /= sum;
-                    }
-                    for (int k = 0; k < 4; ++k) {
-                        t.offset.push_back(at(l - 1 + k));
-                        t.weight.push_back(w[k]);
-                    }
-                }
-            }
-            m_Tables.push_back(std::move(t));
-        }
-    }
-
+    explicit ResizeWorkload(kernels::ResizeParams p) : m_P(std::move(p)) {}
+    std::size_t GetScratchBytes() const override { return kernels::ResizeWorkspaceBytes(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const char* x = static_cast<const char*>(io.m_Inputs[0]->Map());
-        char* y = static_cast<char*>(io.m_Outputs[0]->Map());
-        const std::size_t rank = m_Out.size();
-        std::vector<std::size_t> idx(rank, 0);
-        for (std::size_t o = 0; o < m_OutCount; ++o) {
-            bool outside = false;
-            for (std::size_t d = 0; d < rank; ++d) outside = outside || m_Tables[d].outside[idx[d]];
-            if (m_Mode != ResizeMode::Nearest || outside) {
-                const double v = outside ? m_Extrapolation : Interpolate(reinterpret_cast<const float*>(x), idx, 0, 0);
-                if (m_Mode == ResizeMode::Nearest) {
-                    EncodeScalar(m_DataType, v, y + o * m_ElementSize);
-                } else {
-                    reinterpret_cast<float*>(y)[o] = static_cast<float>(v);
-                }
-            } else {
-                std::size_t off = 0;
-                for (std::size_t d = 0; d < rank; ++d) off += m_Tables[d].offset[idx[d]];
-                std::memcpy(y + o * m_ElementSize, x + off * m_ElementSize, m_ElementSize);
-            }
-            for (std::size_t d = rank; d-- > 0;) {
-                if (++idx[d] < m_Out[d]) break;
-                idx[d] = 0;
-            }
-        }
+        kernels::Resize(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map(), io.m_Scratch);
     }
-
 private:
-    // Separable interpolation: the weighted sum over every tap of every dim from `d` on (taps of
-    // weight 0, e.g. along dims with scale 1, are skipped).
-    double Interpolate(const float* x, const std::vector<std::size_t>& idx, std::size_t d, std::size_t base) const {
-        if (d == idx.size()) return x[base];
-        const ResizeDimTable& t = m_Tables[d];
-        double sum = 0.0;
-        for (std::size_t k = 0; k < t.taps; ++k) {
-            const double w = t.weight[idx[d] * t.taps + k];
-            if (w != 0.0) sum += w * Interpolate(x, idx, d + 1, base + t.offset[idx[d] * t.taps + k]);
-        }
-        return sum;
-    }
-
-    const ResizeMode m_Mode;
-    const DataType m_DataType;
-    const double m_Extrapolation;
-    const std::size_t m_ElementSize;
-    const std::vector<unsigned int> m_Out;
-    const std::size_t m_OutCount;
-    std::vector<ResizeDimTable> m_Tables;
+    const kernels::ResizeParams m_P;
 };
 
 }  // namespace
@@ -222,10 +116,74 @@ bool ResizeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     return true;
 }
 
+kernels::ResizeParams ResizeRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const auto& d = layer.Get<ResizeDescriptor>();
+    const TensorShape& xs = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& ys = info.m_OutputTensorInfos[0].GetShape();
+    const DataType type = info.m_InputTensorInfos[0].GetDataType();
+    kernels::ResizeParams p;
+    p.nearest = d.m_Mode == ResizeMode::Nearest;
+    p.extrapolation = d.m_ExtrapolationValue;
+    p.elementSize = GetDataTypeSize(type);
+    p.extrapolationBytes.assign(p.elementSize, 0);
+    if (p.nearest && IsPlainConvertibleType(type)) EncodeScalar(type, d.m_ExtrapolationValue, p.extrapolationBytes.data());
+    p.out.assign(ys.GetDims().begin(), ys.GetDims().end());
+    p.outCount = ys.GetNumElements();
+    const unsigned int rank = xs.GetNumDimensions();
+    const std::vector<std::size_t> strides = math::Strides(xs);
+    const bool crop = d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize;
+    for (unsigned int i = 0; i < rank; ++i) {
+        const double in = xs[i];
+        const bool bySizes = !d.m_Sizes.empty();
+        const double scale = bySizes ? static_cast<double>(ys[i]) / in : static_cast<double>(d.m_Scales[i]);
+        // With tf_crop_and_resize the output spans the region, so its true length is the output's.
+        const double lengthResized = bySizes || crop ? static_cast<double>(ys[i]) : scale * in;
+        const double roiStart = d.m_Roi.empty() ? 0.0 : d.m_Roi[i];
+        const double roiEnd = d.m_Roi.empty() ? 1.0 : d.m_Roi[rank + i];
+        const long long last = static_cast<long long>(xs[i]) - 1;
+        auto at = [&](long long k) { return static_cast<std::size_t>(std::clamp(k, 0LL, last)) * strides[i]; };
+        kernels::ResizeDimTable t;
+        t.taps = d.m_Mode == ResizeMode::Nearest ? 1 : d.m_Mode == ResizeMode::Linear ? 2 : 4;
+        for (unsigned int o = 0; o < ys[i]; ++o) {
+            const double src = SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, roiStart, roiEnd);
+            const bool outside = crop && !(src >= 0.0 && src <= in - 1);
+            t.outside.push_back(outside ? 1 : 0);
+            if (outside) {  // extrapolation_value: no taps are read
+                t.offset.insert(t.offset.end(), t.taps, 0);
+                t.weight.insert(t.weight.end(), t.taps, 0.0);
+                continue;
+            }
+            const double lo = std::floor(src);
+            const long long l = static_cast<long long>(lo);
+            if (d.m_Mode == ResizeMode::Nearest) {
+                t.offset.push_back(at(RoundNearest(d.m_NearestMode, src)));
+                t.weight.push_back(1.0);
+            } else if (d.m_Mode == ResizeMode::Linear) {
+                t.offset.insert(t.offset.end(), {at(l), at(l + 1)});
+                t.weight.insert(t.weight.end(), {1.0 - (src - lo), src - lo});
+            } else {
+                std::array<double, 4> w = CubicWeights(src - lo, d.m_CubicCoeffA);
+                if (d.m_ExcludeOutside) {
+                    double sum = 0.0;
+                    for (int k = 0; k < 4; ++k) {
+                        if (l - 1 + k < 0 || l - 1 + k > last) w[k] = 0.0;
+                        sum += w[k];
+                    }
+                    for (double& v : w) v /= sum;
+                }
+                for (int k = 0; k < 4; ++k) {
+                    t.offset.push_back(at(l - 1 + k));
+                    t.weight.push_back(w[k]);
+                }
+            }
+        }
+        p.tables.push_back(std::move(t));
+    }
+    return p;
+}
+
 IWorkloadPtr ResizeRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    const TensorInfo& x = info.m_InputTensorInfos[0];
-    return std::make_unique<ResizeWorkload>(layer.Get<ResizeDescriptor>(), x.GetShape(),
-                                            info.m_OutputTensorInfos[0].GetShape(), x.GetDataType());
+    return std::make_unique<ResizeWorkload>(ResizeRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -1,7 +1,9 @@
 // CpuRef Size: writes the input's element count (known when the workload is created) as one
 // Signed64; the input's data is never read. Every input data type.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/IndexOps.hpp"
 
 #include <cstdint>
 
@@ -11,10 +13,10 @@ namespace {
 
 class SizeWorkload final : public IWorkload {
 public:
-    explicit SizeWorkload(int64_t count) : m_Count(count) {}
-    void Execute(const WorkloadIo& io) const override { *static_cast<int64_t*>(io.m_Outputs[0]->Map()) = m_Count; }
+    explicit SizeWorkload(kernels::SizeParams p) : m_P(p) {}
+    void Execute(const WorkloadIo& io) const override { kernels::Size(m_P, static_cast<int64_t*>(io.m_Outputs[0]->Map())); }
 private:
-    int64_t m_Count;
+    const kernels::SizeParams m_P;
 };
 
 }  // namespace
@@ -27,8 +29,12 @@ bool SizeRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::strin
     return CheckType("Size", "output", info.m_OutputTensorInfos[0], DataType::Signed64, reason);
 }
 
-IWorkloadPtr SizeRefCreate(const QueueDescriptor&, const WorkloadInfo& info) {
-    return std::make_unique<SizeWorkload>(static_cast<int64_t>(info.m_InputTensorInfos[0].GetNumElements()));
+kernels::SizeParams SizeRefParams(const QueueDescriptor&, const WorkloadInfo& info) {
+    return {static_cast<int64_t>(info.m_InputTensorInfos[0].GetNumElements())};
+}
+
+IWorkloadPtr SizeRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return std::make_unique<SizeWorkload>(SizeRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

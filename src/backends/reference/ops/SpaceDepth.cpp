@@ -3,7 +3,9 @@
 //               CRD: out[n, c, h*b + i, w*b + j] = in[n, c*b^2 + i*b + j, h, w].
 // SpaceToDepth:      out[n, (i*b + j)*C + c, h, w] = in[n, c, h*b + i, w*b + j].
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/SpaceDepth.hpp"
 
 #include <cstring>
 
@@ -13,39 +15,17 @@ namespace {
 
 class SpaceDepthWorkload final : public IWorkload {
 public:
-    SpaceDepthWorkload(bool toSpace, const SpaceDepthDescriptor& d, const TensorInfo& space)
-        : m_ToSpace(toSpace), m_Crd(d.m_ColumnRowCrd), m_B(d.m_BlockSize), m_Elem(GetDataTypeSize(space.GetDataType())) {
-        // Dims of the spatial (large) side: N, C, H, W.
-        const TensorShape& s = space.GetShape();
-        m_N = s[0];
-        m_C = s[1];
-        m_H = s[2];
-        m_W = s[3];
-    }
-    void Execute(const WorkloadIo& io) const override {
-        const auto* x = static_cast<const std::byte*>(io.m_Inputs[0]->Map());
-        auto* y = static_cast<std::byte*>(io.m_Outputs[0]->Map());
-        const std::size_t b = m_B, hs = m_H / b, ws = m_W / b, cd = m_C * b * b;
-        for (std::size_t n = 0; n < m_N; ++n) {
-            for (std::size_t c = 0; c < m_C; ++c) {
-                for (std::size_t h = 0; h < m_H; ++h) {
-                    for (std::size_t w = 0; w < m_W; ++w) {
-                        const std::size_t i = h % b, j = w % b;
-                        const std::size_t dc = m_Crd ? c * b * b + i * b + j : (i * b + j) * m_C + c;
-                        const std::size_t spaceOff = ((n * m_C + c) * m_H + h) * m_W + w;
-                        const std::size_t depthOff = ((n * cd + dc) * hs + h / b) * ws + w / b;
-                        if (m_ToSpace) std::memcpy(y + spaceOff * m_Elem, x + depthOff * m_Elem, m_Elem);
-                        else std::memcpy(y + depthOff * m_Elem, x + spaceOff * m_Elem, m_Elem);
-                    }
-                }
-            }
-        }
-    }
+    explicit SpaceDepthWorkload(kernels::SpaceDepthParams p) : m_P(p) {}
+    void Execute(const WorkloadIo& io) const override { kernels::SpaceDepth(m_P, io.m_Inputs[0]->Map(), io.m_Outputs[0]->Map()); }
 private:
-    bool m_ToSpace, m_Crd;
-    std::size_t m_B, m_Elem;
-    std::size_t m_N = 0, m_C = 0, m_H = 0, m_W = 0;
+    const kernels::SpaceDepthParams m_P;
 };
+
+// The dims of the spatial (large) side: N, C, H, W.
+kernels::SpaceDepthParams MakeParams(bool toSpace, const SpaceDepthDescriptor& d, const TensorInfo& space) {
+    const TensorShape& s = space.GetShape();
+    return {toSpace, d.m_ColumnRowCrd, d.m_BlockSize, GetDataTypeSize(space.GetDataType()), s[0], s[1], s[2], s[3]};
+}
 
 bool Support(const char* op, const WorkloadInfo& info, std::string* reason) {
     if (!CheckArity(op, info, 1, 1, reason)) return false;
@@ -61,8 +41,12 @@ bool DepthToSpaceRefSupport(const QueueDescriptor&, const WorkloadInfo& info, st
     return Support("DepthToSpace", info, reason);
 }
 
+kernels::SpaceDepthParams DepthToSpaceRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return MakeParams(true, layer.Get<SpaceDepthDescriptor>(), info.m_OutputTensorInfos[0]);
+}
+
 IWorkloadPtr DepthToSpaceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<SpaceDepthWorkload>(true, layer.Get<SpaceDepthDescriptor>(), info.m_OutputTensorInfos[0]);
+    return std::make_unique<SpaceDepthWorkload>(DepthToSpaceRefParams(layer, info));
 }
 
 bool SpaceToDepthRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
@@ -70,8 +54,12 @@ bool SpaceToDepthRefSupport(const QueueDescriptor& layer, const WorkloadInfo& in
     return Support("SpaceToDepth", info, reason);
 }
 
+kernels::SpaceDepthParams SpaceToDepthRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    return MakeParams(false, layer.Get<SpaceDepthDescriptor>(), info.m_InputTensorInfos[0]);
+}
+
 IWorkloadPtr SpaceToDepthRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    return std::make_unique<SpaceDepthWorkload>(false, layer.Get<SpaceDepthDescriptor>(), info.m_InputTensorInfos[0]);
+    return std::make_unique<SpaceDepthWorkload>(SpaceToDepthRefParams(layer, info));
 }
 
 }  // namespace trellis::ref

@@ -3,7 +3,9 @@
 // values keep the lower index first, as ONNX asks) and the first K written out with their values.
 // NaN sorts as larger than every number (numpy's order), so largest puts it first.
 #include "RefDataMovement.hpp"
+#include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
+#include "kernels/Selection.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,56 +19,16 @@ namespace trellis::ref {
 namespace {
 
 template <typename T>
-bool Less(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(a)) return false;
-        if (std::isnan(b)) return true;
-    }
-    return a < b;
-}
-
-template <typename T>
 class TopKWorkload final : public IWorkload {
 public:
-    TopKWorkload(const TopKDescriptor& d, const TensorShape& x)
-        : m_K(static_cast<std::size_t>(d.m_K)), m_Largest(d.m_Largest) {
-        const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
-        m_Dim = x[axis];
-        m_Outer = 1;
-        for (unsigned int i = 0; i < axis; ++i) m_Outer *= x[i];
-        m_Inner = 1;
-        for (unsigned int i = axis + 1; i < x.GetNumDimensions(); ++i) m_Inner *= x[i];
-    }
-
+    explicit TopKWorkload(kernels::TopKParams p) : m_P(p) {}
+    std::size_t GetScratchBytes() const override { return kernels::TopKWorkspaceBytes(m_P); }
     void Execute(const WorkloadIo& io) const override {
-        const T* x = static_cast<const T*>(io.m_Inputs[0]->Map());
-        T* values = static_cast<T*>(io.m_Outputs[0]->Map());
-        auto* indices = static_cast<int64_t*>(io.m_Outputs[1]->Map());
-        std::vector<std::size_t> order(m_Dim);
-        for (std::size_t o = 0; o < m_Outer; ++o) {
-            for (std::size_t i = 0; i < m_Inner; ++i) {
-                const T* line = x + o * m_Dim * m_Inner + i;
-                auto before = [&](std::size_t a, std::size_t b) {
-                    const T va = line[a * m_Inner], vb = line[b * m_Inner];
-                    if (m_Largest ? Less(vb, va) : Less(va, vb)) return true;
-                    if (m_Largest ? Less(va, vb) : Less(vb, va)) return false;
-                    return a < b;  // equal: the lower index first
-                };
-                std::iota(order.begin(), order.end(), std::size_t{0});
-                std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(m_K), order.end(), before);
-                for (std::size_t k = 0; k < m_K; ++k) {
-                    const std::size_t out = (o * m_K + k) * m_Inner + i;
-                    values[out] = line[order[k] * m_Inner];
-                    indices[out] = static_cast<int64_t>(order[k]);
-                }
-            }
-        }
+        kernels::TopK<T>(m_P, static_cast<const T*>(io.m_Inputs[0]->Map()), static_cast<T*>(io.m_Outputs[0]->Map()),
+                         static_cast<int64_t*>(io.m_Outputs[1]->Map()), io.m_Scratch);
     }
-
 private:
-    const std::size_t m_K;
-    const bool m_Largest;
-    std::size_t m_Dim = 0, m_Outer = 1, m_Inner = 1;
+    const kernels::TopKParams m_P;
 };
 
 }  // namespace
@@ -81,14 +43,26 @@ bool TopKRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::strin
     return true;
 }
 
-IWorkloadPtr TopKRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+kernels::TopKParams TopKRefParams(const QueueDescriptor& layer, const WorkloadInfo& info) {
     const auto& d = layer.Get<TopKDescriptor>();
-    const TensorShape& s = info.m_InputTensorInfos[0].GetShape();
+    const TensorShape& x = info.m_InputTensorInfos[0].GetShape();
+    kernels::TopKParams p;
+    p.k = static_cast<std::size_t>(d.m_K);
+    p.largest = d.m_Largest;
+    const unsigned int axis = static_cast<unsigned int>(d.m_Axis);
+    p.dim = x[axis];
+    for (unsigned int i = 0; i < axis; ++i) p.outer *= x[i];
+    for (unsigned int i = axis + 1; i < x.GetNumDimensions(); ++i) p.inner *= x[i];
+    return p;
+}
+
+IWorkloadPtr TopKRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const kernels::TopKParams p = TopKRefParams(layer, info);
     switch (info.m_InputTensorInfos[0].GetDataType()) {
-        case DataType::Float64: return std::make_unique<TopKWorkload<double>>(d, s);
-        case DataType::Signed32: return std::make_unique<TopKWorkload<int32_t>>(d, s);
-        case DataType::Signed64: return std::make_unique<TopKWorkload<int64_t>>(d, s);
-        default: return std::make_unique<TopKWorkload<float>>(d, s);
+        case DataType::Float64: return std::make_unique<TopKWorkload<double>>(p);
+        case DataType::Signed32: return std::make_unique<TopKWorkload<int32_t>>(p);
+        case DataType::Signed64: return std::make_unique<TopKWorkload<int64_t>>(p);
+        default: return std::make_unique<TopKWorkload<float>>(p);
     }
 }
 

@@ -12,10 +12,7 @@
 
 namespace trellis::codegen::soft {
 
-template <> std::string KernelEnumValue(kernels::UnaryOp v) {
-    // kernels::UnaryOp names its values as trellis::UnaryOperation does, in the same order.
-    return std::string("trellis::kernels::UnaryOp::") + GetUnaryOperationName(static_cast<UnaryOperation>(v));
-}
+
 
 namespace {
 
@@ -207,6 +204,267 @@ void EmitSplit(const SoftLayer& l) {
     l.Call(Kernel("Split"), {p, l.InRaw(0), F::Braces(outs, "std::initializer_list<void*>")});
 }
 
+// ---- the rest of CpuRef's kernels ----------------------------------------------------------------
+
+/// The snippet's element type (kernels/Convert.hpp) of a data type, for Cast.
+std::string ConvertElement(DataType t) {
+    switch (t) {
+        case DataType::Float32: return Kernel("FloatElement<float>");
+        case DataType::Float64: return Kernel("FloatElement<double>");
+        case DataType::Boolean: return Kernel("BoolElement");
+        default: return Kernel("IntegerElement<" + ArtifactOpGenerator::CppType(t) + ">");
+    }
+}
+
+void EmitCast(const SoftLayer& l) {
+    l.Use("Convert");
+    auto p = Configure(l, ref::CastRefParams(l.Queue(), l.Info()), "CastParams");
+    l.Call(Kernel("Cast<") + ConvertElement(l.Info().m_InputTensorInfos[0].GetDataType()) + ", " +
+               ConvertElement(l.Info().m_OutputTensorInfos[0].GetDataType()) + ">",
+           {p, l.InRaw(0), l.OutRaw(0)});
+}
+
+void EmitGather(const SoftLayer& l) {
+    l.Use("Gather");
+    auto p = Configure(l, ref::GatherRefParams(l.Queue(), l.Info()), "GatherParams");
+    l.Call(Kernel("Gather"), {p, l.InRaw(0), l.InRaw(1), l.OutRaw(0)});
+}
+
+void EmitReduce(const SoftLayer& l) {
+    l.Use("Reduce");
+    const kernels::ReduceParams params = ref::ReduceRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "ReduceParams");
+    const DataType t = l.Info().m_InputTensorInfos[0].GetDataType();
+    const std::size_t ws = t == DataType::Float32 || t == DataType::Float64 ? kernels::ReduceWorkspaceBytes<float>(params)
+                                                                             : kernels::ReduceWorkspaceBytes<int64_t>(params);
+    l.Call(Kernel("Reduce<") + ElementOf(l, 0) + ">", {p, l.In(0), l.Out(0), l.Workspace(ws)});
+}
+
+void EmitPad(const SoftLayer& l) {
+    l.Use("Pad");
+    auto p = Configure(l, ref::PadRefParams(l.Queue(), l.Info()), "PadParams");
+    l.Call(Kernel("Pad"), {p, l.InRaw(0), l.OutRaw(0)});
+}
+
+void EmitResize(const SoftLayer& l) {
+    l.Use("Resize");
+    const kernels::ResizeParams params = ref::ResizeRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "ResizeParams");
+    l.Call(Kernel("Resize"), {p, l.InRaw(0), l.OutRaw(0), l.Workspace(kernels::ResizeWorkspaceBytes(params))});
+}
+
+void EmitTile(const SoftLayer& l) {
+    l.Use("Tile");
+    const kernels::TileParams params = ref::TileRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "TileParams");
+    l.Call(Kernel("Tile"), {p, l.InRaw(0), l.OutRaw(0), l.Workspace(kernels::TileWorkspaceBytes(params))});
+}
+
+void EmitSpaceDepth(const SoftLayer& l, const kernels::SpaceDepthParams& params) {
+    l.Use("SpaceDepth");
+    auto p = Configure(l, params, "SpaceDepthParams");
+    l.Call(Kernel("SpaceDepth"), {p, l.InRaw(0), l.OutRaw(0)});
+}
+void EmitDepthToSpace(const SoftLayer& l) { EmitSpaceDepth(l, ref::DepthToSpaceRefParams(l.Queue(), l.Info())); }
+void EmitSpaceToDepth(const SoftLayer& l) { EmitSpaceDepth(l, ref::SpaceToDepthRefParams(l.Queue(), l.Info())); }
+
+void EmitArgMinMax(const SoftLayer& l) {
+    l.Use("ArgMinMax");
+    auto p = Configure(l, ref::ArgMinMaxRefParams(l.Queue(), l.Info()), "ArgMinMaxParams");
+    l.Call(Kernel("ArgMinMax<") + ElementOf(l, 0) + ">", {p, l.In(0), l.Out(0)});
+}
+
+void EmitHardmax(const SoftLayer& l) {
+    l.Use("Hardmax");
+    auto p = Configure(l, ref::HardmaxRefParams(l.Queue(), l.Info()), "HardmaxParams");
+    l.Call(Kernel("Hardmax"), {p, l.In(0), l.Out(0)});
+}
+
+void EmitTrilu(const SoftLayer& l) {
+    l.Use("Trilu");
+    const kernels::TriluParams params = ref::TriluRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "TriluParams");
+    l.Call(Kernel("Trilu"), {p, l.InRaw(0), params.kInputBits != 0 ? l.InRaw(1) : F::Lit("nullptr"), l.OutRaw(0)});
+}
+
+void EmitCumSum(const SoftLayer& l) {
+    l.Use("CumSum");
+    const kernels::CumSumParams params = ref::CumSumRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "CumSumParams");
+    l.Call(Kernel("CumSum<") + ElementOf(l, 0) + ">",
+           {p, l.In(0), params.axisInputBits != 0 ? l.InRaw(1) : F::Lit("nullptr"), l.Out(0)});
+}
+
+void EmitConvolutionTranspose(const SoftLayer& l) {
+    l.Use("ConvolutionTranspose");
+    const kernels::ConvParams params = ref::ConvolutionTransposeRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "ConvParams");
+    l.Call(Kernel("ConvTranspose"), {p, l.In(0), l.In(1), params.hasBias ? l.In(2) : F::Lit("nullptr"), l.Out(0),
+                                     l.Workspace(kernels::ConvTransposeWorkspaceBytes(params))});
+}
+
+void EmitInstanceNormalization(const SoftLayer& l) {
+    l.Use("Normalization");
+    auto p = Configure(l, ref::InstanceNormalizationRefParams(l.Queue(), l.Info()), "InstanceNormalizationParams");
+    l.Call(Kernel("InstanceNormalization"), {p, l.In(0), l.In(1), l.In(2), l.Out(0)});
+}
+
+void EmitLrn(const SoftLayer& l) {
+    l.Use("Normalization");
+    auto p = Configure(l, ref::LrnRefParams(l.Queue(), l.Info()), "LrnParams");
+    l.Call(Kernel("Lrn"), {p, l.In(0), l.Out(0)});
+}
+
+void EmitMeanVarianceNormalization(const SoftLayer& l) {
+    l.Use("Normalization");
+    const kernels::MeanVarianceNormalizationParams params = ref::MeanVarianceNormalizationRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "MeanVarianceNormalizationParams");
+    l.Call(Kernel("MeanVarianceNormalization"),
+           {p, l.In(0), l.Out(0), l.Workspace(kernels::MeanVarianceNormalizationWorkspaceBytes(params))});
+}
+
+void EmitGatherElements(const SoftLayer& l) {
+    l.Use("GatherElements");
+    const kernels::ElementsParams params = ref::GatherElementsRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "ElementsParams");
+    l.Call(Kernel("GatherElements"),
+           {p, l.InRaw(0), l.InRaw(1), l.OutRaw(0), l.Workspace(kernels::ElementsWorkspaceBytes(params))});
+}
+
+/// The element type a scatter reduction computes in (the data's; float for the raw copies of
+/// reduction none, where it is not used).
+std::string ScatterType(const SoftLayer& l) {
+    const DataType t = l.Info().m_InputTensorInfos[0].GetDataType();
+    return t == DataType::Signed32 || t == DataType::Signed64 ? ArtifactOpGenerator::CppType(t) : "float";
+}
+
+void EmitScatterElements(const SoftLayer& l) {
+    l.Use("GatherElements");
+    const kernels::ElementsParams params = ref::ScatterElementsRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "ElementsParams");
+    l.Call(Kernel("ScatterElements<") + ScatterType(l) + ">",
+           {p, l.InRaw(0), l.InRaw(1), l.InRaw(2), l.OutRaw(0), l.Workspace(kernels::ElementsWorkspaceBytes(params))});
+}
+
+void EmitGatherND(const SoftLayer& l) {
+    l.Use("GatherND");
+    const kernels::TupleParams params = ref::GatherNDRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "TupleParams");
+    l.Call(Kernel("GatherND"), {p, l.InRaw(0), l.In(1), l.OutRaw(0), l.Workspace(kernels::TupleWorkspaceBytes(params))});
+}
+
+void EmitScatterND(const SoftLayer& l) {
+    l.Use("GatherND");
+    const kernels::TupleParams params = ref::ScatterNDRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "TupleParams");
+    l.Call(Kernel("ScatterND<") + ScatterType(l) + ">",
+           {p, l.InRaw(0), l.In(1), l.InRaw(2), l.OutRaw(0), l.Workspace(kernels::TupleWorkspaceBytes(params))});
+}
+
+void EmitOneHot(const SoftLayer& l) {
+    l.Use("IndexOps");
+    auto p = Configure(l, ref::OneHotRefParams(l.Queue(), l.Info()), "OneHotParams");
+    l.Call(Kernel("OneHot"), {p, l.InRaw(0), l.InRaw(1), l.OutRaw(0)});
+}
+
+void EmitEyeLike(const SoftLayer& l) {
+    l.Use("IndexOps");
+    auto p = Configure(l, ref::EyeLikeRefParams(l.Queue(), l.Info()), "EyeLikeParams");
+    l.Call(Kernel("EyeLike"), {p, l.OutRaw(0)});
+}
+
+void EmitSize(const SoftLayer& l) {
+    l.Use("IndexOps");
+    auto p = Configure(l, ref::SizeRefParams(l.Queue(), l.Info()), "SizeParams");
+    l.Call(Kernel("Size"), {p, l.Out(0)});
+}
+
+void EmitReverseSequence(const SoftLayer& l) {
+    l.Use("IndexOps");
+    auto p = Configure(l, ref::ReverseSequenceRefParams(l.Queue(), l.Info()), "ReverseSequenceParams");
+    l.Call(Kernel("ReverseSequence"), {p, l.InRaw(0), l.In(1), l.OutRaw(0)});
+}
+
+void EmitTopK(const SoftLayer& l) {
+    l.Use("Selection");
+    const kernels::TopKParams params = ref::TopKRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "TopKParams");
+    l.Call(Kernel("TopK<") + ElementOf(l, 0) + ">",
+           {p, l.In(0), l.Out(0), l.Out(1), l.Workspace(kernels::TopKWorkspaceBytes(params))});
+}
+
+void EmitMaxUnpool(const SoftLayer& l) {
+    l.Use("Selection");
+    auto p = Configure(l, ref::MaxUnpoolRefParams(l.Queue(), l.Info()), "MaxUnpoolParams");
+    l.Call(Kernel("MaxUnpool"), {p, l.InRaw(0), l.In(1), l.OutRaw(0)});
+}
+
+void EmitCompress(const SoftLayer& l) {
+    l.Use("Selection");
+    auto p = Configure(l, ref::CompressRefParams(l.Queue(), l.Info()), "CompressParams");
+    l.Call(Kernel("Compress"), {p, l.InRaw(0), l.In(1), l.OutRaw(0)});
+}
+
+void EmitEinsum(const SoftLayer& l) {
+    l.Use("Einsum");
+    const kernels::EinsumParams params = ref::EinsumRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "EinsumParams");
+    const std::string t = ArtifactOpGenerator::CppType(l.Info().m_OutputTensorInfos[0].GetDataType());
+    std::vector<ArtifactExprPtr> ins;
+    for (unsigned int i = 0; i < l.Info().m_InputTensorInfos.size(); ++i) ins.push_back(l.In(i));
+    l.Call(Kernel("Einsum<") + t + ">", {p, F::Braces(ins, "std::initializer_list<const " + t + "*>"), l.Out(0),
+                                         l.Workspace(kernels::EinsumWorkspaceBytes(params))});
+}
+
+void EmitDet(const SoftLayer& l) {
+    l.Use("Det");
+    const kernels::DetParams params = ref::DetRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "DetParams");
+    l.Call(Kernel("Det<") + ElementOf(l, 0) + ">", {p, l.In(0), l.Out(0), l.Workspace(kernels::DetWorkspaceBytes(params))});
+}
+
+void EmitNegativeLogLikelihoodLoss(const SoftLayer& l) {
+    l.Use("NegativeLogLikelihoodLoss");
+    auto p = Configure(l, ref::NegativeLogLikelihoodLossRefParams(l.Queue(), l.Info()), "NllLossParams");
+    l.Call(Kernel("NegativeLogLikelihoodLoss<") + ElementOf(l, 0) + ">", {p, l.In(0), l.InRaw(1), OptionalIn(l, 2), l.Out(0)});
+}
+
+void EmitGridSample(const SoftLayer& l) {
+    l.Use("GridSample");
+    auto p = Configure(l, ref::GridSampleRefParams(l.Queue(), l.Info()), "GridSampleParams");
+    l.Call(Kernel("GridSample"), {p, l.In(0), l.In(1), l.Out(0)});
+}
+
+void EmitRoiAlign(const SoftLayer& l) {
+    l.Use("RoiAlign");
+    auto p = Configure(l, ref::RoiAlignRefParams(l.Queue(), l.Info()), "RoiAlignParams");
+    l.Call(Kernel("RoiAlign"), {p, l.In(0), l.In(1), l.InRaw(2), l.Out(0)});
+}
+
+void EmitDft(const SoftLayer& l) {
+    l.Use("Spectral");
+    const kernels::DftParams params = ref::DftRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "DftParams");
+    l.Call(Kernel("Dft<") + ElementOf(l, 0) + ">", {p, l.In(0), l.Out(0), l.Workspace(kernels::DftWorkspaceBytes(params))});
+}
+
+void EmitStft(const SoftLayer& l) {
+    l.Use("Spectral");
+    const kernels::StftParams params = ref::StftRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "StftParams");
+    l.Call(Kernel("Stft<") + ElementOf(l, 0) + ">",
+           {p, l.In(0), OptionalIn(l, 1), l.Out(0), l.Workspace(kernels::StftWorkspaceBytes(params))});
+}
+
+void EmitRecurrent(const SoftLayer& l) {
+    l.Use("Recurrent");
+    const kernels::RecurrentParams params = ref::RecurrentRefParams(l.Queue(), l.Info());
+    auto p = Configure(l, params, "RecurrentParams");
+    l.Call(Kernel("Recurrent"), {p, l.In(0), l.In(1), l.In(2), OptionalIn(l, 3), OptionalIn(l, 4), OptionalIn(l, 5),
+                                 OptionalIn(l, 6), OptionalIn(l, 7), l.Out(0), OptionalOut(l, 1), OptionalOut(l, 2),
+                                 l.Workspace(kernels::RecurrentWorkspaceBytes(params))});
+}
+
 bool SupportFloatOnly(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     return SupportFloat32(GetLayerTypeName(layer.m_Type), info, reason);
 }
@@ -218,16 +476,51 @@ const SoftOpRow kRows[] = {
     {LayerType::Where, &EmitWhere, nullptr},
     {LayerType::Softmax, &EmitSoftmax, &SupportFloatOnly},
     {LayerType::Convolution, &EmitConvolution, nullptr},
+    {LayerType::ConvolutionTranspose, &EmitConvolutionTranspose, nullptr},
     {LayerType::Gemm, &EmitGemm, &SupportFloatOnly},
     {LayerType::MatMul, &EmitMatMul, nullptr},
     {LayerType::Pooling, &EmitPooling, nullptr},
     {LayerType::BatchNormalization, &EmitBatchNormalization, &SupportFloatOnly},
     {LayerType::LayerNormalization, &EmitLayerNormalization, &SupportFloatOnly},
+    {LayerType::InstanceNormalization, &EmitInstanceNormalization, nullptr},
+    {LayerType::Lrn, &EmitLrn, nullptr},
+    {LayerType::MeanVarianceNormalization, &EmitMeanVarianceNormalization, nullptr},
     {LayerType::Transpose, &EmitTranspose, nullptr},
     {LayerType::Expand, &EmitExpand, nullptr},
     {LayerType::Slice, &EmitSlice, nullptr},
     {LayerType::Concat, &EmitConcat, nullptr},
     {LayerType::Split, &EmitSplit, nullptr},
+    {LayerType::Cast, &EmitCast, nullptr},
+    {LayerType::Gather, &EmitGather, nullptr},
+    {LayerType::Reduce, &EmitReduce, nullptr},
+    {LayerType::Pad, &EmitPad, nullptr},
+    {LayerType::Resize, &EmitResize, nullptr},
+    {LayerType::Tile, &EmitTile, nullptr},
+    {LayerType::DepthToSpace, &EmitDepthToSpace, nullptr},
+    {LayerType::SpaceToDepth, &EmitSpaceToDepth, nullptr},
+    {LayerType::ArgMinMax, &EmitArgMinMax, nullptr},
+    {LayerType::Hardmax, &EmitHardmax, nullptr},
+    {LayerType::Trilu, &EmitTrilu, nullptr},
+    {LayerType::CumSum, &EmitCumSum, nullptr},
+    {LayerType::GatherElements, &EmitGatherElements, nullptr},
+    {LayerType::ScatterElements, &EmitScatterElements, nullptr},
+    {LayerType::GatherND, &EmitGatherND, nullptr},
+    {LayerType::ScatterND, &EmitScatterND, nullptr},
+    {LayerType::OneHot, &EmitOneHot, nullptr},
+    {LayerType::EyeLike, &EmitEyeLike, nullptr},
+    {LayerType::Size, &EmitSize, nullptr},
+    {LayerType::ReverseSequence, &EmitReverseSequence, nullptr},
+    {LayerType::TopK, &EmitTopK, nullptr},
+    {LayerType::MaxUnpool, &EmitMaxUnpool, nullptr},
+    {LayerType::Compress, &EmitCompress, nullptr},
+    {LayerType::Einsum, &EmitEinsum, nullptr},
+    {LayerType::Det, &EmitDet, nullptr},
+    {LayerType::NegativeLogLikelihoodLoss, &EmitNegativeLogLikelihoodLoss, nullptr},
+    {LayerType::GridSample, &EmitGridSample, nullptr},
+    {LayerType::RoiAlign, &EmitRoiAlign, nullptr},
+    {LayerType::Dft, &EmitDft, nullptr},
+    {LayerType::Stft, &EmitStft, nullptr},
+    {LayerType::Recurrent, &EmitRecurrent, nullptr},
 };
 
 }  // namespace

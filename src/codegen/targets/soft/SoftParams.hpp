@@ -13,10 +13,6 @@
 
 namespace trellis::codegen::soft {
 
-/// The generated-code name of a kernel enum's value ("trellis::kernels::UnaryOp::Relu"); specialized
-/// next to the emitters of the ops that use the enum.
-template <typename E> std::string KernelEnumValue(E value);
-
 namespace detail {
 
 template <typename T> struct IsSequence : std::false_type {};
@@ -37,7 +33,8 @@ ArtifactExprPtr ValueExpr(const T& v) {
     if constexpr (std::is_same_v<T, bool>) {
         return F::Bool(v);
     } else if constexpr (std::is_enum_v<T>) {
-        return F::Lit(KernelEnumValue(v));
+        // Kernel enums name their type and values (KernelEnumType, KernelEnumName; found by ADL).
+        return F::Lit(std::string("trellis::kernels::") + KernelEnumType(v) + "::" + KernelEnumName(v));
     } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
         return F::Int(static_cast<int64_t>(v));
     } else if constexpr (std::is_integral_v<T>) {
