@@ -150,6 +150,7 @@ void ArtifactOpGenerator::BuildSkeleton() {
     m_Detail = F::Namespace("");
     m_Module->AddSourceEntity(m_Detail);
     UseSnippet("resources/ParamsFile.hpp");
+    UseSnippet("resources/Arena.hpp");
 
     m_Class = m_Module->AddClass(name);
     std::string doc = "The network as a C++ class (target " + m_TargetName + "). The constructor configures every layer,\n"
@@ -170,7 +171,7 @@ void ArtifactOpGenerator::BuildSkeleton() {
     m_Layers = m_Class->AddClass(kPrivate, "Layers", ArtifactClassPlacement::Source);
     m_Layers->SetDoc("The configured layers, the arena and the weights.");
     m_Layers->AddVariable(kPublic, "trellis::artifact::ParamsFile", "params");
-    m_Layers->AddVariable(kPublic, "std::unique_ptr<unsigned char[]>", "arena_storage");
+    m_Layers->AddVariable(kPublic, "trellis::artifact::Arena", "arena_storage");
     m_Layers->AddVariable(kPublic, "unsigned char*", "arena", {F::Lit("nullptr")});
 
     m_ParamsSize = F::Lit("?");
@@ -245,14 +246,13 @@ void ArtifactOpGenerator::FinishSkeleton() {
     body.AddVariable("Layers&", "l", {}, {F::Deref(F::Id("layers_"))});
     body.AddComment("1. Configure every layer.");
     body.Append(*m_Configure);
-    body.AddComment("2. Allocate: one arena of " + std::to_string(arenaBytes) + " bytes (static memory plan; " +
-                    std::to_string(m_Plan.GetUnplannedSize()) + " without reuse).");
-    body.AddAssign(F::Id("l.arena_storage"),
-                   F::Call("std::make_unique<unsigned char[]>", {F::Bin(ArtifactBinOp::Plus, F::Size(arenaBytes), F::Size(64))}));
-    body.AddVariable("const std::uintptr_t", "base", {}, {F::Call("reinterpret_cast<std::uintptr_t>", {F::Call("get", {}, F::Id("l.arena_storage"), ArtifactCallType::Object)})});
-    body.AddAssign(F::Id("l.arena"),
-                   F::Bin(ArtifactBinOp::Plus, F::Call("get", {}, F::Id("l.arena_storage"), ArtifactCallType::Object),
-                          F::Bin(ArtifactBinOp::Mod, F::Bin(ArtifactBinOp::Minus, F::Size(64), F::Bin(ArtifactBinOp::Mod, F::Id("base"), F::Size(64))), F::Size(64))));
+    body.AddComment("2. Allocate: one arena; its first " + std::to_string(arenaBytes) +
+                    " bytes hold the tensors at the offsets of the static memory plan (" +
+                    std::to_string(m_Plan.GetUnplannedSize()) + " bytes without reuse)" +
+                    (m_ExtraArenaBytes ? std::string(", then what the layers were configured with") : std::string()) + ".");
+    ArtifactExprPtr size = F::Size(arenaBytes);
+    if (m_ExtraArenaBytes) size = F::Bin(ArtifactBinOp::Plus, size, m_ExtraArenaBytes);
+    body.AddAssign(F::Id("l.arena"), F::Call("Allocate", {size}, F::Id("l.arena_storage"), ArtifactCallType::Object));
     body.Append(*m_Allocate);
     body.AddComment("3. Read the weights.");
     body.AddCall("Open", {F::Id("params_path"), F::Id("kModelHash"), F::Id("kParamsBytes")}, F::Id("l.params"),

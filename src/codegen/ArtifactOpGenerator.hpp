@@ -93,8 +93,11 @@ protected:
     /// `reinterpret_cast<TYPE>(l.arena + OFFSET)` for arena buffer `buffer` (+ `byteOffset`); the
     /// offset is filled in once the plan is made (Finish() of this base, after the target's).
     ArtifactExprPtr ArenaPointer(int buffer, const std::string& pointerType, std::size_t byteOffset = 0);
-    /// The arena's size literal, filled in once planned.
+    /// The arena's size literal (the static plan's), filled in once planned.
     ArtifactExprPtr ArenaSize();
+    /// Bytes the arena holds beyond the static plan, known only when the artifact runs (what
+    /// configured layers ask for); placed after the planned tensors.
+    void SetExtraArenaBytes(ArtifactExprPtr bytes) { m_ExtraArenaBytes = std::move(bytes); }
 
 
 private:
@@ -125,6 +128,7 @@ private:
     ArtifactMemoryPlan m_Plan;
     std::vector<std::pair<std::shared_ptr<ArtifactLiteral>, std::pair<int, std::size_t>>> m_ArenaOffsets;
     std::shared_ptr<ArtifactLiteral> m_ArenaSize;
+    ArtifactExprPtr m_ExtraArenaBytes;
 };
 
 }  // namespace trellis::codegen

@@ -220,6 +220,9 @@ TEST(CodegenDom, StatementsGolden) {
     loop->GetBody().AddComment("two lines\nof comment");
     block->AddIf(F::Id("n"));  // an empty branch
     block->AddBlock()->AddReturn(nullptr);
+    auto attempt = block->AddTryCatch("std::exception", "e");
+    attempt->GetTryBlock().AddCall("Configure", {F::Int(1)});
+    attempt->GetCatchBlock().AddCall("Configure", {F::Int(0)});
     EXPECT_EQ(PrintStatement(block),
               "    {\n"
               "        std::size_t n = 4u;\n"
@@ -237,6 +240,11 @@ TEST(CodegenDom, StatementsGolden) {
               "        if (n) {}\n"
               "        {\n"
               "            return;\n"
+              "        }\n"
+              "        try {\n"
+              "            Configure(1);\n"
+              "        } catch (const std::exception& e) {\n"
+              "            Configure(0);\n"
               "        }\n"
               "    }\n");
 }

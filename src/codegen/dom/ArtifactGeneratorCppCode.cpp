@@ -92,6 +92,15 @@ void ArtifactGeneratorCppCode::Visit(const ArtifactIf& node) {
     m_Out << '\n';
 }
 
+void ArtifactGeneratorCppCode::Visit(const ArtifactTryCatch& node) {
+    PrintIndent();
+    m_Out << "try ";
+    PrintBody(node.GetTryBlock());
+    m_Out << " catch (const " << node.GetExceptionType() << "& " << node.GetName() << ") ";
+    PrintBody(node.GetCatchBlock());
+    m_Out << '\n';
+}
+
 void ArtifactGeneratorCppCode::Visit(const ArtifactSnippet& node) {
     if (!node.GetTitle().empty()) {
         PrintIndent();

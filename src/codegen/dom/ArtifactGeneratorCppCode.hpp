@@ -19,6 +19,7 @@ public:
     void Visit(const ArtifactBlock& node) override;
     void Visit(const ArtifactForLoop& node) override;
     void Visit(const ArtifactIf& node) override;
+    void Visit(const ArtifactTryCatch& node) override;
     void Visit(const ArtifactSnippet& node) override;
     void Visit(const ArtifactFunction& node) override;
     void Visit(const ArtifactClassVariable& node) override;

@@ -9,6 +9,7 @@ void ArtifactGeneratorCppDecl::Visit(const ArtifactRet&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactBlock&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactForLoop&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactIf&) {}
+void ArtifactGeneratorCppDecl::Visit(const ArtifactTryCatch&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactSnippet&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactNamespace&) {}
 void ArtifactGeneratorCppDecl::Visit(const ArtifactFunction&) {}

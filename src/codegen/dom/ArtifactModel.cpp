@@ -25,6 +25,7 @@ void ArtifactVariable::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactBlock::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactForLoop::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactIf::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
+void ArtifactTryCatch::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactSnippet::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactFunction::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
 void ArtifactClassVariable::Accept(IArtifactGenerator& g) const { g.Visit(*this); }
@@ -70,6 +71,12 @@ std::shared_ptr<ArtifactIf> ArtifactBlock::AddIf(ArtifactExprPtr cond) {
     auto branch = std::make_shared<ArtifactIf>(std::move(cond));
     m_Statements.push_back(branch);
     return branch;
+}
+
+std::shared_ptr<ArtifactTryCatch> ArtifactBlock::AddTryCatch(const std::string& exceptionType, const std::string& name) {
+    auto t = std::make_shared<ArtifactTryCatch>(exceptionType, name);
+    m_Statements.push_back(t);
+    return t;
 }
 
 std::shared_ptr<ArtifactBlock> ArtifactBlock::AddBlock() {

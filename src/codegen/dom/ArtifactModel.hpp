@@ -235,6 +235,7 @@ using ArtifactVariablePtr = std::shared_ptr<ArtifactVariable>;
 
 class ArtifactForLoop;
 class ArtifactIf;
+class ArtifactTryCatch;
 
 /// A block of statements. Printed with braces where it is a function body, a loop or branch body,
 /// or a nested block.
@@ -269,6 +270,8 @@ public:
     std::shared_ptr<ArtifactIf> AddIf(ArtifactExprPtr cond);
     /// Appends a nested `{ ... }` block and returns it.
     std::shared_ptr<ArtifactBlock> AddBlock();
+    /// Appends `try { ... } catch (const type& name) { ... }` and returns it (fill its blocks).
+    std::shared_ptr<ArtifactTryCatch> AddTryCatch(const std::string& exceptionType, const std::string& name);
 private:
     std::vector<ArtifactEntityPtr> m_Statements;
 };
@@ -304,6 +307,23 @@ public:
 private:
     ArtifactExprPtr m_Cond;
     ArtifactBlockPtr m_Block, m_ElseBlock;
+};
+
+/// `try { ... } catch (const Type& name) { ... }`.
+class ArtifactTryCatch final : public ArtifactEntity {
+public:
+    ArtifactTryCatch(std::string exceptionType, std::string name)
+        : m_ExceptionType(std::move(exceptionType)), m_Name(std::move(name)), m_Try(std::make_shared<ArtifactBlock>()),
+          m_Catch(std::make_shared<ArtifactBlock>()) {}
+    void Accept(IArtifactGenerator& g) const override;
+    /// The caught type ("dnnl::error"), taken by const reference, and the variable's name.
+    const std::string& GetExceptionType() const { return m_ExceptionType; }
+    const std::string& GetName() const { return m_Name; }
+    ArtifactBlock& GetTryBlock() const { return *m_Try; }
+    ArtifactBlock& GetCatchBlock() const { return *m_Catch; }
+private:
+    std::string m_ExceptionType, m_Name;
+    ArtifactBlockPtr m_Try, m_Catch;
 };
 
 /// Source text copied verbatim into the implementation file (the kernel snippets a target emits,
@@ -546,6 +566,7 @@ public:
     virtual void Visit(const ArtifactBlock& node) = 0;
     virtual void Visit(const ArtifactForLoop& node) = 0;
     virtual void Visit(const ArtifactIf& node) = 0;
+    virtual void Visit(const ArtifactTryCatch& node) = 0;
     virtual void Visit(const ArtifactSnippet& node) = 0;
     virtual void Visit(const ArtifactFunction& node) = 0;
     virtual void Visit(const ArtifactClassVariable& node) = 0;
