@@ -252,7 +252,7 @@ void ArtifactOpGenerator::FinishSkeleton() {
                     (m_ExtraArenaBytes ? std::string(", then what the layers were configured with") : std::string()) + ".");
     ArtifactExprPtr size = F::Size(arenaBytes);
     if (m_ExtraArenaBytes) size = F::Bin(ArtifactBinOp::Plus, size, m_ExtraArenaBytes);
-    body.AddAssign(F::Id("l.arena"), F::Call("Allocate", {size}, F::Id("l.arena_storage"), ArtifactCallType::Object));
+    body.AddAssign(F::Id("l.arena"), F::Call("Allocate", {size, F::Size(arenaBytes)}, F::Id("l.arena_storage"), ArtifactCallType::Object));
     body.Append(*m_Allocate);
     body.AddComment("3. Read the weights.");
     body.AddCall("Open", {F::Id("params_path"), F::Id("kModelHash"), F::Id("kParamsBytes")}, F::Id("l.params"),

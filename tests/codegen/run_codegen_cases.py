@@ -36,7 +36,7 @@ from onnx import numpy_helper
 # Compiler arguments a target's artifacts need beyond the standard library.
 TARGET_LIBRARIES = {
     "soft": [],
-    "onednn": ["-ldnnl"],
+    "onednn": ["-fopenmp", "-ldnnl"],
 }
 
 

@@ -96,7 +96,7 @@ void ArtifactGeneratorCppCode::Visit(const ArtifactTryCatch& node) {
     PrintIndent();
     m_Out << "try ";
     PrintBody(node.GetTryBlock());
-    m_Out << " catch (const " << node.GetExceptionType() << "& " << node.GetName() << ") ";
+    m_Out << " catch (const " << node.GetExceptionType() << '&' << (node.GetName().empty() ? "" : " ") << node.GetName() << ") ";
     PrintBody(node.GetCatchBlock());
     m_Out << '\n';
 }

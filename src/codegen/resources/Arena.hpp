@@ -18,8 +18,9 @@ namespace trellis::artifact {
 
 class Arena {
 public:
-    /// `bytes` bytes, zeroed; throws std::bad_alloc.
-    unsigned char* Allocate(std::size_t bytes) {
+    /// `bytes` bytes, the first `zeroed` of them zeroed (the rest is written before it is read);
+    /// throws std::bad_alloc.
+    unsigned char* Allocate(std::size_t bytes, std::size_t zeroed) {
         constexpr std::size_t kHuge = std::size_t{2} << 20;
         const std::size_t alignment = bytes >= kHuge ? kHuge : 64;
         constexpr std::size_t kPage = 4096;
@@ -30,7 +31,7 @@ public:
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
         if (bytes >= kHuge) madvise(p, (bytes + kPage - 1) / kPage * kPage, MADV_HUGEPAGE);
 #endif
-        std::memset(p, 0, bytes);
+        std::memset(p, 0, zeroed < bytes ? zeroed : bytes);
         return p;
     }
 

@@ -56,7 +56,13 @@ public:
             throw std::runtime_error(path + ": cannot read the weights file's size");
         }
         const std::uint64_t actual = static_cast<std::uint64_t>(st.st_size);
-        void* map = actual >= kHeaderBytes ? ::mmap(nullptr, static_cast<std::size_t>(actual), PROT_READ, MAP_PRIVATE, fd, 0)
+#if defined(MAP_POPULATE)
+        // Read ahead as the mapping is made: the layers read every weight right away.
+        const int flags = MAP_PRIVATE | MAP_POPULATE;
+#else
+        const int flags = MAP_PRIVATE;
+#endif
+        void* map = actual >= kHeaderBytes ? ::mmap(nullptr, static_cast<std::size_t>(actual), PROT_READ, flags, fd, 0)
                                            : MAP_FAILED;
         ::close(fd);
         if (map == MAP_FAILED) {
