@@ -284,10 +284,64 @@ void ArtifactOpGenerator::FinishSkeleton() {
     if (m_InputBindings.size() == 1) accessor(m_InputBindings[0], m_InputMembers[0], "getInput", "The only input.");
     if (m_OutputBindings.size() == 1) accessor(m_OutputBindings[0], m_OutputMembers[0], "getOutput", "The only output.");
 
+    if (m_Options.m_CEntryPoints) AddCEntryPoints();
+
     // The weights file is complete: its size and the model hash.
     m_ParamsFile = m_Params.Finish(m_Graph.DescribeStructure());
     m_ParamsHash->SetText(Hex64(m_Params.GetHash()));
     m_ParamsSize->SetText(std::to_string(m_Params.GetFileSize()) + "u");
+}
+
+void ArtifactOpGenerator::AddCEntryPoints() {
+    // C entry points for loading the artifact with dlopen (the Codegen backend): no C++ type or
+    // exception crosses them; a failure returns nullptr or -1 and <Name>_error() says why.
+    const std::string& name = m_Options.m_Name;
+    m_Module->AddSourceInclude("exception");
+    m_Detail->Add(F::Var("thread_local std::string", "last_error"));
+    const auto failure = [&](ArtifactBlock& block, ArtifactExprPtr result) {
+        auto attempt = std::make_shared<ArtifactTryCatch>("std::exception", "e");
+        block.Add(attempt);
+        attempt->GetCatchBlock().AddAssign(F::Id("last_error"), F::Call("what", {}, F::Id("e"), ArtifactCallType::Object));
+        attempt->GetCatchBlock().AddReturn(std::move(result));
+        return attempt;
+    };
+
+    auto create = F::Func("void*", name + "_create", {F::Var("const char*", "params_path")});
+    create->SetExternC(true);
+    create->SetDoc("A new " + name + " reading the weights file `params_path`; nullptr on failure (" + name +
+                   "_error() says why).");
+    failure(create->GetBlock(), F::Lit("nullptr"))->GetTryBlock().AddReturn(F::Call("new " + name, {F::Id("params_path")}));
+    m_Module->AddSourceEntity(create);
+
+    auto run = F::Func("int", name + "_run",
+                       {F::Var("void*", "net"), F::Var("const void* const*", "inputs"), F::Var("void* const*", "outputs")});
+    run->SetExternC(true);
+    run->SetDoc("Runs `net` on `inputs` (one pointer per input, in order) into `outputs` (one per output);\n"
+                "0 on success, -1 on failure (" + name + "_error() says why).");
+    ArtifactBlock& body = failure(run->GetBlock(), F::Int(-1))->GetTryBlock();
+    body.AddVariable(name + "&", "n", {}, {F::Deref(F::Call("static_cast<" + name + "*>", {F::Id("net")}))});
+    for (std::size_t i = 0; i < m_InputBindings.size(); ++i) {
+        body.AddAssign(F::Id("n." + m_InputBindings[i].m_Accessor + "().data"),
+                       F::Call("const_cast<void*>", {F::Index(F::Id("inputs"), F::Size(i))}));
+    }
+    for (std::size_t o = 0; o < m_OutputBindings.size(); ++o) {
+        body.AddAssign(F::Id("n." + m_OutputBindings[o].m_Accessor + "().data"), F::Index(F::Id("outputs"), F::Size(o)));
+    }
+    body.AddCall("Inference", {}, F::Id("n"), ArtifactCallType::Object);
+    body.AddReturn(F::Int(0));
+    m_Module->AddSourceEntity(run);
+
+    auto destroy = F::Func("void", name + "_destroy", {F::Var("void*", "net")});
+    destroy->SetExternC(true);
+    destroy->SetDoc("Destroys a " + name + " made by " + name + "_create().");
+    destroy->GetBlock().AddCall("delete", {F::Call("static_cast<" + name + "*>", {F::Id("net")})});
+    m_Module->AddSourceEntity(destroy);
+
+    auto error = F::Func("const char*", name + "_error");
+    error->SetExternC(true);
+    error->SetDoc("Why this thread's last " + name + "_create() or " + name + "_run() failed.");
+    error->GetBlock().AddReturn(F::Call("c_str", {}, F::Id("last_error"), ArtifactCallType::Object));
+    m_Module->AddSourceEntity(error);
 }
 
 ArtifactModulePtr ArtifactOpGenerator::Generate() {

@@ -103,6 +103,8 @@ protected:
 private:
     void BuildSkeleton();
     void FinishSkeleton();
+    /// <Name>_create/_run/_destroy/_error (ArtifactOptions::m_CEntryPoints).
+    void AddCEntryPoints();
 
     ArtifactModulePtr m_Module;
     ArtifactClassPtr m_Class;
