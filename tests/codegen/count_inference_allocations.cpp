@@ -3,7 +3,7 @@
 // oneDNN and OpenMP come here too) while Inference() runs, after two warm-up runs. Built against
 // one generated artifact:
 //
-//   c++ -std=c++17 -I DIR -DARTIFACT_HEADER='"Net.h"' -DARTIFACT_CLASS=Net \
+//   c++ -std=c++17 -I DIR -DARTIFACT_HEADER='"Net.h"' -DARTIFACT_CLASS=Net
 //       tests/codegen/count_inference_allocations.cpp DIR/Net.cpp [target libraries]
 //   ./a.out DIR/Net.params [--small-bookkeeping BYTES]
 //
