@@ -199,7 +199,7 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
         {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
-        {"codegen", {"-o, --output-dir", "--name", "--target", "--with-main", "--shape"}},
+        {"codegen", {"-o, --output-dir", "--name", "--target", "--with-main", "--c-api", "--shape"}},
     };
     for (const auto& [command, options] : commands) {
         const CliResult r = Cli({command, "--help"});
@@ -804,6 +804,16 @@ TEST_F(CliTest, CodegenWritesTheArtifactFiles) {
     ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
     EXPECT_TRUE(fs::exists(m_Dir / "plain" / "Net.cpp"));
     EXPECT_FALSE(fs::exists(m_Dir / "plain" / "Net_main.cpp"));
+    EXPECT_EQ(ReadFile(m_Dir / "plain" / "Net.cpp").find("Net_create"), std::string::npos);
+    // --c-api: the C entry points.
+    const CliResult capi = Cli({"codegen", kMlp, "-o", (m_Dir / "capi").string(), "--c-api"});
+    ASSERT_EQ(capi.m_Exit, 0) << capi.m_Err;
+    const std::string source = ReadFile(m_Dir / "capi" / "Net.cpp");
+    for (const char* def : {"extern \"C\" void* Net_create(const char* params_path)",
+                            "extern \"C\" int Net_run(void* net, const void* const* inputs, void* const* outputs)",
+                            "extern \"C\" void Net_destroy(void* net)", "extern \"C\" const char* Net_error()"}) {
+        EXPECT_NE(source.find(def), std::string::npos) << def << " in\n" << source;
+    }
 }
 
 TEST_F(CliTest, CodegenRefusesWithOneErrorLine) {

@@ -31,6 +31,10 @@ std::string CodegenHelp() {
            "                         each input from a .npy file (--input NAME=FILE.npy),\n"
            "                         runs one inference and writes each output to\n"
            "                         DIR/<output name>.npy (--output-dir DIR).\n"
+           "  --c-api                Also give NAME.cpp C entry points (extern \"C\"):\n"
+           "                         NAME_create(params path), NAME_run(net, inputs,\n"
+           "                         outputs), NAME_destroy(net), NAME_error(), as the\n"
+           "                         Codegen backend loads them with dlopen.\n"
            "  --shape NAME=AxBxC     Pin the shape of graph input NAME (needed where the\n"
            "                         model's dims are symbolic). Repeatable.\n"
            "  -h, --help             Show this help.\n"
@@ -39,7 +43,8 @@ std::string CodegenHelp() {
            "target cannot generate is refused with one error line naming the layer, its\n"
            "op and why. Build the artifact with\n"
            "  cmake -S DIR -B DIR/build && cmake --build DIR/build\n"
-           "See docs/codegen.md for the artifact's API and the weights file's format.\n";
+           "See docs/codegen.md for the artifact's API, the weights file's format and\n"
+           "the Codegen backend, which compiles and runs artifacts inside Trellis.\n";
 }
 
 namespace {
@@ -60,6 +65,7 @@ int CodegenCommand(const std::vector<std::string>& args) {
                                          {"name", true, false},
                                          {"target", true, false},
                                          {"with-main", false, false},
+                                         {"c-api", false, false},
                                          {"shape", true, true}},
                                         "codegen", {{"o", "output-dir"}});
     if (parsed.m_Help) {
@@ -78,6 +84,7 @@ int CodegenCommand(const std::vector<std::string>& args) {
     options.m_Name = parsed.Get("name").value_or("Net");
     options.m_Target = parsed.Get("target").value_or("soft");
     options.m_WithMain = parsed.Has("with-main");
+    options.m_CEntryPoints = parsed.Has("c-api");
     const std::vector<std::string> targets = GetArtifactTargets();
     if (std::find(targets.begin(), targets.end(), options.m_Target) == targets.end()) {
         std::string list;
