@@ -28,8 +28,9 @@ public:
     /// Lines of the generated CMakeLists.txt that find the target's libraries and link them to the
     /// library target `library` (empty for a target needing only the standard library).
     virtual std::string GetCMakeDependencies(const std::string& library) const = 0;
-    /// Compiler arguments that build and link the artifact directly (libraries, include paths):
-    /// what the Codegen backend adds to its compiler command.
+    /// Compiler arguments that build and link the artifact directly (libraries, include paths), for
+    /// a caller compiling without the generated CMakeLists.txt. (The Codegen backend compiles soft
+    /// artifacts, which need none; the test scripts keep the same lists in TARGET_LIBRARIES.)
     virtual std::vector<std::string> GetCompilerArguments() const = 0;
 };
 
