@@ -483,6 +483,46 @@ void CompiledRegion::PlanInPlaceConcats() {
     }
 }
 
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) {
+    const char* impl = pd.impl_info_str();
+    return impl && std::string(impl).rfind("ref", 0) == 0;
+}
+
+bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
+                         const TensorShape& output, bool bias, std::string* implementation) {
+    const Dims src = DimsOf(input), ws = DimsOf(weights), dst = DimsOf(output);
+    const std::size_t spatial = ws.size() - 2;
+    const memory::dim groups = d.m_Groups;
+    Dims wdims = groups > 1 ? Dims{groups, ws[0] / groups, ws[1]} : Dims{ws[0], ws[1]};
+    wdims.insert(wdims.end(), ws.begin() + 2, ws.end());
+    Dims strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim st = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+        const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+        const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+        strides.push_back(st);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        padR.push_back((dst[2 + i] - 1) * st + (ws[2 + i] - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    const auto f32 = memory::data_type::f32;
+    try {
+        const dnnl::convolution_forward::desc cd =
+            bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), PlainMd({ws[0]}), AnyMd(dst, f32),
+                                                   strides, dil, padL, padR)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), AnyMd(dst, f32), strides, dil, padL,
+                                                   padR);
+        const dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+        if (implementation) *implementation = pd.impl_info_str();
+        return !IsReferenceImplementation(pd);
+    } catch (const dnnl::error& e) {
+        if (implementation) *implementation = std::string("none (") + e.what() + ")";
+        return false;
+    }
+}
+
 bool OneDnnHasWinograd() {
     static const bool has = [] {
         try {
@@ -606,17 +646,20 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         const bool winograd = m_Options.m_Winograd && srcWant == blockedSrc && OneDnnHasWinograd() &&
                               IsWinogradShape(d, w.GetShape(), m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetShape(),
                                               m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetShape());
+        // Each attempt counts only when oneDNN has a real kernel for it: its reference
+        // implementation (grouped convolutions with few channels per group in a blocked layout,
+        // for one) is orders of magnitude slower, so the next layout is tried instead.
         if (winograd) {
             try {
                 pd = make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd);
-                made = true;
+                made = !IsReferenceImplementation(pd);
             } catch (const dnnl::error&) {
             }
         }
         if (!made) {
             try {
                 pd = make(srcWant, memory::desc(dst, dt, *blocked));
-                made = true;
+                made = !IsReferenceImplementation(pd);
             } catch (const dnnl::error&) {
             }
         }
@@ -626,10 +669,12 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
             pd = make(memory::desc(src, dt, current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc
                                                                                       : memory::format_tag::any),
                       AnyMd(dst, dt));
-            made = true;
+            made = !IsReferenceImplementation(pd);
         } catch (const dnnl::error&) {
         }
     }
+    // oneDNN chooses the layouts. CpuAccLayerSupport declined the convolutions for which even this
+    // is oneDNN's reference implementation (ConvolutionRunsFast).
     if (!made) pd = make(AnyMd(src, dt), AnyMd(dst, dt));
     const int srcMem = Ensure(x, pd.src_desc());
     const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
@@ -881,12 +926,15 @@ void CompiledRegion::CompilePool(const Node& n) {
                                             dil, padL, padR);
         return dnnl::pooling_v2_forward::primitive_desc(pdsc, Attr(false), Engine());
     };
+    // The input's layout as it is, unless oneDNN has only its reference kernel for it.
     dnnl::pooling_v2_forward::primitive_desc pd;
+    bool made = false;
     try {
         pd = make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md);
+        made = !IsReferenceImplementation(pd);
     } catch (const dnnl::error&) {
-        pd = make(PlainMd(src));
     }
+    if (!made) pd = make(PlainMd(src));
     const int srcMem = Ensure(x, pd.src_desc());
     const int dstMem = NewInternal(pd.dst_desc());
     AddPrimitive(n.m_Name, dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}});
@@ -895,7 +943,17 @@ void CompiledRegion::CompilePool(const Node& n) {
 
 void CompiledRegion::CompileEltwise(int index, const Node& n) {
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
-    const int srcMem = MemOf(x);
+    int srcMem = MemOf(x);
+    // A blocked layout whose channels do not fill the last block has only oneDNN's reference
+    // eltwise kernel: such an input is made plain first (the reorder is a jit kernel).
+    for (const EltwiseOp& e : n.m_Eltwise) {
+        dnnl::eltwise_forward::desc ed(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(e.m_Algorithm),
+                                       m_Mems[static_cast<std::size_t>(srcMem)].m_Md, e.m_Alpha, e.m_Beta);
+        if (IsReferenceImplementation(dnnl::eltwise_forward::primitive_desc(ed, Attr(false), Engine()))) {
+            srcMem = EnsurePlain(x);
+            break;
+        }
+    }
     const memory::desc md = m_Mems[static_cast<std::size_t>(srcMem)].m_Md;
     // In place when nobody reads x afterwards.
     const int dstMem = CanOverwrite(x, index) ? srcMem : NewInternal(md);
@@ -938,37 +996,44 @@ void CompiledRegion::CompileBinary(int index, const Node& n) {
     int a = n.m_Inputs[0], b = n.m_Inputs[1];
     if (ValueDims(a) != outDims) std::swap(a, b);  // commutative (checked by the layer support)
     const std::size_t rank = outDims.size();
-    auto build = [&](bool plain) {
-        const int am = plain ? EnsurePlain(a) : MemOf(a);
-        const memory::desc src0 = m_Mems[static_cast<std::size_t>(am)].m_Md;
-        int bm;
+    // The layouts as they are (a per-channel operand in a's blocked layout), or plain when oneDNN
+    // has no kernel, or only its reference one, for those. The descriptors are settled before any
+    // reorder is added.
+    auto descsFor = [&](bool plain) {
+        const memory::desc src0 = plain ? PlainMd(outDims) : m_Mems[static_cast<std::size_t>(MemOf(a))].m_Md;
         const Dims bDims = Prepend1s(ValueDims(b), rank);
         const std::optional<memory::format_tag> tag = plain ? std::nullopt : BlockedTagOf(src0);
         bool perChannel = tag.has_value();
         for (std::size_t i = 0; i < rank && perChannel; ++i) perChannel = i == 1 || bDims[i] == 1;
-        if (ValueDims(b) == outDims) {
-            bm = Ensure(b, src0);
-        } else if (perChannel) {
-            // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit
-            // binary kernel broadcasts it; a plain one would send it to the reference kernel.
-            bm = Ensure(b, memory::desc(bDims, src0.data_type(), *tag));
-        } else {
-            bm = Alias(EnsurePlain(b), PlainMd(bDims));
-        }
-        const memory::desc src1 = m_Mems[static_cast<std::size_t>(bm)].m_Md;
-        dnnl::binary::desc bd(alg, src0, src1, src0);
-        dnnl::binary::primitive_desc pd(bd, Attr(false), Engine());
-        const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
-                             m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
-        const int dst = inPlace ? am : NewInternal(src0);
-        AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
-        Bind(out, dst);
+        // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit binary
+        // kernel broadcasts it; a plain one would send it to the reference kernel.
+        const memory::desc src1 = ValueDims(b) == outDims ? src0
+                                  : perChannel            ? memory::desc(bDims, src0.data_type(), *tag)
+                                                          : PlainMd(bDims);
+        return std::make_pair(src0, src1);
     };
+    bool plain = false;
+    std::pair<memory::desc, memory::desc> descs = descsFor(false);
+    dnnl::binary::primitive_desc pd;
     try {
-        build(false);
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+        plain = IsReferenceImplementation(pd);
     } catch (const dnnl::error&) {
-        build(true);
+        plain = true;
     }
+    if (plain) {
+        descs = descsFor(true);
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+    }
+    const int am = plain ? EnsurePlain(a) : MemOf(a);
+    const int bm = ValueDims(b) == outDims || descs.second != PlainMd(Prepend1s(ValueDims(b), rank))
+                       ? Ensure(b, descs.second)
+                       : Alias(EnsurePlain(b), descs.second);
+    const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
+                         m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
+    const int dst = inPlace ? am : NewInternal(descs.first);
+    AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
 }
 
 void CompiledRegion::CompileSoftmax(const Node& n) {
@@ -1031,6 +1096,8 @@ void CompiledRegion::CompileConcat(int index, const Node& n) {
         }
         dnnl::concat::primitive_desc pd(plain ? PlainMd(outDims) : AnyMd(outDims, mds.front().data_type()), axis, mds,
                                         Engine(), Attr(false));
+        // Mixed or partly filled blocked inputs get oneDNN's reference concat: plain instead.
+        if (!plain && IsReferenceImplementation(pd)) throw dnnl::error(dnnl_unimplemented, "reference concat only");
         const int dst = NewInternal(pd.dst_desc());
         std::vector<std::pair<int, int>> args;
         for (std::size_t i = 0; i < mems.size(); ++i) args.emplace_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), mems[i]);

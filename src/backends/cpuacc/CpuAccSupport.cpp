@@ -2,6 +2,8 @@
 // declines falls back to the next backend in the user's list (normally CpuRef) with the reason.
 #include "CpuAccSupport.hpp"
 
+#include "CpuAccRegion.hpp"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -160,6 +162,14 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             if (!isConst(1)) return Refuse(reason, "Convolution: the weights must be constant");
             if (in.size() > 2 && !isConst(2)) return Refuse(reason, "Convolution: the bias must be constant");
             if (d.m_Groups == 0) return Refuse(reason, "Convolution: group count 0");
+            std::string impl;
+            if (!ConvolutionRunsFast(d, in[0].GetShape(), in[1].GetShape(), out[0].GetShape(), in.size() > 2, &impl)) {
+                return Refuse(reason, "Convolution: oneDNN has only its reference implementation for this one on this "
+                                      "CPU (" + std::to_string(d.m_Groups) + " group(s), " +
+                                      std::to_string(in[1].GetShape()[1]) + " input channel(s) per group, weights " +
+                                      in[1].GetShape().ToString() + "; implementation " + impl +
+                                      "), no faster than CpuRef");
+            }
             return true;
         }
         case LayerType::Gemm: {

@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.h>  // dnnl_set_verbose: which primitives ran
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include <filesystem>
@@ -816,6 +817,43 @@ TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
 
 // ---- models ---------------------------------------------------------------------------------------
 // The exported models run with CpuAcc first (and with each of its kernel-choosing options) in
-// tests/unit/differential_model_test.cpp.
+// tests/unit/differential_model_test.cpp; here, what oneDNN runs for them.
+
+// oneDNN's reference implementations are scalar loops, one to three orders of magnitude slower
+// than its jit kernels: CpuAcc must pick another layout or decline the layer, never run one. The
+// verbose log names the implementation of every primitive executed (ctest runs this again with
+// ONEDNN_MAX_CPU_ISA=AVX2, where oneDNN has fewer kernels).
+TEST(CpuAccModels, NoExportedModelRunsAOneDnnReferenceImplementation) {
+    SKIP_WITHOUT_CPUACC();
+    std::size_t executed = 0;
+    for (const std::string& model : ExportedModels()) {
+        const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
+        ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
+        for (const char* layout : {"blocked", "auto"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["ConvLayout"] = layout;
+            LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"}, {}, o);
+            const std::vector<OwnedTensor> inputs = LoadModelInputs(base);
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            (void)m.Run(inputs);
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            // onednn_verbose,exec,cpu,<primitive>,<implementation>,...
+            std::size_t at = 0;
+            while ((at = log.find("onednn_verbose,exec,cpu,", at)) != std::string::npos) {
+                const std::size_t primitive = at + std::strlen("onednn_verbose,exec,cpu,");
+                const std::size_t impl = log.find(',', primitive) + 1;
+                const std::size_t end = log.find('\n', impl);
+                ++executed;
+                EXPECT_NE(log.compare(impl, 3, "ref"), 0)
+                    << model << " (ConvLayout=" << layout << ") runs a reference implementation: " << log.substr(at, end - at);
+                at = end;
+            }
+        }
+    }
+    EXPECT_GT(executed, 1000u) << "the verbose log named too few primitives to prove anything";
+}
 
 }  // namespace
