@@ -31,6 +31,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Reduce: return "Reduce";
         case NodeKind::Split: return "Split";
         case NodeKind::Slice: return "Slice";
+        case NodeKind::Recurrent: return "Recurrent";
     }
     return "?";
 }

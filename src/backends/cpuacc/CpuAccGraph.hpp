@@ -32,6 +32,7 @@ enum class NodeKind {
     Reduce,
     Split,
     Slice,
+    Recurrent,  ///< LSTM/GRU/RNN (oneDNN's RNN primitives); inputs as RecurrentDescriptor says
 };
 const char* GetNodeKindName(NodeKind kind);
 

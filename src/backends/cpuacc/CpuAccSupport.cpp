@@ -132,14 +132,59 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Reduce: return NodeKind::Reduce;
         case LayerType::Split: return NodeKind::Split;
         case LayerType::Slice: return NodeKind::Slice;
+        case LayerType::Recurrent: return NodeKind::Recurrent;
         default: break;
     }
     return NodeKind::Eltwise;
 }
 
+/// LSTM, GRU and RNN as oneDNN's RNN primitives compute them: the ONNX default activations (RNN:
+/// tanh, relu or sigmoid), no cell clip, no coupled input-forget gate, full-length sequences.
+bool IsRecurrentSupported(const RecurrentDescriptor& d, const std::vector<TensorInfo>& in, const std::vector<bool>& constants,
+                          std::string* reason) {
+    const auto has = [&](std::size_t i) { return i < in.size() && in[i].GetNumElements() > 0; };
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    if (has(4)) {
+        return Refuse(reason, "Recurrent: sequence_lens is not supported (oneDNN's RNN primitives run every sequence to "
+                              "its full length)");
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (has(i) && in[i].GetDataType() != DataType::Float32) {
+            return Refuse(reason, "Recurrent: CpuAcc runs Float32 only, input " + std::to_string(i) + " is " +
+                                      GetDataTypeName(in[i].GetDataType()));
+        }
+    }
+    for (std::size_t i : {1u, 2u, 3u, 7u}) {
+        if (has(i) && !isConst(i)) {
+            return Refuse(reason, std::string("Recurrent: ") + (i == 1 ? "W" : i == 2 ? "R" : i == 3 ? "B" : "P") +
+                                      " must be constant (weights are packed once)");
+        }
+    }
+    if (d.m_Clip) return Refuse(reason, "Recurrent: clip is not supported by oneDNN's RNN primitives");
+    if (d.m_InputForget) return Refuse(reason, "Recurrent: input_forget is not supported by oneDNN's LSTM");
+    using F = RecurrentActivationFunction;
+    const std::size_t perDirection = d.m_Mode == RecurrentMode::Lstm ? 3 : d.m_Mode == RecurrentMode::Gru ? 2 : 1;
+    for (std::size_t i = 0; i < d.m_Activations.size(); ++i) {
+        const RecurrentActivation& a = d.m_Activations[i];
+        const std::size_t k = i % perDirection;
+        const bool ok = d.m_Mode == RecurrentMode::Rnn
+                            ? (a.m_Function == F::Tanh || a.m_Function == F::Relu || a.m_Function == F::Sigmoid) &&
+                                  a.m_Function == d.m_Activations[0].m_Function
+                            : a.m_Function == (k == 0 ? F::Sigmoid : F::Tanh);
+        if (!ok) {
+            return Refuse(reason, std::string("Recurrent: activation ") + GetRecurrentActivationName(a.m_Function) +
+                                      " at position " + std::to_string(i) +
+                                      " is not supported (oneDNN: LSTM/GRU with the default sigmoid/tanh, RNN with tanh, "
+                                      "relu or sigmoid, the same for both directions)");
+        }
+    }
+    return true;
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
+    if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
     for (const TensorInfo& t : in) {
         if (t.GetDataType() != DataType::Float32) {
             return Refuse(reason, op + ": CpuAcc runs Float32 only, an input is " + GetDataTypeName(t.GetDataType()));
