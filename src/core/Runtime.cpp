@@ -14,14 +14,17 @@
 #include <trellis/backends/BackendRegistry.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
-#include <list>
 #include <set>
 #include <shared_mutex>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 
 namespace trellis::core {
 
@@ -53,6 +56,45 @@ using ArenaSet = std::vector<std::unique_ptr<DomainBuffer>>;
 
 }  // namespace
 
+/// A network's recorded timeline (IRuntime::CreationOptions::m_ProfilingOptions.m_RecordTimeline):
+/// events appended by concurrent calls, taken by TakeTimeline().
+class Timeline {
+public:
+    void Add(TimelineEvent e) {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        m_Events.push_back(std::move(e));
+    }
+    std::vector<TimelineEvent> Take() {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        return std::exchange(m_Events, {});
+    }
+private:
+    std::mutex m_Mutex;
+    std::vector<TimelineEvent> m_Events;
+};
+
+/// What one workload's Execute() reports through WorkloadIo::m_Profiling: events attributed to it.
+class StepProfiling final : public IBackendProfiling {
+public:
+    StepProfiling(Timeline& timeline, const std::string& parent, const BackendId& backend, uint64_t thread)
+        : m_Timeline(timeline), m_Parent(parent), m_Backend(backend), m_Thread(thread) {}
+    uint16_t RegisterCounter(const std::string&, const std::string&) override { return 0; }
+    void ReportCounterValue(uint16_t, uint64_t) override {}
+    void ReportEvent(const ProfilingEvent& e) override {
+        m_Timeline.Add(TimelineEvent{e.m_Name, e.m_Category, m_Backend, e.m_StartNs, e.m_DurationNs, m_Thread, m_Parent});
+    }
+private:
+    Timeline& m_Timeline;
+    const std::string& m_Parent;
+    const BackendId& m_Backend;
+    uint64_t m_Thread;
+};
+
+uint64_t SteadyNowNs() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 class LoadedNetwork {
 public:
     enum class Kind { Arena, Input, Output, Constant };
@@ -71,6 +113,7 @@ public:
         unsigned int m_ScratchDomain = 0;
         std::size_t m_ScratchOffset = 0;
         std::string m_Name;
+        std::string m_Category;  ///< the layer's op, for timelines
         BackendId m_Backend;
     };
     struct OutputCopy {
@@ -90,7 +133,9 @@ public:
     ~LoadedNetwork();
 
     /// `note` is appended to binding errors (a specialization says which input shapes it is for).
-    void Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note = "");
+    /// Runs the network; with a timeline, every workload's time (and what it reports) is added.
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note = "",
+                 Timeline* timeline = nullptr);
     const TensorInfo& GetInputInfo(LayerBindingId id) const;
     const TensorInfo& GetOutputInfo(LayerBindingId id) const;
     std::size_t GetArenaBytes() const;
@@ -243,6 +288,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         if (!IsComputeLayer(*l)) continue;
         Step step;
         step.m_Name = l->Name();
+        step.m_Category = l->GetType() == LayerType::PreCompiled ? std::string("PreCompiled") : l->OpDetail();
         step.m_Backend = l->GetBackendId();
         step.m_ScratchDomain = DomainOf(l->GetBackendId(), spec);
         const QueueDescriptor q = MakeQueueDescriptor(*l);
@@ -388,7 +434,8 @@ std::map<LayerBindingId, void*> BindTensors(const std::vector<std::pair<LayerBin
 }
 }  // namespace
 
-void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note) {
+void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note,
+                            Timeline* timeline) {
     const auto inPtrs = BindTensors(inputs, m_InputInfos, "input", note);
     const auto outPtrs = BindTensors(outputs, m_OutputInfos, "output", note);
 
@@ -423,7 +470,17 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         io.m_Outputs = outs;
         io.m_Scratch = arenas[step.m_ScratchDomain] ? arenas[step.m_ScratchDomain]->Data() + step.m_ScratchOffset : nullptr;
         try {
-            step.m_Workload->Execute(io);
+            if (timeline) {
+                const uint64_t thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+                StepProfiling profiling(*timeline, step.m_Name, step.m_Backend, thread);
+                io.m_Profiling = &profiling;
+                const uint64_t start = SteadyNowNs();
+                step.m_Workload->Execute(io);
+                timeline->Add(TimelineEvent{step.m_Name, step.m_Category, step.m_Backend, start, SteadyNowNs() - start,
+                                            thread, {}});
+            } else {
+                step.m_Workload->Execute(io);
+            }
         } catch (const Exception& e) {
             throw RuntimeException("EnqueueWorkload: layer '" + step.m_Name + "' on " + step.m_Backend.Get() +
                                    " failed: " + e.what());
@@ -532,13 +589,13 @@ public:
         }
     }
 
-    void Execute(const InputTensors& inputs, const OutputTensors& outputs) {
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs, Timeline* timeline) {
         std::shared_ptr<const Specialization> s = Get(inputs);
         InputTensors passed;
         for (const auto& [id, t] : inputs) {
             if (!s->m_Pinned.count(id)) passed.emplace_back(id, t);
         }
-        s->m_Network->Execute(passed, outputs, s->m_Note);
+        s->m_Network->Execute(passed, outputs, s->m_Note, timeline);
     }
 
     IRuntime::SpecializationStats GetStats() const {
@@ -642,6 +699,7 @@ private:
 struct NetworkEntry {
     std::shared_ptr<LoadedNetwork> m_Static;
     std::unique_ptr<DynamicNetwork> m_Dynamic;
+    Timeline m_Timeline;
 };
 
 // ---- the runtime -----------------------------------------------------------------------------
@@ -814,8 +872,9 @@ public:
     Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                            const OutputTensors& outputTensors) override {
         auto n = Get(networkId);
-        if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors);
-        else n->m_Static->Execute(inputTensors, outputTensors);
+        Timeline* timeline = m_Options.m_ProfilingOptions.m_RecordTimeline ? &n->m_Timeline : nullptr;
+        if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors, timeline);
+        else n->m_Static->Execute(inputTensors, outputTensors, {}, timeline);
         return Status::Success;
     }
 
@@ -833,6 +892,7 @@ public:
     std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const override { return m_Dynamic->GetStatus(); }
     std::vector<std::string> GetDynamicBackendWarnings() const override { return m_Dynamic->GetWarnings(); }
     std::vector<std::string> GetBackendOptionWarnings() const override { return m_OptionWarnings; }
+    std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) override { return Get(networkId)->m_Timeline.Take(); }
     std::map<std::string, uint64_t> GetProfilingCounters() const override {
         std::map<std::string, uint64_t> out;
         for (const auto& [ctx, profiling] : m_ProfilingContexts) profiling->Collect(out);

@@ -249,6 +249,23 @@ TEST_F(CliTest, CompareRefusesBadOptionsByName) {
     EXPECT_NE(r.m_Err.find("NoSuchBackend"), std::string::npos) << r.m_Err;
 }
 
+TEST_F(CliTest, BenchProfileWritesAChromeTraceAndSummarises) {
+    const fs::path file = fs::temp_directory_path() / ("trellis_cli_profile_" + std::to_string(::getpid()) + ".json");
+    const CliResult r = Cli({"bench", kMlp, "--backends", "CpuRef", "--warmup", "1", "--iterations", "4", "--profile", file.string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("profile: time per run by op and backend (4 runs)"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("Gemm "), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("profile: slowest layers and steps, per run"), std::string::npos) << r.m_Out;
+    const std::string trace = ReadFile(file);
+    fs::remove(file);
+    EXPECT_EQ(trace.rfind("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 0), 0u) << trace.substr(0, 200);
+    std::size_t events = 0;
+    for (std::size_t at = trace.find("\"ph\": \"X\""); at != std::string::npos; at = trace.find("\"ph\": \"X\"", at + 1)) ++events;
+    EXPECT_EQ(events, 16u);  // 4 layers x 4 timed runs, warm-up left out
+    const CliResult bad = Cli({"bench", kMlp, "--profile", ""});
+    EXPECT_EQ(bad.m_Exit, 2);
+}
+
 TEST_F(CliTest, RunMlpPrintsOutputsLayersAndTime) {
     const CliResult r = Cli({"run", kMlp});
     ASSERT_EQ(r.m_Exit, 0) << r.m_Err;

@@ -126,6 +126,7 @@ PreparedModel PrepareModel(const ModelOptions& options) {
     for (const auto& [id, values] : options.m_BackendOptions) {
         for (const auto& [name, value] : values) creation.m_BackendOptions[id][name] = value;
     }
+    creation.m_ProfilingOptions.m_RecordTimeline = options.m_RecordTimeline;
     model.m_Runtime = IRuntime::Create(creation);
     if (!model.m_Runtime) {
         throw RuntimeException("could not create the runtime");

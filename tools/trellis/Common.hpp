@@ -35,6 +35,8 @@ struct ModelOptions {
     unsigned int m_NumThreads = 0;
     /// --backend-option BACKEND:NAME=VALUE, repeatable (after NumThreads, so it can override it).
     std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
+    /// Record a timeline of every run (IRuntime ProfilingOptions::m_RecordTimeline).
+    bool m_RecordTimeline = false;
 };
 
 /// Reads the options named by ModelOptionSpecs() plus the MODEL positional.

@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -40,6 +41,31 @@ Dims DimsOf(const TensorShape& s) {
     Dims d;
     for (unsigned int x : s.GetDims()) d.push_back(static_cast<memory::dim>(x));
     return d;
+}
+
+const char* PrimitiveKindName(dnnl::primitive::kind kind) {
+    using K = dnnl::primitive::kind;
+    switch (kind) {
+        case K::reorder: return "reorder";
+        case K::concat: return "concat";
+        case K::sum: return "sum";
+        case K::convolution: return "convolution";
+        case K::deconvolution: return "deconvolution";
+        case K::eltwise: return "eltwise";
+        case K::softmax:
+        case K::softmax_v2: return "softmax";
+        case K::pooling:
+        case K::pooling_v2: return "pooling";
+        case K::layer_normalization: return "layer_normalization";
+        case K::batch_normalization: return "batch_normalization";
+        case K::inner_product: return "inner_product";
+        case K::rnn: return "rnn";
+        case K::binary: return "binary";
+        case K::matmul: return "matmul";
+        case K::resampling: return "resampling";
+        case K::reduction: return "reduction";
+        default: return "other";
+    }
 }
 
 Dims StridesOf(const Dims& dims) {
@@ -221,6 +247,7 @@ private:
     };
     struct Step {
         std::string m_Name;
+        std::string m_Category;  ///< oneDNN's primitive kind ("convolution") or "own kernel", for timelines
         dnnl::primitive m_Primitive;
         std::vector<std::pair<int, int>> m_Args;  ///< (DNNL_ARG_*, mem)
         std::function<void(const std::vector<void*>&)> m_Kernel;  ///< own kernel instead of a primitive
@@ -405,6 +432,7 @@ void CompiledRegion::AddPrimitive(const std::string& name, const dnnl::primitive
                                   std::vector<std::pair<int, int>> args) {
     Step step;
     step.m_Name = name;
+    step.m_Category = PrimitiveKindName(pd.get_kind());
     step.m_Primitive = p;
     step.m_Args = std::move(args);
     const memory::desc sp = pd.scratchpad_desc();
@@ -729,6 +757,7 @@ void CompiledRegion::AddKernelStep(const std::string& name, int src, int dst, st
     const KernelIsa isa = BestKernelIsa();
     Step step;
     step.m_Name = name;
+    step.m_Category = "own kernel";
     step.m_KernelMems = {src, dst};
     step.m_Kernel = [count, isa, kernel](const std::vector<void*>& p) {
         const float* in = static_cast<const float*>(p[0]);
@@ -886,6 +915,7 @@ bool CompiledRegion::CompileGemv(const Node& n, int a, const ConstTensor& b, boo
     const int dst = NewInternal(PlainMd({1, static_cast<memory::dim>(nCols)}));
     Step step;
     step.m_Name = n.m_Name;
+    step.m_Category = "matmul (XNNPACK)";
     step.m_KernelMems = {src, dst};
     step.m_Kernel = [gemv, name = n.m_Name](const std::vector<void*>& p) {
         gemv->Run(static_cast<const float*>(p[0]), static_cast<float*>(p[1]), name);
@@ -1557,14 +1587,24 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     for (const auto& [mem, index] : m_BoundOutputs) ctx->m_Mems[mem].set_data_handle(io.m_Outputs[index]->Map());
     ThreadScope threads(m_Options.m_NumThreads);
     std::vector<void*> ptrs;
+    const auto now = [] {
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count());
+    };
     for (std::size_t i = 0; i < m_Steps.size(); ++i) {
         const Step& st = m_Steps[i];
+        const uint64_t start = io.m_Profiling ? now() : 0;
         if (st.m_Kernel) {
             ptrs.clear();
             for (int mem : st.m_KernelMems) ptrs.push_back(ctx->m_Mems[static_cast<std::size_t>(mem)].get_data_handle());
             st.m_Kernel(ptrs);
         } else {
             st.m_Primitive.execute(ctx->m_Stream, ctx->m_Args[i]);
+        }
+        if (io.m_Profiling) {
+            // oneDNN's CPU streams run a primitive on the calling thread's team and return when it is done.
+            io.m_Profiling->ReportEvent(ProfilingEvent{st.m_Name, st.m_Category, start, now() - start});
         }
     }
     ctx->m_Stream.wait();
