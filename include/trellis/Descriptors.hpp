@@ -534,9 +534,11 @@ struct ReverseSequenceDescriptor {
     int64_t m_TimeAxis = 0;
 };
 
-/// ONNX MaxUnpool: inputs X, I (Signed64 flat offsets into the output, as MaxPool's Indices)
-/// and optional parameter input 2, the output shape (absorbed into m_OutputShape). Without it
-/// each spatial output dim is (in - 1) * stride + kernel - pads. Empty strides/pads = 1/0.
+/// ONNX MaxUnpool: inputs X, I (Signed64) and optional parameter input 2, the output shape
+/// (absorbed into m_OutputShape). The unpooled shape has each spatial dim (in - 1) * stride +
+/// kernel - pads; I holds flat offsets into it (as MaxPool's Indices into its input). Without
+/// output_shape the output is the unpooled shape; a larger output_shape holds the unpooled tensor
+/// in its leading corner, zeros elsewhere (ONNX's reading). Empty strides/pads = 1/0.
 struct MaxUnpoolDescriptor {
     std::vector<unsigned int> m_KernelShape;
     std::vector<unsigned int> m_Strides;
