@@ -626,7 +626,7 @@ constexpr int kOnnxInt64 = 7;
 const float kNaN = std::nanf("");
 const float kInf = INFINITY;
 
-// Eight cases, one per outcome the command distinguishes.
+// Nine cases, one per outcome the command distinguishes.
 void WriteOnnxTestCases(const fs::path& root) {
     const std::string add = BinaryModelBytes("Add", kOnnxFloat, {3});
     WriteCase(root / "add_nan_inf_pass", BinaryModelBytes("Add", kOnnxFloat, {4}),
@@ -649,6 +649,10 @@ void WriteOnnxTestCases(const fs::path& root) {
     WriteCase(root / "wrong_shape", add, {Floats("x", {1, 2, 3}), Floats("y", {1, 2, 3})},
               {Floats("z", {2, 4, 6, 0}, {2, 2})});
     WriteCase(root / "no_data", add, {}, {});
+    // A named input file whose shape contradicts the model's declared [3]: bad test data (a failure),
+    // not a model the engine refuses.
+    WriteCase(root / "input_contradicts_model", add, {Floats("x", {1, 2}), Floats("y", {1, 2, 3})},
+              {Floats("z", {2, 4, 6})});
 }
 
 TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
@@ -663,19 +667,21 @@ TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
         "add_outside_tolerance: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 0, want 2.00000002e-07 (rtol 1e-3, atol 1e-7)",
         "add_within_tolerance: pass",
+        "input_contradicts_model: fail: test data contradicts the model: model.onnx: input 'x': the given shape 2 "
+        "contradicts dim 0 = 3 fixed by the model [3] (a graph input's value must have the shape the model declares)",
         "no_data: fail: the case has no test_data_set_* folder",
         "sub_by_name_int64: pass",
         "sub_int64_exact_fail: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 27, want 28 (exact match required)",
         "unsupported_op: unsupported: model.onnx: node 'foo' (FooBar, opset 13): operator not supported by Trellis",
         "wrong_shape: fail: output 'z': got Float32 3, want Float32 2x2 (test_data_set_0/output_0.pb)",
-        "3 passed, 4 failed, 1 skipped",
+        "3 passed, 5 failed, 1 skipped",
     };
     EXPECT_EQ(Lines(r.m_Out), expected) << r.m_Out;
 
     const std::string json = ReadFile(summary);
     for (const std::string& part : {
-             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 4, \"skipped\": 1, \"cases\": ["),
+             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 5, \"skipped\": 1, \"cases\": ["),
              "\"dir\": \"" + root.string() + "\", \"case\": \"add_nan_inf_pass\", \"status\": \"pass\", \"reason\": \"\"",
              std::string("\"case\": \"unsupported_op\", \"status\": \"unsupported\", \"reason\": \"model.onnx: node "),
              std::string("\"case\": \"no_data\", \"status\": \"fail\", \"reason\": \"the case has no test_data_set_* folder\""),
@@ -737,7 +743,7 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     };
     auto [okExit, okOut] = runWrapper(TRELLIS_CLI_PATH, 3, "");
     EXPECT_EQ(okExit, 0) << okOut;
-    EXPECT_NE(okOut.find("mini: 3 passed, 4 failed, 1 skipped"), std::string::npos) << okOut;
+    EXPECT_NE(okOut.find("mini: 3 passed, 5 failed, 1 skipped"), std::string::npos) << okOut;
 
     auto [dropExit, dropOut] = runWrapper(TRELLIS_CLI_PATH, 4, "");
     EXPECT_EQ(dropExit, 1) << dropOut;

@@ -4,7 +4,8 @@
 //
 // Every case ends as exactly one of: pass; unsupported (the parser threw ParseException or the
 // optimizer BackendUnavailableException: the engine refused the model with a reason); fail
-// (anything else: a mismatch, bad test data, any other exception). One case never stops the
+// (anything else: a mismatch, bad test data - including data whose shapes contradict the shapes
+// the model declares for its inputs -, any other exception). One case never stops the
 // others; the runtime is shared and each case's network is unloaded when the case ends.
 #include "Commands.hpp"
 #include "Common.hpp"
@@ -316,6 +317,20 @@ void TakeUInt16AsBFloat16(TensorInfo& file, const TensorInfo& binding) {
     }
 }
 
+/// The parser refused `model` given the data files' shapes (`message`). When it accepts the model
+/// without them, the data contradicts the shapes the model declares: ONNX requires a graph input's
+/// value to have its declared static shape (rank and fixed dims), so that is bad test data (a
+/// failure), not a refusal of the model. Throws CaseFailure or CaseUnsupported.
+[[noreturn]] void RefusedWithDataShapes(const fs::path& model, const std::string& message) {
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(model.string());
+    } catch (const ParseException& e) {
+        throw CaseUnsupported(e.what());
+    }
+    throw CaseFailure("test data contradicts the model: " + message +
+                      " (a graph input's value must have the shape the model declares)");
+}
+
 /// One parsed, optimized and loaded network, unloaded when it goes.
 class LoadedModel {
 public:
@@ -331,7 +346,7 @@ public:
         } catch (const FileNotFoundException&) {
             throw;  // a file of the case is missing (external data): broken test data, not a refusal
         } catch (const ParseException& e) {
-            throw CaseUnsupported(e.what());
+            RefusedWithDataShapes(model, e.what());
         }
         if (!network) {
             throw CaseFailure("the parser returned no network");
