@@ -126,6 +126,34 @@ std::string SymbolicBatchModelBytes() {
     return bytes;
 }
 
+// x BFLOAT16 [3] -> Cast to FLOAT -> y [3].
+std::string CastBFloat16ModelBytes() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("cast_bfloat16");
+    auto declare = [](onnx::ValueInfoProto* info, const char* name, int type) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(type);
+        tensorType->mutable_shape()->add_dim()->set_dim_value(3);
+    };
+    declare(graph->add_input(), "x", onnx::TensorProto::BFLOAT16);
+    declare(graph->add_output(), "y", onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("Cast");
+    node->add_input("x");
+    node->add_output("y");
+    auto* to = node->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
 // A valid ONNX model whose only node is an op no one implements.
 std::string UnknownOpModelBytes() {
     return OneNodeModelBytes("FooBar", "foo");
@@ -300,6 +328,25 @@ TEST_F(CliTest, RunRejectsInputOfWrongShapeNamingIt) {
     EXPECT_NE(r.m_Err.find("1x16"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("1x8"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("bad.npy"), std::string::npos) << r.m_Err;
+}
+
+TEST_F(CliTest, RunTakesAUInt16FileAsTheBFloat16ItHolds) {
+    // ONNX's test data stores bfloat16 tensors as UINT16 TensorProtos; 1, -2 and 0.5 in bfloat16.
+    WriteFile(m_Dir / "cast.onnx", CastBFloat16ModelBytes());
+    trellis::OwnedTensor bits;
+    bits.m_Info = trellis::TensorInfo(trellis::TensorShape({3}), trellis::DataType::UInt16);
+    const std::vector<uint16_t> values = {0x3F80, 0xC000, 0x3F00};
+    bits.m_Data.resize(sizeof(uint16_t) * values.size());
+    std::memcpy(bits.m_Data.data(), values.data(), bits.m_Data.size());
+    trellis::SaveTensorProto((m_Dir / "x.pb").string(), bits);
+    const CliResult r = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "x.pb").string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("values: 1 -2 0.5"), std::string::npos) << r.m_Out;
+
+    // Any other mismatch of types is still refused.
+    trellis::SaveTensorProto((m_Dir / "f.pb").string(), FloatTensor("x", {3}, 1.0f));
+    const CliResult bad = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "f.pb").string()});
+    ExpectOneError(bad, 1, "expected BFloat16 3, got Float32 3");
 }
 
 TEST_F(CliTest, RunSymbolicBatchTakesItsShapeFromTheInputFile) {

@@ -309,14 +309,6 @@ std::string CompareValues(const std::string& what, const OwnedTensor& got, const
            (IsExactType(type) ? " (exact match required)" : " (rtol 1e-3, atol 1e-7)");
 }
 
-// ONNX's test data stores bfloat16 tensors as UINT16 (the same 16 bits): a UInt16 file that feeds
-// or checks a BFloat16 binding is taken as those bfloat16 bits.
-void TakeUInt16AsBFloat16(TensorInfo& file, const TensorInfo& binding) {
-    if (file.GetDataType() == DataType::UInt16 && binding.GetDataType() == DataType::BFloat16) {
-        file.SetDataType(DataType::BFloat16);
-    }
-}
-
 /// The parser refused `model` given the data files' shapes (`message`). When it accepts the model
 /// without them, the data contradicts the shapes the model declares: ONNX requires a graph input's
 /// value to have its declared static shape (rank and fixed dims), so that is bad test data (a
@@ -386,7 +378,7 @@ public:
             const BindingPointInfo& binding = m_Inputs[inputOf[i]];
             const TensorInfo info = m_Runtime.GetInputTensorInfo(m_Id, binding.m_BindingId);
             OwnedTensor& tensor = inputs[i].m_Tensor;
-            TakeUInt16AsBFloat16(tensor.m_Info, info);
+            TakeUInt16AsBFloat16(tensor.m_Info, info.GetDataType());
             if (tensor.m_Info.GetDataType() != info.GetDataType() || !ShapeFits(tensor.m_Info.GetShape(), info.GetShape())) {
                 throw CaseFailure(inputs[i].m_Label + " is " + Describe(tensor.m_Info) + ", graph input '" +
                                   binding.m_Name + "' is " + Describe(info));
@@ -409,7 +401,7 @@ public:
             } catch (const BackendUnavailableException& e) {
                 throw CaseUnsupported(e.what());
             }
-            TakeUInt16AsBFloat16(outputs[i].m_Tensor.m_Info, info);
+            TakeUInt16AsBFloat16(outputs[i].m_Tensor.m_Info, info.GetDataType());
             const TensorInfo& expected = outputs[i].m_Tensor.m_Info;
             if (expected.GetDataType() != info.GetDataType() || expected.GetShape() != info.GetShape()) {
                 throw CaseFailure("output '" + binding.m_Name + "': got " + Describe(info) + ", want " +

@@ -93,6 +93,7 @@ std::string NamesOf(const std::vector<BindingPointInfo>& bindings) {
 // Dims the network leaves to the run (kUnknownDim) take the file's size.
 OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
     OwnedTensor tensor = LoadTensorFile(path);
+    TakeUInt16AsBFloat16(tensor.m_Info, expected.GetDataType());  // ONNX test data's bfloat16 files
     const TensorInfo& got = tensor.m_Info;
     const TensorShape& want = expected.GetShape();
     bool fits = got.GetDataType() == expected.GetDataType() && got.GetNumDimensions() == want.GetNumDimensions();

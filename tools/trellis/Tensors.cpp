@@ -115,6 +115,10 @@ std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int sign
     return std::to_string(static_cast<long long>(value));
 }
 
+void TakeUInt16AsBFloat16(TensorInfo& file, DataType expected) {
+    if (file.GetDataType() == DataType::UInt16 && expected == DataType::BFloat16) file.SetDataType(DataType::BFloat16);
+}
+
 bool IsFloatType(DataType type) {
     return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||
            type == DataType::Float64;
