@@ -30,6 +30,7 @@ IRuntime::CreationOptions RuntimeOptions(std::size_t maxSpecializations = 8) {
     IRuntime::CreationOptions options;
     options.m_DynamicBackendsPath = TRELLIS_CUSTOM_BACKEND_DIR;
     options.m_MaxSpecializations = maxSpecializations;
+    options.m_ProfilingOptions.m_EnableProfiling = true;  // backends' counters are updated by every call
     if (const char* threads = std::getenv("TRELLIS_TEST_CPUACC_THREADS")) {
         options.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
     }
@@ -266,4 +267,39 @@ TEST(Concurrency, EveryBackendLoadAndUnloadWhileOtherThreadsRun) {
         for (unsigned int t = 0; t < errors.size(); ++t) EXPECT_EQ(errors[t], "") << backend << ", thread " << t;
         runtime->UnloadNetwork(longLived);
     }
+}
+
+TEST(Concurrency, RuntimesSharingTheCustomBackendFileOnManyThreads) {
+    // Each thread creates its own runtime from the Custom backend's directory (the loaded file and
+    // its registration are shared and counted), runs a network on Custom and destroys the runtime,
+    // over and over, while the others do the same.
+    INetworkPtr network = ResidualNetwork(2);
+    const std::vector<OwnedTensor> input{RandomLike(TensorInfo({2, kWidth}, DataType::Float32), 3)};
+    std::vector<OwnedTensor> want;
+    {
+        IRuntimePtr runtime = IRuntime::Create(RuntimeOptions());
+        NetworkId id = 0;
+        ASSERT_EQ(runtime->LoadNetwork(id, Optimize(*network, Preferring("Custom"), runtime->GetDeviceSpec())),
+                  Status::Success);
+        want = RunOnce(*runtime, id, input, 3);
+    }
+    const std::vector<std::string> errors = RunThreads(6, [&](unsigned int t) {
+        for (unsigned int i = 0; i < 5; ++i) {
+            IRuntimePtr runtime = IRuntime::Create(RuntimeOptions());
+            IOptimizedNetworkPtr optimized = Optimize(*network, Preferring("Custom"), runtime->GetDeviceSpec());
+            if (LayersOn(*optimized, "Custom") == 0) throw RuntimeException("no layer placed on Custom");
+            NetworkId id = 0;
+            if (runtime->LoadNetwork(id, std::move(optimized)) != Status::Success) {
+                throw RuntimeException("LoadNetwork failed");
+            }
+            const auto got = RunOnce(*runtime, id, input, 3);
+            for (std::size_t o = 0; o < want.size(); ++o) {
+                if (got[o].m_Data != want[o].m_Data) {
+                    throw RuntimeException("thread " + std::to_string(t) + ", iteration " + std::to_string(i) +
+                                           ": output " + std::to_string(o) + " differs from the single-threaded run");
+                }
+            }
+        }
+    });
+    for (unsigned int t = 0; t < errors.size(); ++t) EXPECT_EQ(errors[t], "") << "thread " << t;
 }
