@@ -1,8 +1,11 @@
 // Many threads x one loaded network, on every registered backend: concurrent EnqueueWorkload
-// calls on the same network, on a dynamic network (specialized per input shape, with a cache
+// calls on the same network; on a dynamic network (specialized per input shape, with a cache
 // smaller than the shapes in flight, so specializations are built, shared and evicted while calls
-// run on them), and LoadNetwork/UnloadNetwork from several threads while others run. Every output
-// is compared bit for bit with a single-threaded run of the same inputs on the same backend.
+// run on them); on a Loop specialized per trip count (one body network unrolled on several
+// threads); LoadNetwork/UnloadNetwork from several threads while others run; and runtimes that
+// load the Custom backend's file created and destroyed on several threads. Every output is
+// compared bit for bit with a single-threaded run of the same inputs on the same backend.
+// Profiling is on, so backends' profiling counters are updated from every thread.
 //
 // The backends are the registry's (never a hand-kept list); the runtime is created with the
 // Custom sample backend's dynamic-backend directory, so Custom (its own memory, PreCompiled
@@ -184,6 +187,43 @@ INetworkPtr ResidualNetwork(unsigned int batch) {
     return net;
 }
 
+/// Loop(M, v): v doubled M times (the body is one addition), every iteration's value scanned. M
+/// is a graph input, so the network is specialized per trip count: specializations unroll the
+/// same shared body network on several threads at once.
+INetworkPtr DoublingLoopNetwork() {
+    INetworkPtr body = INetwork::Create();
+    body->AddInputLayer(0, "iteration");
+    IConnectableLayer* cond = body->AddInputLayer(1, "cond_in");
+    IConnectableLayer* v = body->AddInputLayer(2, "v_in");
+    IConnectableLayer* add = body->AddAdditionLayer("v_next");
+    v->GetOutputSlot(0).Connect(add->GetInputSlot(0));
+    v->GetOutputSlot(0).Connect(add->GetInputSlot(1));
+    cond->GetOutputSlot(0).Connect(body->AddOutputLayer(0)->GetInputSlot(0));
+    add->GetOutputSlot(0).Connect(body->AddOutputLayer(1)->GetInputSlot(0));
+    add->GetOutputSlot(0).Connect(body->AddOutputLayer(2)->GetInputSlot(0));
+    LoopDescriptor d;
+    d.m_Body = std::shared_ptr<const INetwork>(body.release(),
+                                               [](const INetwork* n) { INetwork::Destroy(const_cast<INetwork*>(n)); });
+    d.m_NumCarried = 1;
+    d.m_NumScanOutputs = 1;
+
+    INetworkPtr net = INetwork::Create();
+    IConnectableLayer* m = net->AddInputLayer(0, "M");
+    m->GetOutputSlot(0).SetTensorInfo(TensorInfo(TensorShape(std::vector<unsigned int>{}), DataType::Signed64));
+    IConnectableLayer* v0 = net->AddInputLayer(1, "v0");
+    v0->GetOutputSlot(0).SetTensorInfo(TensorInfo(TensorShape({2, kWidth}), DataType::Float32));
+    static const uint8_t none = 0;
+    IConnectableLayer* noCondition = net->AddConstantLayer(
+        ConstTensor(TensorInfo(TensorShape({0}), DataType::Boolean, 0.0f, 0, true), &none), "no_condition");
+    IConnectableLayer* loop = net->AddLayer(LayerType::Loop, d, "doubling", 3, 2);
+    m->GetOutputSlot(0).Connect(loop->GetInputSlot(0));
+    noCondition->GetOutputSlot(0).Connect(loop->GetInputSlot(1));
+    v0->GetOutputSlot(0).Connect(loop->GetInputSlot(2));
+    loop->GetOutputSlot(0).Connect(net->AddOutputLayer(0, "v")->GetInputSlot(0));
+    loop->GetOutputSlot(1).Connect(net->AddOutputLayer(1, "all")->GetInputSlot(0));
+    return net;
+}
+
 }  // namespace
 
 TEST(Concurrency, EveryBackendManyThreadsOnTinyCnn) {
@@ -227,6 +267,25 @@ TEST(Concurrency, EveryBackendDynamicNetworkWithMoreShapesThanTheCache) {
         const auto stats = runtime->GetSpecializationStats(id);
         EXPECT_LE(stats.m_Cached, 3u);
         EXPECT_GT(stats.m_Evicted, 0u) << "five shapes through three cache entries must evict";
+        runtime->UnloadNetwork(id);
+    }
+}
+
+TEST(Concurrency, EveryBackendLoopSpecializedPerTripCount) {
+    IRuntimePtr runtime = IRuntime::Create(RuntimeOptions(3));
+    INetworkPtr network = DoublingLoopNetwork();
+    for (const BackendId& backend : RegisteredBackends()) {
+        NetworkId id = 0;
+        ASSERT_EQ(runtime->LoadNetwork(id, Optimize(*network, Preferring(backend), runtime->GetDeviceSpec())),
+                  Status::Success);
+        ASSERT_TRUE(runtime->IsDynamic(id));
+        std::vector<std::vector<OwnedTensor>> inputs;
+        for (int64_t trips = 1; trips <= 4; ++trips) {
+            inputs.push_back({MakeTensor(TensorShape(std::vector<unsigned int>{}), DataType::Signed64,
+                                         std::vector<int64_t>{trips}),
+                              RandomLike(TensorInfo({2, kWidth}, DataType::Float32), static_cast<unsigned int>(trips))});
+        }
+        ExpectSameResultsFromManyThreads(*runtime, id, inputs, 2, 6, 3, "loop on " + backend.Get());
         runtime->UnloadNetwork(id);
     }
 }
