@@ -1,11 +1,13 @@
 # Trellis convenience wrapper around CMake/CTest.
-#   make build | run | test | asan | install | clean | deps
+#   make build | run | test | asan | tsan | install | clean | deps
 # Variables: BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan),
+#            TSAN_BUILD_DIR (default build-tsan),
 #            JOBS (default nproc), TRELLIS_SKIP_DEPS=1 skips scripts/install-deps.sh,
 #            PREFIX (default /usr/local) for `make install`.
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS     ?=
 EXAMPLE_MODEL  ?= examples/models/mlp.onnx
@@ -21,7 +23,7 @@ define configure
 	cmake -S . -B "$(1)" $$gen $$launcher $(2) $(CMAKE_ARGS)
 endef
 
-.PHONY: all deps build run test asan install clean
+.PHONY: all deps build run test asan tsan install clean
 
 all: build
 
@@ -47,9 +49,18 @@ asan: deps
 	cmake --build $(ASAN_BUILD_DIR) -j$(JOBS)
 	ctest --test-dir $(ASAN_BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 1200
 
+# ThreadSanitizer: libtrellis and the concurrency tests (ctest label "concurrency": many threads x
+# one network on every registered backend, a dynamic network, LoadNetwork/UnloadNetwork while
+# others run). OpenMP: LLVM's libomp with its Archer tool stands in for libgomp during the run
+# (tests/CMakeLists.txt; suppressions with their reasons in tests/concurrency/tsan.supp).
+tsan: deps
+	$(call configure,$(TSAN_BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRELLIS_SANITIZE_THREAD=ON)
+	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target trellis_concurrency_tests
+	ctest --test-dir $(TSAN_BUILD_DIR) -L concurrency --output-on-failure --timeout 1800
+
 # Library, headers, the trellis CLI and the CMake package (find_package(Trellis)) under PREFIX.
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR)

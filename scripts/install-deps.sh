@@ -8,6 +8,7 @@ DEBIAN_PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev
   libdnnl-dev libxnnpack-dev libpthreadpool-dev
+  libomp-14-dev
   libonnx-testdata
   python3-numpy python3-onnx python3-torch python3-torchvision python3-pip
 )

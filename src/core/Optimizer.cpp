@@ -4,7 +4,8 @@
 //   1. validate the network (connections, input infos, outputs) and find a topological order
 //   2. drop dead layers (those no Output depends on)
 //   3. one sweep in topological order: infer shapes/types (resolving descriptors and absorbing
-//      constant parameter inputs) and fold layers whose inputs are all constant
+//      constant parameter inputs) and fold layers whose inputs are all constant; Loop layers are
+//      unrolled on the way (LoopUnrolling.cpp)
 //   4. backend-independent passes (GraphPasses.cpp): identity removal, redundant reshape /
 //      transpose removal, batch-norm folding
 //   5. assign each layer to the first preferred backend whose layer support accepts it, keeping
@@ -32,6 +33,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -343,9 +345,19 @@ const Layer* UnfoldedLayerBehind(const InputSlot& slot) {
 
 void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::vector<std::string>& log) {
     const std::vector<Layer*> order = graph.TopologicalOrder();
+    // A Loop layer adds the layers of its next iteration (or of its results) to the front: they
+    // read only layers already done, and the loop's readers come after them.
+    std::deque<Layer*> pending(order.begin(), order.end());
     unsigned int folded = 0;
-    for (Layer* layer : order) {
+    while (!pending.empty()) {
+        Layer* layer = pending.front();
+        pending.pop_front();
         try {
+            if (layer->GetType() == LayerType::Loop) {
+                const std::vector<Layer*> next = UnrollLoopStep(graph, *layer, log);
+                pending.insert(pending.begin(), next.begin(), next.end());
+                continue;
+            }
             InferLayer(*layer);
         } catch (const ParameterNotConstant& e) {
             std::set<LayerBindingId> inputs = InputsBehind(layer->Input(e.GetInput()));
@@ -564,7 +576,10 @@ IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<B
     // 3. inference + folding (folding also makes parameter inputs of shape chains constant);
     // constants are evaluated on a reference-numerics backend first (see IBackendInternal.hpp)
     InferAndFold(*graph, MakeFoldingBackends(backends), true, log);
-    if (unsigned int n = RemoveDeadLayers(*graph)) log.push_back("removed " + std::to_string(n) + " unused constants");
+    if (unsigned int n = RemoveDeadLayers(*graph)) {
+        log.push_back("removed " + std::to_string(n) + " layers no output reads (constants left by folding, unused "
+                      "values of unrolled loops)");
+    }
 
     // 4. graph passes
     if (options.m_EnableGraphOptimizations) {

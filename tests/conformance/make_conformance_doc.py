@@ -69,6 +69,8 @@ def cause_of(status, reason):
                    "but the test feeds it as a graph input"),
         (r"^(\w+) '[^']*': (\w+): input A is \w+ and input B is \w+; both inputs must have the same type",
          lambda m: f"{m[1]} {m[2]}: inputs of different types"),
+        (r"^test data contradicts the model: .*the model declares",
+         lambda m: "the test data contradicts the shape the model declares for an input"),
         (r"^output '[^']*' \([^)]*\) element", lambda m: "wrong values"),
         (r"^output '[^']*': got ", lambda m: "wrong output type or shape"),
     ]
@@ -77,6 +79,32 @@ def cause_of(status, reason):
         if m:
             return make(m)
     return strip_names(reason)
+
+
+# Why a case outside the exclusions that does not pass is left so, when the cause is the test data
+# rather than Trellis (checked against the ONNX specification and ONNX Runtime 1.30). Printed
+# under the case's cause; a case listed here that passes is reported so the note gets removed.
+NOTES = {
+    "test_cast_FLOAT_to_BFLOAT16": (
+        "ONNX 1.12's case generator (onnx/backend/test/case/node/cast.py) makes the expected bfloat16 values "
+        "by keeping the upper 16 bits of each float32, i.e. by truncation. Trellis rounds to nearest even, as "
+        "ONNX 1.12's own `onnx.helper.float32_to_bfloat16` does by default, as ONNX Runtime 1.30 does (0.48033667 "
+        "becomes 0.48046875 in both; the test data says 0.478515625), and as later ONNX releases generate this "
+        "case (with ml_dtypes' bfloat16 cast). The ONNX 1.12 specification of Cast does not state a rounding."),
+    "castlike_like_shape": (
+        "The model declares input `like` as [3, 4] but the test data feeds a [1] tensor (in its BFLOAT16 cases only, "
+        "ONNX 1.12's castlike.py declares `like` with the output's type, shape [3, 4] included). The ONNX IR requires a graph input's value to have the "
+        "declared rank and fixed dims (IR.md, \"Static tensor shapes\"), so Trellis refuses the data, as ONNX "
+        "Runtime 1.30 does (\"Invalid rank for input: like Got: 1 Expected: 2\"). The expected output cannot "
+        "decide it: CastLike's output takes `input`'s shape, whatever `like`'s is."),
+}
+
+
+def note_for(case):
+    if case["case"].startswith("test_castlike_") and "BFLOAT16" in case["case"] and \
+            "test data contradicts the model" in case["reason"]:
+        return NOTES["castlike_like_shape"]
+    return NOTES.get(case["case"])
 
 
 def model_ops(path):
@@ -183,8 +211,9 @@ def main():
     w("- **String, sequence and optional types**: graph values of those types (and maps), the Sequence*/Optional*/"
       "String* ops, casts to or from STRING.")
     w("- **Random-number ops**: RandomNormal, RandomUniform (and their `Like` forms), Bernoulli, Multinomial.")
-    w("- **Control flow**: If, Loop, Scan. The `range_*_expanded` cases are here because Range's function body "
-      "is a Loop.")
+    w("- **Control flow**: If and Scan. (Loop would be allowed too, but Trellis runs it: it unrolls the loop "
+      "when the network is optimized, pinning graph inputs that decide the trip count or the condition per run, "
+      "so the Loop cases, the `range_*_expanded` ones among them, count like any other.)")
     w("")
     for category, title in exclusions.CATEGORIES.items():
         mine = [c for c in cases if c["excluded"] and c["excluded"][0] == category]
@@ -220,15 +249,24 @@ def main():
         w(f"### {cause} ({status}, {len(members)} cases)")
         w("")
         reasons = {strip_names(c["reason"]) for c in members}
+        notes = {note_for(c) for c in members}
         if len(reasons) == 1 and cause != "wrong values":
             w(f"Reason, for example: {members[0]['label']}/`{members[0]['case']}`: {members[0]['reason']}")
             w("")
             w(case_list([(c["label"], c["case"]) for c in members]))
+            if len(notes) == 1 and None not in notes:
+                w("")
+                w(f"Why it stays so: {notes.pop()}")
         else:
             for c in members:
                 ops = ", ".join(model_ops(c["path"]))
-                w(f"- {c['label']}/`{c['case']}` (ops: {ops}): {c['reason']}")
+                note = note_for(c)
+                w(f"- {c['label']}/`{c['case']}` (ops: {ops}): {c['reason']}" +
+                  (f"\n\n  Why it stays so: {note}\n" if note else ""))
         w("")
+    for c in cases:
+        if c["status"] == "pass" and c["case"] in NOTES:
+            print(f"note: {c['case']} passes now; remove its entry from NOTES", file=sys.stderr)
 
     text = "\n".join(out).rstrip("\n") + "\n"
     if args.output == "-":

@@ -126,6 +126,34 @@ std::string SymbolicBatchModelBytes() {
     return bytes;
 }
 
+// x BFLOAT16 [3] -> Cast to FLOAT -> y [3].
+std::string CastBFloat16ModelBytes() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("cast_bfloat16");
+    auto declare = [](onnx::ValueInfoProto* info, const char* name, int type) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(type);
+        tensorType->mutable_shape()->add_dim()->set_dim_value(3);
+    };
+    declare(graph->add_input(), "x", onnx::TensorProto::BFLOAT16);
+    declare(graph->add_output(), "y", onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("Cast");
+    node->add_input("x");
+    node->add_output("y");
+    auto* to = node->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
 // A valid ONNX model whose only node is an op no one implements.
 std::string UnknownOpModelBytes() {
     return OneNodeModelBytes("FooBar", "foo");
@@ -339,6 +367,25 @@ TEST_F(CliTest, RunRejectsInputOfWrongShapeNamingIt) {
     EXPECT_NE(r.m_Err.find("1x16"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("1x8"), std::string::npos) << r.m_Err;
     EXPECT_NE(r.m_Err.find("bad.npy"), std::string::npos) << r.m_Err;
+}
+
+TEST_F(CliTest, RunTakesAUInt16FileAsTheBFloat16ItHolds) {
+    // ONNX's test data stores bfloat16 tensors as UINT16 TensorProtos; 1, -2 and 0.5 in bfloat16.
+    WriteFile(m_Dir / "cast.onnx", CastBFloat16ModelBytes());
+    trellis::OwnedTensor bits;
+    bits.m_Info = trellis::TensorInfo(trellis::TensorShape({3}), trellis::DataType::UInt16);
+    const std::vector<uint16_t> values = {0x3F80, 0xC000, 0x3F00};
+    bits.m_Data.resize(sizeof(uint16_t) * values.size());
+    std::memcpy(bits.m_Data.data(), values.data(), bits.m_Data.size());
+    trellis::SaveTensorProto((m_Dir / "x.pb").string(), bits);
+    const CliResult r = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "x.pb").string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("values: 1 -2 0.5"), std::string::npos) << r.m_Out;
+
+    // Any other mismatch of types is still refused.
+    trellis::SaveTensorProto((m_Dir / "f.pb").string(), FloatTensor("x", {3}, 1.0f));
+    const CliResult bad = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "f.pb").string()});
+    ExpectOneError(bad, 1, "expected BFloat16 3, got Float32 3");
 }
 
 TEST_F(CliTest, RunSymbolicBatchTakesItsShapeFromTheInputFile) {
@@ -665,7 +712,7 @@ constexpr int kOnnxInt64 = 7;
 const float kNaN = std::nanf("");
 const float kInf = INFINITY;
 
-// Eight cases, one per outcome the command distinguishes.
+// Nine cases, one per outcome the command distinguishes.
 void WriteOnnxTestCases(const fs::path& root) {
     const std::string add = BinaryModelBytes("Add", kOnnxFloat, {3});
     WriteCase(root / "add_nan_inf_pass", BinaryModelBytes("Add", kOnnxFloat, {4}),
@@ -688,6 +735,10 @@ void WriteOnnxTestCases(const fs::path& root) {
     WriteCase(root / "wrong_shape", add, {Floats("x", {1, 2, 3}), Floats("y", {1, 2, 3})},
               {Floats("z", {2, 4, 6, 0}, {2, 2})});
     WriteCase(root / "no_data", add, {}, {});
+    // A named input file whose shape contradicts the model's declared [3]: bad test data (a failure),
+    // not a model the engine refuses.
+    WriteCase(root / "input_contradicts_model", add, {Floats("x", {1, 2}), Floats("y", {1, 2, 3})},
+              {Floats("z", {2, 4, 6})});
 }
 
 TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
@@ -702,19 +753,21 @@ TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
         "add_outside_tolerance: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 0, want 2.00000002e-07 (rtol 1e-3, atol 1e-7)",
         "add_within_tolerance: pass",
+        "input_contradicts_model: fail: test data contradicts the model: model.onnx: input 'x': the given shape 2 "
+        "contradicts dim 0 = 3 fixed by the model [3] (a graph input's value must have the shape the model declares)",
         "no_data: fail: the case has no test_data_set_* folder",
         "sub_by_name_int64: pass",
         "sub_int64_exact_fail: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 27, want 28 (exact match required)",
         "unsupported_op: unsupported: model.onnx: node 'foo' (FooBar, opset 13): operator not supported by Trellis",
         "wrong_shape: fail: output 'z': got Float32 3, want Float32 2x2 (test_data_set_0/output_0.pb)",
-        "3 passed, 4 failed, 1 skipped",
+        "3 passed, 5 failed, 1 skipped",
     };
     EXPECT_EQ(Lines(r.m_Out), expected) << r.m_Out;
 
     const std::string json = ReadFile(summary);
     for (const std::string& part : {
-             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 4, \"skipped\": 1, \"cases\": ["),
+             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 5, \"skipped\": 1, \"cases\": ["),
              "\"dir\": \"" + root.string() + "\", \"case\": \"add_nan_inf_pass\", \"status\": \"pass\", \"reason\": \"\"",
              std::string("\"case\": \"unsupported_op\", \"status\": \"unsupported\", \"reason\": \"model.onnx: node "),
              std::string("\"case\": \"no_data\", \"status\": \"fail\", \"reason\": \"the case has no test_data_set_* folder\""),
@@ -776,7 +829,7 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     };
     auto [okExit, okOut] = runWrapper(TRELLIS_CLI_PATH, 3, "");
     EXPECT_EQ(okExit, 0) << okOut;
-    EXPECT_NE(okOut.find("mini: 3 passed, 4 failed, 1 skipped"), std::string::npos) << okOut;
+    EXPECT_NE(okOut.find("mini: 3 passed, 5 failed, 1 skipped"), std::string::npos) << okOut;
 
     auto [dropExit, dropOut] = runWrapper(TRELLIS_CLI_PATH, 4, "");
     EXPECT_EQ(dropExit, 1) << dropOut;
