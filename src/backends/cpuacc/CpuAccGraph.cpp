@@ -32,6 +32,9 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Split: return "Split";
         case NodeKind::Slice: return "Slice";
         case NodeKind::Recurrent: return "Recurrent";
+        case NodeKind::BatchNorm: return "BatchNorm";
+        case NodeKind::Pad: return "Pad";
+        case NodeKind::Resize: return "Resize";
     }
     return "?";
 }

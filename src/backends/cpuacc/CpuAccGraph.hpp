@@ -33,6 +33,9 @@ enum class NodeKind {
     Split,
     Slice,
     Recurrent,  ///< LSTM/GRU/RNN (oneDNN's RNN primitives); inputs as RecurrentDescriptor says
+    BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
+    Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
+    Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
 };
 const char* GetNodeKindName(NodeKind kind);
 

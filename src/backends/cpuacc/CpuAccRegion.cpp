@@ -310,6 +310,9 @@ private:
     void CompileReduce(const Node& n);
     void CompileSplitSlice(const Node& n);
     void CompileRecurrent(const Node& n);
+    void CompileBatchNorm(const Node& n);
+    void CompilePad(const Node& n);
+    void CompileResize(const Node& n);
     void CompileOutputs();
     void PlanMemory();
 
@@ -1405,6 +1408,93 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
     if (lstm) finalState(2, yc);
 }
 
+void CompiledRegion::CompileBatchNorm(const Node& n) {
+    // A BatchNormalization the graph passes could not fold into a convolution (after a Concat, a
+    // pooling, at a network input): oneDNN's inference batch normalization on the input's layout.
+    const auto& d = std::get<BatchNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const auto flags = static_cast<dnnl::normalization_flags>(static_cast<unsigned>(dnnl::normalization_flags::use_global_stats) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_scale) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_shift));
+    auto make = [&](const memory::desc& md) {
+        return dnnl::batch_normalization_forward::primitive_desc(
+            dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, d.m_Eps, flags), Attr(false),
+            Engine());
+    };
+    int src = MemOf(x);
+    dnnl::batch_normalization_forward::primitive_desc pd;
+    bool made = false;
+    try {
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+        made = !IsReferenceImplementation(pd);
+    } catch (const dnnl::error&) {
+    }
+    if (!made) {
+        src = EnsurePlain(x);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    }
+    const Dims c{ValueDims(x)[1]};
+    const auto param = [&](std::size_t i) { return Alias(EnsurePlain(n.m_Inputs[i]), PlainMd(c)); };
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::batch_normalization_forward(pd), pd,
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_SCALE, param(1)}, {DNNL_ARG_SHIFT, param(2)}, {DNNL_ARG_MEAN, param(3)},
+                  {DNNL_ARG_VARIANCE, param(4)}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompilePad(const Node& n) {
+    // Constant padding: the output is filled with the value, then the input is copied (a jit
+    // reorder) into the sub-block of the output it occupies.
+    const auto& d = std::get<PadDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x), outDims = ValueDims(out);
+    const int dst = NewInternal(PlainMd(outDims));
+    Step fill;
+    fill.m_Name = n.m_Name + " (fill)";
+    fill.m_Category = "own kernel";
+    fill.m_KernelMems = {dst};
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
+    fill.m_Kernel = [count, value = d.m_Value](const std::vector<void*>& p) {
+        float* o = static_cast<float*>(p[0]);
+        std::fill(o, o + count, value);
+    };
+    m_Steps.push_back(std::move(fill));
+    Dims offsets(in.size(), 0);
+    for (std::size_t i = 0; i < in.size() && i < d.m_Pads.size(); ++i) offsets[i] = d.m_Pads[i];
+    const int into = Alias(dst, PlainMd(outDims).submemory_desc(in, offsets));
+    AddReorder(EnsurePlain(x), into, n.m_Name);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileResize(const Node& n) {
+    // oneDNN's resampling from the input's layout; CpuAccLayerSupport admitted only the modes
+    // where it computes what ONNX defines (nearest with integer upscaling, linear half_pixel).
+    const auto& d = std::get<ResizeDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const dnnl::algorithm alg =
+        d.m_Mode == ResizeMode::Nearest ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear;
+    auto make = [&](const memory::desc& md) {
+        return dnnl::resampling_forward::primitive_desc(
+            dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, alg, md, AnyMd(ValueDims(out))), Attr(false),
+            Engine());
+    };
+    int src = MemOf(x);
+    dnnl::resampling_forward::primitive_desc pd;
+    bool made = false;
+    try {
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+        made = !IsReferenceImplementation(pd);
+    } catch (const dnnl::error&) {
+    }
+    if (!made) {
+        src = EnsurePlain(x);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    }
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::resampling_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1424,6 +1514,9 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Split:
         case NodeKind::Slice: CompileSplitSlice(n); break;
         case NodeKind::Recurrent: CompileRecurrent(n); break;
+        case NodeKind::BatchNorm: CompileBatchNorm(n); break;
+        case NodeKind::Pad: CompilePad(n); break;
+        case NodeKind::Resize: CompileResize(n); break;
     }
 }
 

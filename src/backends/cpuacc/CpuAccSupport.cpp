@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace trellis::cpuacc {
 
@@ -133,9 +134,67 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Split: return NodeKind::Split;
         case LayerType::Slice: return NodeKind::Slice;
         case LayerType::Recurrent: return NodeKind::Recurrent;
+        case LayerType::BatchNormalization: return NodeKind::BatchNorm;
+        case LayerType::Pad: return NodeKind::Pad;
+        case LayerType::Resize: return NodeKind::Resize;
         default: break;
     }
     return NodeKind::Eltwise;
+}
+
+bool IsPadSupported(const PadDescriptor& d, std::string* reason) {
+    if (d.m_Mode != PadMode::Constant) return Refuse(reason, "Pad: only mode constant is supported (reflect and edge are not)");
+    for (int64_t p : d.m_Pads) {
+        if (p < 0) return Refuse(reason, "Pad: negative pads (cropping) are not supported");
+    }
+    return true;
+}
+
+/// What oneDNN's resampling computes: nearest with integer upscaling of the spatial dims (any of
+/// ONNX's coordinate modes and rounding agree there except tf_crop_and_resize), or linear with
+/// half_pixel (pytorch_half_pixel agrees while every output dim is longer than 1); N and C kept.
+bool IsResizeSupported(const ResizeDescriptor& d, const TensorInfo& in, std::string* reason) {
+    const unsigned int rank = in.GetNumDimensions();
+    if (rank < 3 || rank > 5) return Refuse(reason, "Resize: CpuAcc resizes 1 to 3 spatial dims of [N, C, ...]");
+    if (d.m_Scales.size() != rank || d.m_Scales[0] != 1.0f || d.m_Scales[1] != 1.0f) {
+        return Refuse(reason, "Resize: only the spatial dims may be scaled");
+    }
+    using CT = CoordinateTransform;
+    if (d.m_CoordinateTransform == CT::TfCropAndResize) return Refuse(reason, "Resize: tf_crop_and_resize is not supported");
+    if (d.m_Mode == ResizeMode::Nearest) {
+        for (unsigned int i = 2; i < rank; ++i) {
+            const float s = d.m_Scales[i];
+            if (s < 1.0f || s != std::floor(s)) {
+                return Refuse(reason, "Resize: nearest with a non-integer or shrinking scale (" + std::to_string(s) +
+                                          ") is not supported (ONNX's rounding modes differ from oneDNN's there)");
+            }
+        }
+        // oneDNN picks floor(o / s); ONNX agrees for asymmetric with floor, and for half_pixel with
+        // either round-to-nearest mode (no ties occur with integer scales).
+        const CT ct = d.m_CoordinateTransform;
+        const NearestMode nm = d.m_NearestMode;
+        const bool agrees = (ct == CT::Asymmetric && nm == NearestMode::Floor) ||
+                            ((ct == CT::HalfPixel || ct == CT::PytorchHalfPixel) &&
+                             (nm == NearestMode::RoundPreferFloor || nm == NearestMode::RoundPreferCeil));
+        if (!agrees) return Refuse(reason, "Resize: nearest with this coordinate transformation and nearest mode is not supported");
+        return true;
+    }
+    if (d.m_Mode == ResizeMode::Linear) {
+        if (d.m_CoordinateTransform != CT::HalfPixel && d.m_CoordinateTransform != CT::PytorchHalfPixel) {
+            return Refuse(reason, "Resize: linear with a coordinate mode other than half_pixel is not supported");
+        }
+        for (unsigned int i = 2; i < rank; ++i) {
+            const double outSize = static_cast<double>(in.GetShape()[i]) * d.m_Scales[i];
+            if (outSize != std::floor(outSize)) {
+                return Refuse(reason, "Resize: linear where input size x scale is not a whole number is not supported");
+            }
+            if (d.m_CoordinateTransform == CT::PytorchHalfPixel && outSize <= 1.0) {
+                return Refuse(reason, "Resize: pytorch_half_pixel with an output dim of 1 is not supported");
+            }
+        }
+        return true;
+    }
+    return Refuse(reason, "Resize: cubic is not supported");
 }
 
 /// LSTM, GRU and RNN as oneDNN's RNN primitives compute them: the ONNX default activations (RNN:
@@ -185,6 +244,16 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
+    if (type == LayerType::Pad || type == LayerType::Resize) {
+        // Their other inputs are parameters Optimize() folded into the descriptor.
+        if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
+            return Refuse(reason, op + ": CpuAcc runs Float32 only");
+        }
+        if (out[0].GetNumElements() == 0 || in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+        if (in[0].GetNumDimensions() > kMaxRank) return Refuse(reason, op + ": rank above 6 is not supported");
+        return type == LayerType::Pad ? IsPadSupported(std::get<PadDescriptor>(descriptor), reason)
+                                      : IsResizeSupported(std::get<ResizeDescriptor>(descriptor), in[0], reason);
+    }
     for (const TensorInfo& t : in) {
         if (t.GetDataType() != DataType::Float32) {
             return Refuse(reason, op + ": CpuAcc runs Float32 only, an input is " + GetDataTypeName(t.GetDataType()));
@@ -285,6 +354,15 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             for (int i = axis; i < rank; ++i) inner *= in[0].GetShape()[static_cast<unsigned int>(i)];
             if (in[1].GetNumElements() != inner || (in.size() > 2 && in[2].GetNumElements() != inner)) {
                 return Refuse(reason, "LayerNormalization: scale/bias that broadcast over the normalized dims are not supported");
+            }
+            return true;
+        }
+        case LayerType::BatchNormalization: {
+            const auto& d = std::get<BatchNormalizationDescriptor>(descriptor);
+            if (d.m_Training || out.size() != 1) return Refuse(reason, "BatchNormalization: inference only (one output)");
+            if (in[0].GetNumDimensions() < 2) return Refuse(reason, "BatchNormalization: needs [N, C, ...]");
+            for (std::size_t i = 1; i < 5; ++i) {
+                if (!isConst(i)) return Refuse(reason, "BatchNormalization: scale, bias, mean and variance must be constant");
             }
             return true;
         }
