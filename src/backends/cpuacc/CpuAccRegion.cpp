@@ -868,10 +868,37 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
     attr.set_post_ops(po2);
     memory::desc biasMd;
     if (biasValue >= 0) biasMd = PlainMd(Prepend1s(ValueDims(biasValue), rank));
-    dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(aMd, bMd, biasMd, dstMd) : dnnl::matmul::desc(aMd, bMd, dstMd);
-    dnnl::matmul::primitive_desc pd(md, attr, Engine());
-    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), aMd)},
-                                             {DNNL_ARG_WEIGHTS, Alias(EnsurePlain(b), bMd)}};
+    // Operands that are strided views (a transposed head split, K^T) are read in place when
+    // oneDNN has a real kernel for those strides; otherwise they are made plain first.
+    const auto viewOf = [&](int v, const Dims& dims) -> std::optional<memory::desc> {
+        const memory::desc& cur = m_Mems[static_cast<std::size_t>(MemOf(v))].m_Md;
+        if (dims.size() != rank || cur.dims() != dims || cur == PlainMd(dims) || cur.data.format_kind != dnnl_blocked ||
+            cur.data.format_desc.blocking.inner_nblks != 0) {
+            return std::nullopt;
+        }
+        return cur;
+    };
+    const std::optional<memory::desc> aView = viewOf(a, aDims), bView = viewOf(b, bDims);
+    dnnl::matmul::primitive_desc pd;
+    bool strided = false;
+    if (aView || bView) {
+        try {
+            const memory::desc as = aView ? *aView : aMd, bs = bView ? *bView : bMd;
+            pd = dnnl::matmul::primitive_desc(biasValue >= 0 ? dnnl::matmul::desc(as, bs, biasMd, dstMd)
+                                                             : dnnl::matmul::desc(as, bs, dstMd),
+                                              attr, Engine());
+            strided = !IsReferenceImplementation(pd);
+        } catch (const dnnl::error&) {
+        }
+    }
+    if (!strided) {
+        pd = dnnl::matmul::primitive_desc(biasValue >= 0 ? dnnl::matmul::desc(aMd, bMd, biasMd, dstMd)
+                                                         : dnnl::matmul::desc(aMd, bMd, dstMd),
+                                          attr, Engine());
+    }
+    const int aMem = strided && aView ? MemOf(a) : Alias(EnsurePlain(a), aMd);
+    const int bMem = strided && bView ? MemOf(b) : Alias(EnsurePlain(b), bMd);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}};
     if (biasValue >= 0) args.emplace_back(DNNL_ARG_BIAS, Alias(EnsurePlain(biasValue), biasMd));
     const int dst = NewInternal(dstMd);
     args.emplace_back(DNNL_ARG_DST, dst);
@@ -1166,13 +1193,13 @@ void CompiledRegion::CompileTranspose(const Node& n) {
         Bind(out, Alias(EnsurePlain(x), PlainMd(outDims)));
         return;
     }
+    // Otherwise the output is a view of the input with permuted strides, not a copy: a batched
+    // matmul reads it as it is (attention's head split and K^T), and any consumer that needs plain
+    // data gets the copy where it reads it (Ensure/EnsurePlain).
     const Dims inStrides = StridesOf(in);
     Dims permStrides(rank);
     for (std::size_t i = 0; i < rank; ++i) permStrides[i] = inStrides[perm[i]];
-    const int src = Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides));
-    const int dst = NewInternal(PlainMd(outDims));
-    AddReorder(src, dst, n.m_Name);
-    Bind(out, dst);
+    Bind(out, Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides)));
 }
 
 void CompiledRegion::CompileReduce(const Node& n) {
