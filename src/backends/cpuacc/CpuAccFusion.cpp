@@ -5,7 +5,8 @@
 //   - SiLU/Swish:  x * sigmoid(x)                                        => swish(x)
 //   - LayerNorm:   ReduceMean, Sub, Pow 2 (or d*d), ReduceMean, + eps, Sqrt, Div, [* gamma], [+ beta]
 //                                                                        => one layer normalization
-//   - x (+-*/) scalar constant                                           => eltwise linear
+//   - x (+-*/) scalar constant, c - x                                    => eltwise linear
+//   - c / x                                                              => eltwise pow (c * x^-1)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
 // into MatMul, and scalar scales. Every fusion is logged in RegionGraph::m_FusionLog.
@@ -249,6 +250,7 @@ void ScalarBinaryToLinear(RegionGraph& g) {
         float c = 0.0f;
         int x = -1;
         float alpha = 1.0f, beta = 0.0f;
+        bool pow = false;  // alpha * x^beta instead of alpha * x + beta
         const TensorShape& os = g.m_Values[static_cast<std::size_t>(Out(n))].m_Info.GetShape();
         for (int i = 0; i < 2 && x < 0; ++i) {
             const int s = n.m_Inputs[static_cast<std::size_t>(i)];
@@ -258,10 +260,12 @@ void ScalarBinaryToLinear(RegionGraph& g) {
             else if (op == BinaryOperation::Add) { x = o; beta = c; }
             else if (op == BinaryOperation::Sub && i == 1) { x = o; beta = -c; }
             else if (op == BinaryOperation::Div && i == 1 && c != 0.0f) { x = o; alpha = 1.0f / c; }
+            else if (op == BinaryOperation::Sub && i == 0) { x = o; alpha = -1.0f; beta = c; }          // c - x
+            else if (op == BinaryOperation::Div && i == 0) { x = o; alpha = c; beta = -1.0f; pow = true; }  // c / x
         }
         if (x < 0) continue;
         n.m_Kind = NodeKind::Eltwise;
-        n.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_linear), alpha, beta}};
+        n.m_Eltwise = {EltwiseOp{static_cast<int>(pow ? dnnl_eltwise_pow : dnnl_eltwise_linear), alpha, beta}};
         n.m_Inputs = {x};
     }
 }

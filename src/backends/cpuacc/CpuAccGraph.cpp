@@ -217,6 +217,7 @@ std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descri
     }
     FinishNode(*graph, node);
     graph->m_Nodes.push_back(std::move(node));
+    FuseRegion(*graph);  // one node: only its own rewrites (x op scalar, c - x, c / x) apply
     return graph;
 }
 

@@ -329,8 +329,13 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             const bool secondFull = in[1].GetNumDimensions() == o.GetNumDimensions() && in[1].GetShape() == o;
             if (firstFull && BroadcastsTo(in[1].GetShape(), o)) return true;
             if (commutative && secondFull && BroadcastsTo(in[0].GetShape(), o)) return true;
+            // c - x and c / x with a constant scalar c: one eltwise (linear, pow) on x.
+            if (secondFull && isConst(0) && in[0].GetNumElements() == 1 &&
+                (d.m_Operation == BinaryOperation::Sub || d.m_Operation == BinaryOperation::Div)) {
+                return true;
+            }
             return Refuse(reason, name + ": one input must have the output's shape (" + o.ToString() +
-                                      ")" + (commutative ? "" : ", the first one for this op"));
+                                      ")" + (commutative ? "" : ", the first one for this op, unless the other is a constant scalar"));
         }
         case LayerType::Softmax: {
             const auto& d = std::get<SoftmaxDescriptor>(descriptor);

@@ -388,6 +388,19 @@ TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     net.Check(1e-5, "elementwise");
 }
 
+TEST(CpuAccOps, ConstantScalarMinusOrOverATensorIsOneEltwise) {
+    SKIP_WITHOUT_CPUACC();
+    // 1 - mask and 1 / sqrt(var + eps), as transformers export them: the constant comes first.
+    Net net;
+    IOutputSlot* x = net.Input({2, 7, 1});
+    IOutputSlot* pos = net.Unary(UnaryOperation::Exp, x);  // away from 0 for the division
+    net.Output(net.Binary(BinaryOperation::Sub, net.Scalar(1.0f), x));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(2.5f), pos));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(-1.0f), net.Unary(UnaryOperation::Sqrt, pos)));
+    const Net::Result r = net.Check(1e-6, "c - x, c / x");
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
+}
+
 TEST(CpuAccOps, DataMovementAndReductions) {
     SKIP_WITHOUT_CPUACC();
     Net net;
