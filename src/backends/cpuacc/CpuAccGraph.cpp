@@ -35,6 +35,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::BatchNorm: return "BatchNorm";
         case NodeKind::Pad: return "Pad";
         case NodeKind::Resize: return "Resize";
+        case NodeKind::Expand: return "Expand";
     }
     return "?";
 }

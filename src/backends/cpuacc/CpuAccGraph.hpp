@@ -36,6 +36,7 @@ enum class NodeKind {
     BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
+    Expand,     ///< numpy broadcast to the output shape (shape input folded)
 };
 const char* GetNodeKindName(NodeKind kind);
 

@@ -313,6 +313,7 @@ private:
     void CompileBatchNorm(const Node& n);
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
+    void CompileExpand(const Node& n);
     void CompileOutputs();
     void PlanMemory();
 
@@ -1522,6 +1523,21 @@ void CompiledRegion::CompileResize(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileExpand(const Node& n) {
+    // A copy from a view of the input with stride 0 along the broadcast dims. (Not left as a view,
+    // as transposes are: several elements of a stride-0 view share one byte, so no consumer may
+    // write through it or allocate its layout.)
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const Dims in = Prepend1s(ValueDims(x), outDims.size());
+    const Dims inStrides = StridesOf(in);
+    Dims strides(outDims.size());
+    for (std::size_t i = 0; i < outDims.size(); ++i) strides[i] = in[i] == outDims[i] ? inStrides[i] : 0;
+    const int dst = NewInternal(PlainMd(outDims));
+    AddReorder(Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, strides)), dst, n.m_Name);
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1544,6 +1560,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::BatchNorm: CompileBatchNorm(n); break;
         case NodeKind::Pad: CompilePad(n); break;
         case NodeKind::Resize: CompileResize(n); break;
+        case NodeKind::Expand: CompileExpand(n); break;
     }
 }
 

@@ -137,6 +137,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::BatchNormalization: return NodeKind::BatchNorm;
         case LayerType::Pad: return NodeKind::Pad;
         case LayerType::Resize: return NodeKind::Resize;
+        case LayerType::Expand: return NodeKind::Expand;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -244,13 +245,14 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
-    if (type == LayerType::Pad || type == LayerType::Resize) {
+    if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
         // Their other inputs are parameters Optimize() folded into the descriptor.
         if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
             return Refuse(reason, op + ": CpuAcc runs Float32 only");
         }
         if (out[0].GetNumElements() == 0 || in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
         if (in[0].GetNumDimensions() > kMaxRank) return Refuse(reason, op + ": rank above 6 is not supported");
+        if (type == LayerType::Expand) return true;  // a broadcasting copy of any shape inference accepted
         return type == LayerType::Pad ? IsPadSupported(std::get<PadDescriptor>(descriptor), reason)
                                       : IsResizeSupported(std::get<ResizeDescriptor>(descriptor), in[0], reason);
     }
