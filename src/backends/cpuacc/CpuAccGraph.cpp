@@ -36,6 +36,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Pad: return "Pad";
         case NodeKind::Resize: return "Resize";
         case NodeKind::Expand: return "Expand";
+        case NodeKind::RmsNorm: return "RmsNorm";
     }
     return "?";
 }

@@ -37,6 +37,7 @@ enum class NodeKind {
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
     Expand,     ///< numpy broadcast to the output shape (shape input folded)
+    RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor
 };
 const char* GetNodeKindName(NodeKind kind);
 

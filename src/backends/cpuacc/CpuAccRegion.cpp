@@ -314,6 +314,7 @@ private:
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
     void CompileExpand(const Node& n);
+    void CompileRmsNorm(const Node& n);
     void CompileOutputs();
     void PlanMemory();
 
@@ -1538,6 +1539,28 @@ void CompiledRegion::CompileExpand(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileRmsNorm(const Node& n) {
+    const auto& d = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + static_cast<int>(dims.size()) : d.m_Axis);
+    const auto rows = static_cast<std::size_t>(Product(dims, 0, axis)), inner = static_cast<std::size_t>(Product(dims, axis, dims.size()));
+    const int src = EnsurePlain(x);
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    if (n.m_Inputs.size() > 1) step.m_KernelMems.push_back(Alias(EnsurePlain(n.m_Inputs[1]), PlainMd({static_cast<memory::dim>(inner)})));
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [rows, inner, eps = d.m_Eps, isa](const std::vector<void*>& p) {
+        RmsNorm(static_cast<const float*>(p[0]), p.size() > 2 ? static_cast<const float*>(p[2]) : nullptr,
+                static_cast<float*>(p[1]), rows, inner, eps, isa);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1561,6 +1584,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Pad: CompilePad(n); break;
         case NodeKind::Resize: CompileResize(n); break;
         case NodeKind::Expand: CompileExpand(n); break;
+        case NodeKind::RmsNorm: CompileRmsNorm(n); break;
     }
 }
 
