@@ -143,6 +143,11 @@ struct LayerPlacement {
     BackendId m_Backend;
     std::vector<TensorInfo> m_Outputs;
     std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)
+    /// MemCopy layers (the copies at backend boundaries): the memory copied from and into ("host"
+    /// or the backend whose working memory it is) and the bytes every inference copies.
+    std::string m_CopySource;
+    std::string m_CopyDestination;
+    std::size_t m_CopyBytes = 0;
 };
 
 class IOptimizedNetwork;

@@ -24,7 +24,11 @@ struct BackendVersion {
 /// The Backend API version this engine implements.
 // 1.1: IBackendInternal::CreateWorkloadFactoryWithOptions (the application's backend options reach
 //      the workload factory).
-inline constexpr BackendVersion kBackendApiVersion{1, 1};
+// 1.2: IBackendInternal::IsAvailable (a registered backend whose device is missing says why, and
+//      the optimizer places its layers elsewhere with that reason) and
+//      IBackendInternal::ImportsConstantsAtLoad (no MemCopy in front of constants a backend takes
+//      at load).
+inline constexpr BackendVersion kBackendApiVersion{1, 2};
 
 /// True when a backend built against `backend` may be loaded by an engine implementing `engine`.
 constexpr bool IsBackendApiCompatible(const BackendVersion& engine, const BackendVersion& backend) {
