@@ -1,0 +1,188 @@
+// GpuAcc kernels: strided copies (transposes, slices, parts of a concatenation, broadcasts, layout
+// changes between NCHW and NHWC, type conversions - one kernel for all of them, iterating in the
+// destination's order so writes are coalesced), gathers and fills.
+#include "Common.cuh"
+
+namespace trellis::gpuacc {
+
+std::size_t DTypeSize(DType t) {
+    switch (t) {
+        case DType::F32: case DType::I32: return 4;
+        case DType::F16: case DType::BF16: return 2;
+        case DType::I64: return 8;
+        case DType::U8: case DType::I8: case DType::Bool: return 1;
+    }
+    return 0;
+}
+
+const char* DTypeName(DType t) {
+    switch (t) {
+        case DType::F32: return "f32";
+        case DType::F16: return "f16";
+        case DType::BF16: return "bf16";
+        case DType::I32: return "i32";
+        case DType::I64: return "i64";
+        case DType::U8: return "u8";
+        case DType::I8: return "i8";
+        case DType::Bool: return "bool";
+    }
+    return "?";
+}
+
+namespace kernels {
+namespace {
+
+__device__ __forceinline__ bool IsInt(DType t) {
+    return t == DType::I32 || t == DType::I64 || t == DType::U8 || t == DType::I8 || t == DType::Bool;
+}
+
+__device__ __forceinline__ int64_t LoadI(const void* p, int64_t i, DType t) {
+    switch (t) {
+        case DType::I32: return static_cast<const int32_t*>(p)[i];
+        case DType::I64: return static_cast<const int64_t*>(p)[i];
+        case DType::U8:
+        case DType::Bool: return static_cast<const uint8_t*>(p)[i];
+        case DType::I8: return static_cast<const int8_t*>(p)[i];
+        default: return 0;
+    }
+}
+__device__ __forceinline__ void StoreI(void* p, int64_t i, DType t, int64_t v) {
+    switch (t) {
+        case DType::I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+        case DType::I64: static_cast<int64_t*>(p)[i] = v; break;
+        case DType::U8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+        case DType::I8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+        case DType::Bool: static_cast<uint8_t*>(p)[i] = v != 0 ? 1 : 0; break;
+        default: break;
+    }
+}
+
+template <typename T>
+__global__ void CopySameType(const CopyLaunch l, int64_t count) {
+    const T* in = static_cast<const T*>(l.m_In);
+    T* out = static_cast<T*>(l.m_Out);
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        int64_t rest = idx, io = l.m_InOffset, oo = l.m_OutOffset;
+        for (int d = l.m_Rank - 1; d >= 0; --d) {
+            const int64_t i = rest % l.m_Dims[d];
+            rest /= l.m_Dims[d];
+            io += i * l.m_InStrides[d];
+            oo += i * l.m_OutStrides[d];
+        }
+        out[oo] = in[io];
+    }
+}
+
+__global__ void CopyConvert(const CopyLaunch l, int64_t count) {
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    const bool ints = IsInt(l.m_InType) && IsInt(l.m_OutType);
+    const bool toBool = l.m_OutType == DType::Bool;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        int64_t rest = idx, io = l.m_InOffset, oo = l.m_OutOffset;
+        for (int d = l.m_Rank - 1; d >= 0; --d) {
+            const int64_t i = rest % l.m_Dims[d];
+            rest /= l.m_Dims[d];
+            io += i * l.m_InStrides[d];
+            oo += i * l.m_OutStrides[d];
+        }
+        if (ints) {
+            StoreI(l.m_Out, oo, l.m_OutType, LoadI(l.m_In, io, l.m_InType));
+        } else if (toBool) {
+            // Any non-zero value (NaN included) is true.
+            StoreI(l.m_Out, oo, DType::Bool, LoadF(l.m_In, io, l.m_InType) != 0.0f ? 1 : 0);
+        } else if (l.m_InType == DType::I64) {
+            StoreF(l.m_Out, oo, l.m_OutType, static_cast<float>(LoadI(l.m_In, io, l.m_InType)));
+        } else {
+            StoreF(l.m_Out, oo, l.m_OutType, LoadF(l.m_In, io, l.m_InType));
+        }
+    }
+}
+
+template <typename T>
+__global__ void GatherKernel(const T* data, const void* indices, T* out, DType indexType, int64_t outer,
+                             int64_t axisDim, int64_t inner, int64_t numIndices, int* errorFlag) {
+    const int64_t count = outer * numIndices * inner;
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        const int64_t i = idx % inner;
+        const int64_t j = (idx / inner) % numIndices;
+        const int64_t o = idx / (inner * numIndices);
+        int64_t k = indexType == DType::I64 ? static_cast<const int64_t*>(indices)[j]
+                                            : static_cast<const int32_t*>(indices)[j];
+        if (k < 0) k += axisDim;
+        if (k < 0 || k >= axisDim) {
+            out[idx] = T();
+            if (errorFlag) *errorFlag = 1;
+            continue;
+        }
+        out[idx] = data[(o * axisDim + k) * inner + i];
+    }
+}
+
+__global__ void FillKernel(void* p, DType type, int64_t count, float value) {
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        StoreF(p, idx, type, value);
+    }
+}
+
+}  // namespace
+}  // namespace kernels
+
+cudaError_t LaunchCopy(const CopyLaunch& l, cudaStream_t stream) {
+    int64_t count = 1;
+    for (int d = 0; d < l.m_Rank; ++d) count *= l.m_Dims[d];
+    if (count == 0) return cudaSuccess;
+    const unsigned int blocks = kernels::Blocks(count);
+    if (l.m_InType == l.m_OutType) {
+        switch (DTypeSize(l.m_InType)) {
+            case 1: kernels::CopySameType<uint8_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 2: kernels::CopySameType<uint16_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 4: kernels::CopySameType<uint32_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            default: kernels::CopySameType<uint64_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+        }
+    } else {
+        kernels::CopyConvert<<<blocks, kernels::kThreads, 0, stream>>>(l, count);
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t LaunchGather(const void* data, const void* indices, void* out, DType type, DType indexType,
+                         int64_t outer, int64_t axisDim, int64_t inner, int64_t numIndices, int* errorFlag,
+                         cudaStream_t stream) {
+    const int64_t count = outer * numIndices * inner;
+    if (count == 0) return cudaSuccess;
+    const unsigned int blocks = kernels::Blocks(count);
+    switch (DTypeSize(type)) {
+        case 1:
+            kernels::GatherKernel<uint8_t><<<blocks, kernels::kThreads, 0, stream>>>(
+                static_cast<const uint8_t*>(data), indices, static_cast<uint8_t*>(out), indexType, outer, axisDim,
+                inner, numIndices, errorFlag);
+            break;
+        case 2:
+            kernels::GatherKernel<uint16_t><<<blocks, kernels::kThreads, 0, stream>>>(
+                static_cast<const uint16_t*>(data), indices, static_cast<uint16_t*>(out), indexType, outer, axisDim,
+                inner, numIndices, errorFlag);
+            break;
+        case 4:
+            kernels::GatherKernel<uint32_t><<<blocks, kernels::kThreads, 0, stream>>>(
+                static_cast<const uint32_t*>(data), indices, static_cast<uint32_t*>(out), indexType, outer, axisDim,
+                inner, numIndices, errorFlag);
+            break;
+        default:
+            kernels::GatherKernel<uint64_t><<<blocks, kernels::kThreads, 0, stream>>>(
+                static_cast<const uint64_t*>(data), indices, static_cast<uint64_t*>(out), indexType, outer, axisDim,
+                inner, numIndices, errorFlag);
+            break;
+    }
+    return cudaGetLastError();
+}
+
+cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    kernels::FillKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(p, type, count, value);
+    return cudaGetLastError();
+}
+
+}  // namespace trellis::gpuacc
