@@ -1,6 +1,6 @@
 """GpuAcc against PyTorch on the same GPU, in one run: median latency of PyTorch eager (fp32, tf32,
-fp16), torch.compile(mode="reduce-overhead") (fp32, fp16) and GpuAcc through `trellis bench`
-(Precision fp32, tf32, fp16), per model and batch; GpuAcc's error against PyTorch's fp32 output
+fp16), torch.compile(mode="reduce-overhead") (fp32, fp16) and GpuAcc (Precision fp32, tf32,
+fp16; inputs and outputs on the GPU, and on the host), per model and batch; GpuAcc's error against PyTorch's fp32 output
 per precision; a per-step profile of chosen configurations (GpuAcc's StepTimesFile option) with
 the best matrix-product rate against the GPU's measured fp16 GEMM peak.
 
@@ -10,10 +10,11 @@ the best matrix-product rate against the GPU's measured fp16 GEMM peak.
         [--profile resnet50:32:fp16,bert_like:32:fp16]
 
 Timing: PyTorch with CUDA events around each call (inputs already on the GPU), median of --iters
-after 10 warm-ups, as bench/gpu/compile_anchor.py does. GpuAcc: `trellis bench`, the wall-clock
-time of EnqueueWorkload with host inputs and outputs, which includes the copies to and from the
-GPU (pinned staging) and the final synchronization; median of --iters after 10 warm-ups (the
-first runs capture the CUDA graphs). Writes OUT/gpu_bench.json and OUT/gpu_bench.md.
+after 10 warm-ups, as bench/gpu/compile_anchor.py does. GpuAcc: trellis_gpuacc_io_bench (built beside
+`trellis`), the wall-clock time of EnqueueWorkload, which includes launching and waiting for the
+GPU work, with the input and output on the GPU (the columns compared with PyTorch) and on the
+host (copies through pinned staging included); median of --iters after 20 warm-ups (the first
+runs capture the CUDA graphs). Writes OUT/gpu_bench.json and OUT/gpu_bench.md.
 """
 import argparse
 import json
@@ -87,6 +88,14 @@ def trellis(args, *cmd, timeout=300):
     if r.returncode != 0:
         raise RuntimeError(f"trellis {' '.join(cmd[:3])}...: {r.stderr.strip()[-400:]}")
     return r.stdout
+
+
+def gpuacc_io_time(args, path, prec):
+    io_bench = os.path.join(os.path.dirname(args.trellis), "trellis_gpuacc_io_bench")
+    r = subprocess.run([io_bench, path, prec, str(args.iters)], capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(f"io bench: {r.stderr.strip()[-400:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def gpuacc_time(args, path, prec, extra=()):
@@ -176,10 +185,11 @@ def main():
                 row.update(torch_times(name, batch, args.iters, compile_precisions))
             for prec in args.precisions.split(","):
                 try:
-                    b = gpuacc_time(args, path, prec)
-                    row[f"gpuacc_{prec}"] = b["median_ms"]
+                    b = gpuacc_io_time(args, path, prec)
+                    row[f"gpuacc_{prec}"] = b["device_io_ms"]
+                    row[f"gpuacc_{prec}_host_io"] = b["host_io_ms"]
                     row[f"gpuacc_{prec}_load_ms"] = b["load_ms"]
-                    row[f"gpuacc_{prec}_layers"] = b["layers_per_backend"]
+                    row[f"gpuacc_{prec}_layers"] = b["layers"]
                     row[f"gpuacc_{prec}_err"] = gpuacc_error(args, path, prec)
                 except Exception as e:  # noqa: BLE001
                     row[f"gpuacc_{prec}"] = f"failed: {str(e)[-300:]}"
@@ -209,10 +219,12 @@ def write_table(results, path):
         return f"{v:.3f}" if isinstance(v, (int, float)) else ("—" if v is None else "fail")
 
     lines = [f"GPU: {results['gpu']}, PyTorch {results['torch']}; cuBLAS fp16 GEMM 8192^3: "
-             f"{results['gemm_fp16_peak_tflops']} TFLOP/s.", "",
+             f"{results['gemm_fp16_peak_tflops']} TFLOP/s. Median ms; GpuAcc with input and output on the GPU "
+             "(host I/O in the last columns).", "",
              "| model | batch | eager fp32 | eager tf32 | eager fp16 | compile fp32 | compile fp16 | GpuAcc fp32 | "
-             "GpuAcc tf32 | GpuAcc fp16 | GpuAcc fp16 / compile fp16 | best GpuAcc / eager fp32 |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "GpuAcc tf32 | GpuAcc fp16 | GpuAcc fp16 / compile fp16 | best GpuAcc / eager fp32 | GpuAcc fp32 host I/O | "
+             "GpuAcc fp16 host I/O |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results["runs"]:
         g16, c16 = r.get("gpuacc_fp16"), r.get("compile_fp16")
         ratio = f"{g16 / c16:.2f}" if isinstance(g16, float) and isinstance(c16, float) else "—"
@@ -222,7 +234,8 @@ def write_table(results, path):
         best = f"{min(gs) / e32:.2f}" if gs and isinstance(e32, float) else "—"
         lines.append(f"| {r['model']} | {r['batch']} | " + " | ".join(
             cell(r, k) for k in ["eager_fp32", "eager_tf32", "eager_fp16", "compile_fp32", "compile_fp16", "gpuacc_fp32",
-                                 "gpuacc_tf32", "gpuacc_fp16"]) + f" | {ratio} | {best} |")
+                                 "gpuacc_tf32", "gpuacc_fp16"]) + f" | {ratio} | {best} | " +
+            cell(r, "gpuacc_fp32_host_io") + " | " + cell(r, "gpuacc_fp16_host_io") + " |")
     lines += ["", "GpuAcc's relative L2 error against PyTorch's fp32 output (CPU):", "",
               "| model | batch | fp32 | tf32 | fp16 |", "|---|---:|---:|---:|---:|"]
     for r in results["runs"]:

@@ -1,7 +1,8 @@
 // Phase 7 of Optimize() for a backend with memory of its own: MemCopy layers where host and
 // backend memory meet, the bytes each copies (LayerPlacement::m_CopyBytes, shown by `trellis
-// inspect`), and constants a backend takes at load (IBackendInternal::ImportsConstantsAtLoad,
-// Backend API 1.2), which need no copy.
+// inspect`), constants a backend takes at load (IBackendInternal::ImportsConstantsAtLoad,
+// Backend API 1.2), which need no copy, and inputs the caller gives in the backend's memory
+// (Tensor::SetMemoryBackend), whose copy is skipped.
 //
 // The test backend "BoundaryTest" (registered per test) runs Float32 Add of an input and a
 // constant: its workload copies the constant when it is created and never reads the constant's
@@ -248,4 +249,52 @@ TEST_F(BackendBoundaryTest, WithoutImportAtLoadTheConstantIsCopiedLikeAnyTensor)
     for (const LayerPlacement* p : copies) total += p->m_CopyBytes;
     EXPECT_EQ(total, 3u * 13u * sizeof(float));
     for (const std::string& line : o.m_Log) EXPECT_EQ(line.find("constants imported at load"), std::string::npos) << line;
+}
+
+// An input the caller holds in the backend's memory is read there: its MemCopy is skipped (the
+// Add reads the caller's buffer, which the backend checks is its memory). An output in that
+// memory is written by the copy out of it. Memory the network cannot take so is refused by name.
+TEST_F(BackendBoundaryTest, InputsGivenInTheBackendsMemorySkipTheirCopy) {
+    INetworkPtr net = INetwork::Create();
+    const TensorInfo info(TensorShape({1, 13}), DataType::Float32);
+    std::vector<float> c(13, 0.25f);
+    IConnectableLayer* in = net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(info);
+    TensorInfo constInfo = info;
+    constInfo.SetConstant();
+    IConnectableLayer* k = net->AddConstantLayer(ConstTensor(constInfo, c.data()), "c");
+    IConnectableLayer* add = net->AddElementwiseBinaryLayer(ElementwiseBinaryDescriptor{BinaryOperation::Add}, "add");
+    IConnectableLayer* out = net->AddOutputLayer(0, "y");
+    in->GetOutputSlot(0).Connect(add->GetInputSlot(0));
+    k->GetOutputSlot(0).Connect(add->GetInputSlot(1));
+    add->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+    NetworkId id = 0;
+    runtime->LoadNetwork(id, Optimize(*net, {kId, "CpuRef"}, runtime->GetDeviceSpec()));
+
+    auto* x = static_cast<float*>(Device().allocate(13 * sizeof(float), 64));
+    auto* y = static_cast<float*>(Device().allocate(13 * sizeof(float), 64));
+    for (int i = 0; i < 13; ++i) x[i] = static_cast<float>(i);
+    ConstTensor xt(info, x);
+    xt.SetMemoryBackend(kId);
+    Tensor yt(info, y);
+    yt.SetMemoryBackend(kId);
+    runtime->EnqueueWorkload(id, {{0, xt}}, {{0, yt}});
+    for (int i = 0; i < 13; ++i) EXPECT_EQ(y[i], static_cast<float>(i) + 0.25f) << i;
+
+    // The same run with host memory still copies in (the Add sees device memory either way).
+    std::vector<float> hostX(x, x + 13), hostY(13, -1.0f);
+    runtime->EnqueueWorkload(id, {{0, ConstTensor(info, hostX.data())}}, {{0, Tensor(info, hostY.data())}});
+    EXPECT_EQ(hostY, std::vector<float>(y, y + 13));
+
+    ConstTensor wrong(info, x);
+    wrong.SetMemoryBackend("CpuRef");
+    try {
+        runtime->EnqueueWorkload(id, {{0, wrong}}, {{0, Tensor(info, hostY.data())}});
+        ADD_FAILURE() << "an input in memory no reader copies from was accepted";
+    } catch (const InvalidArgumentException& e) {
+        EXPECT_NE(std::string(e.what()).find("input 0 is in CpuRef memory, but layer"), std::string::npos) << e.what();
+    }
+    Device().free(x);
+    Device().free(y);
 }

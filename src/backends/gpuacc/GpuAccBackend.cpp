@@ -26,6 +26,10 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             if (value == "on") r.m_CudaGraphs = true;
             else if (value == "off") r.m_CudaGraphs = false;
             else throw InvalidArgumentException("GpuAcc: option CudaGraph='" + value + "' is not one of: on, off");
+        } else if (name == "ConvAutotune") {
+            if (value == "on") r.m_ConvAutotune = true;
+            else if (value == "off") r.m_ConvAutotune = false;
+            else throw InvalidArgumentException("GpuAcc: option ConvAutotune='" + value + "' is not one of: on, off");
         } else if (name == "StepTimesFile") {
             r.m_StepTimesFile = value;
         }

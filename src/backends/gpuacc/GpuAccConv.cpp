@@ -7,6 +7,7 @@
 
 #include <cudnn_frontend.h>
 
+#include <algorithm>
 #include <unordered_map>
 #include <vector>
 
@@ -29,8 +30,39 @@ fe::DataType_t FeType(DType t) {
 std::vector<int64_t> NhwcStrides(int64_t c, int64_t h, int64_t w) { return {h * w * c, 1, w * c, c}; }
 
 /// Builds and plans one graph; on failure returns null with cuDNN's message in `why`.
+constexpr int64_t kTuneCandidates = 4;
+
+/// Builds the first kTuneCandidates plans and times them on scratch buffers; the fastest becomes
+/// the graph's plan. A failure keeps the heuristics' choice.
+std::string Autotune(fe::graph::Graph& g, const ConvShape& s, DType type, const ConvEpilogue& e, cudnnHandle_t handle) {
+    const int64_t count = g.get_execution_plan_count();
+    int built = 0;
+    for (int64_t i = 0; i < std::min(count, kTuneCandidates); ++i) built += g.build_plan_at_index(i).is_good() ? 1 : 0;
+    const std::size_t es = DTypeSize(type);
+    const std::size_t xb = static_cast<std::size_t>(s.m_N * s.m_C * s.m_H * s.m_W) * es;
+    const std::size_t wb = static_cast<std::size_t>(s.m_K * (s.m_C / s.m_Groups) * s.m_R * s.m_S) * es;
+    const std::size_t yb = static_cast<std::size_t>(s.m_N * s.m_K * s.m_OH * s.m_OW) * es;
+    DeviceBuffer x(xb), w(wb), b(static_cast<std::size_t>(s.m_K) * es), z(yb), y(yb);
+    DeviceBuffer ws(static_cast<std::size_t>(std::max<int64_t>(g.get_autotune_workspace_size(), 1)));
+    cudaStream_t stream = nullptr;
+    cudnnGetStream(handle, &stream);
+    // Data of ordinary magnitude (zeros can run faster than real data).
+    LaunchFill(x.Get(), type, static_cast<int64_t>(xb / es), 0.37f, stream);
+    LaunchFill(w.Get(), type, static_cast<int64_t>(wb / es), -0.011f, stream);
+    LaunchFill(b.Get(), type, s.m_K, 0.1f, stream);
+    LaunchFill(z.Get(), type, static_cast<int64_t>(yb / es), 0.2f, stream);
+    std::unordered_map<int64_t, void*> pack{{kX, x.Get()}, {kW, w.Get()}, {kY, y.Get()}};
+    if (e.m_Bias) pack[kB] = b.Get();
+    if (e.m_Residual) pack[kZ] = z.Get();
+    auto status = g.autotune(handle, pack, ws.Get());
+    cudaStreamSynchronize(stream);
+    cudaGetLastError();
+    if (!status.is_good()) return ", autotune failed (" + status.get_message() + "), heuristics' choice";
+    return ", fastest of " + std::to_string(built) + " engines timed";
+}
+
 std::shared_ptr<fe::graph::Graph> TryBuild(const ConvShape& s, DType type, Precision precision, const ConvEpilogue& e,
-                                           cudnnHandle_t handle, std::string& why) {
+                                           bool autotune, cudnnHandle_t handle, std::string& why, std::string& tuned) {
     auto g = std::make_shared<fe::graph::Graph>();
     g->set_io_data_type(FeType(type))
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -116,6 +148,7 @@ std::shared_ptr<fe::graph::Graph> TryBuild(const ConvShape& s, DType type, Preci
     }
     if (!check(g->check_support(handle), "check_support")) return nullptr;
     if (!check(g->build_plans(handle), "build_plans")) return nullptr;
+    if (autotune) tuned = Autotune(*g, s, type, e, handle);
     return g;
 }
 
@@ -136,7 +169,8 @@ struct ConvPlan::Impl {
 ConvPlan::~ConvPlan() = default;
 
 std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Precision precision,
-                                          const ConvEpilogue& wanted, cudnnHandle_t handle, std::string& why) {
+                                          const ConvEpilogue& wanted, bool autotune, cudnnHandle_t handle,
+                                          std::string& why) {
     // From the whole epilogue down to the bare convolution: the first graph cuDNN plans wins.
     std::vector<ConvEpilogue> tries{wanted};
     ConvEpilogue e = wanted;
@@ -154,8 +188,8 @@ std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Pr
     }
     std::string dropped;
     for (const ConvEpilogue& t : tries) {
-        std::string reason;
-        auto graph = TryBuild(shape, type, precision, t, handle, reason);
+        std::string reason, tuned;
+        auto graph = TryBuild(shape, type, precision, t, autotune, handle, reason, tuned);
         if (!graph) {
             dropped += (dropped.empty() ? "" : "; ") + Describe(t) + " rejected (" + reason + ")";
             why = dropped;
@@ -171,7 +205,7 @@ std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Pr
             return nullptr;
         }
         plan->m_Workspace = static_cast<std::size_t>(ws);
-        plan->m_Description = Describe(t) + (dropped.empty() ? "" : " [" + dropped + "]");
+        plan->m_Description = Describe(t) + tuned + (dropped.empty() ? "" : " [" + dropped + "]");
         return plan;
     }
     return nullptr;

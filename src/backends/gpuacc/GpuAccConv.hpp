@@ -40,8 +40,12 @@ public:
     /// A cuDNN plan for NHWC x [N,C,H,W] * KRSC weights -> NHWC y of `type`, fusing as much of
     /// `wanted` as cuDNN accepts; nullptr when cuDNN has no engine even for the bare convolution
     /// (`why` says what cuDNN said). The bias and residual are `type` tensors ([K] and y's shape).
+    /// With `autotune`, the first few engines cuDNN's heuristics offer are built and timed on
+    /// scratch buffers, and the fastest is kept (cuDNN frontend's autotune); otherwise the
+    /// heuristics' first choice.
     static std::unique_ptr<ConvPlan> Build(const ConvShape& shape, DType type, Precision precision,
-                                           const ConvEpilogue& wanted, cudnnHandle_t handle, std::string& why);
+                                           const ConvEpilogue& wanted, bool autotune, cudnnHandle_t handle,
+                                           std::string& why);
     ~ConvPlan();
     const ConvEpilogue& Fused() const { return m_Fused; }
     std::size_t WorkspaceBytes() const { return m_Workspace; }

@@ -4,8 +4,9 @@
 //   2. convolution epilogues, run inside the cuDNN graph: + bias (a constant per channel, when
 //      the convolution has none), + residual (a tensor of the output's shape), then one of
 //      relu, clip, sigmoid, tanh, swish
-//   3. matmul epilogues, run by cuBLASLt: * scalar (alpha), + bias over the last dim, + residual
-//      of the output's shape (cuBLASLt's C with beta = 1), then relu or gelu
+//   3. matmul epilogues, run by cuBLASLt: * scalar (alpha; also a scalar scale on either operand),
+//      + bias over the last dim, + residual of the output's shape (cuBLASLt's C with beta = 1),
+//      then relu or gelu
 //   4. softmax(x * scale + mask): the attention scores' scale (when no matmul took it) and their
 //      additive broadcast mask read by the softmax kernel
 //   5. LayerNorm(a + b): the residual add of a transformer block read by the normalization
@@ -280,6 +281,40 @@ void FuseEpilogues(RegionGraph& g) {
     }
 }
 
+/// MatMul(x * a, y * b) = (a * b) * MatMul(x, y): scalar scales on a matmul's operands (how
+/// exporters write scaled dot-product attention) become its alpha.
+void FuseMatMulInputScales(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        Node& n = N(g, i);
+        if (n.m_Dead || n.m_Kind != NodeKind::MatMul || n.m_LayerType != LayerType::MatMul) continue;
+        for (std::size_t k = 0; k < 2; ++k) {
+            const int v = n.m_Inputs[k];
+            const int p = Producer(g, v);
+            EwOp op;
+            std::vector<int> ops;
+            float c = 0.0f;
+            if (p < 0 || SoleConsumer(g, v) != i || !SingleOp(g, p, op, ops) || ops.size() != 2) continue;
+            for (int j = 0; j < 2; ++j) {
+                const int x = ops[static_cast<std::size_t>(j)], q = ops[static_cast<std::size_t>(1 - j)];
+                if (!ScalarOf(g, q, c) || V(g, x).m_Info.GetShape() != V(g, v).m_Info.GetShape()) continue;
+                if (op == EwOp::Mul) {
+                    n.m_Alpha *= c;
+                } else if (op == EwOp::Div && j == 0 && c != 0.0f) {
+                    n.m_Alpha /= c;
+                } else {
+                    continue;
+                }
+                const std::string name = N(g, p).m_Name;
+                N(g, p).m_Dead = true;
+                n.m_Fused.push_back(name);
+                n.m_Inputs[k] = x;
+                g.m_FusionLog.push_back("MatMul '" + n.m_Name + "' operand * scalar '" + name + "' -> alpha");
+                break;
+            }
+        }
+    }
+}
+
 // ---- 4. softmax scale and mask -------------------------------------------------------------------
 
 /// Strides that broadcast `small` over `big` exist (numpy rules).
@@ -453,6 +488,7 @@ void FuseEltwiseChains(RegionGraph& g) {
 void FuseRegion(RegionGraph& g) {
     FuseGelu(g);
     FuseSwish(g);
+    FuseMatMulInputScales(g);
     FuseEpilogues(g);
     FuseSoftmaxInputs(g);
     FuseLayerNormResidual(g);

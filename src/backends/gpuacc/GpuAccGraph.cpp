@@ -72,7 +72,7 @@ std::string RegionGraph::Describe() const {
         if (n.m_Dead) continue;
         ++live;
         std::string key = NodeKindName(n.m_Kind);
-        if (n.m_Bias >= 0) key += "+bias";
+        if (n.m_Bias >= 0 || (n.m_Kind == NodeKind::Conv && n.m_Inputs.size() > 2)) key += "+bias";
         if (n.m_Residual >= 0 || n.m_LnResidual >= 0) key += "+residual";
         if (n.m_Activation != Activation::None) key += std::string("+") + ActivationName(n.m_Activation);
         if (n.m_Mask >= 0) key += "+mask";

@@ -79,10 +79,12 @@ std::unique_ptr<MatMulPlan> MatMulPlan::Build(const MatMulSpec& s, const std::st
     if (s.m_Bias) Set(plan->m_Desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, CudaType(s.m_Type), what);
 
     const int64_t batch = s.m_Batch;
-    plan->m_A = s.m_TransB ? Layout(s.m_Type, s.m_K, s.m_N, s.m_K, batch, s.m_StrideB, what)
-                           : Layout(s.m_Type, s.m_N, s.m_K, s.m_N, batch, s.m_StrideB, what);
-    plan->m_B = s.m_TransA ? Layout(s.m_Type, s.m_M, s.m_K, s.m_M, batch, s.m_StrideA, what)
-                           : Layout(s.m_Type, s.m_K, s.m_M, s.m_K, batch, s.m_StrideA, what);
+    const int64_t ldA = s.m_LdA ? s.m_LdA : (s.m_TransA ? s.m_M : s.m_K);
+    const int64_t ldB = s.m_LdB ? s.m_LdB : (s.m_TransB ? s.m_K : s.m_N);
+    plan->m_A = s.m_TransB ? Layout(s.m_Type, s.m_K, s.m_N, ldB, batch, s.m_StrideB, what)
+                           : Layout(s.m_Type, s.m_N, s.m_K, ldB, batch, s.m_StrideB, what);
+    plan->m_B = s.m_TransA ? Layout(s.m_Type, s.m_M, s.m_K, ldA, batch, s.m_StrideA, what)
+                           : Layout(s.m_Type, s.m_K, s.m_M, ldA, batch, s.m_StrideA, what);
     plan->m_C = Layout(s.m_Type, s.m_N, s.m_M, s.m_N, batch, s.m_StrideD, what);
     plan->m_D = Layout(s.m_Type, s.m_N, s.m_M, s.m_N, batch, s.m_StrideD, what);
 

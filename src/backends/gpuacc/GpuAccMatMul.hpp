@@ -23,8 +23,10 @@ namespace trellis::gpuacc {
 
 struct MatMulSpec {
     int64_t m_M = 0, m_N = 0, m_K = 0;
-    bool m_TransA = false;  ///< A is stored K x M (row-major)
-    bool m_TransB = false;  ///< B is stored N x K
+    bool m_TransA = false;  ///< A is stored K x M (row-major), else M x K
+    bool m_TransB = false;  ///< B is stored N x K, else K x N
+    int64_t m_LdA = 0;      ///< elements between rows of A as stored (0: dense)
+    int64_t m_LdB = 0;      ///< elements between rows of B as stored (0: dense)
     /// Batches: one cuBLASLt call per entry of m_Calls (element offsets of A, B, C/D), each over
     /// m_Batch matrices spaced m_StrideA/B/D elements apart (0 = the same matrix every time).
     int64_t m_Batch = 1;

@@ -34,15 +34,19 @@ std::size_t AlignUp(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; 
 enum class BufKind { Input, Output, Scratch, Const, Temp };
 struct Buf {
     BufKind m_Kind = BufKind::Temp;
-    int64_t m_Index = 0;  ///< input/output index, byte offset (Scratch, Const) or temp id
+    int64_t m_Index = 0;   ///< input/output index, byte offset (Scratch, Const) or temp id
+    int64_t m_Offset = 0;  ///< bytes added to the address (a view into the buffer)
 };
 
-/// A value as the device holds it: a buffer, a type, logical dims, and NHWC or plain layout.
+/// A value as the device holds it: a buffer, a type, logical dims, and NHWC or plain layout - or,
+/// for a view (a transpose, slice, broadcast or picked index of another tensor, which GpuAcc does
+/// not copy unless a reader needs dense data), explicit element strides.
 struct DevTensor {
     Buf m_Buf;
     DType m_Type = DType::F32;
     std::vector<int64_t> m_Dims;
     bool m_Nhwc = false;
+    std::vector<int64_t> m_ViewStrides;  ///< set for views
 
     int64_t Count() const {
         int64_t n = 1;
@@ -50,8 +54,8 @@ struct DevTensor {
         return n;
     }
     std::size_t Bytes() const { return static_cast<std::size_t>(Count()) * DTypeSize(m_Type); }
-    /// Element strides per logical dim.
-    std::vector<int64_t> Strides() const {
+    /// The strides of the dense layout (plain row-major, or NHWC).
+    std::vector<int64_t> DenseStrides() const {
         const std::size_t r = m_Dims.size();
         std::vector<int64_t> s(r, 1);
         if (m_Nhwc && r == 4) {
@@ -60,6 +64,21 @@ struct DevTensor {
         }
         for (std::size_t i = r; i-- > 1;) s[i - 1] = s[i] * m_Dims[i];
         return s;
+    }
+    /// Element strides per logical dim.
+    std::vector<int64_t> Strides() const { return m_ViewStrides.empty() ? DenseStrides() : m_ViewStrides; }
+    bool IsView() const { return !m_ViewStrides.empty(); }
+    /// A view whose elements lie row-major and contiguous (size-1 dims aside), so it can be read
+    /// as dense plain data at its address.
+    bool IsContiguousPlain() const {
+        if (!IsView()) return !m_Nhwc || PlainEquivalent();
+        int64_t expect = 1;
+        for (std::size_t i = m_Dims.size(); i-- > 0;) {
+            if (m_Dims[i] == 1) continue;
+            if (m_ViewStrides[i] != expect) return false;
+            expect *= m_Dims[i];
+        }
+        return true;
     }
     /// NHWC that is the same bytes as plain (H = W = 1, or C = 1).
     bool PlainEquivalent() const {
@@ -131,7 +150,7 @@ public:
 
 private:
     // Planning.
-    DevTensor Need(int v, std::optional<DType> type, std::optional<bool> nhwc);
+    DevTensor Need(int v, std::optional<DType> type, std::optional<bool> nhwc, bool allowView = false);
     DevTensor UploadConstant(int v, std::optional<DType> type, bool nhwc);
     DevTensor NewOutput(int v, DType type, bool nhwc);
     Buf NewTemp(std::size_t bytes);
@@ -323,12 +342,12 @@ DevTensor CompiledRegion::UploadConstant(int v, std::optional<DType> type, bool 
     return t;
 }
 
-DevTensor CompiledRegion::Need(int v, std::optional<DType> type, std::optional<bool> nhwc) {
+DevTensor CompiledRegion::Need(int v, std::optional<DType> type, std::optional<bool> nhwc, bool allowView) {
     const std::tuple<int, int, int> key{v, type ? static_cast<int>(*type) : -1, nhwc ? (*nhwc ? 1 : 0) : -1};
-    auto cached = m_Converted.find(key);
-    if (cached != m_Converted.end()) return cached->second;
     const Value& value = m_Graph->m_Values[static_cast<std::size_t>(v)];
     if (value.m_Constant) {
+        auto cached = m_Converted.find(key);
+        if (cached != m_Converted.end()) return cached->second;
         DevTensor t = UploadConstant(v, type, nhwc.value_or(false));
         m_Converted[key] = t;
         return t;
@@ -339,15 +358,31 @@ DevTensor CompiledRegion::Need(int v, std::optional<DType> type, std::optional<b
     const DevTensor& base = *m_Values[static_cast<std::size_t>(v)];
     const bool typeOk = !type || *type == base.m_Type;
     bool layoutOk = true;
-    if (nhwc && base.m_Dims.size() == 4) {
+    if (base.IsView()) {
+        // A view is read as it is only by readers that take any strides (and want no particular
+        // layout); a contiguous plain view is also dense plain data.
+        const bool plainWanted = !nhwc || !*nhwc || base.m_Dims.size() != 4;
+        layoutOk = plainWanted && (allowView || base.IsContiguousPlain());
+    } else if (nhwc && base.m_Dims.size() == 4) {
         // NHWC and plain are the same bytes when H = W = 1 or C = 1.
         const bool same = base.m_Dims[2] * base.m_Dims[3] == 1 || base.m_Dims[1] == 1;
         layoutOk = base.m_Nhwc == *nhwc || same;
     }
-    if (typeOk && layoutOk) return base;
+    if (typeOk && layoutOk) {
+        if (base.IsView() && !allowView) {
+            DevTensor dense = base;  // contiguous plain: the same bytes as a dense tensor
+            dense.m_ViewStrides.clear();
+            dense.m_Nhwc = false;
+            return dense;
+        }
+        return base;
+    }
+    auto cached = m_Converted.find(key);
+    if (cached != m_Converted.end()) return cached->second;
     DevTensor t = base;
+    t.m_ViewStrides.clear();
     t.m_Type = type.value_or(base.m_Type);
-    t.m_Nhwc = nhwc.value_or(base.m_Nhwc) && base.m_Dims.size() == 4;
+    t.m_Nhwc = nhwc.value_or(base.IsView() ? false : base.m_Nhwc) && base.m_Dims.size() == 4;
     t.m_Buf = NewTemp(t.Bytes());
     CopyInto(base, t, std::string("convert '") + "value " + std::to_string(v) + "' to " + DTypeName(t.m_Type) +
                           (t.m_Nhwc ? " NHWC" : " plain"));
@@ -470,7 +505,7 @@ void CompiledRegion::LowerEltwise(const Node& node) {
     for (int v : p.m_Inputs) {
         const Value& value = m_Graph->m_Values[static_cast<std::size_t>(v)];
         // Small constants load as immediates; others are read as they are (any type, any layout).
-        DevTensor t = value.m_Constant ? Need(v, std::nullopt, false) : Need(v, std::nullopt, std::nullopt);
+        DevTensor t = value.m_Constant ? Need(v, std::nullopt, false) : Need(v, std::nullopt, std::nullopt, true);
         nhwcIn = nhwcIn || (t.m_Nhwc && !t.PlainEquivalent() && t.m_Dims == outDims);
         ins.push_back(t);
     }
@@ -527,7 +562,8 @@ void CompiledRegion::LowerConv(const Node& node) {
     wanted.m_ClipHigh = node.m_ClipHigh;
     std::string why;
     std::unique_ptr<ConvPlan> plan =
-        ConvPlan::Build(s, m_Compute, m_Options.m_Precision, wanted, CurrentThreadContext().m_Cudnn, why);
+        ConvPlan::Build(s, m_Compute, m_Options.m_Precision, wanted, m_Options.m_ConvAutotune,
+                        CurrentThreadContext().m_Cudnn, why);
     ConvEpilogue done;
     if (plan) {
         // KCRS -> KRSC, in the compute type.
@@ -618,57 +654,137 @@ void CompiledRegion::LowerConv(const Node& node) {
     EltwiseInto(p, ins, y, "conv '" + node.m_Name + "' epilogue (not fused by cuDNN)");
 }
 
+namespace {
+
+/// How cuBLASLt reads one operand of a matmul from a (possibly strided) tensor: the matrix of its
+/// last two dims (swapped for Gemm's trans flags) as stored row-major or transposed with a
+/// leading dimension, and its batch dims as one stride.
+struct MatOperand {
+    bool m_Ok = false;
+    bool m_Trans = false;
+    int64_t m_Ld = 0;
+    int64_t m_Rows = 0, m_Cols = 0;  ///< the logical matrix
+    int64_t m_Batch = 1;             ///< product of its batch dims
+    int64_t m_BatchStride = 0;
+    std::vector<int64_t> m_BatchDims;
+};
+
+MatOperand AnalyzeOperand(const DevTensor& t, bool swapLast) {
+    MatOperand o;
+    const std::vector<int64_t> s = t.Strides();
+    const std::size_t r = t.m_Dims.size();
+    int64_t rows = t.m_Dims[r - 2], cols = t.m_Dims[r - 1], sr = s[r - 2], sc = s[r - 1];
+    if (swapLast) {
+        std::swap(rows, cols);
+        std::swap(sr, sc);
+    }
+    o.m_Rows = rows;
+    o.m_Cols = cols;
+    if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
+        o.m_Trans = false;
+        o.m_Ld = rows == 1 ? std::max<int64_t>(cols, 1) : sr;
+    } else if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
+        o.m_Trans = true;
+        o.m_Ld = cols == 1 ? std::max<int64_t>(rows, 1) : sc;
+    } else {
+        return o;
+    }
+    if (o.m_Ld <= 0) return o;
+    // Batch dims: one stride across all of them (size-1 dims aside).
+    int64_t expect = -1;
+    for (std::size_t i = r - 2; i-- > 0;) {
+        o.m_BatchDims.insert(o.m_BatchDims.begin(), t.m_Dims[i]);
+        if (t.m_Dims[i] == 1) continue;
+        if (expect < 0) {
+            o.m_BatchStride = s[i];
+        } else if (s[i] != expect) {
+            return o;
+        }
+        expect = s[i] * t.m_Dims[i];
+        o.m_Batch *= t.m_Dims[i];
+    }
+    if (o.m_Batch > 1 && o.m_BatchStride <= 0) return o;
+    o.m_Ok = true;
+    return o;
+}
+
+/// `batchDims` (right-aligned) equal the output's leading dims: one batch index for both.
+bool SameBatch(const std::vector<int64_t>& batchDims, const std::vector<int64_t>& outBatch) {
+    std::vector<int64_t> a, b;
+    for (int64_t d : batchDims) if (d != 1) a.push_back(d);
+    for (int64_t d : outBatch) if (d != 1) b.push_back(d);
+    return a == b;
+}
+
+}  // namespace
+
 void CompiledRegion::LowerMatMul(const Node& node) {
     const bool gemm = node.m_LayerType == LayerType::Gemm;
     GemmDescriptor gd;
     if (gemm) gd = std::get<GemmDescriptor>(node.m_Descriptor);
     const int av = node.m_Inputs[0], bv = node.m_Inputs[1], out = node.m_Outputs[0];
-    const DevTensor a = Need(av, m_Compute, false);
-    const DevTensor b = Need(bv, m_Compute, false);
     const auto outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const std::size_t ro = outDims.size(), nb = ro - 2;
+    const std::vector<int64_t> outBatch(outDims.begin(), outDims.begin() + static_cast<std::ptrdiff_t>(nb));
+    int64_t batch = 1;
+    for (int64_t d : outBatch) batch *= d;
+
+    // Operands as cuBLASLt can read them in place (transposed and strided views included), else
+    // dense copies.
+    DevTensor a = Need(av, m_Compute, false, true);
+    DevTensor b = Need(bv, m_Compute, false, true);
+    MatOperand oa = AnalyzeOperand(a, gemm && gd.m_TransA);
+    MatOperand ob = AnalyzeOperand(b, gemm && gd.m_TransB);
+    auto usable = [&](const MatOperand& o) { return o.m_Ok && (o.m_Batch == 1 || SameBatch(o.m_BatchDims, outBatch)); };
+    if (!usable(oa)) {
+        a = Need(av, m_Compute, false);
+        oa = AnalyzeOperand(a, gemm && gd.m_TransA);
+    }
+    if (!usable(ob)) {
+        b = Need(bv, m_Compute, false);
+        ob = AnalyzeOperand(b, gemm && gd.m_TransB);
+    }
     std::optional<DevTensor> residual;
     if (node.m_Residual >= 0) residual = Need(node.m_Residual, m_Compute, false);
 
     MatMulSpec s;
     s.m_Type = m_Compute;
     s.m_Precision = m_Options.m_Precision;
-    const std::size_t ra = a.m_Dims.size(), ro = outDims.size();
-    s.m_TransA = gemm && gd.m_TransA;
-    s.m_TransB = gemm && gd.m_TransB;
     s.m_M = outDims[ro - 2];
     s.m_N = outDims[ro - 1];
-    s.m_K = s.m_TransA ? a.m_Dims[ra - 2] : a.m_Dims[ra - 1];
+    s.m_K = oa.m_Cols;
+    s.m_TransA = oa.m_Trans;
+    s.m_TransB = ob.m_Trans;
+    s.m_LdA = oa.m_Ld;
+    s.m_LdB = ob.m_Ld;
     s.m_Alpha = node.m_Alpha * (gemm ? gd.m_Alpha : 1.0f);
     s.m_Residual = residual.has_value();
     s.m_Beta = node.m_ResidualScale;
-    // Batches: the output's leading dims; A and B broadcast where their dims are 1 or missing.
-    const std::size_t nb = ro - 2;
-    int64_t batch = 1;
-    std::vector<int64_t> bdims(outDims.begin(), outDims.begin() + static_cast<std::ptrdiff_t>(nb));
-    for (int64_t d : bdims) batch *= d;
-    const int64_t matA = s.m_M * s.m_K, matB = s.m_K * s.m_N, matD = s.m_M * s.m_N;
-    auto batchOf = [&](const DevTensor& t) {
-        int64_t n = 1;
-        for (std::size_t i = 0; i + 2 < t.m_Dims.size(); ++i) n *= t.m_Dims[i];
-        return n;
-    };
-    const int64_t ba = batchOf(a), bb = batchOf(b);
+    const int64_t matD = s.m_M * s.m_N;
     s.m_Calls.clear();
-    if ((ba == batch || ba == 1) && (bb == batch || bb == 1)) {
-        s.m_Batch = batch;
-        s.m_StrideA = ba == 1 ? 0 : matA;
-        s.m_StrideB = bb == 1 ? 0 : matB;
-        s.m_StrideD = matD;
+    if (usable(oa) && usable(ob)) {
+        if (ob.m_Batch == 1 && !oa.m_Trans && oa.m_Batch > 1 && oa.m_BatchStride == s.m_M * oa.m_Ld) {
+            // Weights shared by every batch and A's rows continuing across batches: one matrix
+            // of batch * M rows (the usual case of a linear layer over [batch, seq, features]).
+            s.m_M *= batch;
+            s.m_Batch = 1;
+        } else {
+            s.m_Batch = batch;
+            s.m_StrideA = oa.m_Batch == 1 ? 0 : oa.m_BatchStride;
+            s.m_StrideB = ob.m_Batch == 1 ? 0 : ob.m_BatchStride;
+            s.m_StrideD = matD;
+        }
         s.m_Calls.push_back(MatMulSpec::Call{});
     } else {
-        // Broadcast over some batch dims only: one call per output matrix.
+        // Broadcast over some batch dims only: dense operands, one call per output matrix.
         s.m_Batch = 1;
+        const int64_t matA = s.m_M * s.m_K, matB = s.m_K * s.m_N;
         std::vector<int64_t> idx(nb, 0);
         for (int64_t i = 0; i < batch; ++i) {
             int64_t rest = i;
             for (std::size_t d = nb; d-- > 0;) {
-                idx[d] = rest % bdims[d];
-                rest /= bdims[d];
+                idx[d] = rest % outBatch[d];
+                rest /= outBatch[d];
             }
             auto offset = [&](const DevTensor& t, int64_t mat) {
                 const std::size_t r = t.m_Dims.size() - 2, off = nb - r;
@@ -685,7 +801,10 @@ void CompiledRegion::LowerMatMul(const Node& node) {
     // Alignment of every operand pointer the calls form (arena tensors are 64-byte aligned).
     const int64_t es = static_cast<int64_t>(DTypeSize(m_Compute));
     int64_t g = 64;
-    for (int64_t v : {s.m_StrideA * es, s.m_StrideB * es, s.m_StrideD * es}) g = std::gcd(g, v);
+    for (int64_t v : {s.m_StrideA * es, s.m_StrideB * es, s.m_StrideD * es, a.m_Buf.m_Offset, b.m_Buf.m_Offset,
+                      s.m_LdA * es, s.m_LdB * es, s.m_N * es}) {
+        g = std::gcd(g, v);
+    }
     for (const auto& c : s.m_Calls) {
         for (int64_t v : {c.m_A * es, c.m_B * es, c.m_D * es}) g = std::gcd(g, v);
     }
@@ -717,7 +836,8 @@ void CompiledRegion::LowerMatMul(const Node& node) {
                        "x" + std::to_string(s.m_N) + (s.m_Batch > 1 ? " x" + std::to_string(s.m_Batch) : "") +
                        (s.m_Calls.size() > 1 ? " in " + std::to_string(s.m_Calls.size()) + " calls" : "") +
                        (s.m_Bias ? "+bias" : "") + (s.m_Residual ? "+residual" : "") + (s.m_Relu ? "+relu" : "") +
-                       (s.m_Gelu ? "+gelu" : "");
+                       (s.m_Gelu ? "+gelu" : "") + (s.m_TransA ? " (A transposed in place)" : "") +
+                       (s.m_TransB ? " (B transposed in place)" : "");
     std::vector<Buf> bufs{a.m_Buf, b.m_Buf, residual ? residual->m_Buf : d.m_Buf, d.m_Buf};
     AddStep(what, bufs, [p](const RunContext& c) { p->Run(c.m_Stream, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.m_Workspace); });
     m_MatMulPlans.push_back(std::move(plan));
@@ -733,8 +853,8 @@ void CompiledRegion::LowerMatMul(const Node& node) {
 
 void CompiledRegion::LowerPool(const Node& node) {
     const auto& d = std::get<PoolingDescriptor>(node.m_Descriptor);
-    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt);
-    const DevTensor y = NewOutput(node.m_Outputs[0], m_Compute, x.m_Nhwc);
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const DevTensor y = NewOutput(node.m_Outputs[0], m_Compute, x.m_Nhwc && !x.IsView());
     PoolLaunch l;
     l.m_Type = m_Compute;
     l.m_Max = d.m_Algorithm == PoolingAlgorithm::Max;
@@ -768,7 +888,7 @@ void CompiledRegion::LowerPool(const Node& node) {
 
 void CompiledRegion::LowerBatchNorm(const Node& node) {
     const auto& d = std::get<BatchNormalizationDescriptor>(node.m_Descriptor);
-    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt);
+    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     const int64_t c = x.m_Dims[1];
     const float* scale = ConstFloats(node.m_Inputs[1]);
     const float* bias = ConstFloats(node.m_Inputs[2]);
@@ -787,7 +907,7 @@ void CompiledRegion::LowerBatchNorm(const Node& node) {
     tb.m_Dims = ta.m_Dims;
     ta.m_Buf = Buf{BufKind::Const, AddConst(a.data(), a.size() * sizeof(float))};
     tb.m_Buf = Buf{BufKind::Const, AddConst(b.data(), b.size() * sizeof(float))};
-    const DevTensor y = NewOutput(node.m_Outputs[0], TypeFor(node.m_Outputs[0]), x.m_Nhwc);
+    const DevTensor y = NewOutput(node.m_Outputs[0], TypeFor(node.m_Outputs[0]), x.m_Nhwc && !x.IsView());
     EltwiseProgram p;
     p.m_Inputs = {node.m_Inputs[0], -1, -1};  // the folded scale and shift are not graph values
     p.m_Nodes = {EwNode{EwOp::Load, 0}, EwNode{EwOp::Load, 1}, EwNode{EwOp::Mul, 0, 1}, EwNode{EwOp::Load, 2},
@@ -818,7 +938,7 @@ void CompiledRegion::LowerSoftmax(const Node& node) {
     l.m_Inner = inner;
     std::vector<Buf> bufs{x.m_Buf, y.m_Buf};
     if (node.m_Mask >= 0) {
-        const DevTensor m = Need(node.m_Mask, std::nullopt, false);
+        const DevTensor m = Need(node.m_Mask, std::nullopt, false, true);
         const auto s = BroadcastStrides(m, x.m_Dims);
         l.m_MaskType = m.m_Type;
         l.m_MaskRank = rank - 1;
@@ -914,17 +1034,23 @@ void CompiledRegion::LowerReduce(const Node& node) {
 }
 
 void CompiledRegion::LowerCopy(const Node& node) {
-    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt);
     const int out = node.m_Outputs[0];
-    const DevTensor y = NewOutput(out, TypeFor(out), false);
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     const auto xs = x.Strides();
-    CopyLaunch l;
-    l.m_Rank = static_cast<int32_t>(y.m_Dims.size());
-    const auto ys = y.Strides();
-    for (std::size_t i = 0; i < y.m_Dims.size(); ++i) {
-        l.m_Dims[i] = y.m_Dims[i];
-        l.m_OutStrides[i] = ys[i];
+    const int64_t es = static_cast<int64_t>(DTypeSize(x.m_Type));
+    if (node.m_LayerType == LayerType::Cast) {
+        // Integer to integer: a copy that converts.
+        DevTensor y = NewOutput(out, TypeFor(out), false);
+        CopyInto(x, y, "Cast '" + node.m_Name + "'");
+        return;
     }
+    // Transpose, Slice and Expand move no data: a view with other strides (and an offset), read
+    // by its consumers directly or made dense once where one needs it.
+    DevTensor y = x;
+    y.m_Dims = outDims;
+    y.m_Nhwc = false;
+    y.m_ViewStrides.assign(outDims.size(), 0);
     switch (node.m_LayerType) {
         case LayerType::Transpose: {
             const auto& d = std::get<TransposeDescriptor>(node.m_Descriptor);
@@ -932,7 +1058,7 @@ void CompiledRegion::LowerCopy(const Node& node) {
             if (perm.empty()) {
                 for (std::size_t i = x.m_Dims.size(); i-- > 0;) perm.push_back(static_cast<unsigned int>(i));
             }
-            for (std::size_t i = 0; i < perm.size(); ++i) l.m_InStrides[i] = xs[perm[i]];
+            for (std::size_t i = 0; i < perm.size(); ++i) y.m_ViewStrides[i] = xs[perm[i]];
             break;
         }
         case LayerType::Slice: {
@@ -940,26 +1066,16 @@ void CompiledRegion::LowerCopy(const Node& node) {
             for (std::size_t i = 0; i < x.m_Dims.size(); ++i) {
                 const int64_t start = i < d.m_Starts.size() ? d.m_Starts[i] : 0;
                 const int64_t step = i < d.m_Steps.size() ? d.m_Steps[i] : 1;
-                l.m_InOffset += start * xs[i];
-                l.m_InStrides[i] = step * xs[i];
+                y.m_Buf.m_Offset += start * xs[i] * es;
+                y.m_ViewStrides[i] = step * xs[i];
             }
             break;
         }
-        default: {
-            // Expand and integer Casts: the input broadcast to the output.
-            const auto s = BroadcastStrides(x, y.m_Dims);
-            for (std::size_t i = 0; i < s.size(); ++i) l.m_InStrides[i] = s[i];
+        default:
+            y.m_ViewStrides = BroadcastStrides(x, outDims);  // Expand
             break;
-        }
     }
-    l.m_InType = x.m_Type;
-    l.m_OutType = y.m_Type;
-    AddStep(std::string(GetLayerTypeName(node.m_LayerType)) + " '" + node.m_Name + "'", {x.m_Buf, y.m_Buf},
-            [l](const RunContext& c) mutable {
-                l.m_In = c.Ptr(0);
-                l.m_Out = c.Ptr(1);
-                CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
-            });
+    m_Values[static_cast<std::size_t>(out)] = y;
 }
 
 void CompiledRegion::LowerConcat(const Node& node) {
@@ -969,7 +1085,7 @@ void CompiledRegion::LowerConcat(const Node& node) {
     const auto ys = y.Strides();
     int64_t at = 0;
     for (int v : node.m_Inputs) {
-        const DevTensor x = Need(v, std::nullopt, std::nullopt);
+        const DevTensor x = Need(v, std::nullopt, std::nullopt, true);
         DevTensor part = y;
         part.m_Dims = x.m_Dims;
         CopyLaunch l;
@@ -994,34 +1110,50 @@ void CompiledRegion::LowerConcat(const Node& node) {
 
 void CompiledRegion::LowerSplit(const Node& node) {
     const auto& d = std::get<SplitDescriptor>(node.m_Descriptor);
-    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt);
+    const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     const auto xs = x.Strides();
+    const int64_t es = static_cast<int64_t>(DTypeSize(x.m_Type));
     int64_t at = 0;
     for (int out : node.m_Outputs) {
-        const DevTensor y = NewOutput(out, TypeFor(out), false);
-        const auto ys = y.Strides();
-        CopyLaunch l;
-        l.m_Rank = static_cast<int32_t>(y.m_Dims.size());
-        for (std::size_t i = 0; i < y.m_Dims.size(); ++i) {
-            l.m_Dims[i] = y.m_Dims[i];
-            l.m_InStrides[i] = xs[i];
-            l.m_OutStrides[i] = ys[i];
-        }
-        l.m_InOffset = at * xs[static_cast<std::size_t>(d.m_Axis)];
+        // Each part is a view of the input.
+        DevTensor y = x;
+        y.m_Dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+        y.m_Nhwc = false;
+        y.m_ViewStrides = xs;
+        y.m_Buf.m_Offset += at * xs[static_cast<std::size_t>(d.m_Axis)] * es;
         at += y.m_Dims[static_cast<std::size_t>(d.m_Axis)];
-        l.m_InType = x.m_Type;
-        l.m_OutType = y.m_Type;
-        AddStep("split '" + node.m_Name + "' part", {x.m_Buf, y.m_Buf}, [l](const RunContext& c) mutable {
-            l.m_In = c.Ptr(0);
-            l.m_Out = c.Ptr(1);
-            CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
-        });
+        m_Values[static_cast<std::size_t>(out)] = y;
     }
 }
 
 void CompiledRegion::LowerGather(const Node& node) {
     const auto& d = std::get<GatherDescriptor>(node.m_Descriptor);
     const int dv = node.m_Inputs[0], iv = node.m_Inputs[1], out = node.m_Outputs[0];
+    const Value& indexValue = m_Graph->m_Values[static_cast<std::size_t>(iv)];
+    if (indexValue.m_Constant && indexValue.m_Info.GetNumDimensions() == 0) {
+        // One constant index: the picked slice is a view of the data (what exporters emit to take
+        // q, k and v out of a packed projection).
+        const DevTensor x = Need(dv, std::nullopt, std::nullopt, true);
+        const ConstTensor& c = Constant(iv);
+        const std::size_t axis = static_cast<std::size_t>(d.m_Axis);
+        int64_t k = c.GetDataType() == DataType::Signed64 ? *static_cast<const int64_t*>(c.GetMemoryArea())
+                                                         : *static_cast<const int32_t*>(c.GetMemoryArea());
+        if (k < 0) k += x.m_Dims[axis];
+        if (k < 0 || k >= x.m_Dims[axis]) {
+            throw LayerValidationException("GpuAcc: Gather '" + node.m_Name + "': index " + std::to_string(k) +
+                                           " is out of range for axis " + std::to_string(d.m_Axis) + " of size " +
+                                           std::to_string(x.m_Dims[axis]));
+        }
+        const auto xs = x.Strides();
+        DevTensor y = x;
+        y.m_Nhwc = false;
+        y.m_Dims.erase(y.m_Dims.begin() + static_cast<std::ptrdiff_t>(axis));
+        y.m_ViewStrides = xs;
+        y.m_ViewStrides.erase(y.m_ViewStrides.begin() + static_cast<std::ptrdiff_t>(axis));
+        y.m_Buf.m_Offset += k * xs[axis] * static_cast<int64_t>(DTypeSize(x.m_Type));
+        m_Values[static_cast<std::size_t>(out)] = y;
+        return;
+    }
     const DevTensor data = Need(dv, TypeFor(dv), false);
     const DevTensor idx = Need(iv, std::nullopt, false);
     const auto& dd = data.m_Dims;
@@ -1056,11 +1188,61 @@ void CompiledRegion::LowerGather(const Node& node) {
     });
 }
 
+namespace {
+
+/// Strides that read a tensor of `oldDims`/`oldStrides` as `newDims` without moving data, or
+/// nullopt when the reshape splits or merges dims whose strides do not allow it (the rule of
+/// PyTorch's view()).
+std::optional<std::vector<int64_t>> ReshapeStrides(const std::vector<int64_t>& oldDims,
+                                                   const std::vector<int64_t>& oldStrides,
+                                                   const std::vector<int64_t>& newDims) {
+    std::vector<int64_t> newStrides(newDims.size(), 1);
+    if (oldDims.empty()) return newStrides;
+    int64_t viewD = static_cast<int64_t>(newDims.size()) - 1;
+    int64_t chunkBase = oldStrides.back();
+    int64_t tensorNumel = 1, viewNumel = 1;
+    for (int64_t d = static_cast<int64_t>(oldDims.size()) - 1; d >= 0; --d) {
+        tensorNumel *= oldDims[static_cast<std::size_t>(d)];
+        if (d == 0 || (oldDims[static_cast<std::size_t>(d - 1)] != 1 &&
+                       oldStrides[static_cast<std::size_t>(d - 1)] != tensorNumel * chunkBase)) {
+            while (viewD >= 0 && (viewNumel < tensorNumel || newDims[static_cast<std::size_t>(viewD)] == 1)) {
+                newStrides[static_cast<std::size_t>(viewD)] = viewNumel * chunkBase;
+                viewNumel *= newDims[static_cast<std::size_t>(viewD)];
+                --viewD;
+            }
+            if (viewNumel != tensorNumel) return std::nullopt;
+            if (d > 0) {
+                chunkBase = oldStrides[static_cast<std::size_t>(d - 1)];
+                tensorNumel = 1;
+                viewNumel = 1;
+            }
+        }
+    }
+    if (viewD != -1) return std::nullopt;
+    return newStrides;
+}
+
+}  // namespace
+
 void CompiledRegion::LowerAlias(const Node& node) {
+    const std::vector<int64_t> dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(node.m_Outputs[0])].m_Info);
+    const DevTensor v = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
+    // The same bytes read with other dims: a view where the strides allow, else a dense copy.
+    if (v.IsView() || (v.m_Nhwc && !v.PlainEquivalent())) {
+        if (auto strides = ReshapeStrides(v.m_Dims, v.Strides(), dims)) {
+            DevTensor y = v;
+            y.m_Dims = dims;
+            y.m_Nhwc = false;
+            y.m_ViewStrides = *strides;
+            m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
+            return;
+        }
+    }
     const DevTensor x = Need(node.m_Inputs[0], std::nullopt, false);
     DevTensor y = x;
-    y.m_Dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(node.m_Outputs[0])].m_Info);
+    y.m_Dims = dims;
     y.m_Nhwc = false;
+    y.m_ViewStrides.clear();
     m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
 }
 
@@ -1125,7 +1307,9 @@ void CompiledRegion::PlanMemory() {
     }
     for (Step& s : m_Steps) {
         for (Buf& b : s.m_Bufs) {
-            if (b.m_Kind == BufKind::Temp) b = Buf{BufKind::Scratch, static_cast<int64_t>(base + offset[static_cast<std::size_t>(b.m_Index)])};
+            if (b.m_Kind == BufKind::Temp) {
+                b = Buf{BufKind::Scratch, static_cast<int64_t>(base + offset[static_cast<std::size_t>(b.m_Index)]), b.m_Offset};
+            }
         }
     }
     m_ScratchBytes = base + end;
@@ -1168,7 +1352,10 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
     for (std::size_t k = 0; k < m_Graph->m_OutputValues.size(); ++k) {
         const int v = m_Graph->m_OutputValues[k];
         const DevTensor& t = *m_Values[static_cast<std::size_t>(v)];
-        if (t.m_Buf.m_Kind == BufKind::Output && t.m_Buf.m_Index == static_cast<int64_t>(k)) continue;
+        if (t.m_Buf.m_Kind == BufKind::Output && t.m_Buf.m_Index == static_cast<int64_t>(k) && t.m_Buf.m_Offset == 0 &&
+            !t.IsView()) {
+            continue;
+        }
         DevTensor dst;
         dst.m_Buf = Buf{BufKind::Output, static_cast<int64_t>(k)};
         dst.m_Type = *DTypeOf(m_Graph->m_OutputInfos[k].GetDataType());
@@ -1198,7 +1385,11 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         RunContext c = base;
         c.m_Ptrs = ptrs.data() + at;
         at += s.m_Bufs.size();
-        s.m_Run(c);
+        try {
+            s.m_Run(c);
+        } catch (const Exception& e) {
+            throw RuntimeException("GpuAcc: " + s.m_What + ": " + e.what());
+        }
     }
 }
 
@@ -1212,10 +1403,14 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     for (const Step& s : m_Steps) {
         for (const Buf& b : s.m_Bufs) {
             switch (b.m_Kind) {
-                case BufKind::Input: ptrs.push_back(io.m_Inputs[static_cast<std::size_t>(b.m_Index)]->Map()); break;
-                case BufKind::Output: ptrs.push_back(io.m_Outputs[static_cast<std::size_t>(b.m_Index)]->Map()); break;
-                case BufKind::Scratch: ptrs.push_back(scratch + b.m_Index); break;
-                case BufKind::Const: ptrs.push_back(static_cast<char*>(m_ConstBuffer.Get()) + b.m_Index); break;
+                case BufKind::Input:
+                    ptrs.push_back(static_cast<char*>(io.m_Inputs[static_cast<std::size_t>(b.m_Index)]->Map()) + b.m_Offset);
+                    break;
+                case BufKind::Output:
+                    ptrs.push_back(static_cast<char*>(io.m_Outputs[static_cast<std::size_t>(b.m_Index)]->Map()) + b.m_Offset);
+                    break;
+                case BufKind::Scratch: ptrs.push_back(scratch + b.m_Index + b.m_Offset); break;
+                case BufKind::Const: ptrs.push_back(static_cast<char*>(m_ConstBuffer.Get()) + b.m_Index + b.m_Offset); break;
                 case BufKind::Temp: throw RuntimeException("GpuAcc: region '" + m_Name + "' has an unplanned buffer");
             }
         }
@@ -1336,11 +1531,30 @@ std::size_t GpuAccRegionWorkload::GetScratchBytes() const { return m_Region->Scr
 bool GpuAccRegionWorkload::ReadsConstantInput(unsigned int index) const { return !m_Region->IsConstantInput(index); }
 std::vector<std::string> GpuAccRegionWorkload::Describe() const { return m_Region->Describe(); }
 
+namespace {
+/// The caller gave device memory for the host side of a copy (Tensor::SetMemoryBackend).
+bool IsDevicePointer(const void* p) {
+    cudaPointerAttributes a{};
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+}
+}  // namespace
+
 void GpuAccMemCopyWorkload::Execute(const WorkloadIo& io) const {
     if (m_Bytes == 0) return;
     ThreadContext& tc = CurrentThreadContext();
     const void* src = io.m_Inputs[0]->Map();
     void* dst = io.m_Outputs[0]->Map();
+    if (IsDevicePointer(m_ToDevice ? src : dst)) {
+        // Device to device: no host round trip.
+        CheckCuda(cudaMemcpyAsync(dst, src, m_Bytes, cudaMemcpyDeviceToDevice, tc.m_Stream),
+                  "MemCopy '" + m_Name + "' within the device");
+        if (!m_ToDevice) CheckCuda(cudaStreamSynchronize(tc.m_Stream), "MemCopy '" + m_Name + "'");
+        return;
+    }
     if (m_ToDevice) {
         void* staging = tc.StagingIn(m_Bytes);
         std::memcpy(staging, src, m_Bytes);

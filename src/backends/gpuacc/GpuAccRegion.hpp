@@ -32,6 +32,9 @@ namespace trellis::gpuacc {
 struct RegionOptions {
     Precision m_Precision = Precision::Fp32;  ///< "Precision": fp32 | tf32 | fp16 | bf16
     bool m_CudaGraphs = true;                 ///< "CudaGraph": on | off (replay captured launches)
+    /// "ConvAutotune": on | off - time cuDNN's first engines for each convolution at load and keep
+    /// the fastest (on), or take its heuristics' first choice (off; faster loading).
+    bool m_ConvAutotune = true;
     /// "StepTimesFile": a path; when set, regions run eagerly with a CUDA event around every step
     /// and append each step's mean time to this file when they are destroyed (a per-layer
     /// profile; slower than normal runs, which it does not replace).

@@ -53,6 +53,13 @@ else()
     list(APPEND trellisBackendLinkLibraries CUDA::cudart_static CUDA::cublasLt CUDA::nvrtc ${TRELLIS_CUDNN_LIBRARY})
     list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/GpuAccTests.cpp)
     list(APPEND trellisBackendTestDefinitions TRELLIS_HAVE_GPUACC=1)
+    # The tests allocate device memory of their own (inputs and outputs given on the GPU).
+    list(APPEND trellisBackendTestLinkLibraries CUDA::cudart_static)
+    list(APPEND trellisBackendTestIncludeDirs ${CUDAToolkit_INCLUDE_DIRS})
     set(TRELLIS_HAVE_GPUACC ON)
+    # The benchmark of host-side against device-side inputs and outputs (bench/gpu/; not a test).
+    add_executable(trellis_gpuacc_io_bench ${PROJECT_SOURCE_DIR}/bench/gpu/gpuacc_io_bench.cpp)
+    target_include_directories(trellis_gpuacc_io_bench PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_link_libraries(trellis_gpuacc_io_bench PRIVATE trellis CUDA::cudart_static)
   endif()
 endif()
