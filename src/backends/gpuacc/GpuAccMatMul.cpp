@@ -8,6 +8,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -97,19 +98,75 @@ std::unique_ptr<MatMulPlan> MatMulPlan::Build(const MatMulSpec& s, const std::st
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
         cublasLtMatmulPreferenceSetAttribute(pref, attr, &align, sizeof(align));
     }
-    cublasLtMatmulHeuristicResult_t result{};
+    constexpr int kCandidates = 8;
+    cublasLtMatmulHeuristicResult_t results[kCandidates] = {};
     int found = 0;
     const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(CublasLt(), plan->m_Desc, plan->m_A, plan->m_B, plan->m_C,
-                                                                 plan->m_D, pref, 1, &result, &found);
+                                                                 plan->m_D, pref, kCandidates, results, &found);
     cublasLtMatmulPreferenceDestroy(pref);
+    const std::string problem = std::to_string(s.m_M) + "x" + std::to_string(s.m_K) + " . " + std::to_string(s.m_K) + "x" +
+                                std::to_string(s.m_N) + " (" + DTypeName(s.m_Type) + ", batch " + std::to_string(batch) + ")";
     if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
-        throw RuntimeException("GpuAcc: " + what + ": cuBLASLt has no algorithm for " + std::to_string(s.m_M) + "x" +
-                               std::to_string(s.m_K) + " . " + std::to_string(s.m_K) + "x" + std::to_string(s.m_N) +
-                               " (" + DTypeName(s.m_Type) + ", batch " + std::to_string(batch) + ", status " +
-                               std::to_string(static_cast<int>(status)) + ")");
+        throw RuntimeException("GpuAcc: " + what + ": cuBLASLt has no algorithm for " + problem + ", status " +
+                               std::to_string(static_cast<int>(status)));
     }
-    plan->m_Algo = result.algo;
-    plan->m_Workspace = result.workspaceSize;
+    // The heuristics' candidates are run once on scratch buffers of the operands' extent: the
+    // fastest that runs is kept (cuBLASLt's heuristics alone were seen to offer an algorithm that
+    // then refused the odd shapes it was asked for).
+    const std::size_t es = DTypeSize(s.m_Type);
+    int64_t extA = 0, extB = 0, extD = 0;
+    for (const MatMulSpec::Call& c : s.m_Calls) {
+        extA = std::max(extA, c.m_A + (batch - 1) * s.m_StrideA + (s.m_TransA ? s.m_K : s.m_M) * ldA);
+        extB = std::max(extB, c.m_B + (batch - 1) * s.m_StrideB + (s.m_TransB ? s.m_N : s.m_K) * ldB);
+        extD = std::max(extD, c.m_D + (batch - 1) * s.m_StrideD + s.m_M * s.m_N);
+    }
+    std::size_t wsBytes = 1;
+    for (int i = 0; i < found; ++i) wsBytes = std::max(wsBytes, results[i].workspaceSize);
+    DeviceBuffer a(static_cast<std::size_t>(extA) * es), b(static_cast<std::size_t>(extB) * es),
+        c(static_cast<std::size_t>(extD) * es), d(static_cast<std::size_t>(extD) * es),
+        bias(static_cast<std::size_t>(s.m_N) * es), ws(wsBytes);
+    cudaStream_t stream = CurrentThreadContext().m_Stream;
+    LaunchFill(a.Get(), s.m_Type, extA, 0.013f, stream);
+    LaunchFill(b.Get(), s.m_Type, extB, -0.021f, stream);
+    LaunchFill(c.Get(), s.m_Type, extD, 0.5f, stream);
+    LaunchFill(bias.Get(), s.m_Type, s.m_N, 0.25f, stream);
+    if (s.m_Bias) plan->SetBias(bias.Get());
+    cudaEvent_t start = nullptr, stop = nullptr;
+    CheckCuda(cudaEventCreate(&start), what);
+    CheckCuda(cudaEventCreate(&stop), what);
+    float best = -1.0f;
+    std::string firstError;
+    for (int i = 0; i < found; ++i) {
+        plan->m_Algo = results[i].algo;
+        plan->m_Workspace = results[i].workspaceSize;
+        try {
+            plan->Run(stream, a.Get(), b.Get(), c.Get(), d.Get(), ws.Get());  // runs at all?
+            CheckCuda(cudaEventRecord(start, stream), what);
+            for (int r = 0; r < 3; ++r) plan->Run(stream, a.Get(), b.Get(), c.Get(), d.Get(), ws.Get());
+            CheckCuda(cudaEventRecord(stop, stream), what);
+            CheckCuda(cudaEventSynchronize(stop), what);
+        } catch (const Exception& e) {
+            cudaStreamSynchronize(stream);
+            cudaGetLastError();
+            if (firstError.empty()) firstError = e.what();
+            continue;
+        }
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, start, stop);
+        if (best < 0.0f || ms < best) {
+            best = ms;
+            plan->m_Chosen = i;
+        }
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    if (best < 0.0f) {
+        throw RuntimeException("GpuAcc: " + what + ": none of cuBLASLt's " + std::to_string(found) + " algorithms for " +
+                               problem + " runs: " + firstError);
+    }
+    plan->m_Algo = results[plan->m_Chosen].algo;
+    plan->m_Workspace = results[plan->m_Chosen].workspaceSize;
+    plan->m_Candidates = found;
     return plan;
 }
 

@@ -49,13 +49,18 @@ struct MatMulSpec {
 
 class MatMulPlan {
 public:
-    /// Throws RuntimeException naming `what` when cuBLASLt offers no algorithm.
+    /// Asks cuBLASLt's heuristics for up to 8 algorithms, runs each on scratch buffers and keeps
+    /// the fastest that runs. Throws RuntimeException naming `what` when none does.
     static std::unique_ptr<MatMulPlan> Build(const MatMulSpec& spec, const std::string& what);
     ~MatMulPlan();
     std::size_t WorkspaceBytes() const { return m_Workspace; }
     /// The bias pointer is fixed at load (a region constant).
     void SetBias(const void* bias);
     void Run(cudaStream_t stream, const void* a, const void* b, const void* residual, void* d, void* workspace) const;
+    /// "algorithm 2 of 8 offered" - the one kept after running each on scratch buffers.
+    std::string Choice() const {
+        return "algorithm " + std::to_string(m_Chosen + 1) + " of " + std::to_string(m_Candidates) + " timed";
+    }
 private:
     MatMulPlan() = default;
     MatMulSpec m_Spec;
@@ -63,6 +68,8 @@ private:
     cublasLtMatrixLayout_t m_A = nullptr, m_B = nullptr, m_C = nullptr, m_D = nullptr;
     cublasLtMatmulAlgo_t m_Algo{};
     std::size_t m_Workspace = 0;
+    int m_Chosen = 0;
+    int m_Candidates = 0;
 };
 
 /// The largest |cuBLASLt GELU epilogue - erf GELU| / max(1, |erf GELU|) over inputs in [-8, 8]

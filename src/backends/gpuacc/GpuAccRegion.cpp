@@ -837,7 +837,7 @@ void CompiledRegion::LowerMatMul(const Node& node) {
                        (s.m_Calls.size() > 1 ? " in " + std::to_string(s.m_Calls.size()) + " calls" : "") +
                        (s.m_Bias ? "+bias" : "") + (s.m_Residual ? "+residual" : "") + (s.m_Relu ? "+relu" : "") +
                        (s.m_Gelu ? "+gelu" : "") + (s.m_TransA ? " (A transposed in place)" : "") +
-                       (s.m_TransB ? " (B transposed in place)" : "");
+                       (s.m_TransB ? " (B transposed in place)" : "") + ", " + plan->Choice();
     std::vector<Buf> bufs{a.m_Buf, b.m_Buf, residual ? residual->m_Buf : d.m_Buf, d.m_Buf};
     AddStep(what, bufs, [p](const RunContext& c) { p->Run(c.m_Stream, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.m_Workspace); });
     m_MatMulPlans.push_back(std::move(plan));

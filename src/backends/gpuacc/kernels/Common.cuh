@@ -25,11 +25,26 @@ __device__ __forceinline__ float LoadF(const void* p, int64_t i, DType t) {
     return 0.0f;
 }
 
+/// A NaN in a 16-bit float keeps the top bits of its payload (never becoming infinity), as numpy
+/// and CpuRef convert; CUDA's conversions would give one canonical NaN.
+__device__ __forceinline__ uint16_t NanBits16(float v, int mantBits) {
+    const uint32_t b = __float_as_uint(v);
+    const uint32_t payload = (b & 0x7fffffu) >> (23 - mantBits);
+    const uint32_t exp = ((1u << (15 - mantBits)) - 1u) << mantBits;
+    return static_cast<uint16_t>(((b >> 16) & 0x8000u) | exp | (payload ? payload : 1u));
+}
+
 __device__ __forceinline__ void StoreF(void* p, int64_t i, DType t, float v) {
     switch (t) {
         case DType::F32: static_cast<float*>(p)[i] = v; break;
-        case DType::F16: static_cast<__half*>(p)[i] = __float2half_rn(v); break;
-        case DType::BF16: static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v); break;
+        case DType::F16:
+            if (isnan(v)) static_cast<uint16_t*>(p)[i] = NanBits16(v, 10);
+            else static_cast<__half*>(p)[i] = __float2half_rn(v);
+            break;
+        case DType::BF16:
+            if (isnan(v)) static_cast<uint16_t*>(p)[i] = NanBits16(v, 7);
+            else static_cast<__nv_bfloat16*>(p)[i] = __float2bfloat16_rn(v);
+            break;
         // Float to integer truncates toward zero (C's rule, as CpuRef's Cast).
         case DType::I32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
         case DType::I64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;

@@ -686,6 +686,6 @@ TEST_P(GpuAccModel, MatchesPyTorchInFp32) {
 INSTANTIATE_TEST_SUITE_P(Models, GpuAccModel,
                          ::testing::Values("tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13",
                                            "transformer_op13", "transformer_op17", "efficientnet_b0_op13",
-                                           "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op13"));
+                                           "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op17"));
 
 }  // namespace
