@@ -114,6 +114,7 @@ for s in $stages; do
     bench)
       run bench 580 $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" --work "$work/bench" --out "$OUT" \
         ${GPUACC_BENCH_ARGS:-}
+      cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null  # the per-step profiles, whole
       ;;
     *) echo "unknown stage $s" ;;
   esac

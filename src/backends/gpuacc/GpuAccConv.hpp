@@ -1,6 +1,7 @@
 // GpuAcc: convolutions through cuDNN 9's graph API (the cuDNN frontend, header-only), with the
 // epilogue fused in the same graph: conv -> + bias -> + residual -> activation, on NHWC tensors
-// (the layout cuDNN's tensor-core kernels want; GpuAcc keeps convolution activations in it).
+// for the tensor-core precisions (the layout those kernels want; GpuAcc keeps convolution
+// activations in it) and NCHW for fp32 (where cuDNN's CUDA-core kernels are fast).
 //
 // Built once at LoadNetwork: the largest fusion cuDNN accepts is kept (first everything, then
 // without the activation, then without the residual, then the bare convolution); what the graph
@@ -25,6 +26,9 @@ struct ConvShape {
     int64_t m_Groups = 1;
     int64_t m_PadTop = 0, m_PadLeft = 0, m_PadBottom = 0, m_PadRight = 0;
     int64_t m_StrideH = 1, m_StrideW = 1, m_DilationH = 1, m_DilationW = 1;
+    /// NHWC tensors and KRSC weights (tensor-core precisions), else NCHW and KCRS (fp32, where
+    /// cuDNN's CUDA-core kernels want NCHW).
+    bool m_ChannelsLast = true;
 };
 
 /// The epilogue of a convolution: what is wanted, or what a plan does.
@@ -37,7 +41,7 @@ struct ConvEpilogue {
 
 class ConvPlan {
 public:
-    /// A cuDNN plan for NHWC x [N,C,H,W] * KRSC weights -> NHWC y of `type`, fusing as much of
+    /// A cuDNN plan for x [N,C,H,W] * weights -> y of `type` (layouts per m_ChannelsLast), fusing as much of
     /// `wanted` as cuDNN accepts; nullptr when cuDNN has no engine even for the bare convolution
     /// (`why` says what cuDNN said). The bias and residual are `type` tensors ([K] and y's shape).
     /// With `autotune`, the first few engines cuDNN's heuristics offer are built and timed on

@@ -57,35 +57,49 @@ __device__ __forceinline__ void StoreI(void* p, int64_t i, DType t, int64_t v) {
     }
 }
 
-template <typename T>
-__global__ void CopySameType(const CopyLaunch l, int64_t count) {
+/// I: the index type, 32-bit whenever every offset fits (see eltwise.cu).
+template <typename I>
+__device__ __forceinline__ void Offsets(const CopyLaunch& l, const I* dims, I idx, I& io, I& oo) {
+    I rest = idx;
+    io = static_cast<I>(l.m_InOffset);
+    oo = static_cast<I>(l.m_OutOffset);
+    for (int d = l.m_Rank - 1; d >= 0; --d) {
+        const I q = rest / dims[d];
+        const I i = rest - q * dims[d];
+        rest = q;
+        io += i * static_cast<I>(l.m_InStrides[d]);
+        oo += i * static_cast<I>(l.m_OutStrides[d]);
+    }
+}
+
+template <typename T, typename I>
+__global__ void CopySameType(const CopyLaunch l, int64_t count64) {
     const T* in = static_cast<const T*>(l.m_In);
     T* out = static_cast<T*>(l.m_Out);
-    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
-        int64_t rest = idx, io = l.m_InOffset, oo = l.m_OutOffset;
-        for (int d = l.m_Rank - 1; d >= 0; --d) {
-            const int64_t i = rest % l.m_Dims[d];
-            rest /= l.m_Dims[d];
-            io += i * l.m_InStrides[d];
-            oo += i * l.m_OutStrides[d];
-        }
+    const I count = static_cast<I>(count64);
+    I dims[kMaxDims];
+    for (int d = 0; d < l.m_Rank; ++d) dims[d] = static_cast<I>(l.m_Dims[d]);
+    const I stride = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+    for (I idx = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); idx < count;
+         idx += stride) {
+        I io, oo;
+        Offsets(l, dims, idx, io, oo);
         out[oo] = in[io];
     }
 }
 
-__global__ void CopyConvert(const CopyLaunch l, int64_t count) {
-    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+template <typename I>
+__global__ void CopyConvert(const CopyLaunch l, int64_t count64) {
+    const I count = static_cast<I>(count64);
+    I dims[kMaxDims];
+    for (int d = 0; d < l.m_Rank; ++d) dims[d] = static_cast<I>(l.m_Dims[d]);
+    const I stride = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
     const bool ints = IsInt(l.m_InType) && IsInt(l.m_OutType);
     const bool toBool = l.m_OutType == DType::Bool;
-    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
-        int64_t rest = idx, io = l.m_InOffset, oo = l.m_OutOffset;
-        for (int d = l.m_Rank - 1; d >= 0; --d) {
-            const int64_t i = rest % l.m_Dims[d];
-            rest /= l.m_Dims[d];
-            io += i * l.m_InStrides[d];
-            oo += i * l.m_OutStrides[d];
-        }
+    for (I idx = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); idx < count;
+         idx += stride) {
+        I io, oo;
+        Offsets(l, dims, idx, io, oo);
         if (ints) {
             StoreI(l.m_Out, oo, l.m_OutType, LoadI(l.m_In, io, l.m_InType));
         } else if (toBool) {
@@ -130,21 +144,34 @@ __global__ void FillKernel(void* p, DType type, int64_t count, float value) {
 }  // namespace
 }  // namespace kernels
 
-cudaError_t LaunchCopy(const CopyLaunch& l, cudaStream_t stream) {
-    int64_t count = 1;
-    for (int d = 0; d < l.m_Rank; ++d) count *= l.m_Dims[d];
-    if (count == 0) return cudaSuccess;
+namespace {
+template <typename I>
+void LaunchCopyWith(const CopyLaunch& l, int64_t count, cudaStream_t stream) {
     const unsigned int blocks = kernels::Blocks(count);
     if (l.m_InType == l.m_OutType) {
         switch (DTypeSize(l.m_InType)) {
-            case 1: kernels::CopySameType<uint8_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
-            case 2: kernels::CopySameType<uint16_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
-            case 4: kernels::CopySameType<uint32_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
-            default: kernels::CopySameType<uint64_t><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 1: kernels::CopySameType<uint8_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 2: kernels::CopySameType<uint16_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 4: kernels::CopySameType<uint32_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            default: kernels::CopySameType<uint64_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
         }
     } else {
-        kernels::CopyConvert<<<blocks, kernels::kThreads, 0, stream>>>(l, count);
+        kernels::CopyConvert<I><<<blocks, kernels::kThreads, 0, stream>>>(l, count);
     }
+}
+}  // namespace
+
+cudaError_t LaunchCopy(const CopyLaunch& l, cudaStream_t stream) {
+    int64_t count = 1, inExtent = l.m_InOffset, outExtent = l.m_OutOffset;
+    for (int d = 0; d < l.m_Rank; ++d) {
+        count *= l.m_Dims[d];
+        inExtent += (l.m_Dims[d] - 1) * (l.m_InStrides[d] < 0 ? -l.m_InStrides[d] : l.m_InStrides[d]);
+        outExtent += (l.m_Dims[d] - 1) * (l.m_OutStrides[d] < 0 ? -l.m_OutStrides[d] : l.m_OutStrides[d]);
+    }
+    if (count == 0) return cudaSuccess;
+    constexpr int64_t kLimit = int64_t(1) << 31;
+    if (count < kLimit && inExtent < kLimit && outExtent < kLimit) LaunchCopyWith<int32_t>(l, count, stream);
+    else LaunchCopyWith<int64_t>(l, count, stream);
     return cudaGetLastError();
 }
 

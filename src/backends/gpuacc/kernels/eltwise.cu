@@ -91,19 +91,27 @@ __device__ __forceinline__ float Binary(EwOp op, float a, float b) {
     }
 }
 
+/// I: the index type; 32-bit whenever every offset fits (64-bit division is emulated and costs
+/// tens of instructions per dim).
+template <typename I>
 __global__ void EltwiseKernel(const EwLaunch l) {
-    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
-    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < l.m_Count; idx += stride) {
-        int64_t offsets[kEwMaxInputs];
+    const I count = static_cast<I>(l.m_Count);
+    const I stride = static_cast<I>(blockDim.x) * static_cast<I>(gridDim.x);
+    I dims[kMaxDims];
+    for (int d = 0; d < l.m_Rank; ++d) dims[d] = static_cast<I>(l.m_Dims[d]);
+    for (I idx = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); idx < count;
+         idx += stride) {
+        I offsets[kEwMaxInputs];
         if (l.m_Contiguous) {
             for (int k = 0; k < l.m_Program.m_NumInputs; ++k) offsets[k] = idx;
         } else {
             for (int k = 0; k < l.m_Program.m_NumInputs; ++k) offsets[k] = 0;
-            int64_t rest = idx;
+            I rest = idx;
             for (int d = l.m_Rank - 1; d >= 0; --d) {
-                const int64_t i = rest % l.m_Dims[d];
-                rest /= l.m_Dims[d];
-                for (int k = 0; k < l.m_Program.m_NumInputs; ++k) offsets[k] += i * l.m_InputStrides[k][d];
+                const I q = rest / dims[d];
+                const I i = rest - q * dims[d];
+                rest = q;
+                for (int k = 0; k < l.m_Program.m_NumInputs; ++k) offsets[k] += i * static_cast<I>(l.m_InputStrides[k][d]);
             }
         }
         float r[kEwMaxRegs];
@@ -132,7 +140,21 @@ __global__ void EltwiseKernel(const EwLaunch l) {
 
 cudaError_t LaunchEltwise(const EwLaunch& launch, cudaStream_t stream) {
     if (launch.m_Count == 0) return cudaSuccess;
-    kernels::EltwiseKernel<<<kernels::Blocks(launch.m_Count), kernels::kThreads, 0, stream>>>(launch);
+    // The largest offset any input or the output reaches decides the index type.
+    int64_t extent = launch.m_Count;
+    for (int k = 0; k < launch.m_Program.m_NumInputs; ++k) {
+        int64_t e = 0;
+        for (int d = 0; d < launch.m_Rank; ++d) {
+            const int64_t s = launch.m_InputStrides[k][d];
+            e += (launch.m_Dims[d] - 1) * (s < 0 ? -s : s);
+        }
+        extent = e + 1 > extent ? e + 1 : extent;
+    }
+    if (extent < (int64_t(1) << 31)) {
+        kernels::EltwiseKernel<int32_t><<<kernels::Blocks(launch.m_Count), kernels::kThreads, 0, stream>>>(launch);
+    } else {
+        kernels::EltwiseKernel<int64_t><<<kernels::Blocks(launch.m_Count), kernels::kThreads, 0, stream>>>(launch);
+    }
     return cudaGetLastError();
 }
 

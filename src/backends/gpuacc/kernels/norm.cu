@@ -1,7 +1,7 @@
 // GpuAcc kernels: layer normalization (and RMS normalization) over the last dims, with the
-// residual addition that precedes it in transformer blocks folded in. One block per row; mean and
-// variance in float with two passes over the row (the row is read from global memory again, which
-// the L1/L2 caches serve for rows of transformer width).
+// residual addition that precedes it in transformer blocks folded in. Mean and variance in float,
+// two passes; rows of up to 1024 elements (transformer widths) take a warp each and stay in
+// registers, longer ones a block each and are read again.
 #include "Common.cuh"
 
 namespace trellis::gpuacc {
@@ -59,6 +59,69 @@ __global__ void LayerNormKernel(const void* x, const void* residual, const float
     }
 }
 
+/// Rows of at most 32 * PerLane elements: one warp per row with the row (after the residual
+/// add) in registers; mean and variance by shuffles, two passes over registers, one read of x
+/// and the residual and one write.
+template <typename T, int PerLane>
+__global__ void LayerNormWarpKernel(const T* x, const T* residual, const float* gamma, const float* beta, T* y, T* sumOut,
+                                    int64_t rows, int cols, float eps, bool rms) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+    for (int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; row += warps) {
+        const int64_t base = row * cols;
+        float v[PerLane];
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            const int c = lane + i * 32;
+            float t = 0.0f;
+            if (c < cols) {
+                t = ToFloat(x[base + c]);
+                if (residual) t += ToFloat(residual[base + c]);
+                if (sumOut) sumOut[base + c] = FromFloat<T>(t);
+            }
+            v[i] = t;
+            s += t;
+        }
+        const float mean = rms ? 0.0f : WarpSum(s) / static_cast<float>(cols);
+        float q = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            if (lane + i * 32 < cols) {
+                const float d = v[i] - mean;
+                q += d * d;
+            }
+        }
+        const float inv = rsqrtf(WarpSum(q) / static_cast<float>(cols) + eps);
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            const int c = lane + i * 32;
+            if (c < cols) {
+                float o = (v[i] - mean) * inv * gamma[c];
+                if (beta) o += beta[c];
+                y[base + c] = FromFloat<T>(o);
+            }
+        }
+    }
+}
+
+template <typename T>
+cudaError_t LaunchWarp(const void* x, const void* residual, const float* gamma, const float* beta, void* y, void* sumOut,
+                       int64_t rows, int64_t cols, float eps, bool rms, cudaStream_t stream) {
+    const int64_t blocks64 = (rows + 7) / 8;
+    const unsigned int blocks = static_cast<unsigned int>(blocks64 < 65535 * 16 ? blocks64 : 65535 * 16);
+    const T* xt = static_cast<const T*>(x);
+    const T* rt = static_cast<const T*>(residual);
+    T* yt = static_cast<T*>(y);
+    T* st = static_cast<T*>(sumOut);
+    const int c = static_cast<int>(cols);
+    if (cols <= 128) LayerNormWarpKernel<T, 4><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+    else if (cols <= 256) LayerNormWarpKernel<T, 8><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+    else if (cols <= 512) LayerNormWarpKernel<T, 16><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+    else LayerNormWarpKernel<T, 32><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+    return cudaGetLastError();
+}
+
 }  // namespace
 }  // namespace kernels
 
@@ -66,6 +129,15 @@ cudaError_t LaunchLayerNorm(const void* x, const void* residual, const float* ga
                             void* sumOut, DType type, int64_t rows, int64_t cols, float eps, bool rms,
                             cudaStream_t stream) {
     if (rows == 0 || cols == 0) return cudaSuccess;
+    if (cols <= 1024) {
+        switch (type) {
+            case DType::F16: return kernels::LaunchWarp<__half>(x, residual, gamma, beta, y, sumOut, rows, cols, eps, rms, stream);
+            case DType::BF16:
+                return kernels::LaunchWarp<__nv_bfloat16>(x, residual, gamma, beta, y, sumOut, rows, cols, eps, rms, stream);
+            case DType::F32: return kernels::LaunchWarp<float>(x, residual, gamma, beta, y, sumOut, rows, cols, eps, rms, stream);
+            default: break;
+        }
+    }
     const unsigned int blocks = static_cast<unsigned int>(rows < 65535 * 8 ? rows : 65535 * 8);
     if (cols <= 512) {
         kernels::LayerNormKernel<128><<<blocks, 128, 0, stream>>>(x, residual, gamma, beta, y, sumOut, type, rows, cols,

@@ -1,6 +1,7 @@
 // GpuAcc kernels: softmax and log-softmax over one axis, with an optional scale and an additive
-// broadcast mask folded in (the attention score path: softmax(Q K^T * scale + mask)). One block per
-// row; max, sum and output in three passes over the row, all in float.
+// broadcast mask folded in (the attention score path: softmax(Q K^T * scale + mask)), all in float.
+// Rows of up to 1024 along the last axis take a warp each and stay in registers; others (longer,
+// or a middle axis) a block each, with max, sum and output in three passes over the row.
 #include "Common.cuh"
 
 #include <math_constants.h>
@@ -65,11 +66,83 @@ __global__ void SoftmaxKernel(const SoftmaxLaunch l) {
     }
 }
 
+/// Rows of at most 32 * PerLane elements along the last axis: one warp per row, the row in
+/// registers, reductions by shuffles only (no shared memory, no block barriers), one read and
+/// one write of every element.
+template <typename T, int PerLane>
+__global__ void SoftmaxWarpKernel(const SoftmaxLaunch l) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+    const int cols = static_cast<int>(l.m_Cols);
+    const T* x = static_cast<const T*>(l.m_X);
+    T* y = static_cast<T*>(l.m_Y);
+    for (int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < l.m_Rows; row += warps) {
+        int64_t maskBase = 0;
+        if (l.m_Mask) {
+            int64_t rest = row;
+            for (int d = l.m_MaskRank - 1; d >= 0; --d) {
+                maskBase += (rest % l.m_MaskDims[d]) * l.m_MaskStrides[d];
+                rest /= l.m_MaskDims[d];
+            }
+        }
+        const T* xr = x + row * cols;
+        float v[PerLane];
+        float m = -CUDART_INF_F;
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            const int c = lane + i * 32;
+            float t = -CUDART_INF_F;
+            if (c < cols) {
+                t = ToFloat(xr[c]) * l.m_Scale;
+                if (l.m_Mask) t += LoadF(l.m_Mask, maskBase + c * l.m_MaskColStride, l.m_MaskType);
+            }
+            v[i] = t;
+            m = fmaxf(m, t);
+        }
+        m = WarpMax(m);
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            v[i] -= m;
+            if (lane + i * 32 < cols) s += expf(v[i]);
+        }
+        s = WarpSum(s);
+        const float logS = logf(s), inv = 1.0f / s;
+        T* yr = y + row * cols;
+#pragma unroll
+        for (int i = 0; i < PerLane; ++i) {
+            const int c = lane + i * 32;
+            if (c < cols) yr[c] = FromFloat<T>(l.m_Log ? v[i] - logS : expf(v[i]) * inv);
+        }
+    }
+}
+
+template <typename T>
+cudaError_t LaunchWarp(const SoftmaxLaunch& l, cudaStream_t stream) {
+    const int64_t blocks64 = (l.m_Rows + 7) / 8;
+    const unsigned int blocks = static_cast<unsigned int>(blocks64 < 65535 * 16 ? blocks64 : 65535 * 16);
+    if (l.m_Cols <= 32) SoftmaxWarpKernel<T, 1><<<blocks, 256, 0, stream>>>(l);
+    else if (l.m_Cols <= 64) SoftmaxWarpKernel<T, 2><<<blocks, 256, 0, stream>>>(l);
+    else if (l.m_Cols <= 128) SoftmaxWarpKernel<T, 4><<<blocks, 256, 0, stream>>>(l);
+    else if (l.m_Cols <= 256) SoftmaxWarpKernel<T, 8><<<blocks, 256, 0, stream>>>(l);
+    else if (l.m_Cols <= 512) SoftmaxWarpKernel<T, 16><<<blocks, 256, 0, stream>>>(l);
+    else SoftmaxWarpKernel<T, 32><<<blocks, 256, 0, stream>>>(l);
+    return cudaGetLastError();
+}
+
 }  // namespace
 }  // namespace kernels
 
 cudaError_t LaunchSoftmax(const SoftmaxLaunch& l, cudaStream_t stream) {
     if (l.m_Rows == 0 || l.m_Cols == 0) return cudaSuccess;
+    if (l.m_Inner == 1 && l.m_Cols <= 1024) {
+        switch (l.m_Type) {
+            case DType::F16: return kernels::LaunchWarp<__half>(l, stream);
+            case DType::BF16: return kernels::LaunchWarp<__nv_bfloat16>(l, stream);
+            case DType::F32: return kernels::LaunchWarp<float>(l, stream);
+            default: break;
+        }
+    }
     const unsigned int blocks = static_cast<unsigned int>(l.m_Rows < 65535 * 8 ? l.m_Rows : 65535 * 8);
     if (l.m_Cols <= 256) {
         kernels::SoftmaxKernel<128><<<blocks, 128, 0, stream>>>(l);
