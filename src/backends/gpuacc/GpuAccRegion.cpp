@@ -132,6 +132,67 @@ struct Step {
     std::function<void(const RunContext&)> m_Run;
 };
 
+
+/// How cuBLASLt reads one operand of a matmul from a (possibly strided) tensor: the matrix of its
+/// last two dims (swapped for Gemm's trans flags) as stored row-major or transposed with a
+/// leading dimension, and its batch dims as one stride.
+struct MatOperand {
+    bool m_Ok = false;
+    bool m_Trans = false;
+    int64_t m_Ld = 0;
+    int64_t m_Rows = 0, m_Cols = 0;  ///< the logical matrix
+    int64_t m_Batch = 1;             ///< product of its batch dims
+    int64_t m_BatchStride = 0;
+    std::vector<int64_t> m_BatchDims;
+};
+
+MatOperand AnalyzeOperand(const DevTensor& t, bool swapLast) {
+    MatOperand o;
+    const std::vector<int64_t> s = t.Strides();
+    const std::size_t r = t.m_Dims.size();
+    int64_t rows = t.m_Dims[r - 2], cols = t.m_Dims[r - 1], sr = s[r - 2], sc = s[r - 1];
+    if (swapLast) {
+        std::swap(rows, cols);
+        std::swap(sr, sc);
+    }
+    o.m_Rows = rows;
+    o.m_Cols = cols;
+    if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
+        o.m_Trans = false;
+        o.m_Ld = rows == 1 ? std::max<int64_t>(cols, 1) : sr;
+    } else if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
+        o.m_Trans = true;
+        o.m_Ld = cols == 1 ? std::max<int64_t>(rows, 1) : sc;
+    } else {
+        return o;
+    }
+    if (o.m_Ld <= 0) return o;
+    // Batch dims: one stride across all of them (size-1 dims aside).
+    int64_t expect = -1;
+    for (std::size_t i = r - 2; i-- > 0;) {
+        o.m_BatchDims.insert(o.m_BatchDims.begin(), t.m_Dims[i]);
+        if (t.m_Dims[i] == 1) continue;
+        if (expect < 0) {
+            o.m_BatchStride = s[i];
+        } else if (s[i] != expect) {
+            return o;
+        }
+        expect = s[i] * t.m_Dims[i];
+        o.m_Batch *= t.m_Dims[i];
+    }
+    if (o.m_Batch > 1 && o.m_BatchStride <= 0) return o;
+    o.m_Ok = true;
+    return o;
+}
+
+/// `batchDims` (right-aligned) equal the output's leading dims: one batch index for both.
+bool SameBatch(const std::vector<int64_t>& batchDims, const std::vector<int64_t>& outBatch) {
+    std::vector<int64_t> a, b;
+    for (int64_t d : batchDims) if (d != 1) a.push_back(d);
+    for (int64_t d : outBatch) if (d != 1) b.push_back(d);
+    return a == b;
+}
+
 }  // namespace
 
 // ---- the plan ---------------------------------------------------------------------------------
@@ -167,6 +228,8 @@ private:
     void LowerEltwise(const Node& node);
     void LowerConv(const Node& node);
     void LowerMatMul(const Node& node);
+    bool LowerRowPermutedMatMul(const Node& node, const DevTensor& a, const DevTensor& b, const MatOperand& ob,
+                                const std::vector<int64_t>& outDims);
     void LowerPool(const Node& node);
     void LowerBatchNorm(const Node& node);
     void LowerSoftmax(const Node& node);
@@ -238,17 +301,38 @@ CompiledRegion::~CompiledRegion() {
 }
 
 void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& ptrs) const {
+    // The steps with an event between each two, captured into a CUDA graph and replayed, so the
+    // times are the GPU's own (launched eagerly, the gaps the host takes to launch each step
+    // would count as well). Eager if the capture fails.
     std::vector<cudaEvent_t> events(m_Steps.size() + 1);
     for (cudaEvent_t& e : events) CheckCuda(cudaEventCreate(&e), "creating a timing event");
-    std::size_t at = 0;
-    CheckCuda(cudaEventRecord(events[0], base.m_Stream), "timing");
-    for (std::size_t i = 0; i < m_Steps.size(); ++i) {
-        RunContext c = base;
-        c.m_Ptrs = ptrs.data() + at;
-        at += m_Steps[i].m_Bufs.size();
-        m_Steps[i].m_Run(c);
-        CheckCuda(cudaEventRecord(events[i + 1], base.m_Stream), "timing");
+    auto enqueue = [&] {
+        std::size_t at = 0;
+        CheckCuda(cudaEventRecord(events[0], base.m_Stream), "timing");
+        for (std::size_t i = 0; i < m_Steps.size(); ++i) {
+            RunContext c = base;
+            c.m_Ptrs = ptrs.data() + at;
+            at += m_Steps[i].m_Bufs.size();
+            m_Steps[i].m_Run(c);
+            CheckCuda(cudaEventRecord(events[i + 1], base.m_Stream), "timing");
+        }
+    };
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool captured = false;
+    if (cudaStreamBeginCapture(base.m_Stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
+        bool ok = true;
+        try {
+            enqueue();
+        } catch (const std::exception&) {
+            ok = false;
+        }
+        ok = cudaStreamEndCapture(base.m_Stream, &graph) == cudaSuccess && ok;
+        ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+        captured = ok && cudaGraphLaunch(exec, base.m_Stream) == cudaSuccess;
+        cudaGetLastError();
     }
+    if (!captured) enqueue();
     CheckCuda(cudaEventSynchronize(events.back()), "timing");
     std::vector<double> ms(m_Steps.size());
     for (std::size_t i = 0; i < m_Steps.size(); ++i) {
@@ -256,6 +340,8 @@ void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& 
         cudaEventElapsedTime(&t, events[i], events[i + 1]);
         ms[i] = t;
     }
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
     for (cudaEvent_t e : events) cudaEventDestroy(e);
     std::lock_guard<std::mutex> lock(m_TimesMutex);
     if (m_StepMs.size() != ms.size()) m_StepMs.assign(ms.size(), 0.0);
@@ -515,6 +601,101 @@ void CompiledRegion::LowerEltwise(const Node& node) {
     EltwiseInto(p, ins, o, what);
 }
 
+namespace {
+
+std::vector<float> ToHostFloats(const void* device, std::size_t count, DType type, cudaStream_t stream) {
+    std::vector<unsigned char> raw(count * DTypeSize(type));
+    CheckCuda(cudaMemcpyAsync(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost, stream), "validation copy");
+    CheckCuda(cudaStreamSynchronize(stream), "validation copy");
+    std::vector<float> out(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        if (type == DType::F16) out[i] = __half2float(reinterpret_cast<const __half*>(raw.data())[i]);
+        else if (type == DType::BF16) out[i] = __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(raw.data())[i]);
+        else out[i] = reinterpret_cast<const float*>(raw.data())[i];
+    }
+    return out;
+}
+
+/// Runs a cuDNN plan on pseudo-random data and compares its first image with GpuAcc's direct
+/// kernel plus the epilogue the plan fused, computed on the host: the relative L2 error.
+double ConvPlanError(const ConvPlan& plan, const ConvShape& s, DType type, const std::vector<float>& wKcrs,
+                     const std::vector<float>& wPacked, const std::vector<float>& bias, cudnnHandle_t handle) {
+    cudaStream_t stream = nullptr;
+    cudnnGetStream(handle, &stream);
+    const std::size_t es = DTypeSize(type);
+    const int64_t xCount = s.m_N * s.m_C * s.m_H * s.m_W, yCount = s.m_N * s.m_K * s.m_OH * s.m_OW;
+    const int64_t img = s.m_K * s.m_OH * s.m_OW;
+    const ConvEpilogue& e = plan.Fused();
+    DeviceBuffer x(static_cast<std::size_t>(xCount) * es), z(static_cast<std::size_t>(yCount) * es),
+        y(static_cast<std::size_t>(yCount) * es), ref(static_cast<std::size_t>(img) * es),
+        ws(std::max<std::size_t>(plan.WorkspaceBytes(), 1));
+    auto upload = [&](const std::vector<float>& v) {
+        const auto bytes = ToType(v.data(), v.size(), type);
+        DeviceBuffer b(std::max<std::size_t>(bytes.size(), 1));
+        CheckCuda(cudaMemcpy(b.Get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "validation upload");
+        return b;
+    };
+    DeviceBuffer wp = upload(wPacked), wk = upload(wKcrs), b = upload(bias.empty() ? std::vector<float>(1) : bias);
+    CheckCuda(LaunchFillRandom(x.Get(), type, xCount, 1234u, 1.0f, stream), "validation data");
+    CheckCuda(LaunchFillRandom(z.Get(), type, yCount, 5678u, 1.0f, stream), "validation data");
+    plan.Run(handle, x.Get(), wp.Get(), b.Get(), z.Get(), y.Get(), ws.Get());
+    DirectConvLaunch l;
+    l.m_X = x.Get();
+    l.m_W = wk.Get();
+    l.m_Y = ref.Get();
+    l.m_Type = type;
+    l.m_N = 1; l.m_C = s.m_C; l.m_H = s.m_H; l.m_W_ = s.m_W; l.m_K = s.m_K; l.m_OH = s.m_OH; l.m_OW = s.m_OW;
+    l.m_R = static_cast<int32_t>(s.m_R); l.m_S = static_cast<int32_t>(s.m_S);
+    l.m_SH = static_cast<int32_t>(s.m_StrideH); l.m_SW = static_cast<int32_t>(s.m_StrideW);
+    l.m_PH = static_cast<int32_t>(s.m_PadTop); l.m_PW = static_cast<int32_t>(s.m_PadLeft);
+    l.m_DH = static_cast<int32_t>(s.m_DilationH); l.m_DW = static_cast<int32_t>(s.m_DilationW);
+    l.m_Groups = static_cast<int32_t>(s.m_Groups);
+    const std::vector<int64_t> xs = s.m_ChannelsLast ? std::vector<int64_t>{s.m_H * s.m_W * s.m_C, 1, s.m_W * s.m_C, s.m_C}
+                                                     : std::vector<int64_t>{s.m_C * s.m_H * s.m_W, s.m_H * s.m_W, s.m_W, 1};
+    const int64_t ys[4] = {img, s.m_OH * s.m_OW, s.m_OW, 1};
+    for (int i = 0; i < 4; ++i) {
+        l.m_XStrides[i] = xs[static_cast<std::size_t>(i)];
+        l.m_YStrides[i] = ys[i];
+    }
+    CheckCuda(LaunchDirectConv(l, stream), "validation reference");
+    const std::vector<float> got = ToHostFloats(y.Get(), static_cast<std::size_t>(img), type, stream);
+    const std::vector<float> want = ToHostFloats(ref.Get(), static_cast<std::size_t>(img), type, stream);
+    const std::vector<float> zh = ToHostFloats(z.Get(), static_cast<std::size_t>(img), type, stream);
+    double num = 0.0, den = 0.0;
+    for (int64_t k = 0; k < s.m_K; ++k) {
+        for (int64_t p = 0; p < s.m_OH * s.m_OW; ++p) {
+            const std::size_t at = static_cast<std::size_t>(s.m_ChannelsLast ? p * s.m_K + k : k * s.m_OH * s.m_OW + p);
+            double v = want[static_cast<std::size_t>(k * s.m_OH * s.m_OW + p)];
+            if (e.m_Bias) v += bias[static_cast<std::size_t>(k)];
+            if (e.m_Residual) v += zh[at];
+            switch (e.m_Activation) {
+                case Activation::Relu: v = std::max(v, 0.0); break;
+                case Activation::Clip: v = std::min(std::max(v, static_cast<double>(e.m_ClipLow)), static_cast<double>(e.m_ClipHigh)); break;
+                case Activation::Sigmoid: v = 1.0 / (1.0 + std::exp(-v)); break;
+                case Activation::Tanh: v = std::tanh(v); break;
+                case Activation::Swish: v = v / (1.0 + std::exp(-v)); break;
+                default: break;
+            }
+            const double d = got[at] - v;
+            num += d * d;
+            den += v * v;
+        }
+    }
+    return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// The error a validated convolution may have against the direct kernel: what its precision
+/// costs on one layer, no more.
+double ConvTolerance(Precision p) {
+    switch (p) {
+        case Precision::Fp32: return 1e-4;
+        case Precision::Bf16: return 4e-2;
+        default: return 1e-2;  // tf32 and fp16: 10 and 11 mantissa bits
+    }
+}
+
+}  // namespace
+
 void CompiledRegion::LowerConv(const Node& node) {
     const auto& d = std::get<ConvolutionDescriptor>(node.m_Descriptor);
     // NHWC for tensor cores; NCHW in fp32, where cuDNN's CUDA-core kernels run NHWC far slower
@@ -564,23 +745,37 @@ void CompiledRegion::LowerConv(const Node& node) {
     wanted.m_Activation = node.m_Activation;
     wanted.m_ClipLow = node.m_ClipLow;
     wanted.m_ClipHigh = node.m_ClipHigh;
-    std::string why;
-    std::unique_ptr<ConvPlan> plan =
-        ConvPlan::Build(s, m_Compute, m_Options.m_Precision, wanted, m_Options.m_ConvAutotune,
-                        CurrentThreadContext().m_Cudnn, why);
+    // KCRS -> KRSC for NHWC, in the compute type.
+    const int64_t cg = s.m_C / s.m_Groups;
+    const std::vector<float> kcrs(w, w + wn);
+    std::vector<float> packed = kcrs;
+    if (channelsLast) {
+        for (int64_t k = 0; k < s.m_K; ++k)
+            for (int64_t c = 0; c < cg; ++c)
+                for (int64_t r = 0; r < s.m_R; ++r)
+                    for (int64_t q = 0; q < s.m_S; ++q)
+                        packed[static_cast<std::size_t>(((k * s.m_R + r) * s.m_S + q) * cg + c)] =
+                            w[static_cast<std::size_t>(((k * cg + c) * s.m_R + r) * s.m_S + q)];
+    }
+    // cuDNN's plan is checked against the direct kernel on pseudo-random data before it is
+    // trusted; an engine that disagrees is replaced by the heuristics' first choice, then by the
+    // direct kernel (never silently wrong).
+    std::string why, rejected;
+    cudnnHandle_t handle = CurrentThreadContext().m_Cudnn;
+    std::unique_ptr<ConvPlan> plan;
+    for (bool autotune : {m_Options.m_ConvAutotune, false}) {
+        plan = ConvPlan::Build(s, m_Compute, m_Options.m_Precision, wanted, autotune, handle, why);
+        if (!plan) break;
+        const double err = ConvPlanError(*plan, s, m_Compute, kcrs, packed, bias, handle);
+        if (err <= ConvTolerance(m_Options.m_Precision)) break;
+        rejected += (rejected.empty() ? "" : "; ") + plan->Description() + " disagreed with the direct kernel by " +
+                    std::to_string(err);
+        plan.reset();
+        if (!autotune) break;
+    }
+    if (!plan && !rejected.empty()) why = rejected;
     ConvEpilogue done;
     if (plan) {
-        // KCRS -> KRSC for NHWC, in the compute type.
-        const int64_t cg = s.m_C / s.m_Groups;
-        std::vector<float> packed(w, w + wn);
-        if (channelsLast) {
-            for (int64_t k = 0; k < s.m_K; ++k)
-                for (int64_t c = 0; c < cg; ++c)
-                    for (int64_t r = 0; r < s.m_R; ++r)
-                        for (int64_t q = 0; q < s.m_S; ++q)
-                            packed[static_cast<std::size_t>(((k * s.m_R + r) * s.m_S + q) * cg + c)] =
-                                w[static_cast<std::size_t>(((k * cg + c) * s.m_R + r) * s.m_S + q)];
-        }
         const auto wBytes = ToType(packed.data(), wn, m_Compute);
         const Buf wBuf{BufKind::Const, AddConst(wBytes.data(), wBytes.size())};
         Buf bBuf{BufKind::Const, 0};
@@ -593,7 +788,8 @@ void CompiledRegion::LowerConv(const Node& node) {
         const ConvPlan* p = plan.get();
         const bool useResidual = done.m_Residual;
         std::vector<Buf> bufs{x.m_Buf, wBuf, bBuf, useResidual ? residual->m_Buf : bBuf, y.m_Buf};
-        AddStep("conv '" + node.m_Name + "': " + p->Description(), bufs, [p](const RunContext& c) {
+        AddStep("conv '" + node.m_Name + "': " + p->Description() + (rejected.empty() ? "" : " [" + rejected + "]"), bufs,
+                [p](const RunContext& c) {
             p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.Ptr(4), c.m_Workspace);
         });
         m_ConvPlans.push_back(std::move(plan));
@@ -660,69 +856,87 @@ void CompiledRegion::LowerConv(const Node& node) {
     EltwiseInto(p, ins, y, "conv '" + node.m_Name + "' epilogue (not fused by cuDNN)");
 }
 
-namespace {
 
-/// How cuBLASLt reads one operand of a matmul from a (possibly strided) tensor: the matrix of its
-/// last two dims (swapped for Gemm's trans flags) as stored row-major or transposed with a
-/// leading dimension, and its batch dims as one stride.
-struct MatOperand {
-    bool m_Ok = false;
-    bool m_Trans = false;
-    int64_t m_Ld = 0;
-    int64_t m_Rows = 0, m_Cols = 0;  ///< the logical matrix
-    int64_t m_Batch = 1;             ///< product of its batch dims
-    int64_t m_BatchStride = 0;
-    std::vector<int64_t> m_BatchDims;
-};
-
-MatOperand AnalyzeOperand(const DevTensor& t, bool swapLast) {
-    MatOperand o;
-    const std::vector<int64_t> s = t.Strides();
-    const std::size_t r = t.m_Dims.size();
-    int64_t rows = t.m_Dims[r - 2], cols = t.m_Dims[r - 1], sr = s[r - 2], sc = s[r - 1];
-    if (swapLast) {
-        std::swap(rows, cols);
-        std::swap(sr, sc);
+bool CompiledRegion::LowerRowPermutedMatMul(const Node& node, const DevTensor& a, const DevTensor& b,
+                                            const MatOperand& ob, const std::vector<int64_t>& outDims) {
+    const std::vector<int64_t> as = a.Strides();
+    const std::size_t r = a.m_Dims.size();
+    const int64_t k = a.m_Dims[r - 1];
+    if (as[r - 1] != 1 || k <= 0) return false;
+    // The row dims, fastest first, must tile memory densely in steps of K.
+    std::vector<std::pair<int64_t, int64_t>> rows;  // (stride, dim)
+    for (std::size_t i = 0; i + 1 < r; ++i) {
+        if (a.m_Dims[i] != 1) rows.emplace_back(as[i], a.m_Dims[i]);
     }
-    o.m_Rows = rows;
-    o.m_Cols = cols;
-    if ((cols == 1 || sc == 1) && (rows == 1 || sr >= cols)) {
-        o.m_Trans = false;
-        o.m_Ld = rows == 1 ? std::max<int64_t>(cols, 1) : sr;
-    } else if ((rows == 1 || sr == 1) && (cols == 1 || sc >= rows)) {
-        o.m_Trans = true;
-        o.m_Ld = cols == 1 ? std::max<int64_t>(rows, 1) : sc;
-    } else {
-        return o;
+    std::sort(rows.begin(), rows.end());
+    int64_t expect = k, total = 1;
+    for (const auto& [stride, dim] : rows) {
+        if (stride != expect) return false;
+        expect *= dim;
+        total *= dim;
     }
-    if (o.m_Ld <= 0) return o;
-    // Batch dims: one stride across all of them (size-1 dims aside).
-    int64_t expect = -1;
-    for (std::size_t i = r - 2; i-- > 0;) {
-        o.m_BatchDims.insert(o.m_BatchDims.begin(), t.m_Dims[i]);
-        if (t.m_Dims[i] == 1) continue;
-        if (expect < 0) {
-            o.m_BatchStride = s[i];
-        } else if (s[i] != expect) {
-            return o;
-        }
-        expect = s[i] * t.m_Dims[i];
-        o.m_Batch *= t.m_Dims[i];
+    if (outDims.size() != r) return false;  // A's batch dims are the output's (B has none)
+    const int64_t n = outDims[r - 1];
+    MatMulSpec s;
+    s.m_Type = m_Compute;
+    s.m_Precision = m_Options.m_Precision;
+    s.m_M = total;
+    s.m_N = n;
+    s.m_K = k;
+    s.m_LdA = k;
+    s.m_TransB = ob.m_Trans;
+    s.m_LdB = ob.m_Ld;
+    s.m_Alpha = node.m_Alpha;
+    const int64_t es = static_cast<int64_t>(DTypeSize(m_Compute));
+    int64_t g = 64;
+    for (int64_t v : {a.m_Buf.m_Offset, b.m_Buf.m_Offset, s.m_LdA * es, s.m_LdB * es, n * es}) g = std::gcd(g, v);
+    s.m_Alignment = static_cast<int>(std::min<int64_t>(g, 16));
+    std::vector<float> bias;
+    if (node.m_Bias >= 0) {
+        const float* bsrc = ConstFloats(node.m_Bias);
+        bias.assign(bsrc, bsrc + n);
+        for (float& v : bias) v *= node.m_BiasScale;
+        s.m_Bias = true;
     }
-    if (o.m_Batch > 1 && o.m_BatchStride <= 0) return o;
-    o.m_Ok = true;
-    return o;
+    bool geluAfter = false;
+    if (node.m_Activation == Activation::Relu) s.m_Relu = true;
+    if (node.m_Activation == Activation::Gelu) {
+        if (GeluEpilogueError(m_Compute) <= GeluEpilogueTolerance(m_Compute)) s.m_Gelu = true;
+        else geluAfter = true;
+    }
+    DevTensor d;
+    d.m_Type = m_Compute;
+    d.m_Dims = {total, n};
+    d.m_Buf = NewTemp(d.Bytes());
+    std::unique_ptr<MatMulPlan> plan = MatMulPlan::Build(s, "matmul '" + node.m_Name + "'");
+    m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
+    if (s.m_Bias) {
+        const auto bytes = ToType(bias.data(), bias.size(), m_Compute);
+        m_BiasToSet.emplace_back(plan.get(), AddConst(bytes.data(), bytes.size()));
+    }
+    const MatMulPlan* p = plan.get();
+    const std::string what = "matmul '" + node.m_Name + "': cuBLASLt " + std::to_string(total) + "x" + std::to_string(k) +
+                             "x" + std::to_string(n) + (s.m_Bias ? "+bias" : "") + (s.m_Relu ? "+relu" : "") +
+                             (s.m_Gelu ? "+gelu" : "") + " over A's rows in memory order (output a view), " +
+                             plan->Choice();
+    AddStep(what, {a.m_Buf, b.m_Buf, d.m_Buf, d.m_Buf},
+            [p](const RunContext& c) { p->Run(c.m_Stream, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.m_Workspace); });
+    m_MatMulPlans.push_back(std::move(plan));
+    if (geluAfter) {
+        EltwiseProgram gp;
+        gp.m_Inputs = {-1};
+        gp.m_Nodes = {EwNode{EwOp::Load, 0}, EwNode{EwOp::Gelu, 0}};
+        gp.m_Result = 1;
+        EltwiseInto(gp, {d}, d, "matmul '" + node.m_Name + "' GELU (erf)");
+    }
+    // The output: A's row dims with A's permutation, N contiguous.
+    DevTensor y = d;
+    y.m_Dims = outDims;
+    y.m_ViewStrides.assign(r, 1);
+    for (std::size_t i = 0; i + 1 < r; ++i) y.m_ViewStrides[i] = as[i] / k * n;
+    m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
+    return true;
 }
-
-/// `batchDims` (right-aligned) equal the output's leading dims: one batch index for both.
-bool SameBatch(const std::vector<int64_t>& batchDims, const std::vector<int64_t>& outBatch) {
-    std::vector<int64_t> a, b;
-    for (int64_t d : batchDims) if (d != 1) a.push_back(d);
-    for (int64_t d : outBatch) if (d != 1) b.push_back(d);
-    return a == b;
-}
-
-}  // namespace
 
 void CompiledRegion::LowerMatMul(const Node& node) {
     const bool gemm = node.m_LayerType == LayerType::Gemm;
@@ -742,6 +956,14 @@ void CompiledRegion::LowerMatMul(const Node& node) {
     MatOperand oa = AnalyzeOperand(a, gemm && gd.m_TransA);
     MatOperand ob = AnalyzeOperand(b, gemm && gd.m_TransB);
     auto usable = [&](const MatOperand& o) { return o.m_Ok && (o.m_Batch == 1 || SameBatch(o.m_BatchDims, outBatch)); };
+    // Shared weights and an A whose rows are a permutation of dense memory (a transposed view,
+    // as [S, B, E] of a [B, S, E] tensor): one matrix over the rows in memory order, and the
+    // output is the same permutation (a view) of that result - instead of one small matmul per
+    // batch or a copy of A.
+    if (!gemm && node.m_Residual < 0 && usable(ob) && ob.m_Batch == 1 && a.IsView() && !(oa.m_Ok && !oa.m_Trans &&
+        (oa.m_Batch == 1 || oa.m_BatchStride == outDims[ro - 2] * oa.m_Ld))) {
+        if (LowerRowPermutedMatMul(node, a, b, ob, outDims)) return;
+    }
     if (!usable(oa)) {
         a = Need(av, m_Compute, false);
         oa = AnalyzeOperand(a, gemm && gd.m_TransA);

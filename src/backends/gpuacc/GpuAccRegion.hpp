@@ -35,9 +35,9 @@ struct RegionOptions {
     /// "ConvAutotune": on | off - time cuDNN's first engines for each convolution at load and keep
     /// the fastest (on), or take its heuristics' first choice (off; faster loading).
     bool m_ConvAutotune = true;
-    /// "StepTimesFile": a path; when set, regions run eagerly with a CUDA event around every step
-    /// and append each step's mean time to this file when they are destroyed (a per-layer
-    /// profile; slower than normal runs, which it does not replace).
+    /// "StepTimesFile": a path; when set, every run captures the region with a CUDA event between
+    /// each two steps into a graph, replays it, and the region appends each step's mean GPU time
+    /// to this file when it is destroyed (a per-layer profile; slower than normal runs).
     std::string m_StepTimesFile;
 };
 

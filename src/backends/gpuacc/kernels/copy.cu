@@ -141,19 +141,33 @@ __global__ void FillKernel(void* p, DType type, int64_t count, float value) {
     }
 }
 
+__global__ void FillRandomKernel(void* p, DType type, int64_t count, uint32_t seed, float scale) {
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        uint32_t h = static_cast<uint32_t>(idx) * 0x9E3779B1u ^ seed;
+        h ^= h >> 16;
+        h *= 0x85EBCA6Bu;
+        h ^= h >> 13;
+        h *= 0xC2B2AE35u;
+        h ^= h >> 16;
+        StoreF(p, idx, type, scale * (static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f));
+    }
+}
+
 }  // namespace
 }  // namespace kernels
 
 namespace {
 template <typename I>
-void LaunchCopyWith(const CopyLaunch& l, int64_t count, cudaStream_t stream) {
+void LaunchCopyWith(const CopyLaunch& l, std::size_t es, int64_t count, cudaStream_t stream) {
     const unsigned int blocks = kernels::Blocks(count);
     if (l.m_InType == l.m_OutType) {
-        switch (DTypeSize(l.m_InType)) {
+        switch (es) {
             case 1: kernels::CopySameType<uint8_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
             case 2: kernels::CopySameType<uint16_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
             case 4: kernels::CopySameType<uint32_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
-            default: kernels::CopySameType<uint64_t, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            case 8: kernels::CopySameType<uint2, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
+            default: kernels::CopySameType<uint4, I><<<blocks, kernels::kThreads, 0, stream>>>(l, count); break;
         }
     } else {
         kernels::CopyConvert<I><<<blocks, kernels::kThreads, 0, stream>>>(l, count);
@@ -161,7 +175,40 @@ void LaunchCopyWith(const CopyLaunch& l, int64_t count, cudaStream_t stream) {
 }
 }  // namespace
 
-cudaError_t LaunchCopy(const CopyLaunch& l, cudaStream_t stream) {
+/// A same-type copy whose last dim is contiguous on both sides, recast as one of `vec` bytes per
+/// element (16-byte loads and stores for half-precision rows of 8 and more) where sizes, strides,
+/// offsets and addresses allow; returns false (and leaves `l` alone) where they do not.
+bool Widen(CopyLaunch& l, std::size_t es, std::size_t vec) {
+    const int last = l.m_Rank - 1;
+    if (last < 0 || es >= vec || vec % es != 0) return false;
+    const int64_t f = static_cast<int64_t>(vec / es);
+    if (l.m_InStrides[last] != 1 || l.m_OutStrides[last] != 1 || l.m_Dims[last] % f != 0) return false;
+    if (l.m_InOffset % f != 0 || l.m_OutOffset % f != 0) return false;
+    if (reinterpret_cast<uintptr_t>(l.m_In) % vec != 0 || reinterpret_cast<uintptr_t>(l.m_Out) % vec != 0) return false;
+    for (int d = 0; d < last; ++d) {
+        if (l.m_InStrides[d] % f != 0 || l.m_OutStrides[d] % f != 0) return false;
+    }
+    for (int d = 0; d < last; ++d) {
+        l.m_InStrides[d] /= f;
+        l.m_OutStrides[d] /= f;
+    }
+    l.m_Dims[last] /= f;
+    l.m_InOffset /= f;
+    l.m_OutOffset /= f;
+    return true;
+}
+
+cudaError_t LaunchCopy(const CopyLaunch& original, cudaStream_t stream) {
+    CopyLaunch l = original;
+    std::size_t es = DTypeSize(l.m_InType);
+    if (l.m_InType == l.m_OutType) {
+        for (std::size_t vec : {16u, 8u, 4u}) {
+            if (Widen(l, es, vec)) {
+                es = vec;
+                break;
+            }
+        }
+    }
     int64_t count = 1, inExtent = l.m_InOffset, outExtent = l.m_OutOffset;
     for (int d = 0; d < l.m_Rank; ++d) {
         count *= l.m_Dims[d];
@@ -170,8 +217,8 @@ cudaError_t LaunchCopy(const CopyLaunch& l, cudaStream_t stream) {
     }
     if (count == 0) return cudaSuccess;
     constexpr int64_t kLimit = int64_t(1) << 31;
-    if (count < kLimit && inExtent < kLimit && outExtent < kLimit) LaunchCopyWith<int32_t>(l, count, stream);
-    else LaunchCopyWith<int64_t>(l, count, stream);
+    if (count < kLimit && inExtent < kLimit && outExtent < kLimit) LaunchCopyWith<int32_t>(l, es, count, stream);
+    else LaunchCopyWith<int64_t>(l, es, count, stream);
     return cudaGetLastError();
 }
 
@@ -203,6 +250,12 @@ cudaError_t LaunchGather(const void* data, const void* indices, void* out, DType
                 inner, numIndices, errorFlag);
             break;
     }
+    return cudaGetLastError();
+}
+
+cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream) {
+    if (count == 0) return cudaSuccess;
+    kernels::FillRandomKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(p, type, count, seed, scale);
     return cudaGetLastError();
 }
 

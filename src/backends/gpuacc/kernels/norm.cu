@@ -129,7 +129,9 @@ cudaError_t LaunchLayerNorm(const void* x, const void* residual, const float* ga
                             void* sumOut, DType type, int64_t rows, int64_t cols, float eps, bool rms,
                             cudaStream_t stream) {
     if (rows == 0 || cols == 0) return cudaSuccess;
-    if (cols <= 1024) {
+    // A warp per row only when there are rows enough to fill the GPU; few long rows (batch 1)
+    // get a block each for more loads in flight per row.
+    if (cols <= 1024 && rows >= 2048) {
         switch (type) {
             case DType::F16: return kernels::LaunchWarp<__half>(x, residual, gamma, beta, y, sumOut, rows, cols, eps, rms, stream);
             case DType::BF16:

@@ -135,7 +135,7 @@ cudaError_t LaunchWarp(const SoftmaxLaunch& l, cudaStream_t stream) {
 
 cudaError_t LaunchSoftmax(const SoftmaxLaunch& l, cudaStream_t stream) {
     if (l.m_Rows == 0 || l.m_Cols == 0) return cudaSuccess;
-    if (l.m_Inner == 1 && l.m_Cols <= 1024) {
+    if (l.m_Inner == 1 && l.m_Cols <= 1024 && (l.m_Rows >= 2048 || l.m_Cols <= 256)) {
         switch (l.m_Type) {
             case DType::F16: return kernels::LaunchWarp<__half>(l, stream);
             case DType::BF16: return kernels::LaunchWarp<__nv_bfloat16>(l, stream);
