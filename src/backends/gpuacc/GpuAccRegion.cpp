@@ -306,15 +306,22 @@ void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& 
     // would count as well). Eager if the capture fails.
     std::vector<cudaEvent_t> events(m_Steps.size() + 1);
     for (cudaEvent_t& e : events) CheckCuda(cudaEventCreate(&e), "creating a timing event");
+    bool capturing = false;
+    auto record = [&](cudaEvent_t e) {
+        // Inside a capture an event must be "external" to be recorded when the graph runs.
+        CheckCuda(capturing ? cudaEventRecordWithFlags(e, base.m_Stream, cudaEventRecordExternal)
+                            : cudaEventRecord(e, base.m_Stream),
+                  "timing");
+    };
     auto enqueue = [&] {
         std::size_t at = 0;
-        CheckCuda(cudaEventRecord(events[0], base.m_Stream), "timing");
+        record(events[0]);
         for (std::size_t i = 0; i < m_Steps.size(); ++i) {
             RunContext c = base;
             c.m_Ptrs = ptrs.data() + at;
             at += m_Steps[i].m_Bufs.size();
             m_Steps[i].m_Run(c);
-            CheckCuda(cudaEventRecord(events[i + 1], base.m_Stream), "timing");
+            record(events[i + 1]);
         }
     };
     cudaGraph_t graph = nullptr;
@@ -322,11 +329,13 @@ void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& 
     bool captured = false;
     if (cudaStreamBeginCapture(base.m_Stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess) {
         bool ok = true;
+        capturing = true;
         try {
             enqueue();
         } catch (const std::exception&) {
             ok = false;
         }
+        capturing = false;
         ok = cudaStreamEndCapture(base.m_Stream, &graph) == cudaSuccess && ok;
         ok = ok && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
         captured = ok && cudaGraphLaunch(exec, base.m_Stream) == cudaSuccess;

@@ -183,6 +183,24 @@ struct DirectConvLaunch {
 };
 cudaError_t LaunchDirectConv(const DirectConvLaunch& launch, cudaStream_t stream);
 
+/// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
+/// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
+/// M x K row-major with leading dimension ldA (K x M when transA), B is K x N (N x K when
+/// transB); C (may be null), D and the result are rows x N dense; bias (may be null) has N.
+struct GemmReferenceLaunch {
+    const void* m_A = nullptr;
+    const void* m_B = nullptr;
+    const void* m_C = nullptr;
+    const void* m_Bias = nullptr;
+    float* m_Out = nullptr;
+    DType m_Type = DType::F32;
+    int64_t m_Rows = 0, m_N = 0, m_K = 0, m_LdA = 0, m_LdB = 0;
+    bool m_TransA = false, m_TransB = false;
+    float m_Alpha = 1.0f, m_Beta = 0.0f;
+    int32_t m_Activation = 0;  ///< 0 none, 1 relu, 2 gelu (erf)
+};
+cudaError_t LaunchGemmReference(const GemmReferenceLaunch& launch, cudaStream_t stream);
+
 /// Fills `count` elements of `type` at p with `value`.
 cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream);
 /// Fills `count` elements of `type` at p with pseudo-random values uniform in [-scale, scale)
