@@ -625,15 +625,15 @@ std::vector<float> ToHostFloats(const void* device, std::size_t count, DType typ
     return out;
 }
 
-/// Runs a cuDNN plan on pseudo-random data and compares its first image with GpuAcc's direct
-/// kernel plus the epilogue the plan fused, computed on the host: the relative L2 error.
+/// Runs a cuDNN plan on pseudo-random data and compares its first and last images with GpuAcc's
+/// direct kernel plus the epilogue the plan fused, computed on the host: the relative L2 error.
 double ConvPlanError(const ConvPlan& plan, const ConvShape& s, DType type, const std::vector<float>& wKcrs,
                      const std::vector<float>& wPacked, const std::vector<float>& bias, cudnnHandle_t handle) {
     cudaStream_t stream = nullptr;
     cudnnGetStream(handle, &stream);
     const std::size_t es = DTypeSize(type);
     const int64_t xCount = s.m_N * s.m_C * s.m_H * s.m_W, yCount = s.m_N * s.m_K * s.m_OH * s.m_OW;
-    const int64_t img = s.m_K * s.m_OH * s.m_OW;
+    const int64_t xImg = s.m_C * s.m_H * s.m_W, img = s.m_K * s.m_OH * s.m_OW;
     const ConvEpilogue& e = plan.Fused();
     DeviceBuffer x(static_cast<std::size_t>(xCount) * es), z(static_cast<std::size_t>(yCount) * es),
         y(static_cast<std::size_t>(yCount) * es), ref(static_cast<std::size_t>(img) * es),
@@ -649,7 +649,6 @@ double ConvPlanError(const ConvPlan& plan, const ConvShape& s, DType type, const
     CheckCuda(LaunchFillRandom(z.Get(), type, yCount, 5678u, 1.0f, stream), "validation data");
     plan.Run(handle, x.Get(), wp.Get(), b.Get(), z.Get(), y.Get(), ws.Get());
     DirectConvLaunch l;
-    l.m_X = x.Get();
     l.m_W = wk.Get();
     l.m_Y = ref.Get();
     l.m_Type = type;
@@ -659,36 +658,45 @@ double ConvPlanError(const ConvPlan& plan, const ConvShape& s, DType type, const
     l.m_PH = static_cast<int32_t>(s.m_PadTop); l.m_PW = static_cast<int32_t>(s.m_PadLeft);
     l.m_DH = static_cast<int32_t>(s.m_DilationH); l.m_DW = static_cast<int32_t>(s.m_DilationW);
     l.m_Groups = static_cast<int32_t>(s.m_Groups);
-    const std::vector<int64_t> xs = s.m_ChannelsLast ? std::vector<int64_t>{s.m_H * s.m_W * s.m_C, 1, s.m_W * s.m_C, s.m_C}
-                                                     : std::vector<int64_t>{s.m_C * s.m_H * s.m_W, s.m_H * s.m_W, s.m_W, 1};
+    const std::vector<int64_t> xs = s.m_ChannelsLast ? std::vector<int64_t>{xImg, 1, s.m_W * s.m_C, s.m_C}
+                                                     : std::vector<int64_t>{xImg, s.m_H * s.m_W, s.m_W, 1};
     const int64_t ys[4] = {img, s.m_OH * s.m_OW, s.m_OW, 1};
     for (int i = 0; i < 4; ++i) {
         l.m_XStrides[i] = xs[static_cast<std::size_t>(i)];
         l.m_YStrides[i] = ys[i];
     }
-    CheckCuda(LaunchDirectConv(l, stream), "validation reference");
-    const std::vector<float> got = ToHostFloats(y.Get(), static_cast<std::size_t>(img), type, stream);
-    const std::vector<float> want = ToHostFloats(ref.Get(), static_cast<std::size_t>(img), type, stream);
-    const std::vector<float> zh = ToHostFloats(z.Get(), static_cast<std::size_t>(img), type, stream);
     double num = 0.0, den = 0.0;
-    for (int64_t k = 0; k < s.m_K; ++k) {
-        for (int64_t p = 0; p < s.m_OH * s.m_OW; ++p) {
-            const std::size_t at = static_cast<std::size_t>(s.m_ChannelsLast ? p * s.m_K + k : k * s.m_OH * s.m_OW + p);
-            double v = want[static_cast<std::size_t>(k * s.m_OH * s.m_OW + p)];
-            if (e.m_Bias) v += bias[static_cast<std::size_t>(k)];
-            if (e.m_Residual) v += zh[at];
-            switch (e.m_Activation) {
-                case Activation::Relu: v = std::max(v, 0.0); break;
-                case Activation::Clip: v = std::min(std::max(v, static_cast<double>(e.m_ClipLow)), static_cast<double>(e.m_ClipHigh)); break;
-                case Activation::Sigmoid: v = 1.0 / (1.0 + std::exp(-v)); break;
-                case Activation::Tanh: v = std::tanh(v); break;
-                case Activation::Swish: v = v / (1.0 + std::exp(-v)); break;
-                default: break;
+    // The first and the last image (an engine that mishandles later images shows there).
+    for (int64_t n : {int64_t(0), s.m_N - 1}) {
+        l.m_X = static_cast<const char*>(x.Get()) + n * xImg * static_cast<int64_t>(es);
+        CheckCuda(LaunchDirectConv(l, stream), "validation reference");
+        const std::vector<float> got = ToHostFloats(static_cast<const char*>(y.Get()) + n * img * static_cast<int64_t>(es),
+                                                    static_cast<std::size_t>(img), type, stream);
+        const std::vector<float> want = ToHostFloats(ref.Get(), static_cast<std::size_t>(img), type, stream);
+        const std::vector<float> zh = ToHostFloats(static_cast<const char*>(z.Get()) + n * img * static_cast<int64_t>(es),
+                                                   static_cast<std::size_t>(img), type, stream);
+        for (int64_t k = 0; k < s.m_K; ++k) {
+            for (int64_t p = 0; p < s.m_OH * s.m_OW; ++p) {
+                const std::size_t at = static_cast<std::size_t>(s.m_ChannelsLast ? p * s.m_K + k : k * s.m_OH * s.m_OW + p);
+                double v = want[static_cast<std::size_t>(k * s.m_OH * s.m_OW + p)];
+                if (e.m_Bias) v += bias[static_cast<std::size_t>(k)];
+                if (e.m_Residual) v += zh[at];
+                switch (e.m_Activation) {
+                    case Activation::Relu: v = std::max(v, 0.0); break;
+                    case Activation::Clip:
+                        v = std::min(std::max(v, static_cast<double>(e.m_ClipLow)), static_cast<double>(e.m_ClipHigh));
+                        break;
+                    case Activation::Sigmoid: v = 1.0 / (1.0 + std::exp(-v)); break;
+                    case Activation::Tanh: v = std::tanh(v); break;
+                    case Activation::Swish: v = v / (1.0 + std::exp(-v)); break;
+                    default: break;
+                }
+                const double d = got[at] - v;
+                num += d * d;
+                den += v * v;
             }
-            const double d = got[at] - v;
-            num += d * d;
-            den += v * v;
         }
+        if (s.m_N == 1) break;
     }
     return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
 }

@@ -105,6 +105,75 @@ __global__ void LayerNormWarpKernel(const T* x, const T* residual, const float* 
     }
 }
 
+/// The same with 16-byte loads and stores: each lane moves 16 / sizeof(T) elements at a time
+/// (rows whose length and addresses are multiples of 16 bytes).
+template <typename T, int Chunks>
+__global__ void LayerNormWarpVecKernel(const T* x, const T* residual, const float* gamma, const float* beta, T* y,
+                                       T* sumOut, int64_t rows, int cols, float eps, bool rms) {
+    constexpr int kVec = 16 / sizeof(T);
+    const int lane = threadIdx.x & 31;
+    const int chunks = cols / kVec;
+    const int64_t warps = (static_cast<int64_t>(gridDim.x) * blockDim.x) >> 5;
+    for (int64_t row = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5; row < rows; row += warps) {
+        const int64_t base = row * cols;
+        float v[Chunks][kVec];
+        float s = 0.0f;
+#pragma unroll
+        for (int i = 0; i < Chunks; ++i) {
+            const int ch = lane + i * 32;
+            if (ch < chunks) {
+                uint4 raw = reinterpret_cast<const uint4*>(x + base)[ch];
+                const T* e = reinterpret_cast<const T*>(&raw);
+                uint4 rraw;
+                const T* re = reinterpret_cast<const T*>(&rraw);
+                if (residual) rraw = reinterpret_cast<const uint4*>(residual + base)[ch];
+                uint4 sraw;
+                T* se = reinterpret_cast<T*>(&sraw);
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) {
+                    float t = ToFloat(e[j]);
+                    if (residual) t += ToFloat(re[j]);
+                    v[i][j] = t;
+                    s += t;
+                    se[j] = FromFloat<T>(t);
+                }
+                if (sumOut) reinterpret_cast<uint4*>(sumOut + base)[ch] = sraw;
+            }
+        }
+        const float mean = rms ? 0.0f : WarpSum(s) / static_cast<float>(cols);
+        float q = 0.0f;
+#pragma unroll
+        for (int i = 0; i < Chunks; ++i) {
+            if (lane + i * 32 < chunks) {
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) {
+                    const float d = v[i][j] - mean;
+                    q += d * d;
+                }
+            }
+        }
+        const float inv = rsqrtf(WarpSum(q) / static_cast<float>(cols) + eps);
+#pragma unroll
+        for (int i = 0; i < Chunks; ++i) {
+            const int ch = lane + i * 32;
+            if (ch < chunks) {
+                uint4 oraw;
+                T* oe = reinterpret_cast<T*>(&oraw);
+#pragma unroll
+                for (int j = 0; j < kVec; ++j) {
+                    const int c = ch * kVec + j;
+                    float o = (v[i][j] - mean) * inv * gamma[c];
+                    if (beta) o += beta[c];
+                    oe[j] = FromFloat<T>(o);
+                }
+                reinterpret_cast<uint4*>(y + base)[ch] = oraw;
+            }
+        }
+    }
+}
+
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
 template <typename T>
 cudaError_t LaunchWarp(const void* x, const void* residual, const float* gamma, const float* beta, void* y, void* sumOut,
                        int64_t rows, int64_t cols, float eps, bool rms, cudaStream_t stream) {
@@ -115,6 +184,16 @@ cudaError_t LaunchWarp(const void* x, const void* residual, const float* gamma, 
     T* yt = static_cast<T*>(y);
     T* st = static_cast<T*>(sumOut);
     const int c = static_cast<int>(cols);
+    constexpr int kVec = 16 / sizeof(T);
+    if (cols % kVec == 0 && Aligned16(x) && (!residual || Aligned16(residual)) && Aligned16(y) &&
+        (!sumOut || Aligned16(sumOut))) {
+        const int64_t chunks = cols / kVec;
+        if (chunks <= 32) LayerNormWarpVecKernel<T, 1><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+        else if (chunks <= 64) LayerNormWarpVecKernel<T, 2><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+        else if (chunks <= 128) LayerNormWarpVecKernel<T, 4><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+        else LayerNormWarpVecKernel<T, 8><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
+        return cudaGetLastError();
+    }
     if (cols <= 128) LayerNormWarpKernel<T, 4><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
     else if (cols <= 256) LayerNormWarpKernel<T, 8><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
     else if (cols <= 512) LayerNormWarpKernel<T, 16><<<blocks, 256, 0, stream>>>(xt, rt, gamma, beta, yt, st, rows, c, eps, rms);
