@@ -66,7 +66,8 @@ std::string Autotune(fe::graph::Graph& g, const ConvShape& s, DType type, const 
 }
 
 std::shared_ptr<fe::graph::Graph> TryBuild(const ConvShape& s, DType type, Precision precision, const ConvEpilogue& e,
-                                           bool autotune, cudnnHandle_t handle, std::string& why, std::string& tuned) {
+                                           bool autotune, bool exact, cudnnHandle_t handle, std::string& why,
+                                           std::string& tuned) {
     auto g = std::make_shared<fe::graph::Graph>();
     g->set_io_data_type(FeType(type))
         .set_intermediate_data_type(fe::DataType_t::FLOAT)
@@ -155,6 +156,11 @@ std::shared_ptr<fe::graph::Graph> TryBuild(const ConvShape& s, DType type, Preci
         // of 0.16 in tf32; 0.002 at batch 1).
         g->deselect_numeric_notes({fe::NumericalNote_t::DOWN_CONVERT_INPUTS});
     }
+    if (exact) {
+        g->deselect_numeric_notes({fe::NumericalNote_t::WINOGRAD, fe::NumericalNote_t::WINOGRAD_TILE_4x4,
+                                   fe::NumericalNote_t::WINOGRAD_TILE_6x6, fe::NumericalNote_t::WINOGRAD_TILE_13x13,
+                                   fe::NumericalNote_t::FFT});
+    }
     if (!check(g->check_support(handle), "check_support")) return nullptr;
     if (!check(g->build_plans(handle), "build_plans")) return nullptr;
     if (autotune) tuned = Autotune(*g, s, type, e, handle);
@@ -178,7 +184,7 @@ struct ConvPlan::Impl {
 ConvPlan::~ConvPlan() = default;
 
 std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Precision precision,
-                                          const ConvEpilogue& wanted, bool autotune, cudnnHandle_t handle,
+                                          const ConvEpilogue& wanted, bool autotune, bool exact, cudnnHandle_t handle,
                                           std::string& why) {
     // From the whole epilogue down to the bare convolution: the first graph cuDNN plans wins.
     std::vector<ConvEpilogue> tries{wanted};
@@ -198,7 +204,7 @@ std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Pr
     std::string dropped;
     for (const ConvEpilogue& t : tries) {
         std::string reason, tuned;
-        auto graph = TryBuild(shape, type, precision, t, autotune, handle, reason, tuned);
+        auto graph = TryBuild(shape, type, precision, t, autotune, exact, handle, reason, tuned);
         if (!graph) {
             dropped += (dropped.empty() ? "" : "; ") + Describe(t) + " rejected (" + reason + ")";
             why = dropped;
@@ -214,7 +220,8 @@ std::unique_ptr<ConvPlan> ConvPlan::Build(const ConvShape& shape, DType type, Pr
             return nullptr;
         }
         plan->m_Workspace = static_cast<std::size_t>(ws);
-        plan->m_Description = Describe(t) + tuned + (dropped.empty() ? "" : " [" + dropped + "]");
+        plan->m_Description = Describe(t) + tuned + (exact ? ", no Winograd/FFT engines" : "") +
+                              (dropped.empty() ? "" : " [" + dropped + "]");
         return plan;
     }
     return nullptr;

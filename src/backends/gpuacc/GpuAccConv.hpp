@@ -47,8 +47,9 @@ public:
     /// With `autotune`, the first few engines cuDNN's heuristics offer are built and timed on
     /// scratch buffers, and the fastest is kept (cuDNN frontend's autotune); otherwise the
     /// heuristics' first choice.
+    /// With `exact`, engines that compute through a transform (Winograd, FFT) are left out.
     static std::unique_ptr<ConvPlan> Build(const ConvShape& shape, DType type, Precision precision,
-                                           const ConvEpilogue& wanted, bool autotune, cudnnHandle_t handle,
+                                           const ConvEpilogue& wanted, bool autotune, bool exact, cudnnHandle_t handle,
                                            std::string& why);
     ~ConvPlan();
     const ConvEpilogue& Fused() const { return m_Fused; }

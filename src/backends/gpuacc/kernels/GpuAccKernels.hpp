@@ -203,8 +203,9 @@ cudaError_t LaunchGemmReference(const GemmReferenceLaunch& launch, cudaStream_t 
 
 /// Fills `count` elements of `type` at p with `value`.
 cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream);
-/// Fills `count` elements of `type` at p with pseudo-random values uniform in [-scale, scale)
-/// (a hash of `seed` and the index: the same every time).
-cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream);
+/// Fills `count` elements of `type` at p with pseudo-random values uniform in
+/// [offset - scale, offset + scale) (a hash of `seed` and the index: the same every time).
+cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream,
+                             float offset = 0.0f);
 
 }  // namespace trellis::gpuacc

@@ -141,7 +141,7 @@ __global__ void FillKernel(void* p, DType type, int64_t count, float value) {
     }
 }
 
-__global__ void FillRandomKernel(void* p, DType type, int64_t count, uint32_t seed, float scale) {
+__global__ void FillRandomKernel(void* p, DType type, int64_t count, uint32_t seed, float scale, float offset) {
     const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
     for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
         uint32_t h = static_cast<uint32_t>(idx) * 0x9E3779B1u ^ seed;
@@ -150,7 +150,7 @@ __global__ void FillRandomKernel(void* p, DType type, int64_t count, uint32_t se
         h ^= h >> 13;
         h *= 0xC2B2AE35u;
         h ^= h >> 16;
-        StoreF(p, idx, type, scale * (static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f));
+        StoreF(p, idx, type, offset + scale * (static_cast<float>(h >> 8) * (2.0f / 16777216.0f) - 1.0f));
     }
 }
 
@@ -253,9 +253,10 @@ cudaError_t LaunchGather(const void* data, const void* indices, void* out, DType
     return cudaGetLastError();
 }
 
-cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream) {
+cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream,
+                             float offset) {
     if (count == 0) return cudaSuccess;
-    kernels::FillRandomKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(p, type, count, seed, scale);
+    kernels::FillRandomKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(p, type, count, seed, scale, offset);
     return cudaGetLastError();
 }
 

@@ -117,8 +117,90 @@ __global__ void SoftmaxWarpKernel(const SoftmaxLaunch l) {
     }
 }
 
+/// Short rows (at most 32 chunks of 16 bytes, attention scores of up to 256 keys in half):
+/// `Lanes` lanes per row (a power of two), each moving one 16-byte chunk, several rows per warp.
+template <typename T, int Lanes>
+__global__ void SoftmaxVecKernel(const SoftmaxLaunch l) {
+    constexpr int kVec = 16 / sizeof(T);
+    const int lane = threadIdx.x & 31;
+    const int sub = lane % Lanes;
+    const int cols = static_cast<int>(l.m_Cols);
+    const int chunks = cols / kVec;
+    const int64_t groups = (static_cast<int64_t>(gridDim.x) * blockDim.x) / Lanes;
+    const T* x = static_cast<const T*>(l.m_X);
+    T* y = static_cast<T*>(l.m_Y);
+    // Every lane runs the loop the same number of times (its group's row may be past the end),
+    // so the shuffles always have all 32 lanes.
+    const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / Lanes;
+    const int64_t warpFirst = first - (lane / Lanes);
+    for (int64_t base = warpFirst; base < l.m_Rows; base += groups) {
+        const int64_t row = base + lane / Lanes;
+        const bool live = row < l.m_Rows && sub < chunks;
+        float v[kVec];
+        float m = -CUDART_INF_F;
+        if (live) {
+            int64_t maskBase = 0;
+            if (l.m_Mask) {
+                int64_t rest = row;
+                for (int d = l.m_MaskRank - 1; d >= 0; --d) {
+                    maskBase += (rest % l.m_MaskDims[d]) * l.m_MaskStrides[d];
+                    rest /= l.m_MaskDims[d];
+                }
+            }
+            const uint4 raw = reinterpret_cast<const uint4*>(x + row * cols)[sub];
+            const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                float t = ToFloat(e[j]) * l.m_Scale;
+                if (l.m_Mask) t += LoadF(l.m_Mask, maskBase + (sub * kVec + j) * l.m_MaskColStride, l.m_MaskType);
+                v[j] = t;
+                m = fmaxf(m, t);
+            }
+        }
+#pragma unroll
+        for (int o = Lanes / 2; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        float s = 0.0f;
+        if (live) {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                v[j] -= m;
+                s += expf(v[j]);
+            }
+        }
+#pragma unroll
+        for (int o = Lanes / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (live) {
+            const float logS = logf(s), inv = 1.0f / s;
+            uint4 out;
+            T* oe = reinterpret_cast<T*>(&out);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) oe[j] = FromFloat<T>(l.m_Log ? v[j] - logS : expf(v[j]) * inv);
+            reinterpret_cast<uint4*>(y + row * cols)[sub] = out;
+        }
+    }
+}
+
 template <typename T>
 cudaError_t LaunchWarp(const SoftmaxLaunch& l, cudaStream_t stream) {
+    constexpr int kVec = 16 / sizeof(T);
+    const int64_t chunks = l.m_Cols / kVec;
+    if (l.m_Cols % kVec == 0 && chunks <= 32 && reinterpret_cast<uintptr_t>(l.m_X) % 16 == 0 &&
+        reinterpret_cast<uintptr_t>(l.m_Y) % 16 == 0) {
+        int lanes = 1;
+        while (lanes < chunks) lanes *= 2;
+        const int64_t rowsPerBlock = 256 / lanes;
+        const int64_t blocks64 = (l.m_Rows + rowsPerBlock - 1) / rowsPerBlock;
+        const unsigned int blocks = static_cast<unsigned int>(blocks64 < 65535 * 16 ? blocks64 : 65535 * 16);
+        switch (lanes) {
+            case 1: SoftmaxVecKernel<T, 1><<<blocks, 256, 0, stream>>>(l); break;
+            case 2: SoftmaxVecKernel<T, 2><<<blocks, 256, 0, stream>>>(l); break;
+            case 4: SoftmaxVecKernel<T, 4><<<blocks, 256, 0, stream>>>(l); break;
+            case 8: SoftmaxVecKernel<T, 8><<<blocks, 256, 0, stream>>>(l); break;
+            case 16: SoftmaxVecKernel<T, 16><<<blocks, 256, 0, stream>>>(l); break;
+            default: SoftmaxVecKernel<T, 32><<<blocks, 256, 0, stream>>>(l); break;
+        }
+        return cudaGetLastError();
+    }
     const int64_t blocks64 = (l.m_Rows + 7) / 8;
     const unsigned int blocks = static_cast<unsigned int>(blocks64 < 65535 * 16 ? blocks64 : 65535 * 16);
     if (l.m_Cols <= 32) SoftmaxWarpKernel<T, 1><<<blocks, 256, 0, stream>>>(l);
