@@ -37,6 +37,12 @@ def make(name):
             for _ in range(2):
                 model(torch.randn(4, *shape))
         model.eval()
+    # torchvision zero-initializes ViT's classifier head, so its output would be all zeros (and a
+    # relative error against it undefined): give the head the default random Linear weights.
+    head = getattr(getattr(model, "heads", None), "head", None)
+    if isinstance(head, torch.nn.Linear):
+        with torch.no_grad():
+            head.reset_parameters()
     return model, shape
 
 
