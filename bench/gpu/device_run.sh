@@ -67,12 +67,12 @@ for s in $stages; do
       run env 60 bash -c "nvidia-smi; $py -c 'import torch, onnx, onnxruntime; print(torch.__version__, torch.cuda.get_device_name(), onnx.__version__, onnxruntime.__version__)'; $bin/trellis backends"
       ;;
     smoke)
-      run smoke 300 "$bin/trellis_unit_tests" --gtest_filter='GpuAcc*'
+      run smoke 300 "$bin/trellis_unit_tests" --gtest_filter='GpuAcc*:*/GpuAccConv.*'
       ;;
     unit)
       # GpuAcc's own tests, and the engine's tests that exercise backends and boundaries.
       run unit 420 "$bin/trellis_unit_tests" \
-        --gtest_filter='GpuAcc*:BackendBoundary*:Substitution*'
+        --gtest_filter='GpuAcc*:*/GpuAccConv.*:BackendBoundary*:Substitution*'
       ;;
     opcases)
       # Every per-op case on every registered backend (GpuAcc included; a declined case is a skip).
