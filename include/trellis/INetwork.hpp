@@ -150,6 +150,11 @@ struct LayerPlacement {
     std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)
     /// For a layer a backend substituted (OptimizeSubgraph), the layers it replaced.
     std::vector<std::string> m_SubstitutedLayers;
+    /// MemCopy layers (the copies at backend boundaries): the memory copied from and into ("host"
+    /// or the backend whose working memory it is) and the bytes every inference copies.
+    std::string m_CopySource;
+    std::string m_CopyDestination;
+    std::size_t m_CopyBytes = 0;
 };
 
 class IOptimizedNetwork;

@@ -161,9 +161,16 @@ public:
     std::size_t GetNumBytes() const { return m_Info.GetNumBytes(); }
     std::size_t GetNumElements() const { return m_Info.GetNumElements(); }
     MemoryType GetMemoryArea() const { return m_Memory; }
+    /// Where the memory is: empty (the default) for host memory, otherwise the working memory of
+    /// that backend - "GpuAcc": a CUDA device pointer the caller owns. A network input given in a
+    /// backend's memory is read there in place (the copy the network would make into that
+    /// backend is skipped); see IRuntime::EnqueueWorkload.
+    const BackendId& GetMemoryBackend() const { return m_MemoryBackend; }
+    void SetMemoryBackend(const BackendId& backend) { m_MemoryBackend = backend; }
 protected:
     TensorInfo m_Info;
     MemoryType m_Memory = nullptr;
+    BackendId m_MemoryBackend;  // last, so the members before it keep their offsets
 };
 
 /// Writable tensor view (outputs).
@@ -176,7 +183,9 @@ public:
 class ConstTensor : public BaseTensor<const void*> {
 public:
     using BaseTensor<const void*>::BaseTensor;
-    ConstTensor(const Tensor& t) : BaseTensor<const void*>(t.GetInfo(), t.GetMemoryArea()) {}  // NOLINT
+    ConstTensor(const Tensor& t) : BaseTensor<const void*>(t.GetInfo(), t.GetMemoryArea()) {  // NOLINT
+        m_MemoryBackend = t.GetMemoryBackend();
+    }
 };
 
 /// Element `index` of `tensor` as a double: floats (Float16 and BFloat16 decoded) and integers by

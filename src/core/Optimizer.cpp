@@ -96,6 +96,13 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
         }
         p.m_Declined = l->m_Declined;
         p.m_SubstitutedLayers = l->m_SubstitutedLayers;
+        if (l->GetType() == LayerType::MemCopy && l->InputLayer(0)) {
+            const BackendId from = GetOutputMemoryOwner(*l->InputLayer(0));
+            const BackendId& to = l->Desc<MemCopyDescriptor>().m_Destination;
+            p.m_CopySource = from.IsEmpty() ? std::string("host") : from.Get();
+            p.m_CopyDestination = to.IsEmpty() ? std::string("host") : to.Get();
+            if (l->Output(0).IsTensorInfoSet()) p.m_CopyBytes = l->Output(0).GetTensorInfo().GetNumBytes();
+        }
         out.push_back(std::move(p));
     }
     return out;
@@ -520,6 +527,19 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
     log.push_back("sub-graphs: " + std::to_string(runs.size()) + " given to backends");
 }
 
+/// The layer support of a backend that is not available (IBackendInternal::IsAvailable): no to
+/// everything, with the backend's reason.
+class UnavailableLayerSupport final : public ILayerSupport {
+public:
+    explicit UnavailableLayerSupport(std::string reason) : m_Reason(std::move(reason)) {}
+    bool IsLayerSupported(const QueueDescriptor&, const WorkloadInfo&, std::string* reason) const override {
+        if (reason) *reason = m_Reason;
+        return false;
+    }
+private:
+    std::string m_Reason;
+};
+
 std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& preferences,
                                                std::vector<std::string>& warnings) {
     std::vector<BackendHandles> backends;
@@ -534,6 +554,14 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
         // A short-lived backend object: only its layer support is kept.
         IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
         if (!backend) throw BackendUnavailableException("backend '" + id.Get() + "': its factory returned null");
+        // A backend whose device is missing declines every layer with its reason (API 1.2).
+        std::string unavailable;
+        if (!BackendRegistryInstance().IsBackendAvailable(id, &unavailable)) {
+            warnings.push_back("backend '" + id.Get() + "' is not available: " + unavailable +
+                               "; its layers go to the next preferred backend");
+            backends.push_back({id, std::make_shared<UnavailableLayerSupport>(id.Get() + " is not available: " + unavailable)});
+            continue;
+        }
         backends.push_back({id, backend->GetLayerSupport()});
         if (!backends.back().m_Support) {
             throw BackendUnavailableException("backend '" + id.Get() + "' returned no layer support object");

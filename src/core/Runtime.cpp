@@ -157,6 +157,16 @@ private:
     std::map<LayerBindingId, TensorInfo> m_OutputInfos;
     std::vector<OutputCopy> m_OutputCopies;
     std::vector<IMemoryManagerSharedPtr> m_MemoryManagers;
+    /// Per input binding: the steps reading it (a MemCopy into a backend's memory can be
+    /// skipped when the caller gives the input in that memory).
+    struct InputReader {
+        unsigned int m_Step;
+        BackendId m_CopyInto;  ///< empty unless the step is a MemCopy
+    };
+    std::map<LayerBindingId, std::vector<InputReader>> m_InputReaders;
+    /// Per output binding written by a step: whether that step is a copy out of a backend's
+    /// memory (its source memory), which can write into the caller's memory of that backend.
+    std::map<LayerBindingId, BackendId> m_OutputCopiedFrom;
     std::size_t m_UnplannedBytes = 0;
     std::mutex m_PoolMutex;
     std::vector<ArenaSet> m_Pool;
@@ -315,6 +325,15 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             --constantReadersLeft[src];
             releaseIfUnread(src);
         }
+        if (l->GetType() == LayerType::MemCopy && m_Tensors[step.m_Outputs[0]].m_Kind == Kind::Output) {
+            m_OutputCopiedFrom[m_Tensors[step.m_Outputs[0]].m_Binding] = l->GetBackendId();
+        }
+        for (unsigned int t : step.m_Inputs) {
+            if (m_Tensors[t].m_Kind != Kind::Input) continue;
+            InputReader r{static_cast<unsigned int>(m_Steps.size()), BackendId()};
+            if (l->GetType() == LayerType::MemCopy) r.m_CopyInto = l->Desc<MemCopyDescriptor>().m_Destination;
+            m_InputReaders[m_Tensors[t].m_Binding].push_back(r);
+        }
         m_Steps.push_back(std::move(step));
     }
 
@@ -459,8 +478,47 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         handles[t].Reset(ref.m_Info, p);
     }
 
+    // Inputs given in a backend's memory: that backend's copies of them are skipped and their
+    // outputs are the caller's memory.
+    std::vector<bool> skip;
+    for (const auto& [id, tensor] : inputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto readers = m_InputReaders.find(id);
+        if (readers == m_InputReaders.end()) continue;
+        skip.resize(m_Steps.size(), false);
+        for (const InputReader& r : readers->second) {
+            const Step& step = m_Steps[r.m_Step];
+            if (r.m_CopyInto != memory) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " is in " + memory.Get() +
+                                               " memory, but layer '" + step.m_Name + "' on " + step.m_Backend.Get() +
+                                               " reads it " +
+                                               (r.m_CopyInto.IsEmpty() ? std::string("as host memory")
+                                                                       : "into " + r.m_CopyInto.Get() + " memory"));
+            }
+            skip[r.m_Step] = true;
+            handles[step.m_Outputs[0]].Reset(m_Tensors[step.m_Outputs[0]].m_Info,
+                                             const_cast<void*>(tensor.GetMemoryArea()));
+        }
+    }
+
+    // Outputs given in a backend's memory: only a copy out of that backend may write them.
+    for (const auto& [id, tensor] : outputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto it = m_OutputCopiedFrom.find(id);
+        if (it == m_OutputCopiedFrom.end() || it->second != memory) {
+            throw InvalidArgumentException("EnqueueWorkload: output " + std::to_string(id) + " is in " + memory.Get() +
+                                           " memory, but the network produces it " +
+                                           (it == m_OutputCopiedFrom.end() ? std::string("in host memory")
+                                                                           : "from " + it->second.Get() + " memory"));
+        }
+    }
+
     std::vector<ITensorHandle*> ins, outs;
-    for (const Step& step : m_Steps) {
+    for (std::size_t s = 0; s < m_Steps.size(); ++s) {
+        const Step& step = m_Steps[s];
+        if (!skip.empty() && skip[s]) continue;
         ins.clear();
         outs.clear();
         for (unsigned int t : step.m_Inputs) ins.push_back(&handles[t]);

@@ -525,7 +525,7 @@ TEST_F(CliTest, InspectListsLayersAndBackend) {
 TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
     const fs::path dir = m_Dir / "dynamic";
     fs::create_directories(dir);
-    for (const char* name : {"Valid", "NullFactory", "MajorNewer"}) {
+    for (const char* name : {"Valid", "Unavailable", "NullFactory", "MajorNewer"}) {
         fs::create_symlink(BuiltTestBackend(name), dir / BuiltTestBackend(name).filename());
     }
     WriteFile(dir / "Test_Text_backend.so", "not a shared object\n");
@@ -540,9 +540,12 @@ TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
              "Backend API version of this engine: " + api + "\n",
              "dynamic backend paths: " + dir.string() + "\n",
              "registered backends:\n",
-             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    capabilities: ",
+             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    available: yes\n"
+                 "    capabilities: ",
              "  TestValid\n    origin: " + canonical("Valid") + "\n    Backend API: file " + api + ", engine " + api +
-                 "\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+                 "\n    available: yes\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+             "  TestUnavailable\n    origin: " + canonical("Unavailable") + "\n    Backend API: file " + api +
+                 ", engine " + api + "\n    available: no: no TestUnavailable device found (test backend)\n",
              "dynamic backend files skipped:\n",
              "  " + (dir / "Test_MajorNewer_backend.so").string() + " (id TestMalformed, Backend API " + newer +
                  ", resolves to " + canonical("MajorNewer") + "): incompatible Backend API version " + newer +
@@ -848,5 +851,29 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     auto [hangExit, hangOut] = runWrapper((m_Dir / "hang.sh").string(), 0, " --timeout 1");
     EXPECT_EQ(hangExit, 1) << hangOut;
     EXPECT_NE(hangOut.find("onnx-test hung"), std::string::npos) << hangOut;
+
+}  // namespace
+
+namespace {
+
+// `trellis inspect` lists the copies between backends with the bytes each copies per inference:
+// the Custom sample backend (device memory of its own) copies both inputs in and the sum out; a
+// backend on host memory copies nothing.
+TEST_F(CliTest, InspectReportsTheBytesCopiedBetweenBackends) {
+    const fs::path model = m_Dir / "add.onnx";
+    WriteFile(model, BinaryModelBytes("Add", onnx::TensorProto::FLOAT, {2, 13}));
+    const CliResult r = Cli({"inspect", model.string(), "--backends", "Custom,CpuRef", "--dynamic-backends-path",
+                             TRELLIS_CUSTOM_BACKEND_DIR});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    for (const char* text : {"copies between backends per inference: 312 bytes in 3 MemCopy layers\n",
+                             "  host -> Custom: 104 bytes  '", "  Custom -> host: 104 bytes  '",
+                             "  total host -> Custom: 208 bytes in 2 copies\n",
+                             "  total Custom -> host: 104 bytes in 1 copy\n"}) {
+        EXPECT_NE(r.m_Out.find(text), std::string::npos) << text << " missing in " << r.m_Out;
+    }
+    const CliResult host = Cli({"inspect", model.string(), "--backends", "CpuRef"});
+    ASSERT_EQ(host.m_Exit, 0) << host.m_Err;
+    EXPECT_NE(host.m_Out.find("copies between backends per inference: none\n"), std::string::npos) << host.m_Out;
+}
 
 }  // namespace

@@ -250,6 +250,49 @@ TEST_F(DynamicBackendTest, OlderMinorApiBackendGetsOnlyTheCallsItKnows) {
     EXPECT_FALSE(BackendRegistryInstance().IsBackendRegistered("TestValid10"));
 }
 
+// A backend whose device is missing (IsAvailable() says no, Backend API 1.3) stays registered,
+// says why, and the optimizer places its layers on the next preferred backend with that reason
+// for every layer; preferred alone, Optimize() fails naming the reason.
+TEST_F(DynamicBackendTest, UnavailableBackendsLayersGoToTheNextBackendWithItsReason) {
+    const fs::path dir = Dir("backends");
+    fs::create_symlink(Built("Unavailable"), dir / "Test_Unavailable_backend.so");
+    IRuntimePtr runtime = RuntimeWithPath(dir.string());
+    ASSERT_TRUE(BackendRegistryInstance().IsBackendRegistered("TestUnavailable"));
+    const std::string want = "no TestUnavailable device found (test backend)";
+    std::string reason;
+    EXPECT_FALSE(BackendRegistryInstance().IsBackendAvailable("TestUnavailable", &reason));
+    EXPECT_EQ(reason, want);
+    EXPECT_TRUE(BackendRegistryInstance().IsBackendAvailable("CpuRef"));
+
+    std::vector<std::string> messages;
+    IOptimizedNetworkPtr optimized = Optimize(*ReluNetwork(true), {"TestUnavailable", "CpuRef"},
+                                              runtime->GetDeviceSpec(), OptimizerOptions(), &messages);
+    unsigned int declined = 0;
+    for (const LayerPlacement& p : optimized->GetLayerPlacements()) {
+        if (p.m_LayerName != "relu" && p.m_LayerName != "sigmoid") continue;
+        EXPECT_EQ(p.m_Backend, BackendId("CpuRef")) << p.m_LayerName;
+        ASSERT_EQ(p.m_Declined.size(), 1u) << p.m_LayerName;
+        EXPECT_EQ(p.m_Declined[0].first, BackendId("TestUnavailable"));
+        EXPECT_EQ(p.m_Declined[0].second, "TestUnavailable is not available: " + want);
+        ++declined;
+    }
+    EXPECT_EQ(declined, 2u);
+    bool warned = false;
+    for (const std::string& m : messages) warned |= m.find("'TestUnavailable' is not available: " + want) != std::string::npos;
+    EXPECT_TRUE(warned);
+    const std::vector<float> out = RunRelu(*runtime, std::move(optimized));
+    for (std::size_t i = 0; i < kReluInput.size(); ++i) {
+        const double relu = kReluInput[i] > 0.0f ? kReluInput[i] : 0.0f;
+        EXPECT_NEAR(out[i], 1.0 / (1.0 + std::exp(-relu)), 1e-6) << i;
+    }
+    try {
+        Optimize(*ReluNetwork(false), {"TestUnavailable"}, runtime->GetDeviceSpec());
+        ADD_FAILURE() << "Optimize() on an unavailable backend alone must fail";
+    } catch (const BackendUnavailableException& e) {
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(DynamicBackendTest, LoadsValidBackendRunsItAndUnloadsIt) {
     const fs::path dir = Dir("backends");
     const fs::path link = dir / "Test_Valid_backend.so";
