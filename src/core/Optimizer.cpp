@@ -554,7 +554,7 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
         // A short-lived backend object: only its layer support is kept.
         IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
         if (!backend) throw BackendUnavailableException("backend '" + id.Get() + "': its factory returned null");
-        // A backend whose device is missing declines every layer with its reason (API 1.2).
+        // A backend whose device is missing declines every layer with its reason (API 1.3).
         std::string unavailable;
         if (!BackendRegistryInstance().IsBackendAvailable(id, &unavailable)) {
             warnings.push_back("backend '" + id.Get() + "' is not available: " + unavailable +

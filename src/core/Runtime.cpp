@@ -835,7 +835,10 @@ public:
             for (const auto& [id, n] : m_Networks) ids.push_back(id);
         }
         for (NetworkId id : ids) UnloadNetwork(id);
-        // Objects created by dynamic backends go before their files are closed.
+        // Objects created by dynamic backends go before their files are closed. A profiling
+        // context goes before the counter sink it was given: a backend's device shared by several
+        // runtimes may report to the context from another thread until the context is gone.
+        for (auto& entry : m_ProfilingContexts) entry.first.reset();
         m_ProfilingContexts.clear();
         m_Contexts.clear();
         m_BackendFactories.clear();
