@@ -164,7 +164,7 @@ std::string CheckSharedObjectFile(const std::string& path) {
 
 namespace {
 
-std::string DlError() {
+[[maybe_unused]] std::string DlError() {
     const char* e = dlerror();
     return e ? e : "unknown error";
 }
