@@ -10,6 +10,10 @@
 
 #include "TestHelpers.hpp"
 
+#include <trellis/backends/ITensorHandle.hpp>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -317,4 +321,130 @@ TEST(Opsets, OtherDomainsAreNotChecked) {
     ml->set_version(99);
     IOnnxParserPtr parser = IOnnxParser::Create();
     EXPECT_NO_THROW(parser->CreateNetworkFromBinary(proto.SerializeAsString(), "."));
+}
+
+// ---- crashes and hangs found by the fuzzers (tests/fuzz/regressions holds their inputs) ----
+
+namespace {
+/// Parses, optimizes and loads `bytes` on CpuRef and runs it once on `inputs`; returns the outputs.
+std::vector<OwnedTensor> RunOnCpuRef(const std::string& bytes, const std::vector<OwnedTensor>& inputs) {
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr network = parser->CreateNetworkFromBinary(bytes, ".");
+    LoadedModel model;
+    model.m_Inputs = parser->GetInputs();
+    model.m_Outputs = parser->GetOutputs();
+    model.m_Runtime = IRuntime::Create({});
+    model.m_Runtime->LoadNetwork(model.m_Id, Optimize(*network, {"CpuRef"}, model.m_Runtime->GetDeviceSpec()));
+    return model.Run(inputs);
+}
+
+OwnedTensor FloatInput(const TensorShape& shape, float first, float step) {
+    OwnedTensor t;
+    t.m_Info = TensorInfo(shape, DataType::Float32);
+    std::vector<float> values(shape.GetNumElements());
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = first + step * static_cast<float>(i % 97);
+    t.m_Data.resize(values.size() * sizeof(float));
+    if (!values.empty()) std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
+    return t;
+}
+}  // namespace
+
+// Found by fuzz_onnx_model: EyeLike of a 0x5 input got a null output pointer (an empty output
+// buffer) and passed it to memset with size 0, which is undefined behaviour (UBSan: "null
+// pointer passed as argument 1"). Fixed where every kernel benefits: a tensor handle of an empty
+// tensor maps to a valid address (ITensorHandle::Map() is never null during Execute).
+TEST(FuzzRegressions, EmptyTensorsMapToAValidAddress) {
+    PassthroughTensorHandle empty(TensorInfo(TensorShape({0, 5}), DataType::Float32), nullptr);
+    EXPECT_NE(empty.Map(), nullptr);
+    PassthroughTensorHandle scalarLike(TensorInfo(TensorShape({1}), DataType::Float32), nullptr);
+    EXPECT_EQ(scalarLike.Map(), nullptr) << "only empty tensors get the stand-in address";
+
+    Model m;
+    m.Input("x", {0, 5}).Output("y");
+    m.Node("EyeLike", {"x"}, {"y"}, "eye");
+    const std::vector<OwnedTensor> outputs = RunOnCpuRef(m.Bytes(), {FloatInput({0, 5}, 0, 0)});
+    ASSERT_EQ(outputs.size(), 1u);
+    EXPECT_EQ(outputs[0].m_Info.GetShape(), TensorShape({0, 5}));
+}
+
+// Found by fuzz_onnx_model (a slow unit, 25 s): MaxPool with kernel_shape [2, 56623103] and
+// SAME_UPPER padding on a 32x32 input. CpuRef built its per-dim tap tables by visiting every tap
+// of every window, 32 x 56623103 of them; it now computes each window's range of taps inside the
+// input (and inside the padded input) directly. Here the kernel is 2^31 - 1 wide (the old tables
+// took 32 x 2^31 steps, minutes); every window spans the whole row.
+TEST(FuzzRegressions, PoolingKernelFarWiderThanItsInputIsCheap) {
+    Model m;
+    m.Input("x", {1, 1, 4, 32}).Output("y");
+    onnx::NodeProto& pool = m.Node("MaxPool", {"x"}, {"y"}, "pool");
+    auto* autoPad = pool.add_attribute();
+    autoPad->set_name("auto_pad");
+    autoPad->set_type(onnx::AttributeProto_AttributeType_STRING);
+    autoPad->set_s("SAME_UPPER");
+    auto* kernel = pool.add_attribute();
+    kernel->set_name("kernel_shape");
+    kernel->set_type(onnx::AttributeProto_AttributeType_INTS);
+    kernel->add_ints(2);
+    kernel->add_ints(2147483647);
+    const OwnedTensor x = FloatInput({1, 1, 4, 32}, -3.0f, 0.37f);
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<OwnedTensor> outputs = RunOnCpuRef(m.Bytes(), {x});
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+    ASSERT_EQ(outputs.size(), 1u);
+    ASSERT_EQ(outputs[0].m_Info.GetShape(), TensorShape({1, 1, 4, 32}));
+    const auto* in = reinterpret_cast<const float*>(x.m_Data.data());
+    const auto* out = reinterpret_cast<const float*>(outputs[0].m_Data.data());
+    for (unsigned int i = 0; i < 4; ++i) {
+        // Rows i and i + 1 (the end padding covers the last), every column.
+        float expected = -1e30f;
+        for (unsigned int r = i; r < std::min(i + 2, 4u); ++r) {
+            for (unsigned int c = 0; c < 32; ++c) expected = std::max(expected, in[r * 32 + c]);
+        }
+        for (unsigned int j = 0; j < 32; ++j) EXPECT_EQ(out[i * 32 + j], expected) << i << "," << j;
+    }
+}
+
+// Found by fuzz_onnx_model (out of memory, 4 GB): a 1-d MaxPool of 220000 inputs, kernel 4232,
+// dilation 10, pads 100 and stride 2. CpuRef stored every tap's input offset for every output
+// (outputs x kernel entries, 3.7 GB for 1 MiB tensors); it now stores one range of taps per
+// output. Checked here on a smaller case against a direct computation.
+TEST(FuzzRegressions, PoolingWithAWideDilatedKernelKeepsSmallTables) {
+    const unsigned int in = 50000, kernel = 1000, dilation = 10, pad = 100, stride = 2;
+    const unsigned int out = (in + 2 * pad - ((kernel - 1) * dilation + 1)) / stride + 1;
+    for (const char* op : {"MaxPool", "AveragePool"}) {
+        Model m;
+        m.Input("x", {1, 1, in}).Output("y");
+        onnx::NodeProto& pool = m.Node(op, {"x"}, {"y"}, "pool");
+        auto ints = [&](const char* name, std::vector<int64_t> values) {
+            auto* a = pool.add_attribute();
+            a->set_name(name);
+            a->set_type(onnx::AttributeProto_AttributeType_INTS);
+            for (int64_t v : values) a->add_ints(v);
+        };
+        ints("kernel_shape", {kernel});
+        ints("pads", {pad, pad});
+        ints("strides", {stride});
+        if (std::string(op) == "MaxPool") ints("dilations", {dilation});
+        const unsigned int d = std::string(op) == "MaxPool" ? dilation : 1;
+        const unsigned int o = (in + 2 * pad - ((kernel - 1) * d + 1)) / stride + 1;
+        const OwnedTensor x = FloatInput({1, 1, in}, -5.0f, 0.11f);
+        const std::vector<OwnedTensor> outputs = RunOnCpuRef(m.Bytes(), {x});
+        ASSERT_EQ(outputs.at(0).m_Info.GetShape(), TensorShape({1, 1, o})) << op;
+        const auto* xs = reinterpret_cast<const float*>(x.m_Data.data());
+        const auto* ys = reinterpret_cast<const float*>(outputs[0].m_Data.data());
+        for (unsigned int i = 0; i < o; i += 97) {
+            float best = -1e30f;
+            double sum = 0;
+            unsigned int count = 0;
+            for (unsigned int j = 0; j < kernel; ++j) {
+                const long long p = static_cast<long long>(i) * stride - pad + static_cast<long long>(j) * d;
+                if (p < 0 || p >= in) continue;
+                best = std::max(best, xs[p]);
+                sum += xs[p];
+                ++count;
+            }
+            const float expected = std::string(op) == "MaxPool" ? best : static_cast<float>(sum / count);
+            EXPECT_NEAR(ys[i], expected, 1e-4) << op << " output " << i;
+        }
+    }
+    EXPECT_GT(out, 20000u);
 }
