@@ -448,3 +448,23 @@ TEST(FuzzRegressions, PoolingWithAWideDilatedKernelKeepsSmallTables) {
     }
     EXPECT_GT(out, 20000u);
 }
+
+// Found by fuzz_onnx_model (UBSan: reference binding to a null pointer, then a write out of
+// bounds): QLinearConv with a per-channel w_scale and weights of rank 1. The importer lined the
+// scale up with rank - 2 trailing ones, which wrapped around to a huge count and then to an
+// empty shape that it indexed. Weights of rank below 3 are now refused by name.
+TEST(FuzzRegressions, QLinearConvWithRank1WeightsIsRefused) {
+    constexpr int kUint8 = onnx::TensorProto_DataType_UINT8;
+    Model m(10);
+    m.Input("x", {1, 1, 7, 7}, kUint8).Input("x_scale", {}).Input("x_zero_point", {}, kUint8);
+    m.Input("w", {1}, kUint8).Input("w_scale", {4}).Input("w_zero_point", {1}, kUint8);
+    m.Input("y_scale", {}).Input("y_zero_point", {}, kUint8).Output("y", kUint8);
+    m.Node("QLinearConv", {"x", "x_scale", "x_zero_point", "w", "w_scale", "w_zero_point", "y_scale", "y_zero_point"},
+           {"y"}, "qconv");
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinary(m.Bytes(), ".");
+        FAIL() << "accepted";
+    } catch (const ParseException& e) {
+        EXPECT_MENTIONS(std::string(e.what()), "node 'qconv' (QLinearConv, opset 10): input 3 (w) has rank 1");
+    }
+}
