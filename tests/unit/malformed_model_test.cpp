@@ -468,3 +468,31 @@ TEST(FuzzRegressions, QLinearConvWithRank1WeightsIsRefused) {
         EXPECT_MENTIONS(std::string(e.what()), "node 'qconv' (QLinearConv, opset 10): input 3 (w) has rank 1");
     }
 }
+
+// Found by fuzz_onnx_model (ASan: global-buffer-overflow, a write): MatMul of [1, 0, 126, 4] by
+// [4, 3]. CpuRef took each batch dim as max(dim of A, dim of B), so a batch dim of 0 against a
+// broadcast 1 became 1 and the kernel wrote a 126 x 3 matrix into the empty output. numpy's rule
+// (a 1 takes the other's dim) gives 0.
+TEST(FuzzRegressions, MatMulWithAnEmptyBatchDimWritesNothing) {
+    for (const bool emptyFirst : {true, false}) {
+        Model m;
+        if (emptyFirst) m.Input("a", {1, 0, 5, 4}).Input("b", {4, 3});
+        else m.Input("a", {5, 4}).Input("b", {2, 0, 4, 3});
+        m.Output("c");
+        m.Node("MatMul", {"a", "b"}, {"c"}, "mm");
+        const TensorShape a = emptyFirst ? TensorShape{1, 0, 5, 4} : TensorShape{5, 4};
+        const TensorShape b = emptyFirst ? TensorShape{4, 3} : TensorShape{2, 0, 4, 3};
+        const std::vector<OwnedTensor> outputs = RunOnCpuRef(m.Bytes(), {FloatInput(a, 1, 1), FloatInput(b, 1, 1)});
+        EXPECT_EQ(outputs.at(0).m_Info.GetShape(), emptyFirst ? TensorShape({1, 0, 5, 3}) : TensorShape({2, 0, 5, 3}));
+    }
+    // A broadcast batch of 1 against 2 still runs both batches.
+    Model m;
+    m.Input("a", {1, 2, 2}).Input("b", {2, 2, 1}).Output("c");
+    m.Node("MatMul", {"a", "b"}, {"c"}, "mm");
+    const std::vector<OwnedTensor> outputs =
+        RunOnCpuRef(m.Bytes(), {FloatInput({1, 2, 2}, 1, 1), FloatInput({2, 2, 1}, 1, 1)});
+    ASSERT_EQ(outputs.at(0).m_Info.GetShape(), TensorShape({2, 2, 1}));
+    const auto* c = reinterpret_cast<const float*>(outputs[0].m_Data.data());
+    // a = [[1, 2], [3, 4]]; b = [[1], [2]], [[3], [4]]
+    EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{5, 11, 11, 25}));
+}
