@@ -352,10 +352,13 @@ OwnedTensor FloatInput(const TensorShape& shape, float first, float step) {
 // Found by fuzz_onnx_model: EyeLike of a 0x5 input got a null output pointer (an empty output
 // buffer) and passed it to memset with size 0, which is undefined behaviour (UBSan: "null
 // pointer passed as argument 1"). Fixed where every kernel benefits: a tensor handle of an empty
-// tensor maps to a valid address (ITensorHandle::Map() is never null during Execute).
+// tensor maps to EmptyTensorAddress() (ITensorHandle::Map() is never null during Execute), an
+// address in an inaccessible page, so a kernel that writes into an empty tensor still crashes.
 TEST(FuzzRegressions, EmptyTensorsMapToAValidAddress) {
     PassthroughTensorHandle empty(TensorInfo(TensorShape({0, 5}), DataType::Float32), nullptr);
     EXPECT_NE(empty.Map(), nullptr);
+    EXPECT_EQ(empty.Map(), EmptyTensorAddress());
+    EXPECT_DEATH(*static_cast<volatile unsigned char*>(EmptyTensorAddress()) = 1, "");
     PassthroughTensorHandle scalarLike(TensorInfo(TensorShape({1}), DataType::Float32), nullptr);
     EXPECT_EQ(scalarLike.Map(), nullptr) << "only empty tensors get the stand-in address";
 
