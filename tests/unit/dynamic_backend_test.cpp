@@ -13,10 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -394,7 +397,18 @@ TEST_F(DynamicBackendTest, TruncatedAndForeignFilesAreRefusedBeforeDlopen) {
     auto write = [&](const std::string& name, const std::string& bytes) {
         std::ofstream(dir / name, std::ios::binary) << bytes;
     };
-    write("Test_Half_backend.so", valid.substr(0, valid.size() / 2));
+    // Cut inside the loadable segments (a build with debug information keeps megabytes of
+    // sections after them, and cutting those off leaves a loadable file).
+    ElfW(Ehdr) eh;
+    std::memcpy(&eh, valid.data(), sizeof(eh));
+    std::size_t segmentsEnd = 0;
+    for (unsigned int i = 0; i < eh.e_phnum; ++i) {
+        ElfW(Phdr) ph;
+        std::memcpy(&ph, valid.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+        if (ph.p_type == PT_LOAD) segmentsEnd = std::max<std::size_t>(segmentsEnd, ph.p_offset + ph.p_filesz);
+    }
+    ASSERT_GT(segmentsEnd, 4096u);
+    write("Test_Half_backend.so", valid.substr(0, segmentsEnd / 2));
     write("Test_Header_backend.so", valid.substr(0, 40));
     write("Test_Empty_backend.so", "");
     std::string bits32 = valid;
