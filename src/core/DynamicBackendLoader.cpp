@@ -91,9 +91,10 @@ std::string CheckSharedObject(const unsigned char* head, std::size_t headSize, s
     Ehdr eh;
     std::memcpy(&eh, head, sizeof(eh));
     if (eh.e_ident[EI_CLASS] != kNativeClass) {
+        const unsigned char cls = eh.e_ident[EI_CLASS];
         return std::string("an ELF file of the other word size (") +
-               (eh.e_ident[EI_CLASS] == ELFCLASS32 ? "32-bit" : eh.e_ident[EI_CLASS] == ELFCLASS64 ? "64-bit" : "invalid") +
-               "); this process is " + (kNativeClass == ELFCLASS64 ? "64-bit" : "32-bit");
+               (cls == ELFCLASS32 ? "32-bit" : cls == ELFCLASS64 ? "64-bit" : "invalid") + "); this process is " +
+               (kNativeClass == ELFCLASS64 ? "64-bit" : "32-bit");
     }
     if (eh.e_ident[EI_DATA] != kNativeData) return "an ELF file of the other byte order";
     if (eh.e_ident[EI_VERSION] != EV_CURRENT || eh.e_version != EV_CURRENT) return "an ELF file of an unknown version";
@@ -155,7 +156,8 @@ std::string CheckSharedObjectFile(const std::string& path) {
         if (tableEnd > head.size() && tableEnd <= size && eh.e_phentsize == sizeof(Phdr)) {
             const std::size_t before = head.size();
             head.resize(static_cast<std::size_t>(tableEnd));
-            file.read(reinterpret_cast<char*>(head.data() + before), static_cast<std::streamsize>(head.size() - before));
+            file.read(reinterpret_cast<char*>(head.data() + before),
+                      static_cast<std::streamsize>(head.size() - before));
             if (!file) return "reading the file failed";
         }
     }

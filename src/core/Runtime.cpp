@@ -297,7 +297,12 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         return "output " + std::to_string(output) + " of " + Describe(*layer) + " (" +
                m_Tensors[static_cast<unsigned int>(tensor)].m_Info.ToString() + ")";
     };
-    std::vector<std::pair<std::size_t, std::string>> largest;  // (bytes, what), a few per domain
+    struct Block {
+        std::size_t m_Bytes;
+        int m_Tensor;  // or -1 for a step's scratch
+        unsigned int m_Step;
+    };
+    std::vector<Block> largest;  // the three largest blocks so far, for the message
     for (unsigned int d = 0; d < m_Domains.size(); ++d) {
         std::vector<MemoryBlock> blocks;
         std::vector<std::pair<int, unsigned int>> owners;  // (tensor index, or -1 for a step's scratch; step)
@@ -320,11 +325,14 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
                                              " of working memory, more than the limit of " + FormatBytes(limit) +
                                              raise);
             }
-            largest.emplace_back(blocks[i].m_Bytes, describeBlock(owners[i].first, owners[i].second));
+            largest.push_back({blocks[i].m_Bytes, owners[i].first, owners[i].second});
+            std::sort(largest.begin(), largest.end(),
+                      [](const Block& a, const Block& b) { return a.m_Bytes > b.m_Bytes; });
+            if (largest.size() > 3) largest.pop_back();
         }
-        std::sort(largest.begin(), largest.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-        if (largest.size() > 3) largest.resize(3);
-        for (const MemoryBlock& b : blocks) m_UnplannedBytes = SaturatingAdd(m_UnplannedBytes, SaturatingAdd(b.m_Bytes, 63) / 64 * 64);
+        for (const MemoryBlock& b : blocks) {
+            m_UnplannedBytes = SaturatingAdd(m_UnplannedBytes, SaturatingAdd(b.m_Bytes, 63) / 64 * 64);
+        }
         m_Domains[d].m_Bytes = blocks.empty() ? 0 : PlanMemory(blocks);
         for (std::size_t i = 0; i < blocks.size(); ++i) {
             if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
@@ -334,7 +342,10 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
 
     if (GetArenaBytes() > limit) {
         std::string biggest;
-        for (const auto& [bytes, what] : largest) biggest += (biggest.empty() ? "" : ", ") + what + ": " + FormatBytes(bytes);
+        for (const Block& b : largest) {
+            biggest += (biggest.empty() ? "" : ", ") + describeBlock(b.m_Tensor, b.m_Step) + ": " +
+                       FormatBytes(b.m_Bytes);
+        }
         throw ResourceLimitException("LoadNetwork: the network needs " + FormatBytes(GetArenaBytes()) +
                                      " of working memory per run (intermediate tensors and scratch, after reuse), "
                                      "more than the limit of " + FormatBytes(limit) + raise + "; the largest blocks: " +

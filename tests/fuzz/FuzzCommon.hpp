@@ -21,9 +21,8 @@ namespace trellis::fuzz {
 inline const std::filesystem::path& ScratchDir() {
     static const std::filesystem::path dir = [] {
         std::error_code ec;
-        const std::filesystem::path base = std::getenv("TMPDIR") == nullptr && std::filesystem::is_directory("/dev/shm", ec)
-                                               ? std::filesystem::path("/dev/shm")
-                                               : std::filesystem::temp_directory_path();
+        const bool shm = std::getenv("TMPDIR") == nullptr && std::filesystem::is_directory("/dev/shm", ec);
+        const std::filesystem::path base = shm ? std::filesystem::path("/dev/shm") : std::filesystem::temp_directory_path();
         std::string pattern = (base / "trellis_fuzz_XXXXXX").string();
         if (!::mkdtemp(pattern.data())) std::abort();
         static const std::string remove = pattern;

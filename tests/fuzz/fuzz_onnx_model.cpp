@@ -8,8 +8,9 @@
 // tensor cap also bounds the time of one run: a layer's work is at most about its output's
 // elements times its largest input's, 16K x 16K = 2.7e8 steps here (seconds under ASan); with a
 // 1 MiB cap a fuzzed MaxPool of 220000 inputs and a kernel of 5940 took 19 s, and worse ones would
-// have hit the time limit without being bugs. Input dims left open by the model are taken as 1. External data is resolved in an empty scratch
-// directory holding one 1 KiB file ("data.bin"), so it can neither find nor read anything else.
+// have hit the time limit without being bugs. Input dims left open by the model are taken as 1.
+// External data is resolved in an empty scratch directory holding one 1 KiB file ("data.bin"),
+// so it can neither find nor read anything else.
 #include "FuzzCommon.hpp"
 
 #include <trellis/OnnxParser.hpp>
