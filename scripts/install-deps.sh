@@ -11,6 +11,7 @@ DEBIAN_PKGS=(
   libomp-14-dev
   libonnx-testdata
   python3-numpy python3-onnx python3-torch python3-torchvision python3-pip
+  clang-14 libclang-rt-14-dev   # the fuzz targets (make fuzz, make fuzz-ci): clang with libFuzzer
 )
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
 NUMPY_VERSION=1.26.4

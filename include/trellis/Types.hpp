@@ -85,8 +85,12 @@ public:
     unsigned int GetNumDimensions() const { return static_cast<unsigned int>(m_Dims.size()); }
     unsigned int operator[](unsigned int i) const;
     unsigned int& operator[](unsigned int i);
-    /// Product of all dimensions (1 for a scalar; 0 when a dim is kUnknownDim).
+    /// Product of all dimensions (1 for a scalar; 0 when a dim is kUnknownDim). Wraps when the
+    /// product does not fit std::size_t (dims are 32-bit, so rank 3 can overflow): code that
+    /// handles shapes from outside (files, models) uses GetNumElementsChecked().
     std::size_t GetNumElements() const;
+    /// GetNumElements(), or std::nullopt when the product overflows std::size_t.
+    std::optional<std::size_t> GetNumElementsChecked() const;
     /// False when some dim is kUnknownDim.
     bool AreAllDimensionsSpecified() const;
     const std::vector<unsigned int>& GetDims() const { return m_Dims; }
@@ -117,6 +121,9 @@ public:
     unsigned int GetNumDimensions() const { return m_Shape.GetNumDimensions(); }
     std::size_t GetNumElements() const { return m_Shape.GetNumElements(); }
     std::size_t GetNumBytes() const { return GetNumElements() * GetDataTypeSize(m_DataType); }
+    /// GetNumBytes(), or std::nullopt when the element count or the byte count overflows
+    /// std::size_t (where GetNumBytes() wraps, e.g. to 0 for Float32 2^31 x 2^31).
+    std::optional<std::size_t> GetNumBytesChecked() const;
 
     bool HasPerAxisQuantization() const { return m_Scales.size() > 1 || m_QuantizationDim.has_value(); }
     float GetQuantizationScale() const { return m_Scales.empty() ? 0.0f : m_Scales[0]; }

@@ -8,11 +8,13 @@
 #include "DynamicBackendLoader.hpp"
 #include "MemoryPlanner.hpp"
 #include "OptimizedNetwork.hpp"
+#include "ResourceLimits.hpp"
 
 #include <trellis/Exceptions.hpp>
 #include <trellis/IRuntime.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -186,7 +188,7 @@ unsigned int LoadedNetwork::DomainOf(const BackendId& owner, const IDeviceSpec& 
 
 std::size_t LoadedNetwork::GetArenaBytes() const {
     std::size_t total = 0;
-    for (const Domain& d : m_Domains) total += d.m_Bytes;
+    for (const Domain& d : m_Domains) total = SaturatingAdd(total, d.m_Bytes);
     return total;
 }
 
@@ -224,6 +226,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
 
     // Tensors: one per output slot, in the working memory of the backend that owns it.
     std::unordered_map<const OutputSlot*, unsigned int> tensorOf;
+    std::vector<std::pair<const Layer*, unsigned int>> producerOf;  // per tensor: (layer, output), for messages
     for (Layer* l : order) {
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             const OutputSlot& slot = l->Output(o);
@@ -253,6 +256,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             }
             tensorOf[&slot] = static_cast<unsigned int>(m_Tensors.size());
             m_Tensors.push_back(t);
+            producerOf.emplace_back(l, o);
         }
         if (l->GetType() == LayerType::Output) {
             const OutputSlot* src = l->Input(0).GetConnectedOutputSlot();
@@ -347,6 +351,23 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         }
         for (unsigned int t : m_Steps[s].m_Inputs) lastStep[t] = std::max(lastStep[t], static_cast<int>(s));
     }
+    // The working-memory limit is checked on the plan, before any arena exists (AcquireArenas
+    // allocates them on the first run): first each block, then the plan's total.
+    const std::size_t limit = ResolveMemoryLimit(net->GetMaxWorkingMemoryBytes());
+    const std::string raise = " (OptimizerOptions::m_MaxWorkingMemoryBytes, trellis --max-working-memory; default: "
+                              "the machine's physical memory)";
+    auto describeBlock = [&](int tensor, unsigned int step) {
+        if (tensor < 0) return "the scratch memory of layer '" + m_Steps[step].m_Name + "'";
+        const auto& [layer, output] = producerOf[static_cast<unsigned int>(tensor)];
+        return "output " + std::to_string(output) + " of " + Describe(*layer) + " (" +
+               m_Tensors[static_cast<unsigned int>(tensor)].m_Info.ToString() + ")";
+    };
+    struct Block {
+        std::size_t m_Bytes;
+        int m_Tensor;  // or -1 for a step's scratch
+        unsigned int m_Step;
+    };
+    std::vector<Block> largest;  // the three largest blocks so far, for the message
     for (unsigned int d = 0; d < m_Domains.size(); ++d) {
         std::vector<MemoryBlock> blocks;
         std::vector<std::pair<int, unsigned int>> owners;  // (tensor index, or -1 for a step's scratch; step)
@@ -362,12 +383,38 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             blocks.push_back({scratch, s, s, 0});
             owners.emplace_back(-1, s);
         }
-        for (const MemoryBlock& b : blocks) m_UnplannedBytes += (b.m_Bytes + 63) / 64 * 64;
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            if (blocks[i].m_Bytes > limit) {
+                throw ResourceLimitException("LoadNetwork: " + describeBlock(owners[i].first, owners[i].second) +
+                                             " needs " + FormatBytes(blocks[i].m_Bytes) +
+                                             " of working memory, more than the limit of " + FormatBytes(limit) +
+                                             raise);
+            }
+            largest.push_back({blocks[i].m_Bytes, owners[i].first, owners[i].second});
+            std::sort(largest.begin(), largest.end(),
+                      [](const Block& a, const Block& b) { return a.m_Bytes > b.m_Bytes; });
+            if (largest.size() > 3) largest.pop_back();
+        }
+        for (const MemoryBlock& b : blocks) {
+            m_UnplannedBytes = SaturatingAdd(m_UnplannedBytes, SaturatingAdd(b.m_Bytes, 63) / 64 * 64);
+        }
         m_Domains[d].m_Bytes = blocks.empty() ? 0 : PlanMemory(blocks);
         for (std::size_t i = 0; i < blocks.size(); ++i) {
             if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
             else m_Steps[owners[i].second].m_ScratchOffset = blocks[i].m_Offset;
         }
+    }
+
+    if (GetArenaBytes() > limit) {
+        std::string biggest;
+        for (const Block& b : largest) {
+            biggest += (biggest.empty() ? "" : ", ") + describeBlock(b.m_Tensor, b.m_Step) + ": " +
+                       FormatBytes(b.m_Bytes);
+        }
+        throw ResourceLimitException("LoadNetwork: the network needs " + FormatBytes(GetArenaBytes()) +
+                                     " of working memory per run (intermediate tensors and scratch, after reuse), "
+                                     "more than the limit of " + FormatBytes(limit) + raise + "; the largest blocks: " +
+                                     biggest);
     }
 
     for (auto& mm : m_MemoryManagers) mm->Acquire();
@@ -687,6 +734,7 @@ private:
         if (dynamic_cast<const LayerValidationException*>(&e)) throw LayerValidationException(msg);
         if (dynamic_cast<const InvalidArgumentException*>(&e)) throw InvalidArgumentException(msg);
         if (dynamic_cast<const MemoryException*>(&e)) throw MemoryException(msg);
+        if (dynamic_cast<const ResourceLimitException*>(&e)) throw ResourceLimitException(msg);
         throw RuntimeException(msg);
     }
 

@@ -221,10 +221,11 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
         {"run", {"--backends", "--input", "--input-dir", "--output-dir", "--shape", "--seed", "--threads",
-                 "--backend-option", "--dynamic-backends-path"}},
+                 "--backend-option", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
         {"bench", {"--backends", "--threads", "--backend-option", "--warmup", "--iterations", "--shape", "--json",
-                   "--seed", "--dynamic-backends-path"}},
-        {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
+                   "--seed", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
+        {"inspect", {"--backends", "--shape", "--dynamic-backends-path", "--max-tensor-bytes",
+                     "--max-working-memory"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
     };
@@ -454,6 +455,47 @@ TEST_F(CliTest, BadModelFilesGiveOneErrorLine) {
     ExpectOneError(Cli({"bench", (m_Dir / "foobar.onnx").string()}), 1, "FooBar");
 
     ExpectOneError(Cli({"inspect", m_Dir.string()}), 1, "directory");
+}
+
+// y = ConstantOfShape([d0, d1]) (Float32), the shape an initializer.
+std::string ConstantOfShapeModelBytes(int64_t d0, int64_t d1) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("fill");
+    onnx::TensorProto* shape = graph->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(2);
+    shape->add_int64_data(d0);
+    shape->add_int64_data(d1);
+    onnx::ValueInfoProto* y = graph->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("ConstantOfShape");
+    node->set_name("fill");
+    node->add_input("shape");
+    node->add_output("y");
+    return model.SerializeAsString();
+}
+
+// The crash (a ConstantOfShape of 2^31 x 2^31 ended in SIGSEGV), and the limit options.
+TEST_F(CliTest, ResourceLimitsRefuseWithOneErrorLine) {
+    WriteFile(m_Dir / "huge.onnx", ConstantOfShapeModelBytes(1ll << 31, 1ll << 31));
+    for (const char* command : {"run", "bench", "inspect"}) {
+        ExpectOneError(Cli({command, (m_Dir / "huge.onnx").string()}), 1, "ConstantOfShape 'fill'");
+    }
+    WriteFile(m_Dir / "fill.onnx", ConstantOfShapeModelBytes(256, 1024));  // 1 MiB
+    ExpectOneError(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "512K"}), 1,
+                   "more than the maximum tensor size of 512.00 KiB (524288 bytes)");
+    EXPECT_EQ(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "1M"}).m_Exit, 0);
+    ExpectOneError(Cli({"run", kMlp, "--backends", "CpuRef", "--max-working-memory", "64"}), 1,
+                   "more than the limit of 64 bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-tensor-bytes", "1X"}), 2, "--max-tensor-bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "-5"}), 2, "--max-working-memory");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "99999999999T"}), 2, "--max-working-memory");
 }
 
 TEST_F(CliTest, BadOptionsAreUsageErrors) {
