@@ -563,9 +563,11 @@ struct ReverseSequenceDescriptor {
     int64_t m_TimeAxis = 0;
 };
 
-/// ONNX MaxUnpool: inputs X, I (Signed64 flat offsets into the output, as MaxPool's Indices)
-/// and optional parameter input 2, the output shape (absorbed into m_OutputShape). Without it
-/// each spatial output dim is (in - 1) * stride + kernel - pads. Empty strides/pads = 1/0.
+/// ONNX MaxUnpool: inputs X, I (Signed64) and optional parameter input 2, the output shape
+/// (absorbed into m_OutputShape). The unpooled shape has each spatial dim (in - 1) * stride +
+/// kernel - pads; I holds flat offsets into it (as MaxPool's Indices into its input). Without
+/// output_shape the output is the unpooled shape; a larger output_shape holds the unpooled tensor
+/// in its leading corner, zeros elsewhere (ONNX's reading). Empty strides/pads = 1/0.
 struct MaxUnpoolDescriptor {
     std::vector<unsigned int> m_KernelShape;
     std::vector<unsigned int> m_Strides;
@@ -594,6 +596,33 @@ struct LrnDescriptor {
 struct MeanVarianceNormalizationDescriptor {
     std::vector<int64_t> m_Axes;
 };
+
+class INetwork;
+
+/// ONNX Loop. Inputs: the trip count (Signed64 scalar) and the condition (Boolean scalar), each
+/// a 0-element placeholder when the model leaves it out; the m_NumCarried initial values of the
+/// loop-carried variables; then the m_NumOuterValues values of the enclosing graph that the body
+/// reads. Outputs: the final loop-carried values, then the m_NumScanOutputs scan outputs (each
+/// iteration's value stacked along a new first axis).
+/// m_Body is the body: a network whose Input binding ids are 0 the iteration number (Signed64
+/// scalar), 1 the condition, 2.. the loop-carried values, then the outer values in input order;
+/// whose Output binding ids are 0 the next condition, 1.. the next loop-carried values, then the
+/// scan values. It is shared and never changed.
+/// Optimize() unrolls the loop, one iteration of the body's layers after another: the trip count
+/// and the condition (the input, then each iteration's condition output) must be known when the
+/// network is optimized (a graph input that decides them is pinned per run, as NonZero's input
+/// is), and at most kMaxLoopIterations iterations are unrolled. m_IterationsUnrolled is the
+/// optimizer's count of iterations unrolled so far (0 in a network as built); the scan values of
+/// those iterations are inputs appended after the outer values.
+struct LoopDescriptor {
+    std::shared_ptr<const INetwork> m_Body;
+    unsigned int m_NumCarried = 0;
+    unsigned int m_NumScanOutputs = 0;
+    unsigned int m_NumOuterValues = 0;
+    unsigned int m_IterationsUnrolled = 0;
+};
+/// The most iterations of one Loop that Optimize() unrolls.
+inline constexpr unsigned int kMaxLoopIterations = 1024;
 
 /// ONNX Compress: the slices of input 0 along m_Axis (the flattened input when unset) whose entry
 /// in input 1 (a 1-D Boolean condition, read when the network is specialized) is true.
@@ -633,7 +662,7 @@ using LayerDescriptor = std::variant<
     MelWeightMatrixDescriptor, TfIdfVectorizerDescriptor,
     EinsumDescriptor, TopKDescriptor, GatherNDDescriptor, ScatterNDDescriptor, ReverseSequenceDescriptor,
     MaxUnpoolDescriptor, InstanceNormalizationDescriptor, LrnDescriptor, MeanVarianceNormalizationDescriptor,
-    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor>;
+    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

@@ -38,6 +38,17 @@ struct DynamicBackendStatus {
     std::string m_Reason;          ///< why it was skipped (empty when loaded)
 };
 
+/// One timed piece of an EnqueueWorkload() call (CreationOptions::ProfilingOptions::m_RecordTimeline).
+struct TimelineEvent {
+    std::string m_Name;      ///< the layer a workload runs, or what its backend reported inside it
+    std::string m_Category;  ///< the layer's op ("Conv", "PreCompiled", ...) or the backend's category
+    BackendId m_Backend;
+    uint64_t m_StartNs = 0;  ///< std::chrono::steady_clock, nanoseconds since its epoch
+    uint64_t m_DurationNs = 0;
+    uint64_t m_Thread = 0;   ///< identifies the calling thread (a hash of its id)
+    std::string m_Parent;    ///< empty for a workload; for a backend's event, the workload's layer
+};
+
 class IRuntime {
 public:
     struct CreationOptions {
@@ -51,6 +62,9 @@ public:
         struct ProfilingOptions {
             /// Create backend profiling contexts and collect their counters.
             bool m_EnableProfiling = false;
+            /// Time every workload of every EnqueueWorkload() (and what backends report inside
+            /// their workloads) into a timeline per network; read it with TakeTimeline().
+            bool m_RecordTimeline = false;
         };
         ProfilingOptions m_ProfilingOptions;
         /// Specializations of a dynamic network kept per network (least recently used goes
@@ -93,6 +107,13 @@ public:
     /// shape and type (throws InvalidArgumentException naming the binding otherwise); a dynamic
     /// network takes inputs of any shape that agrees with the dims it fixes, and its outputs
     /// must have the shapes of that specialization. Output buffers are written in place.
+    /// Device memory: an input whose tensor says it is in a backend's memory
+    /// (Tensor::SetMemoryBackend("GpuAcc"), a device pointer) is read in place by that backend:
+    /// every layer reading it must be that backend's copy-in (MemCopy), which is then skipped
+    /// (throws InvalidArgumentException naming the input and the reader otherwise). The caller
+    /// makes sure the memory is written before the call (e.g. synchronizes its stream). An
+    /// output in a backend's memory is passed to the copy out of that backend as it is (GpuAcc
+    /// copies device to device).
     virtual Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                                    const OutputTensors& outputTensors) = 0;
 
@@ -114,6 +135,9 @@ public:
     /// Counter values reported by backends' profiling contexts ("<backend>/<name>" -> value);
     /// empty unless profiling was enabled.
     virtual std::map<std::string, uint64_t> GetProfilingCounters() const = 0;
+    /// The timeline events of `networkId` recorded since the last call (in recording order),
+    /// which forgets them; empty unless m_RecordTimeline was set. Throws for an unknown network.
+    virtual std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) = 0;
 protected:
     virtual ~IRuntime() = default;
 };

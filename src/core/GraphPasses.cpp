@@ -50,9 +50,12 @@ void SetConstantInput(Layer& layer, unsigned int i, Layer* constant) {
 unsigned int RemoveIdentities(Graph& graph, std::vector<std::string>& log) {
     unsigned int n = 0;
     for (Layer* l : graph.TopologicalOrder()) {
-        if (l->GetType() != LayerType::Identity) continue;
+        // A Cast to the type its input already has (T5's RMSNorm casts float to float) is one too.
+        const bool noOpCast = l->GetType() == LayerType::Cast &&
+                              l->Input(0).GetConnectedOutputSlot()->GetTensorInfo() == l->Output(0).GetTensorInfo();
+        if (l->GetType() != LayerType::Identity && !noOpCast) continue;
         Bypass(*l, *l->Input(0).GetConnectedOutputSlot());
-        log.push_back("removed " + Describe(*l));
+        log.push_back("removed " + Describe(*l) + (noOpCast ? " (a cast to the type it already has)" : ""));
         graph.EraseLayer(l);
         ++n;
     }

@@ -11,7 +11,7 @@
 
 namespace trellis::core {
 
-/// Identity layers are bypassed.
+/// Identity layers, and Casts to the type (and quantization) their input already has, are bypassed.
 unsigned int RemoveIdentities(Graph& graph, std::vector<std::string>& log);
 /// Reshape to the same shape is bypassed; Reshape after Reshape reads the first one's input.
 unsigned int SimplifyReshapes(Graph& graph, std::vector<std::string>& log);

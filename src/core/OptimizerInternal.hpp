@@ -20,6 +20,15 @@ struct BackendHandles {
 /// it and replaces it with Constant layers; returns false (layer left in place) if none does.
 bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& backends, std::vector<std::string>& log);
 
+/// One step of unrolling Loop layer `loop` when phase 3's sweep reaches it (LoopUnrolling.cpp):
+/// validates it and reads its trip count and condition (ParameterNotConstant when either is not a
+/// constant then). While the loop goes on, appends one iteration of the body's layers and feeds
+/// the loop layer from that iteration's outputs; when it is done, replaces the loop layer with its
+/// results (and erases it). Returns the layers to infer next, in topological order: the
+/// iteration's layers followed by `loop` itself, or the layers that stack the scan outputs.
+/// Throws LayerValidationException past kMaxLoopIterations iterations.
+std::vector<Layer*> UnrollLoopStep(Graph& graph, Layer& loop, std::vector<std::string>& log);
+
 /// Tries backends[first..] in order; assigns the first that accepts (recording the reasons of
 /// those that decline). Returns false if none does.
 bool AssignLayer(Layer& layer, const std::vector<BackendHandles>& backends, std::size_t first);

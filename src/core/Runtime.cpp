@@ -8,20 +8,25 @@
 #include "DynamicBackendLoader.hpp"
 #include "MemoryPlanner.hpp"
 #include "OptimizedNetwork.hpp"
+#include "ResourceLimits.hpp"
 
 #include <trellis/Exceptions.hpp>
 #include <trellis/IRuntime.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
-#include <list>
 #include <set>
 #include <shared_mutex>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 
 namespace trellis::core {
 
@@ -53,6 +58,45 @@ using ArenaSet = std::vector<std::unique_ptr<DomainBuffer>>;
 
 }  // namespace
 
+/// A network's recorded timeline (IRuntime::CreationOptions::m_ProfilingOptions.m_RecordTimeline):
+/// events appended by concurrent calls, taken by TakeTimeline().
+class Timeline {
+public:
+    void Add(TimelineEvent e) {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        m_Events.push_back(std::move(e));
+    }
+    std::vector<TimelineEvent> Take() {
+        std::lock_guard<std::mutex> lock(m_Mutex);
+        return std::exchange(m_Events, {});
+    }
+private:
+    std::mutex m_Mutex;
+    std::vector<TimelineEvent> m_Events;
+};
+
+/// What one workload's Execute() reports through WorkloadIo::m_Profiling: events attributed to it.
+class StepProfiling final : public IBackendProfiling {
+public:
+    StepProfiling(Timeline& timeline, const std::string& parent, const BackendId& backend, uint64_t thread)
+        : m_Timeline(timeline), m_Parent(parent), m_Backend(backend), m_Thread(thread) {}
+    uint16_t RegisterCounter(const std::string&, const std::string&) override { return 0; }
+    void ReportCounterValue(uint16_t, uint64_t) override {}
+    void ReportEvent(const ProfilingEvent& e) override {
+        m_Timeline.Add(TimelineEvent{e.m_Name, e.m_Category, m_Backend, e.m_StartNs, e.m_DurationNs, m_Thread, m_Parent});
+    }
+private:
+    Timeline& m_Timeline;
+    const std::string& m_Parent;
+    const BackendId& m_Backend;
+    uint64_t m_Thread;
+};
+
+uint64_t SteadyNowNs() {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 class LoadedNetwork {
 public:
     enum class Kind { Arena, Input, Output, Constant };
@@ -71,6 +115,7 @@ public:
         unsigned int m_ScratchDomain = 0;
         std::size_t m_ScratchOffset = 0;
         std::string m_Name;
+        std::string m_Category;  ///< the layer's op, for timelines
         BackendId m_Backend;
     };
     struct OutputCopy {
@@ -90,7 +135,9 @@ public:
     ~LoadedNetwork();
 
     /// `note` is appended to binding errors (a specialization says which input shapes it is for).
-    void Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note = "");
+    /// Runs the network; with a timeline, every workload's time (and what it reports) is added.
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note = "",
+                 Timeline* timeline = nullptr);
     const TensorInfo& GetInputInfo(LayerBindingId id) const;
     const TensorInfo& GetOutputInfo(LayerBindingId id) const;
     std::size_t GetArenaBytes() const;
@@ -112,6 +159,16 @@ private:
     std::map<LayerBindingId, TensorInfo> m_OutputInfos;
     std::vector<OutputCopy> m_OutputCopies;
     std::vector<IMemoryManagerSharedPtr> m_MemoryManagers;
+    /// Per input binding: the steps reading it (a MemCopy into a backend's memory can be
+    /// skipped when the caller gives the input in that memory).
+    struct InputReader {
+        unsigned int m_Step;
+        BackendId m_CopyInto;  ///< empty unless the step is a MemCopy
+    };
+    std::map<LayerBindingId, std::vector<InputReader>> m_InputReaders;
+    /// Per output binding written by a step: whether that step is a copy out of a backend's
+    /// memory (its source memory), which can write into the caller's memory of that backend.
+    std::map<LayerBindingId, BackendId> m_OutputCopiedFrom;
     std::size_t m_UnplannedBytes = 0;
     std::mutex m_PoolMutex;
     std::vector<ArenaSet> m_Pool;
@@ -131,7 +188,7 @@ unsigned int LoadedNetwork::DomainOf(const BackendId& owner, const IDeviceSpec& 
 
 std::size_t LoadedNetwork::GetArenaBytes() const {
     std::size_t total = 0;
-    for (const Domain& d : m_Domains) total += d.m_Bytes;
+    for (const Domain& d : m_Domains) total = SaturatingAdd(total, d.m_Bytes);
     return total;
 }
 
@@ -169,6 +226,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
 
     // Tensors: one per output slot, in the working memory of the backend that owns it.
     std::unordered_map<const OutputSlot*, unsigned int> tensorOf;
+    std::vector<std::pair<const Layer*, unsigned int>> producerOf;  // per tensor: (layer, output), for messages
     for (Layer* l : order) {
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             const OutputSlot& slot = l->Output(o);
@@ -198,6 +256,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             }
             tensorOf[&slot] = static_cast<unsigned int>(m_Tensors.size());
             m_Tensors.push_back(t);
+            producerOf.emplace_back(l, o);
         }
         if (l->GetType() == LayerType::Output) {
             const OutputSlot* src = l->Input(0).GetConnectedOutputSlot();
@@ -243,6 +302,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         if (!IsComputeLayer(*l)) continue;
         Step step;
         step.m_Name = l->Name();
+        step.m_Category = l->GetType() == LayerType::PreCompiled ? std::string("PreCompiled") : l->OpDetail();
         step.m_Backend = l->GetBackendId();
         step.m_ScratchDomain = DomainOf(l->GetBackendId(), spec);
         const QueueDescriptor q = MakeQueueDescriptor(*l);
@@ -269,6 +329,15 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             --constantReadersLeft[src];
             releaseIfUnread(src);
         }
+        if (l->GetType() == LayerType::MemCopy && m_Tensors[step.m_Outputs[0]].m_Kind == Kind::Output) {
+            m_OutputCopiedFrom[m_Tensors[step.m_Outputs[0]].m_Binding] = l->GetBackendId();
+        }
+        for (unsigned int t : step.m_Inputs) {
+            if (m_Tensors[t].m_Kind != Kind::Input) continue;
+            InputReader r{static_cast<unsigned int>(m_Steps.size()), BackendId()};
+            if (l->GetType() == LayerType::MemCopy) r.m_CopyInto = l->Desc<MemCopyDescriptor>().m_Destination;
+            m_InputReaders[m_Tensors[t].m_Binding].push_back(r);
+        }
         m_Steps.push_back(std::move(step));
     }
 
@@ -282,6 +351,23 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         }
         for (unsigned int t : m_Steps[s].m_Inputs) lastStep[t] = std::max(lastStep[t], static_cast<int>(s));
     }
+    // The working-memory limit is checked on the plan, before any arena exists (AcquireArenas
+    // allocates them on the first run): first each block, then the plan's total.
+    const std::size_t limit = ResolveMemoryLimit(net->GetMaxWorkingMemoryBytes());
+    const std::string raise = " (OptimizerOptions::m_MaxWorkingMemoryBytes, trellis --max-working-memory; default: "
+                              "the machine's physical memory)";
+    auto describeBlock = [&](int tensor, unsigned int step) {
+        if (tensor < 0) return "the scratch memory of layer '" + m_Steps[step].m_Name + "'";
+        const auto& [layer, output] = producerOf[static_cast<unsigned int>(tensor)];
+        return "output " + std::to_string(output) + " of " + Describe(*layer) + " (" +
+               m_Tensors[static_cast<unsigned int>(tensor)].m_Info.ToString() + ")";
+    };
+    struct Block {
+        std::size_t m_Bytes;
+        int m_Tensor;  // or -1 for a step's scratch
+        unsigned int m_Step;
+    };
+    std::vector<Block> largest;  // the three largest blocks so far, for the message
     for (unsigned int d = 0; d < m_Domains.size(); ++d) {
         std::vector<MemoryBlock> blocks;
         std::vector<std::pair<int, unsigned int>> owners;  // (tensor index, or -1 for a step's scratch; step)
@@ -297,12 +383,38 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             blocks.push_back({scratch, s, s, 0});
             owners.emplace_back(-1, s);
         }
-        for (const MemoryBlock& b : blocks) m_UnplannedBytes += (b.m_Bytes + 63) / 64 * 64;
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            if (blocks[i].m_Bytes > limit) {
+                throw ResourceLimitException("LoadNetwork: " + describeBlock(owners[i].first, owners[i].second) +
+                                             " needs " + FormatBytes(blocks[i].m_Bytes) +
+                                             " of working memory, more than the limit of " + FormatBytes(limit) +
+                                             raise);
+            }
+            largest.push_back({blocks[i].m_Bytes, owners[i].first, owners[i].second});
+            std::sort(largest.begin(), largest.end(),
+                      [](const Block& a, const Block& b) { return a.m_Bytes > b.m_Bytes; });
+            if (largest.size() > 3) largest.pop_back();
+        }
+        for (const MemoryBlock& b : blocks) {
+            m_UnplannedBytes = SaturatingAdd(m_UnplannedBytes, SaturatingAdd(b.m_Bytes, 63) / 64 * 64);
+        }
         m_Domains[d].m_Bytes = blocks.empty() ? 0 : PlanMemory(blocks);
         for (std::size_t i = 0; i < blocks.size(); ++i) {
             if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
             else m_Steps[owners[i].second].m_ScratchOffset = blocks[i].m_Offset;
         }
+    }
+
+    if (GetArenaBytes() > limit) {
+        std::string biggest;
+        for (const Block& b : largest) {
+            biggest += (biggest.empty() ? "" : ", ") + describeBlock(b.m_Tensor, b.m_Step) + ": " +
+                       FormatBytes(b.m_Bytes);
+        }
+        throw ResourceLimitException("LoadNetwork: the network needs " + FormatBytes(GetArenaBytes()) +
+                                     " of working memory per run (intermediate tensors and scratch, after reuse), "
+                                     "more than the limit of " + FormatBytes(limit) + raise + "; the largest blocks: " +
+                                     biggest);
     }
 
     for (auto& mm : m_MemoryManagers) mm->Acquire();
@@ -388,7 +500,8 @@ std::map<LayerBindingId, void*> BindTensors(const std::vector<std::pair<LayerBin
 }
 }  // namespace
 
-void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note) {
+void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& outputs, const std::string& note,
+                            Timeline* timeline) {
     const auto inPtrs = BindTensors(inputs, m_InputInfos, "input", note);
     const auto outPtrs = BindTensors(outputs, m_OutputInfos, "output", note);
 
@@ -412,8 +525,47 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         handles[t].Reset(ref.m_Info, p);
     }
 
+    // Inputs given in a backend's memory: that backend's copies of them are skipped and their
+    // outputs are the caller's memory.
+    std::vector<bool> skip;
+    for (const auto& [id, tensor] : inputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto readers = m_InputReaders.find(id);
+        if (readers == m_InputReaders.end()) continue;
+        skip.resize(m_Steps.size(), false);
+        for (const InputReader& r : readers->second) {
+            const Step& step = m_Steps[r.m_Step];
+            if (r.m_CopyInto != memory) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " is in " + memory.Get() +
+                                               " memory, but layer '" + step.m_Name + "' on " + step.m_Backend.Get() +
+                                               " reads it " +
+                                               (r.m_CopyInto.IsEmpty() ? std::string("as host memory")
+                                                                       : "into " + r.m_CopyInto.Get() + " memory"));
+            }
+            skip[r.m_Step] = true;
+            handles[step.m_Outputs[0]].Reset(m_Tensors[step.m_Outputs[0]].m_Info,
+                                             const_cast<void*>(tensor.GetMemoryArea()));
+        }
+    }
+
+    // Outputs given in a backend's memory: only a copy out of that backend may write them.
+    for (const auto& [id, tensor] : outputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto it = m_OutputCopiedFrom.find(id);
+        if (it == m_OutputCopiedFrom.end() || it->second != memory) {
+            throw InvalidArgumentException("EnqueueWorkload: output " + std::to_string(id) + " is in " + memory.Get() +
+                                           " memory, but the network produces it " +
+                                           (it == m_OutputCopiedFrom.end() ? std::string("in host memory")
+                                                                           : "from " + it->second.Get() + " memory"));
+        }
+    }
+
     std::vector<ITensorHandle*> ins, outs;
-    for (const Step& step : m_Steps) {
+    for (std::size_t s = 0; s < m_Steps.size(); ++s) {
+        const Step& step = m_Steps[s];
+        if (!skip.empty() && skip[s]) continue;
         ins.clear();
         outs.clear();
         for (unsigned int t : step.m_Inputs) ins.push_back(&handles[t]);
@@ -423,7 +575,17 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         io.m_Outputs = outs;
         io.m_Scratch = arenas[step.m_ScratchDomain] ? arenas[step.m_ScratchDomain]->Data() + step.m_ScratchOffset : nullptr;
         try {
-            step.m_Workload->Execute(io);
+            if (timeline) {
+                const uint64_t thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+                StepProfiling profiling(*timeline, step.m_Name, step.m_Backend, thread);
+                io.m_Profiling = &profiling;
+                const uint64_t start = SteadyNowNs();
+                step.m_Workload->Execute(io);
+                timeline->Add(TimelineEvent{step.m_Name, step.m_Category, step.m_Backend, start, SteadyNowNs() - start,
+                                            thread, {}});
+            } else {
+                step.m_Workload->Execute(io);
+            }
         } catch (const Exception& e) {
             throw RuntimeException("EnqueueWorkload: layer '" + step.m_Name + "' on " + step.m_Backend.Get() +
                                    " failed: " + e.what());
@@ -532,13 +694,13 @@ public:
         }
     }
 
-    void Execute(const InputTensors& inputs, const OutputTensors& outputs) {
+    void Execute(const InputTensors& inputs, const OutputTensors& outputs, Timeline* timeline) {
         std::shared_ptr<const Specialization> s = Get(inputs);
         InputTensors passed;
         for (const auto& [id, t] : inputs) {
             if (!s->m_Pinned.count(id)) passed.emplace_back(id, t);
         }
-        s->m_Network->Execute(passed, outputs, s->m_Note);
+        s->m_Network->Execute(passed, outputs, s->m_Note, timeline);
     }
 
     IRuntime::SpecializationStats GetStats() const {
@@ -572,6 +734,7 @@ private:
         if (dynamic_cast<const LayerValidationException*>(&e)) throw LayerValidationException(msg);
         if (dynamic_cast<const InvalidArgumentException*>(&e)) throw InvalidArgumentException(msg);
         if (dynamic_cast<const MemoryException*>(&e)) throw MemoryException(msg);
+        if (dynamic_cast<const ResourceLimitException*>(&e)) throw ResourceLimitException(msg);
         throw RuntimeException(msg);
     }
 
@@ -642,6 +805,7 @@ private:
 struct NetworkEntry {
     std::shared_ptr<LoadedNetwork> m_Static;
     std::unique_ptr<DynamicNetwork> m_Dynamic;
+    Timeline m_Timeline;
 };
 
 // ---- the runtime -----------------------------------------------------------------------------
@@ -719,7 +883,10 @@ public:
             for (const auto& [id, n] : m_Networks) ids.push_back(id);
         }
         for (NetworkId id : ids) UnloadNetwork(id);
-        // Objects created by dynamic backends go before their files are closed.
+        // Objects created by dynamic backends go before their files are closed. A profiling
+        // context goes before the counter sink it was given: a backend's device shared by several
+        // runtimes may report to the context from another thread until the context is gone.
+        for (auto& entry : m_ProfilingContexts) entry.first.reset();
         m_ProfilingContexts.clear();
         m_Contexts.clear();
         m_BackendFactories.clear();
@@ -814,8 +981,9 @@ public:
     Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                            const OutputTensors& outputTensors) override {
         auto n = Get(networkId);
-        if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors);
-        else n->m_Static->Execute(inputTensors, outputTensors);
+        Timeline* timeline = m_Options.m_ProfilingOptions.m_RecordTimeline ? &n->m_Timeline : nullptr;
+        if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors, timeline);
+        else n->m_Static->Execute(inputTensors, outputTensors, {}, timeline);
         return Status::Success;
     }
 
@@ -833,6 +1001,7 @@ public:
     std::vector<DynamicBackendStatus> GetDynamicBackendStatus() const override { return m_Dynamic->GetStatus(); }
     std::vector<std::string> GetDynamicBackendWarnings() const override { return m_Dynamic->GetWarnings(); }
     std::vector<std::string> GetBackendOptionWarnings() const override { return m_OptionWarnings; }
+    std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) override { return Get(networkId)->m_Timeline.Take(); }
     std::map<std::string, uint64_t> GetProfilingCounters() const override {
         std::map<std::string, uint64_t> out;
         for (const auto& [ctx, profiling] : m_ProfilingContexts) profiling->Collect(out);

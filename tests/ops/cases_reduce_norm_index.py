@@ -322,20 +322,38 @@ def maxpool_unpool_cases(out):
     yu, idxu = maxpool_indices_ref(xu.astype(F64), (2, 3), (1, 1), (0, 1, 1, 1), 0)
     save_case(out, "maxpool_uint8_indices", "MaxPool", [("X", xu)], [("Y", yu.astype(np.uint8)), ("I", idxu)],
               {"kernel_shape": [2, 3], "pads": [0, 1, 1, 1]}, opset=12)
-    # MaxUnpool of a 2x2/2 pooling: back to [2, 3, 4, 6] by default, [2, 3, 5, 6] with output_shape.
-    y, idx = maxpool_indices_ref(x, (2, 2), (2, 2), (0, 0, 0, 0), 0)
-    full = np.zeros(x.shape, dtype=F32).reshape(-1)
-    full[idx.reshape(-1)] = y.reshape(-1)
-    save_case(out, "maxunpool_output_shape", "MaxUnpool", [("X", y), ("I", idx)], [("Y", full.reshape(x.shape))],
-              {"kernel_shape": [2, 2], "strides": [2, 2]},
-              initializers=[("S", np.array(x.shape, dtype=I64))], input_order=["X", "I", "S"], opset=11)
-    # Without output_shape the default shape is [2, 3, 4, 6]: indices of a [2, 3, 4, 6] pooling.
+    # MaxUnpool of a 2x2/2 pooling of a [2, 3, 4, 6] input: the indices are offsets in that
+    # (unpooled) shape, which is also the default output shape.
     x2 = x[:, :, :4, :]
     y2, idx2 = maxpool_indices_ref(x2, (2, 2), (2, 2), (0, 0, 0, 0), 0)
-    full2 = np.zeros(x2.shape, dtype=F32).reshape(-1)
-    full2[idx2.reshape(-1)] = y2.reshape(-1)
-    save_case(out, "maxunpool_default_shape", "MaxUnpool", [("X", y2), ("I", idx2)], [("Y", full2.reshape(x2.shape))],
-              {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11)
+    save_case(out, "maxunpool_default_shape", "MaxUnpool", [("X", y2), ("I", idx2)],
+              [("Y", maxunpool_ref(y2, idx2, x2.shape))], {"kernel_shape": [2, 2], "strides": [2, 2]}, opset=11)
+    # With output_shape [2, 3, 5, 7] (larger than the unpooled [2, 3, 4, 6]): the same indices,
+    # the unpooled tensor in the leading corner, zeros in the extra row and column.
+    save_case(out, "maxunpool_output_shape", "MaxUnpool", [("X", y2), ("I", idx2)],
+              [("Y", maxunpool_ref(y2, idx2, x2.shape, (2, 3, 5, 7)))], {"kernel_shape": [2, 2], "strides": [2, 2]},
+              initializers=[("S", np.array((2, 3, 5, 7), dtype=I64))], input_order=["X", "I", "S"], opset=11)
+    # Pads and strides 1: unpooled spatial dims (3 - 1) * 1 + 3 - 1 - 0 = 4 and (2 - 1) * 1 + 2 - 0 - 1 = 2.
+    xp = rand(1, 2, 3, 2)
+    idxp = RNG.choice(1 * 2 * 4 * 2, size=xp.size, replace=False).astype(I64).reshape(xp.shape)
+    save_case(out, "maxunpool_pads_output_shape", "MaxUnpool", [("X", xp), ("I", idxp)],
+              [("Y", maxunpool_ref(xp, idxp, (1, 2, 4, 2), (1, 2, 6, 3)))],
+              {"kernel_shape": [3, 2], "pads": [1, 0, 0, 1]},
+              initializers=[("S", np.array((1, 2, 6, 3), dtype=I64))], input_order=["X", "I", "S"], opset=11)
+
+
+def maxunpool_ref(x, idx, unpooled_shape, output_shape=None):
+    """ONNX's MaxUnpool (as its reference implementation, onnx/reference/ops/op_max_unpool.py):
+    each index is a flat offset into the unpooled shape; a larger output_shape holds the unpooled
+    tensor in its leading corner and zeros elsewhere."""
+    unpooled = np.zeros(int(np.prod(unpooled_shape)), dtype=x.dtype)
+    unpooled[idx.reshape(-1)] = x.reshape(-1)
+    unpooled = unpooled.reshape(unpooled_shape)
+    if output_shape is None:
+        return unpooled
+    y = np.zeros(output_shape, dtype=x.dtype)
+    y[tuple(slice(0, n) for n in unpooled_shape)] = unpooled
+    return y
 
 
 def generate(out):

@@ -132,6 +132,17 @@ inline void ModelErrorVsPyTorch(const std::string& base, const std::vector<Backe
     *layerCounts = m.m_LayerCounts;
 }
 
+/// The exported test models with a float32 PyTorch reference (tests/models/export_models.py at
+/// opset 13 and 17, export_transformers.py at opset 14), as "<name>_op<N>" bases in
+/// TRELLIS_TEST_MODELS_DIR.
+inline const std::vector<std::string>& ExportedModels() {
+    static const std::vector<std::string> models = {
+        "tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13", "efficientnet_b0_op13",
+        "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op13", "transformer_op13", "transformer_op17",
+        "lstm_op13", "t5_encoder_op14", "bert_op14", "gpt2_op14", "llama_op14"};
+    return models;
+}
+
 /// A backend and options that make it choose other kernels than its defaults.
 struct BackendVariant {
     BackendId m_Backend;

@@ -126,6 +126,34 @@ std::string SymbolicBatchModelBytes() {
     return bytes;
 }
 
+// x BFLOAT16 [3] -> Cast to FLOAT -> y [3].
+std::string CastBFloat16ModelBytes() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("cast_bfloat16");
+    auto declare = [](onnx::ValueInfoProto* info, const char* name, int type) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(type);
+        tensorType->mutable_shape()->add_dim()->set_dim_value(3);
+    };
+    declare(graph->add_input(), "x", onnx::TensorProto::BFLOAT16);
+    declare(graph->add_output(), "y", onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("Cast");
+    node->add_input("x");
+    node->add_output("y");
+    auto* to = node->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::INT);
+    to->set_i(onnx::TensorProto::FLOAT);
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
 // A valid ONNX model whose only node is an op no one implements.
 std::string UnknownOpModelBytes() {
     return OneNodeModelBytes("FooBar", "foo");
@@ -193,10 +221,11 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
         {"run", {"--backends", "--input", "--input-dir", "--output-dir", "--shape", "--seed", "--threads",
-                 "--backend-option", "--dynamic-backends-path"}},
+                 "--backend-option", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
         {"bench", {"--backends", "--threads", "--backend-option", "--warmup", "--iterations", "--shape", "--json",
-                   "--seed", "--dynamic-backends-path"}},
-        {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
+                   "--seed", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
+        {"inspect", {"--backends", "--shape", "--dynamic-backends-path", "--max-tensor-bytes",
+                     "--max-working-memory"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
         {"codegen", {"-o, --output-dir", "--name", "--target", "--with-main", "--c-api", "--shape"}},
@@ -248,6 +277,23 @@ TEST_F(CliTest, CompareRefusesBadOptionsByName) {
     r = Cli({"compare", kMlp, "--reference", "NoSuchBackend"});
     EXPECT_EQ(r.m_Exit, 2);
     EXPECT_NE(r.m_Err.find("NoSuchBackend"), std::string::npos) << r.m_Err;
+}
+
+TEST_F(CliTest, BenchProfileWritesAChromeTraceAndSummarises) {
+    const fs::path file = fs::temp_directory_path() / ("trellis_cli_profile_" + std::to_string(::getpid()) + ".json");
+    const CliResult r = Cli({"bench", kMlp, "--backends", "CpuRef", "--warmup", "1", "--iterations", "4", "--profile", file.string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("profile: time per run by op and backend (4 runs)"), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("Gemm "), std::string::npos) << r.m_Out;
+    EXPECT_NE(r.m_Out.find("profile: slowest layers and steps, per run"), std::string::npos) << r.m_Out;
+    const std::string trace = ReadFile(file);
+    fs::remove(file);
+    EXPECT_EQ(trace.rfind("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [", 0), 0u) << trace.substr(0, 200);
+    std::size_t events = 0;
+    for (std::size_t at = trace.find("\"ph\": \"X\""); at != std::string::npos; at = trace.find("\"ph\": \"X\"", at + 1)) ++events;
+    EXPECT_EQ(events, 16u);  // 4 layers x 4 timed runs, warm-up left out
+    const CliResult bad = Cli({"bench", kMlp, "--profile", ""});
+    EXPECT_EQ(bad.m_Exit, 2);
 }
 
 TEST_F(CliTest, RunMlpPrintsOutputsLayersAndTime) {
@@ -325,6 +371,25 @@ TEST_F(CliTest, RunRejectsInputOfWrongShapeNamingIt) {
     EXPECT_NE(r.m_Err.find("bad.npy"), std::string::npos) << r.m_Err;
 }
 
+TEST_F(CliTest, RunTakesAUInt16FileAsTheBFloat16ItHolds) {
+    // ONNX's test data stores bfloat16 tensors as UINT16 TensorProtos; 1, -2 and 0.5 in bfloat16.
+    WriteFile(m_Dir / "cast.onnx", CastBFloat16ModelBytes());
+    trellis::OwnedTensor bits;
+    bits.m_Info = trellis::TensorInfo(trellis::TensorShape({3}), trellis::DataType::UInt16);
+    const std::vector<uint16_t> values = {0x3F80, 0xC000, 0x3F00};
+    bits.m_Data.resize(sizeof(uint16_t) * values.size());
+    std::memcpy(bits.m_Data.data(), values.data(), bits.m_Data.size());
+    trellis::SaveTensorProto((m_Dir / "x.pb").string(), bits);
+    const CliResult r = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "x.pb").string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    EXPECT_NE(r.m_Out.find("values: 1 -2 0.5"), std::string::npos) << r.m_Out;
+
+    // Any other mismatch of types is still refused.
+    trellis::SaveTensorProto((m_Dir / "f.pb").string(), FloatTensor("x", {3}, 1.0f));
+    const CliResult bad = Cli({"run", (m_Dir / "cast.onnx").string(), "--input", "x=" + (m_Dir / "f.pb").string()});
+    ExpectOneError(bad, 1, "expected BFloat16 3, got Float32 3");
+}
+
 TEST_F(CliTest, RunSymbolicBatchTakesItsShapeFromTheInputFile) {
     const fs::path model = m_Dir / "symbolic.onnx";
     WriteFile(model, SymbolicBatchModelBytes());
@@ -391,6 +456,47 @@ TEST_F(CliTest, BadModelFilesGiveOneErrorLine) {
     ExpectOneError(Cli({"bench", (m_Dir / "foobar.onnx").string()}), 1, "FooBar");
 
     ExpectOneError(Cli({"inspect", m_Dir.string()}), 1, "directory");
+}
+
+// y = ConstantOfShape([d0, d1]) (Float32), the shape an initializer.
+std::string ConstantOfShapeModelBytes(int64_t d0, int64_t d1) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("fill");
+    onnx::TensorProto* shape = graph->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(2);
+    shape->add_int64_data(d0);
+    shape->add_int64_data(d1);
+    onnx::ValueInfoProto* y = graph->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("ConstantOfShape");
+    node->set_name("fill");
+    node->add_input("shape");
+    node->add_output("y");
+    return model.SerializeAsString();
+}
+
+// The issue's crash (a ConstantOfShape of 2^31 x 2^31 ended in SIGSEGV), and the limit options.
+TEST_F(CliTest, ResourceLimitsRefuseWithOneErrorLine) {
+    WriteFile(m_Dir / "huge.onnx", ConstantOfShapeModelBytes(1ll << 31, 1ll << 31));
+    for (const char* command : {"run", "bench", "inspect"}) {
+        ExpectOneError(Cli({command, (m_Dir / "huge.onnx").string()}), 1, "ConstantOfShape 'fill'");
+    }
+    WriteFile(m_Dir / "fill.onnx", ConstantOfShapeModelBytes(256, 1024));  // 1 MiB
+    ExpectOneError(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "512K"}), 1,
+                   "more than the maximum tensor size of 512.00 KiB (524288 bytes)");
+    EXPECT_EQ(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "1M"}).m_Exit, 0);
+    ExpectOneError(Cli({"run", kMlp, "--backends", "CpuRef", "--max-working-memory", "64"}), 1,
+                   "more than the limit of 64 bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-tensor-bytes", "1X"}), 2, "--max-tensor-bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "-5"}), 2, "--max-working-memory");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "99999999999T"}), 2, "--max-working-memory");
 }
 
 TEST_F(CliTest, BadOptionsAreUsageErrors) {
@@ -462,7 +568,7 @@ TEST_F(CliTest, InspectListsLayersAndBackend) {
 TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
     const fs::path dir = m_Dir / "dynamic";
     fs::create_directories(dir);
-    for (const char* name : {"Valid", "NullFactory", "MajorNewer"}) {
+    for (const char* name : {"Valid", "Unavailable", "NullFactory", "MajorNewer"}) {
         fs::create_symlink(BuiltTestBackend(name), dir / BuiltTestBackend(name).filename());
     }
     WriteFile(dir / "Test_Text_backend.so", "not a shared object\n");
@@ -477,9 +583,12 @@ TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
              "Backend API version of this engine: " + api + "\n",
              "dynamic backend paths: " + dir.string() + "\n",
              "registered backends:\n",
-             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    capabilities: ",
+             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    available: yes\n"
+                 "    capabilities: ",
              "  TestValid\n    origin: " + canonical("Valid") + "\n    Backend API: file " + api + ", engine " + api +
-                 "\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+                 "\n    available: yes\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+             "  TestUnavailable\n    origin: " + canonical("Unavailable") + "\n    Backend API: file " + api +
+                 ", engine " + api + "\n    available: no: no TestUnavailable device found (test backend)\n",
              "dynamic backend files skipped:\n",
              "  " + (dir / "Test_MajorNewer_backend.so").string() + " (id TestMalformed, Backend API " + newer +
                  ", resolves to " + canonical("MajorNewer") + "): incompatible Backend API version " + newer +
@@ -649,7 +758,7 @@ constexpr int kOnnxInt64 = 7;
 const float kNaN = std::nanf("");
 const float kInf = INFINITY;
 
-// Eight cases, one per outcome the command distinguishes.
+// Nine cases, one per outcome the command distinguishes.
 void WriteOnnxTestCases(const fs::path& root) {
     const std::string add = BinaryModelBytes("Add", kOnnxFloat, {3});
     WriteCase(root / "add_nan_inf_pass", BinaryModelBytes("Add", kOnnxFloat, {4}),
@@ -672,6 +781,10 @@ void WriteOnnxTestCases(const fs::path& root) {
     WriteCase(root / "wrong_shape", add, {Floats("x", {1, 2, 3}), Floats("y", {1, 2, 3})},
               {Floats("z", {2, 4, 6, 0}, {2, 2})});
     WriteCase(root / "no_data", add, {}, {});
+    // A named input file whose shape contradicts the model's declared [3]: bad test data (a failure),
+    // not a model the engine refuses.
+    WriteCase(root / "input_contradicts_model", add, {Floats("x", {1, 2}), Floats("y", {1, 2, 3})},
+              {Floats("z", {2, 4, 6})});
 }
 
 TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
@@ -686,19 +799,21 @@ TEST_F(CliTest, OnnxTestReportsEachCaseAndCounts) {
         "add_outside_tolerance: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 0, want 2.00000002e-07 (rtol 1e-3, atol 1e-7)",
         "add_within_tolerance: pass",
+        "input_contradicts_model: fail: test data contradicts the model: model.onnx: input 'x': the given shape 2 "
+        "contradicts dim 0 = 3 fixed by the model [3] (a graph input's value must have the shape the model declares)",
         "no_data: fail: the case has no test_data_set_* folder",
         "sub_by_name_int64: pass",
         "sub_int64_exact_fail: fail: output 'z' (test_data_set_0/output_0.pb) element 2 [2] (1 of 3 differ): "
         "got 27, want 28 (exact match required)",
         "unsupported_op: unsupported: model.onnx: node 'foo' (FooBar, opset 13): operator not supported by Trellis",
         "wrong_shape: fail: output 'z': got Float32 3, want Float32 2x2 (test_data_set_0/output_0.pb)",
-        "3 passed, 4 failed, 1 skipped",
+        "3 passed, 5 failed, 1 skipped",
     };
     EXPECT_EQ(Lines(r.m_Out), expected) << r.m_Out;
 
     const std::string json = ReadFile(summary);
     for (const std::string& part : {
-             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 4, \"skipped\": 1, \"cases\": ["),
+             std::string("{\"backends\": [\"CpuRef\"], \"passed\": 3, \"failed\": 5, \"skipped\": 1, \"cases\": ["),
              "\"dir\": \"" + root.string() + "\", \"case\": \"add_nan_inf_pass\", \"status\": \"pass\", \"reason\": \"\"",
              std::string("\"case\": \"unsupported_op\", \"status\": \"unsupported\", \"reason\": \"model.onnx: node "),
              std::string("\"case\": \"no_data\", \"status\": \"fail\", \"reason\": \"the case has no test_data_set_* folder\""),
@@ -760,7 +875,7 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     };
     auto [okExit, okOut] = runWrapper(TRELLIS_CLI_PATH, 3, "");
     EXPECT_EQ(okExit, 0) << okOut;
-    EXPECT_NE(okOut.find("mini: 3 passed, 4 failed, 1 skipped"), std::string::npos) << okOut;
+    EXPECT_NE(okOut.find("mini: 3 passed, 5 failed, 1 skipped"), std::string::npos) << okOut;
 
     auto [dropExit, dropOut] = runWrapper(TRELLIS_CLI_PATH, 4, "");
     EXPECT_EQ(dropExit, 1) << dropOut;
@@ -858,3 +973,27 @@ TEST_F(CliTest, CodegenRefusesWithOneErrorLine) {
                    "the soft target cannot generate 1 layer: layer 'quant' (QuantizeLinear): QuantizeLinear: the soft "
                    "target has no kernel for this op");
 }
+
+namespace {
+
+// `trellis inspect` lists the copies between backends with the bytes each copies per inference:
+// the Custom sample backend (device memory of its own) copies both inputs in and the sum out; a
+// backend on host memory copies nothing.
+TEST_F(CliTest, InspectReportsTheBytesCopiedBetweenBackends) {
+    const fs::path model = m_Dir / "add.onnx";
+    WriteFile(model, BinaryModelBytes("Add", onnx::TensorProto::FLOAT, {2, 13}));
+    const CliResult r = Cli({"inspect", model.string(), "--backends", "Custom,CpuRef", "--dynamic-backends-path",
+                             TRELLIS_CUSTOM_BACKEND_DIR});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    for (const char* text : {"copies between backends per inference: 312 bytes in 3 MemCopy layers\n",
+                             "  host -> Custom: 104 bytes  '", "  Custom -> host: 104 bytes  '",
+                             "  total host -> Custom: 208 bytes in 2 copies\n",
+                             "  total Custom -> host: 104 bytes in 1 copy\n"}) {
+        EXPECT_NE(r.m_Out.find(text), std::string::npos) << text << " missing in " << r.m_Out;
+    }
+    const CliResult host = Cli({"inspect", model.string(), "--backends", "CpuRef"});
+    ASSERT_EQ(host.m_Exit, 0) << host.m_Err;
+    EXPECT_NE(host.m_Out.find("copies between backends per inference: none\n"), std::string::npos) << host.m_Out;
+}
+
+}  // namespace

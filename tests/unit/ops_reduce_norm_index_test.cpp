@@ -197,7 +197,26 @@ TEST(OpsReduceNormIndex, MaxUnpoolRules) {
         const std::vector<int64_t> idx = {0, 5, 16, 3};
         ExpectRunFails(n, {{TensorInfo({1, 1, 2, 2}, DataType::Float32), x.data()},
                            {TensorInfo({1, 1, 2, 2}, DataType::Signed64), idx.data()}},
-                       "unpool_run", "index 16 (at position 2) is outside the output's [0, 16) elements");
+                       "unpool_run", "index 16 (at position 2) is outside the unpooled tensor's [0, 16) elements");
+    }
+    {
+        // A larger output_shape adds zeros after the unpooled [1, 1, 4, 4]; indices still address
+        // the unpooled tensor, so 16 is out of range although the output has 25 elements.
+        OpNetwork n;
+        n.Layer(LayerType::MaxUnpool, d, "unpool_larger",
+                {&n.Input({1, 1, 2, 2}), &n.Input({1, 1, 2, 2}, DataType::Signed64), &n.ConstInts({1, 1, 5, 5}, {4})});
+        const std::vector<float> x(4, 1.0f);
+        const std::vector<int64_t> idx = {0, 5, 16, 3};
+        ExpectRunFails(n, {{TensorInfo({1, 1, 2, 2}, DataType::Float32), x.data()},
+                           {TensorInfo({1, 1, 2, 2}, DataType::Signed64), idx.data()}},
+                       "unpool_larger", "index 16 (at position 2) is outside the unpooled tensor's [0, 16) elements");
+    }
+    {
+        OpNetwork n;
+        n.Layer(LayerType::MaxUnpool, d, "unpool_smaller",
+                {&n.Input({1, 1, 2, 2}), &n.Input({1, 1, 2, 2}, DataType::Signed64), &n.ConstInts({1, 1, 3, 4}, {4})});
+        ExpectOptimizeRejects(n, "unpool_smaller",
+                              "output_shape [1, 1, 3, 4] is smaller than the unpooled shape [1, 1, 4, 4] in dim 2");
     }
 }
 

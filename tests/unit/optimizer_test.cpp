@@ -75,6 +75,26 @@ TEST(Optimizer, RemovesDeadLayersAndIdentities) {
     EXPECT_EQ(y, (std::vector<float>{0, 2, 0, 4, 0, 6}));
 }
 
+TEST(Optimizer, RemovesCastsToTheTypeTheInputHasKeepsOthers) {
+    Built b;
+    auto* in = b.net->AddInputLayer(0, "x");
+    in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Float32));
+    auto* same = b.net->AddLayer(LayerType::Cast, CastDescriptor{DataType::Float32}, "cast_same");
+    auto* toInt = b.net->AddLayer(LayerType::Cast, CastDescriptor{DataType::Signed32}, "cast_int");
+    auto* back = b.net->AddLayer(LayerType::Cast, CastDescriptor{DataType::Float32}, "cast_back");
+    auto* out = b.net->AddOutputLayer(0);
+    in->GetOutputSlot(0).Connect(same->GetInputSlot(0));
+    same->GetOutputSlot(0).Connect(toInt->GetInputSlot(0));
+    toInt->GetOutputSlot(0).Connect(back->GetInputSlot(0));
+    back->GetOutputSlot(0).Connect(out->GetInputSlot(0));
+    auto opt = Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec());
+    EXPECT_EQ(ComputeTypes(*opt), (std::vector<LayerType>{LayerType::Cast, LayerType::Cast}));
+    EXPECT_TRUE(LogMentions(*opt, "removed Cast 'cast_same' (a cast to the type it already has)"));
+    // The float -> int -> float round trip truncates: it stays.
+    const auto y = RunSingle(*b.runtime, std::move(opt), {-1.5f, 2.5f, -3.25f, 4.75f, 0.5f, 6.0f});
+    EXPECT_EQ(y, (std::vector<float>{-1, 2, -3, 4, 0, 6}));
+}
+
 TEST(Optimizer, FoldsConstantSubgraphs) {
     Built b;
     auto* in = b.net->AddInputLayer(0, "x");

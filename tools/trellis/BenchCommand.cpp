@@ -4,9 +4,12 @@
 #include "Tensors.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <numeric>
+#include <set>
 
 namespace trellis::cli {
 
@@ -35,16 +38,28 @@ std::string BenchHelp() {
            "  --seed N               Seed of the random input data (default: 0).\n"
            "  --json                 Print exactly one JSON object on stdout and nothing\n"
            "                         else (optimizer warnings go to stderr).\n"
+           "  --profile FILE         Record every timed run's per-layer times (and the\n"
+           "                         steps backends report inside fused regions) and\n"
+           "                         write them to FILE as a Chrome trace (JSON, for\n"
+           "                         chrome://tracing or ui.perfetto.dev); print the time\n"
+           "                         per run by op and backend, and the slowest layers.\n"
+           "                         Timing each layer adds a little to the latency.\n"
            "  --dynamic-backends-path DIR\n"
            "                         Load dynamic backends from DIR instead of the built-in\n"
            "                         paths.\n"
+           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
+           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
+           "                         and 0: the machine's physical memory).\n"
+           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
+           "                         working memory (intermediate tensors and scratch;\n"
+           "                         suffixes and default as above).\n"
            "  -h, --help             Show this help.\n"
            "\n"
            "Reports min, median, p90 (nearest rank) and mean latency in ms over the K timed\n"
            "runs, the LoadNetwork time, the peak working memory of one run in bytes and the\n"
            "layers per backend. JSON keys: model, backends, threads, warmup, iterations,\n"
            "min_ms, median_ms, p90_ms, mean_ms, load_ms, peak_working_memory_bytes,\n"
-           "layers_per_backend.\n";
+           "layers_per_backend (and profile_file with --profile).\n";
 }
 
 namespace {
@@ -60,6 +75,7 @@ std::vector<OptionSpec> BenchOptionSpecs() {
     specs.push_back({"iterations", true, false});
     specs.push_back({"seed", true, false});
     specs.push_back({"json", false, false});
+    specs.push_back({"profile", true, false});
     return specs;
 }
 
@@ -69,6 +85,75 @@ struct LatencyStats {
     double m_P90 = 0.0;
     double m_Mean = 0.0;
 };
+
+/// Writes `events` as a Chrome trace (trace event format, complete "X" events; microseconds from
+/// the first event; one track per calling thread; a backend's events nest inside their workload's).
+void WriteChromeTrace(const std::string& path, const std::vector<TimelineEvent>& events) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw RuntimeException("cannot write the profile '" + path + "' (--profile)");
+    uint64_t origin = UINT64_MAX;
+    for (const TimelineEvent& e : events) origin = std::min(origin, e.m_StartNs);
+    std::map<uint64_t, int> tids;
+    std::string text = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        const TimelineEvent& e = events[i];
+        const int tid = tids.emplace(e.m_Thread, static_cast<int>(tids.size())).first->second;
+        char times[96];
+        std::snprintf(times, sizeof(times), "\"ts\": %.3f, \"dur\": %.3f", static_cast<double>(e.m_StartNs - origin) / 1e3,
+                      static_cast<double>(e.m_DurationNs) / 1e3);
+        text += "{\"name\": " + JsonString(e.m_Name) + ", \"cat\": " + JsonString(e.m_Category) + ", \"ph\": \"X\", " + times +
+                ", \"pid\": 1, \"tid\": " + std::to_string(tid) + ", \"args\": {\"backend\": " +
+                JsonString(e.m_Backend.Get()) +
+                (e.m_Parent.empty() ? std::string() : ", \"layer\": " + JsonString(e.m_Parent)) + "}}" +
+                (i + 1 < events.size() ? ",\n" : "\n");
+    }
+    text += "]}\n";
+    const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    if (std::fclose(f) != 0 || !ok) throw RuntimeException("writing the profile '" + path + "' failed (--profile)");
+}
+
+/// Per run: time by (op, backend) over the leaf events (a workload whose backend reported steps
+/// inside it counts as those steps), and the slowest leaves.
+std::string SummariseProfile(const std::vector<TimelineEvent>& events, uint64_t runs) {
+    std::set<std::string> parents;
+    for (const TimelineEvent& e : events) {
+        if (!e.m_Parent.empty()) parents.insert(e.m_Parent);
+    }
+    std::map<std::pair<std::string, std::string>, std::pair<double, uint64_t>> byOp;  // (op, backend) -> (ns, count)
+    std::map<std::pair<std::string, std::string>, double> byLeaf;                    // (name, op) -> ns
+    double total = 0.0;
+    for (const TimelineEvent& e : events) {
+        if (e.m_Parent.empty() && parents.count(e.m_Name)) continue;
+        auto& [ns, count] = byOp[{e.m_Category, e.m_Backend.Get()}];
+        ns += static_cast<double>(e.m_DurationNs);
+        ++count;
+        byLeaf[{e.m_Name, e.m_Category}] += static_cast<double>(e.m_DurationNs);
+        total += static_cast<double>(e.m_DurationNs);
+    }
+    const double perRun = static_cast<double>(runs);
+    std::vector<std::pair<double, std::string>> rows;
+    for (const auto& [key, value] : byOp) {
+        char line[256];
+        std::snprintf(line, sizeof(line), "  %-28s %-8s %10.3f ms %6.1f%% %8.1f\n", key.first.c_str(), key.second.c_str(),
+                      value.first / 1e6 / perRun, total > 0 ? 100.0 * value.first / total : 0.0,
+                      static_cast<double>(value.second) / perRun);
+        rows.emplace_back(value.first, line);
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::string text = "profile: time per run by op and backend (" + std::to_string(runs) + " runs)\n";
+    text += "  op                           backend        time    share    count\n";
+    for (const auto& r : rows) text += r.second;
+    std::vector<std::pair<double, std::string>> leaves;
+    for (const auto& [key, ns] : byLeaf) leaves.emplace_back(ns, key.first + " (" + key.second + ")");
+    std::sort(leaves.rbegin(), leaves.rend());
+    text += "profile: slowest layers and steps, per run\n";
+    for (std::size_t i = 0; i < leaves.size() && i < 10; ++i) {
+        char line[64];
+        std::snprintf(line, sizeof(line), "  %10.3f ms  ", leaves[i].first / 1e6 / perRun);
+        text += line + leaves[i].second + "\n";
+    }
+    return text;
+}
 
 LatencyStats ComputeStats(std::vector<double> samples) {
     std::sort(samples.begin(), samples.end());
@@ -98,6 +183,9 @@ int BenchCommand(const std::vector<std::string>& args) {
     const uint64_t warmup = ParseUnsigned(parsed.Get("warmup").value_or("5"), "warmup", 0, kMaxRuns);
     const uint64_t iterations = ParseUnsigned(parsed.Get("iterations").value_or("50"), "iterations", 1, kMaxRuns);
     const bool json = parsed.Has("json");
+    const std::string profile = parsed.Get("profile").value_or("");
+    if (parsed.Has("profile") && profile.empty()) throw UsageError("option '--profile' expects a file name, got ''");
+    options.m_RecordTimeline = !profile.empty();
 
     PreparedModel model = PrepareModel(options);
     std::ostream& warningStream = json ? std::cerr : std::cout;
@@ -125,7 +213,15 @@ int BenchCommand(const std::vector<std::string>& args) {
         }
         if (i >= warmup) {
             samples.push_back(ms);
+        } else if (i + 1 == warmup && options.m_RecordTimeline) {
+            (void)runtime.TakeTimeline(id);  // the profile holds the timed runs only
         }
+    }
+    std::string profileSummary;
+    if (options.m_RecordTimeline) {
+        const std::vector<TimelineEvent> events = runtime.TakeTimeline(id);
+        WriteChromeTrace(profile, events);
+        profileSummary = SummariseProfile(events, iterations);
     }
     const LatencyStats stats = ComputeStats(samples);
     const std::size_t peakBytes = runtime.GetPeakWorkingMemoryBytes(id);
@@ -144,8 +240,8 @@ int BenchCommand(const std::vector<std::string>& args) {
                   << ", \"iterations\": " << iterations << ", \"min_ms\": " << JsonNumber(stats.m_Min)
                   << ", \"median_ms\": " << JsonNumber(stats.m_Median) << ", \"p90_ms\": " << JsonNumber(stats.m_P90)
                   << ", \"mean_ms\": " << JsonNumber(stats.m_Mean) << ", \"load_ms\": " << JsonNumber(loadMs)
-                  << ", \"peak_working_memory_bytes\": " << peakBytes << ", \"layers_per_backend\": {" << layers
-                  << "}}\n";
+                  << ", \"peak_working_memory_bytes\": " << peakBytes << ", \"layers_per_backend\": {" << layers << "}"
+                  << (profile.empty() ? std::string() : ", \"profile_file\": " + JsonString(profile)) << "}\n";
         return 0;
     }
     std::string backendList;
@@ -163,7 +259,8 @@ int BenchCommand(const std::vector<std::string>& args) {
               << "latency over " << iterations << " runs after " << warmup << " warm-up: min "
               << FormatMs(stats.m_Min) << " ms, median " << FormatMs(stats.m_Median) << " ms, p90 "
               << FormatMs(stats.m_P90) << " ms, mean " << FormatMs(stats.m_Mean) << " ms\n"
-              << "peak working memory: " << peakBytes << " bytes\n";
+              << "peak working memory: " << peakBytes << " bytes\n"
+              << profileSummary << (profile.empty() ? std::string() : "profile written to " + profile + "\n");
     return 0;
 }
 

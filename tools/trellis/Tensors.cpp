@@ -96,6 +96,10 @@ std::string FormatElement(const OwnedTensor& tensor, std::size_t index, int sign
     return std::to_string(static_cast<long long>(value));
 }
 
+void TakeUInt16AsBFloat16(TensorInfo& file, DataType expected) {
+    if (file.GetDataType() == DataType::UInt16 && expected == DataType::BFloat16) file.SetDataType(DataType::BFloat16);
+}
+
 bool IsFloatType(DataType type) {
     return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||
            type == DataType::Float64;
@@ -301,6 +305,7 @@ namespace {
 // Dims the network leaves to the run (kUnknownDim) take the file's size.
 OwnedTensor LoadInputFile(const std::string& inputName, const std::string& path, const TensorInfo& expected) {
     OwnedTensor tensor = LoadTensorFile(path);
+    TakeUInt16AsBFloat16(tensor.m_Info, expected.GetDataType());  // ONNX test data's bfloat16 files
     const TensorInfo& got = tensor.m_Info;
     const TensorShape& want = expected.GetShape();
     bool fits = got.GetDataType() == expected.GetDataType() && got.GetNumDimensions() == want.GetNumDimensions();

@@ -21,6 +21,10 @@ namespace trellis::cli {
 /// Float32/Float16/BFloat16/Float64.
 bool IsFloatType(DataType type);
 
+/// ONNX's test data stores bfloat16 tensors as UINT16 TensorProtos (the same 16 bits): a UInt16
+/// tensor read from a file that feeds (or checks) a BFloat16 tensor is retyped as BFloat16.
+void TakeUInt16AsBFloat16(TensorInfo& file, DataType expected);
+
 /// A tensor of `info` filled with random data: floats uniform in [-1, 1), integer and quantized
 /// types uniform in [0, 10) (stored values), Boolean uniform in {0, 1}.
 OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, std::mt19937& rng);

@@ -16,10 +16,22 @@
 
 namespace trellis {
 
+/// A timed part of one workload execution, reported by the backend (ReportEvent).
+struct ProfilingEvent {
+    std::string m_Name;       ///< what ran: a fused layer, a kernel ("conv1 (swish)")
+    std::string m_Category;   ///< its kind, for summaries ("convolution", "matmul", "reorder")
+    uint64_t m_StartNs = 0;   ///< std::chrono::steady_clock, in nanoseconds since its epoch
+    uint64_t m_DurationNs = 0;
+};
+
 /// What the runtime offers a backend for profiling.
 class IBackendProfiling {
 public:
     virtual ~IBackendProfiling() = default;
+    /// (Backend API 1.2) A timed part of the execution this object was handed for
+    /// (WorkloadIo::m_Profiling: only while the application records a timeline). Report from the
+    /// executing thread, in order; the runtime attributes it to that workload and its backend.
+    virtual void ReportEvent(const ProfilingEvent& event) { (void)event; }
     /// Registers a counter "<backend>/<name>" and returns its id (thread-safe).
     virtual uint16_t RegisterCounter(const std::string& name, const std::string& description) = 0;
     /// Adds `delta` to the counter's value (thread-safe).

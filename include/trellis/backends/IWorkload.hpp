@@ -8,6 +8,7 @@
 #pragma once
 
 #include <trellis/Descriptors.hpp>
+#include <trellis/backends/IBackendProfiling.hpp>
 #include <trellis/backends/ITensorHandle.hpp>
 
 #include <cstddef>
@@ -42,6 +43,11 @@ struct WorkloadIo {
     std::span<ITensorHandle* const> m_Inputs;
     std::span<ITensorHandle* const> m_Outputs;
     void* m_Scratch = nullptr;  ///< GetScratchBytes() bytes, 64-byte aligned, uninitialized
+    /// (Backend API 1.2) Non-null while the application records a timeline
+    /// (IRuntime::CreationOptions::m_ProfilingOptions.m_RecordTimeline): the runtime times the whole
+    /// Execute() itself; a workload that runs several steps (a fused region) may report each with
+    /// ReportEvent() so the timeline shows what is inside it. Valid for this call only.
+    IBackendProfiling* m_Profiling = nullptr;
 };
 
 class IWorkload {

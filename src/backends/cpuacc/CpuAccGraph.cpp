@@ -31,6 +31,12 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Reduce: return "Reduce";
         case NodeKind::Split: return "Split";
         case NodeKind::Slice: return "Slice";
+        case NodeKind::Recurrent: return "Recurrent";
+        case NodeKind::BatchNorm: return "BatchNorm";
+        case NodeKind::Pad: return "Pad";
+        case NodeKind::Resize: return "Resize";
+        case NodeKind::Expand: return "Expand";
+        case NodeKind::RmsNorm: return "RmsNorm";
     }
     return "?";
 }
@@ -213,6 +219,7 @@ std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descri
     }
     FinishNode(*graph, node);
     graph->m_Nodes.push_back(std::move(node));
+    FuseRegion(*graph);  // one node: only its own rewrites (x op scalar, c - x, c / x) apply
     return graph;
 }
 

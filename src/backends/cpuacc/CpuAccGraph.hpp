@@ -32,6 +32,12 @@ enum class NodeKind {
     Reduce,
     Split,
     Slice,
+    Recurrent,  ///< LSTM/GRU/RNN (oneDNN's RNN primitives); inputs as RecurrentDescriptor says
+    BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
+    Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
+    Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
+    Expand,     ///< numpy broadcast to the output shape (shape input folded)
+    RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor
 };
 const char* GetNodeKindName(NodeKind kind);
 

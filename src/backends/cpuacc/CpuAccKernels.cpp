@@ -1,6 +1,8 @@
 // CpuAcc's own kernels (see CpuAccKernels.hpp). Why own code here:
 // - erf: oneDNN 2.6 has erf only inside its GELU (eltwise_gelu_erf), which CpuAccFusion.cpp uses
 //   whenever the Erf is part of a GELU; XNNPACK has no erf at all. A lone Erf runs here.
+// - RMS normalization: oneDNN 2.6's layer normalization always subtracts the mean (its RMS mode
+//   came in 3.x); written as plain loops the compiler vectorizes for each ISA (omp simd).
 // - swish: oneDNN has it, but computes the sigmoid with a vector division per element, which
 //   bounds a convolution whose output it follows; this one uses a reciprocal estimate and a
 //   Newton step instead (measured in docs/performance.md).
@@ -171,6 +173,52 @@ __attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out,
 }
 
 }  // namespace
+
+namespace {
+
+// One body, compiled for each ISA through the target attribute of its callers.
+__attribute__((always_inline)) inline void RmsNormRows(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                       std::size_t inner, float eps) {
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * inner > 16384)
+    for (long long r = 0; r < static_cast<long long>(rows); ++r) {
+        const float* x = in + static_cast<std::size_t>(r) * inner;
+        float* y = out + static_cast<std::size_t>(r) * inner;
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (std::size_t i = 0; i < inner; ++i) sum += x[i] * x[i];
+        const float scale = 1.0f / std::sqrt(sum / static_cast<float>(inner) + eps);
+        if (gamma) {
+#pragma omp simd
+            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale * gamma[i];
+        } else {
+#pragma omp simd
+            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale;
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) void RmsNormAvx512(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                      std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+__attribute__((target("avx2,fma"))) void RmsNormAvx2(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                     std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+void RmsNormScalar(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+
+}  // namespace
+
+void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
+             KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: RmsNormAvx512(in, gamma, out, rows, inner, eps); return;
+        case KernelIsa::Avx2: RmsNormAvx2(in, gamma, out, rows, inner, eps); return;
+        case KernelIsa::Scalar: RmsNormScalar(in, gamma, out, rows, inner, eps); return;
+    }
+}
 
 KernelIsa CpuKernelIsa() {
     static const KernelIsa best = [] {

@@ -34,4 +34,12 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// 0; +inf gives +inf, NaN stays NaN.
 void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 
+/// RMS normalization of `rows` rows of `inner` floats: y = x / sqrt(mean(x^2) + eps) * gamma
+/// (gamma: `inner` floats, or nullptr for none), as T5 and LLaMA compute it (exported as Pow,
+/// ReduceMean, Add, Sqrt, Div/Reciprocal, Mul, Mul; ONNX 23's RMSNormalization). Float32 sums over
+/// the vector lanes (as PyTorch's float32 computation does); `isa` as for Erf. Rows are spread over
+/// the calling thread's OpenMP team.
+void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
+             KernelIsa isa);
+
 }  // namespace trellis::cpuacc

@@ -13,6 +13,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -40,6 +41,31 @@ Dims DimsOf(const TensorShape& s) {
     Dims d;
     for (unsigned int x : s.GetDims()) d.push_back(static_cast<memory::dim>(x));
     return d;
+}
+
+const char* PrimitiveKindName(dnnl::primitive::kind kind) {
+    using K = dnnl::primitive::kind;
+    switch (kind) {
+        case K::reorder: return "reorder";
+        case K::concat: return "concat";
+        case K::sum: return "sum";
+        case K::convolution: return "convolution";
+        case K::deconvolution: return "deconvolution";
+        case K::eltwise: return "eltwise";
+        case K::softmax:
+        case K::softmax_v2: return "softmax";
+        case K::pooling:
+        case K::pooling_v2: return "pooling";
+        case K::layer_normalization: return "layer_normalization";
+        case K::batch_normalization: return "batch_normalization";
+        case K::inner_product: return "inner_product";
+        case K::rnn: return "rnn";
+        case K::binary: return "binary";
+        case K::matmul: return "matmul";
+        case K::resampling: return "resampling";
+        case K::reduction: return "reduction";
+        default: return "other";
+    }
 }
 
 Dims StridesOf(const Dims& dims) {
@@ -221,6 +247,7 @@ private:
     };
     struct Step {
         std::string m_Name;
+        std::string m_Category;  ///< oneDNN's primitive kind ("convolution") or "own kernel", for timelines
         dnnl::primitive m_Primitive;
         std::vector<std::pair<int, int>> m_Args;  ///< (DNNL_ARG_*, mem)
         std::function<void(const std::vector<void*>&)> m_Kernel;  ///< own kernel instead of a primitive
@@ -282,6 +309,12 @@ private:
     void CompileTranspose(const Node& n);
     void CompileReduce(const Node& n);
     void CompileSplitSlice(const Node& n);
+    void CompileRecurrent(const Node& n);
+    void CompileBatchNorm(const Node& n);
+    void CompilePad(const Node& n);
+    void CompileResize(const Node& n);
+    void CompileExpand(const Node& n);
+    void CompileRmsNorm(const Node& n);
     void CompileOutputs();
     void PlanMemory();
 
@@ -404,6 +437,7 @@ void CompiledRegion::AddPrimitive(const std::string& name, const dnnl::primitive
                                   std::vector<std::pair<int, int>> args) {
     Step step;
     step.m_Name = name;
+    step.m_Category = PrimitiveKindName(pd.get_kind());
     step.m_Primitive = p;
     step.m_Args = std::move(args);
     const memory::desc sp = pd.scratchpad_desc();
@@ -480,6 +514,46 @@ void CompiledRegion::PlanInPlaceConcats() {
         if (!ok) continue;
         for (int v : n.m_Inputs) m_ConcatOf[v] = c;
         m_ConcatTargets[c].m_Md = memory::desc(outDims, memory::data_type::f32, *BlockedTag(outDims.size()));
+    }
+}
+
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) {
+    const char* impl = pd.impl_info_str();
+    return impl && std::string(impl).rfind("ref", 0) == 0;
+}
+
+bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
+                         const TensorShape& output, bool bias, std::string* implementation) {
+    const Dims src = DimsOf(input), ws = DimsOf(weights), dst = DimsOf(output);
+    const std::size_t spatial = ws.size() - 2;
+    const memory::dim groups = d.m_Groups;
+    Dims wdims = groups > 1 ? Dims{groups, ws[0] / groups, ws[1]} : Dims{ws[0], ws[1]};
+    wdims.insert(wdims.end(), ws.begin() + 2, ws.end());
+    Dims strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim st = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+        const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+        const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+        strides.push_back(st);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        padR.push_back((dst[2 + i] - 1) * st + (ws[2 + i] - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    const auto f32 = memory::data_type::f32;
+    try {
+        const dnnl::convolution_forward::desc cd =
+            bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), PlainMd({ws[0]}), AnyMd(dst, f32),
+                                                   strides, dil, padL, padR)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), AnyMd(dst, f32), strides, dil, padL,
+                                                   padR);
+        const dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+        if (implementation) *implementation = pd.impl_info_str();
+        return !IsReferenceImplementation(pd);
+    } catch (const dnnl::error& e) {
+        if (implementation) *implementation = std::string("none (") + e.what() + ")";
+        return false;
     }
 }
 
@@ -606,17 +680,20 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         const bool winograd = m_Options.m_Winograd && srcWant == blockedSrc && OneDnnHasWinograd() &&
                               IsWinogradShape(d, w.GetShape(), m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetShape(),
                                               m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetShape());
+        // Each attempt counts only when oneDNN has a real kernel for it: its reference
+        // implementation (grouped convolutions with few channels per group in a blocked layout,
+        // for one) is orders of magnitude slower, so the next layout is tried instead.
         if (winograd) {
             try {
                 pd = make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd);
-                made = true;
+                made = !IsReferenceImplementation(pd);
             } catch (const dnnl::error&) {
             }
         }
         if (!made) {
             try {
                 pd = make(srcWant, memory::desc(dst, dt, *blocked));
-                made = true;
+                made = !IsReferenceImplementation(pd);
             } catch (const dnnl::error&) {
             }
         }
@@ -626,10 +703,12 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
             pd = make(memory::desc(src, dt, current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc
                                                                                       : memory::format_tag::any),
                       AnyMd(dst, dt));
-            made = true;
+            made = !IsReferenceImplementation(pd);
         } catch (const dnnl::error&) {
         }
     }
+    // oneDNN chooses the layouts. CpuAccLayerSupport declined the convolutions for which even this
+    // is oneDNN's reference implementation (ConvolutionRunsFast).
     if (!made) pd = make(AnyMd(src, dt), AnyMd(dst, dt));
     const int srcMem = Ensure(x, pd.src_desc());
     const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
@@ -683,6 +762,7 @@ void CompiledRegion::AddKernelStep(const std::string& name, int src, int dst, st
     const KernelIsa isa = BestKernelIsa();
     Step step;
     step.m_Name = name;
+    step.m_Category = "own kernel";
     step.m_KernelMems = {src, dst};
     step.m_Kernel = [count, isa, kernel](const std::vector<void*>& p) {
         const float* in = static_cast<const float*>(p[0]);
@@ -790,10 +870,37 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
     attr.set_post_ops(po2);
     memory::desc biasMd;
     if (biasValue >= 0) biasMd = PlainMd(Prepend1s(ValueDims(biasValue), rank));
-    dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(aMd, bMd, biasMd, dstMd) : dnnl::matmul::desc(aMd, bMd, dstMd);
-    dnnl::matmul::primitive_desc pd(md, attr, Engine());
-    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), aMd)},
-                                             {DNNL_ARG_WEIGHTS, Alias(EnsurePlain(b), bMd)}};
+    // Operands that are strided views (a transposed head split, K^T) are read in place when
+    // oneDNN has a real kernel for those strides; otherwise they are made plain first.
+    const auto viewOf = [&](int v, const Dims& dims) -> std::optional<memory::desc> {
+        const memory::desc& cur = m_Mems[static_cast<std::size_t>(MemOf(v))].m_Md;
+        if (dims.size() != rank || cur.dims() != dims || cur == PlainMd(dims) || cur.data.format_kind != dnnl_blocked ||
+            cur.data.format_desc.blocking.inner_nblks != 0) {
+            return std::nullopt;
+        }
+        return cur;
+    };
+    const std::optional<memory::desc> aView = viewOf(a, aDims), bView = viewOf(b, bDims);
+    dnnl::matmul::primitive_desc pd;
+    bool strided = false;
+    if (aView || bView) {
+        try {
+            const memory::desc as = aView ? *aView : aMd, bs = bView ? *bView : bMd;
+            pd = dnnl::matmul::primitive_desc(biasValue >= 0 ? dnnl::matmul::desc(as, bs, biasMd, dstMd)
+                                                             : dnnl::matmul::desc(as, bs, dstMd),
+                                              attr, Engine());
+            strided = !IsReferenceImplementation(pd);
+        } catch (const dnnl::error&) {
+        }
+    }
+    if (!strided) {
+        pd = dnnl::matmul::primitive_desc(biasValue >= 0 ? dnnl::matmul::desc(aMd, bMd, biasMd, dstMd)
+                                                         : dnnl::matmul::desc(aMd, bMd, dstMd),
+                                          attr, Engine());
+    }
+    const int aMem = strided && aView ? MemOf(a) : Alias(EnsurePlain(a), aMd);
+    const int bMem = strided && bView ? MemOf(b) : Alias(EnsurePlain(b), bMd);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, aMem}, {DNNL_ARG_WEIGHTS, bMem}};
     if (biasValue >= 0) args.emplace_back(DNNL_ARG_BIAS, Alias(EnsurePlain(biasValue), biasMd));
     const int dst = NewInternal(dstMd);
     args.emplace_back(DNNL_ARG_DST, dst);
@@ -840,6 +947,7 @@ bool CompiledRegion::CompileGemv(const Node& n, int a, const ConstTensor& b, boo
     const int dst = NewInternal(PlainMd({1, static_cast<memory::dim>(nCols)}));
     Step step;
     step.m_Name = n.m_Name;
+    step.m_Category = "matmul (XNNPACK)";
     step.m_KernelMems = {src, dst};
     step.m_Kernel = [gemv, name = n.m_Name](const std::vector<void*>& p) {
         gemv->Run(static_cast<const float*>(p[0]), static_cast<float*>(p[1]), name);
@@ -881,12 +989,15 @@ void CompiledRegion::CompilePool(const Node& n) {
                                             dil, padL, padR);
         return dnnl::pooling_v2_forward::primitive_desc(pdsc, Attr(false), Engine());
     };
+    // The input's layout as it is, unless oneDNN has only its reference kernel for it.
     dnnl::pooling_v2_forward::primitive_desc pd;
+    bool made = false;
     try {
         pd = make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md);
+        made = !IsReferenceImplementation(pd);
     } catch (const dnnl::error&) {
-        pd = make(PlainMd(src));
     }
+    if (!made) pd = make(PlainMd(src));
     const int srcMem = Ensure(x, pd.src_desc());
     const int dstMem = NewInternal(pd.dst_desc());
     AddPrimitive(n.m_Name, dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}});
@@ -895,7 +1006,17 @@ void CompiledRegion::CompilePool(const Node& n) {
 
 void CompiledRegion::CompileEltwise(int index, const Node& n) {
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
-    const int srcMem = MemOf(x);
+    int srcMem = MemOf(x);
+    // A blocked layout whose channels do not fill the last block has only oneDNN's reference
+    // eltwise kernel: such an input is made plain first (the reorder is a jit kernel).
+    for (const EltwiseOp& e : n.m_Eltwise) {
+        dnnl::eltwise_forward::desc ed(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(e.m_Algorithm),
+                                       m_Mems[static_cast<std::size_t>(srcMem)].m_Md, e.m_Alpha, e.m_Beta);
+        if (IsReferenceImplementation(dnnl::eltwise_forward::primitive_desc(ed, Attr(false), Engine()))) {
+            srcMem = EnsurePlain(x);
+            break;
+        }
+    }
     const memory::desc md = m_Mems[static_cast<std::size_t>(srcMem)].m_Md;
     // In place when nobody reads x afterwards.
     const int dstMem = CanOverwrite(x, index) ? srcMem : NewInternal(md);
@@ -938,37 +1059,44 @@ void CompiledRegion::CompileBinary(int index, const Node& n) {
     int a = n.m_Inputs[0], b = n.m_Inputs[1];
     if (ValueDims(a) != outDims) std::swap(a, b);  // commutative (checked by the layer support)
     const std::size_t rank = outDims.size();
-    auto build = [&](bool plain) {
-        const int am = plain ? EnsurePlain(a) : MemOf(a);
-        const memory::desc src0 = m_Mems[static_cast<std::size_t>(am)].m_Md;
-        int bm;
+    // The layouts as they are (a per-channel operand in a's blocked layout), or plain when oneDNN
+    // has no kernel, or only its reference one, for those. The descriptors are settled before any
+    // reorder is added.
+    auto descsFor = [&](bool plain) {
+        const memory::desc src0 = plain ? PlainMd(outDims) : m_Mems[static_cast<std::size_t>(MemOf(a))].m_Md;
         const Dims bDims = Prepend1s(ValueDims(b), rank);
         const std::optional<memory::format_tag> tag = plain ? std::nullopt : BlockedTagOf(src0);
         bool perChannel = tag.has_value();
         for (std::size_t i = 0; i < rank && perChannel; ++i) perChannel = i == 1 || bDims[i] == 1;
-        if (ValueDims(b) == outDims) {
-            bm = Ensure(b, src0);
-        } else if (perChannel) {
-            // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit
-            // binary kernel broadcasts it; a plain one would send it to the reference kernel.
-            bm = Ensure(b, memory::desc(bDims, src0.data_type(), *tag));
-        } else {
-            bm = Alias(EnsurePlain(b), PlainMd(bDims));
-        }
-        const memory::desc src1 = m_Mems[static_cast<std::size_t>(bm)].m_Md;
-        dnnl::binary::desc bd(alg, src0, src1, src0);
-        dnnl::binary::primitive_desc pd(bd, Attr(false), Engine());
-        const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
-                             m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
-        const int dst = inPlace ? am : NewInternal(src0);
-        AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
-        Bind(out, dst);
+        // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit binary
+        // kernel broadcasts it; a plain one would send it to the reference kernel.
+        const memory::desc src1 = ValueDims(b) == outDims ? src0
+                                  : perChannel            ? memory::desc(bDims, src0.data_type(), *tag)
+                                                          : PlainMd(bDims);
+        return std::make_pair(src0, src1);
     };
+    bool plain = false;
+    std::pair<memory::desc, memory::desc> descs = descsFor(false);
+    dnnl::binary::primitive_desc pd;
     try {
-        build(false);
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+        plain = IsReferenceImplementation(pd);
     } catch (const dnnl::error&) {
-        build(true);
+        plain = true;
     }
+    if (plain) {
+        descs = descsFor(true);
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+    }
+    const int am = plain ? EnsurePlain(a) : MemOf(a);
+    const int bm = ValueDims(b) == outDims || descs.second != PlainMd(Prepend1s(ValueDims(b), rank))
+                       ? Ensure(b, descs.second)
+                       : Alias(EnsurePlain(b), descs.second);
+    const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
+                         m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
+    const int dst = inPlace ? am : NewInternal(descs.first);
+    AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
 }
 
 void CompiledRegion::CompileSoftmax(const Node& n) {
@@ -1031,6 +1159,8 @@ void CompiledRegion::CompileConcat(int index, const Node& n) {
         }
         dnnl::concat::primitive_desc pd(plain ? PlainMd(outDims) : AnyMd(outDims, mds.front().data_type()), axis, mds,
                                         Engine(), Attr(false));
+        // Mixed or partly filled blocked inputs get oneDNN's reference concat: plain instead.
+        if (!plain && IsReferenceImplementation(pd)) throw dnnl::error(dnnl_unimplemented, "reference concat only");
         const int dst = NewInternal(pd.dst_desc());
         std::vector<std::pair<int, int>> args;
         for (std::size_t i = 0; i < mems.size(); ++i) args.emplace_back(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i), mems[i]);
@@ -1065,13 +1195,13 @@ void CompiledRegion::CompileTranspose(const Node& n) {
         Bind(out, Alias(EnsurePlain(x), PlainMd(outDims)));
         return;
     }
+    // Otherwise the output is a view of the input with permuted strides, not a copy: a batched
+    // matmul reads it as it is (attention's head split and K^T), and any consumer that needs plain
+    // data gets the copy where it reads it (Ensure/EnsurePlain).
     const Dims inStrides = StridesOf(in);
     Dims permStrides(rank);
     for (std::size_t i = 0; i < rank; ++i) permStrides[i] = inStrides[perm[i]];
-    const int src = Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides));
-    const int dst = NewInternal(PlainMd(outDims));
-    AddReorder(src, dst, n.m_Name);
-    Bind(out, dst);
+    Bind(out, Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides)));
 }
 
 void CompiledRegion::CompileReduce(const Node& n) {
@@ -1145,6 +1275,292 @@ void CompiledRegion::CompileSplitSlice(const Node& n) {
     }
 }
 
+// ONNX LSTM/GRU/RNN on oneDNN's RNN primitives (one layer, one or both directions). ONNX stores
+// W [D, G*H, I] and R [D, G*H, H] gate-major (LSTM gates i, o, f, c; GRU z, r, h) with B = [Wb, Rb];
+// oneDNN wants ldigo weights with gates i, f, c, o (GRU u=z, r, o=h) and one summed bias, except
+// linear-before-reset GRU, whose fourth bias gate is Rb of the output gate. Peepholes: ONNX i, o,
+// f; oneDNN i, f, o. Layout 0 (time first) is oneDNN's tnc, layout 1 (batch first) its ntc.
+void CompiledRegion::CompileRecurrent(const Node& n) {
+    const auto& d = std::get<RecurrentDescriptor>(n.m_Descriptor);
+    const auto has = [&](std::size_t i) {
+        return i < n.m_Inputs.size() && m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() > 0;
+    };
+    const bool lstm = d.m_Mode == RecurrentMode::Lstm, gru = d.m_Mode == RecurrentMode::Gru;
+    const bool lbr = gru && d.m_LinearBeforeReset;
+    const Dims xd = ValueDims(n.m_Inputs[0]);
+    const bool batchFirst = d.m_Layout == 1;
+    const memory::dim T = batchFirst ? xd[1] : xd[0], N = batchFirst ? xd[0] : xd[1], I = xd[2];
+    const memory::dim H = d.m_HiddenSize, D = d.m_Direction == RecurrentDirection::Bidirectional ? 2 : 1;
+    const memory::dim G = lstm ? 4 : gru ? 3 : 1, BG = G + (lbr ? 1 : 0);
+    const std::vector<memory::dim> gate = lstm ? std::vector<memory::dim>{0, 2, 3, 1} : gru ? std::vector<memory::dim>{0, 1, 2}
+                                                                                           : std::vector<memory::dim>{0};
+    const auto at = [](const ConstTensor& t) { return static_cast<const float*>(t.GetMemoryArea()); };
+    const float* w = at(ConstantOf(n.m_Inputs[1], n, "W"));
+    const float* r = at(ConstantOf(n.m_Inputs[2], n, "R"));
+    const float* b = has(3) ? at(ConstantOf(n.m_Inputs[3], n, "B")) : nullptr;
+    const float* peep = lstm && has(7) ? at(ConstantOf(n.m_Inputs[7], n, "P")) : nullptr;
+    std::vector<float> wl(static_cast<std::size_t>(D * I * G * H)), wi(static_cast<std::size_t>(D * H * G * H));
+    std::vector<float> bias(static_cast<std::size_t>(D * BG * H), 0.0f), wp(peep ? static_cast<std::size_t>(D * 3 * H) : 0);
+    for (memory::dim dir = 0; dir < D; ++dir) {
+        for (memory::dim g = 0; g < G; ++g) {
+            for (memory::dim h = 0; h < H; ++h) {
+                const memory::dim row = dir * G * H + gate[static_cast<std::size_t>(g)] * H + h;  // ONNX row
+                for (memory::dim i = 0; i < I; ++i) wl[static_cast<std::size_t>(((dir * I + i) * G + g) * H + h)] = w[row * I + i];
+                for (memory::dim i = 0; i < H; ++i) wi[static_cast<std::size_t>(((dir * H + i) * G + g) * H + h)] = r[row * H + i];
+                if (b) {
+                    const float wb = b[dir * 2 * G * H + gate[static_cast<std::size_t>(g)] * H + h];
+                    const float rb = b[dir * 2 * G * H + G * H + gate[static_cast<std::size_t>(g)] * H + h];
+                    const bool outputGate = lbr && g == 2;
+                    bias[static_cast<std::size_t>((dir * BG + g) * H + h)] = outputGate ? wb : wb + rb;
+                    if (outputGate) bias[static_cast<std::size_t>((dir * BG + 3) * H + h)] = rb;
+                }
+            }
+        }
+        if (peep) {
+            const memory::dim order[3] = {0, 2, 1};  // oneDNN i, f, o <- ONNX i, o, f
+            for (memory::dim g = 0; g < 3; ++g) {
+                for (memory::dim h = 0; h < H; ++h) wp[static_cast<std::size_t>((dir * 3 + g) * H + h)] = peep[dir * 3 * H + order[g] * H + h];
+            }
+        }
+    }
+    using tag = memory::format_tag;
+    const memory::desc srcLayer({T, N, I}, memory::data_type::f32, batchFirst ? tag::ntc : tag::tnc);
+    const memory::desc dstLayer({T, N, D * H}, memory::data_type::f32, batchFirst ? tag::ntc : tag::tnc);
+    const memory::desc iterMd({1, D, N, H}, memory::data_type::f32, tag::ldnc);
+    const memory::desc none;
+    const memory::desc wLayerAny = AnyMd({1, D, I, G, H}), wIterAny = AnyMd({1, D, H, G, H});
+    const memory::desc biasMd({1, D, BG, H}, memory::data_type::f32, tag::ldgo);
+    const memory::desc peepMd({1, D, 3, H}, memory::data_type::f32, tag::ldgo);
+    const bool hasH0 = has(5), hasC0 = lstm && has(6);
+    const auto direction = d.m_Direction == RecurrentDirection::Forward ? dnnl::rnn_direction::unidirectional_left2right
+                           : d.m_Direction == RecurrentDirection::Reverse ? dnnl::rnn_direction::unidirectional_right2left
+                                                                          : dnnl::rnn_direction::bidirectional_concat;
+    const auto fwd = dnnl::prop_kind::forward_inference;
+    dnnl::primitive primitive;
+    std::unique_ptr<dnnl::primitive_desc_base> pd;
+    memory::desc weightsLayerMd, weightsIterMd, weightsPeepholeMd;
+    if (lstm) {
+        auto p = std::make_unique<dnnl::lstm_forward::primitive_desc>(
+            dnnl::lstm_forward::desc(fwd, direction, srcLayer, hasH0 ? iterMd : none, hasC0 ? iterMd : none, wLayerAny,
+                                     wIterAny, peep ? peepMd : none, biasMd, dstLayer, iterMd, iterMd),
+            Attr(false), Engine());
+        primitive = dnnl::lstm_forward(*p);
+        weightsLayerMd = p->weights_layer_desc();
+        weightsIterMd = p->weights_iter_desc();
+        if (peep) weightsPeepholeMd = p->weights_peephole_desc();
+        pd = std::move(p);
+    } else if (lbr) {
+        auto p = std::make_unique<dnnl::lbr_gru_forward::primitive_desc>(
+            dnnl::lbr_gru_forward::desc(fwd, direction, srcLayer, hasH0 ? iterMd : none, wLayerAny, wIterAny, biasMd,
+                                        dstLayer, iterMd),
+            Attr(false), Engine());
+        primitive = dnnl::lbr_gru_forward(*p);
+        weightsLayerMd = p->weights_layer_desc();
+        weightsIterMd = p->weights_iter_desc();
+        pd = std::move(p);
+    } else if (gru) {
+        auto p = std::make_unique<dnnl::gru_forward::primitive_desc>(
+            dnnl::gru_forward::desc(fwd, direction, srcLayer, hasH0 ? iterMd : none, wLayerAny, wIterAny, biasMd, dstLayer,
+                                    iterMd),
+            Attr(false), Engine());
+        primitive = dnnl::gru_forward(*p);
+        weightsLayerMd = p->weights_layer_desc();
+        weightsIterMd = p->weights_iter_desc();
+        pd = std::move(p);
+    } else {
+        const RecurrentActivationFunction f =
+            d.m_Activations.empty() ? RecurrentActivationFunction::Tanh : d.m_Activations[0].m_Function;
+        const dnnl::algorithm act = f == RecurrentActivationFunction::Relu      ? dnnl::algorithm::eltwise_relu
+                                    : f == RecurrentActivationFunction::Sigmoid ? dnnl::algorithm::eltwise_logistic
+                                                                                : dnnl::algorithm::eltwise_tanh;
+        auto p = std::make_unique<dnnl::vanilla_rnn_forward::primitive_desc>(
+            dnnl::vanilla_rnn_forward::desc(fwd, act, direction, srcLayer, hasH0 ? iterMd : none, wLayerAny, wIterAny,
+                                            biasMd, dstLayer, iterMd),
+            Attr(false), Engine());
+        primitive = dnnl::vanilla_rnn_forward(*p);
+        weightsLayerMd = p->weights_layer_desc();
+        weightsIterMd = p->weights_iter_desc();
+        pd = std::move(p);
+    }
+    const auto pack = [&](std::vector<float>& host, const Dims& dims, tag t, const memory::desc& packed) {
+        const TensorInfo info(TensorShape(static_cast<unsigned int>(1), std::vector<unsigned int>{static_cast<unsigned int>(host.size())}.data()),
+                              DataType::Float32);
+        return PackConstant(ConstTensor(info, host.data()), memory::desc(dims, memory::data_type::f32, t), packed, 1.0f);
+    };
+    // The initial states, in ONNX's layout: [D, N, H] is ldnc; batch first [N, D, H] is a view with
+    // other strides, reordered into ldnc.
+    const auto state = [&](int value) {
+        const int plain = EnsurePlain(value);
+        if (!batchFirst) return Alias(plain, iterMd);
+        const int to = NewInternal(iterMd);
+        AddReorder(Alias(plain, memory::desc({1, D, N, H}, memory::data_type::f32, Dims{D * N * H, H, D * H, 1})), to,
+                   n.m_Name + " (initial state)");
+        return to;
+    };
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC_LAYER, Alias(EnsurePlain(n.m_Inputs[0]), srcLayer)},
+                                             {DNNL_ARG_WEIGHTS_LAYER, pack(wl, {1, D, I, G, H}, tag::ldigo, weightsLayerMd)},
+                                             {DNNL_ARG_WEIGHTS_ITER, pack(wi, {1, D, H, G, H}, tag::ldigo, weightsIterMd)},
+                                             {DNNL_ARG_BIAS, pack(bias, {1, D, BG, H}, tag::ldgo, biasMd)}};
+    if (peep) args.emplace_back(DNNL_ARG_WEIGHTS_PEEPHOLE, pack(wp, {1, D, 3, H}, tag::ldgo, weightsPeepholeMd));
+    if (hasH0) args.emplace_back(DNNL_ARG_SRC_ITER, state(n.m_Inputs[5]));
+    if (hasC0) args.emplace_back(DNNL_ARG_SRC_ITER_C, state(n.m_Inputs[6]));
+    const int y = NewInternal(dstLayer), yh = NewInternal(iterMd);
+    args.emplace_back(DNNL_ARG_DST_LAYER, y);
+    args.emplace_back(DNNL_ARG_DST_ITER, yh);
+    const int yc = lstm ? NewInternal(iterMd) : -1;
+    if (lstm) args.emplace_back(DNNL_ARG_DST_ITER_C, yc);
+    AddPrimitive(n.m_Name, primitive, *pd, std::move(args));
+
+    // Y: [T, D, N, H] (layout 0) or [N, T, D, H] (layout 1). oneDNN's tnc with D*H channels is
+    // [T, N, D, H]: the same bytes for one direction, a reorder for two.
+    const Dims yDims = ValueDims(n.m_Outputs[0]);
+    if (batchFirst || D == 1) {
+        Bind(n.m_Outputs[0], Alias(y, PlainMd(yDims)));
+    } else {
+        const int to = NewInternal(PlainMd(yDims));
+        AddReorder(Alias(y, memory::desc(yDims, memory::data_type::f32, Dims{N * D * H, H, D * H, 1})), to, n.m_Name + " (Y)");
+        Bind(n.m_Outputs[0], to);
+    }
+    // Y_h, Y_c: [D, N, H] = ldnc (layout 0), or [N, D, H] (layout 1, a reorder).
+    const auto finalState = [&](std::size_t output, int mem) {
+        if (output >= n.m_Outputs.size()) return;
+        const Dims dims = ValueDims(n.m_Outputs[output]);
+        if (!batchFirst) {
+            Bind(n.m_Outputs[output], Alias(mem, PlainMd(dims)));
+            return;
+        }
+        const int to = NewInternal(PlainMd(dims));
+        AddReorder(Alias(mem, memory::desc(dims, memory::data_type::f32, Dims{H, N * H, 1})), to, n.m_Name + " (final state)");
+        Bind(n.m_Outputs[output], to);
+    };
+    finalState(1, yh);
+    if (lstm) finalState(2, yc);
+}
+
+void CompiledRegion::CompileBatchNorm(const Node& n) {
+    // A BatchNormalization the graph passes could not fold into a convolution (after a Concat, a
+    // pooling, at a network input): oneDNN's inference batch normalization on the input's layout.
+    const auto& d = std::get<BatchNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const auto flags = static_cast<dnnl::normalization_flags>(static_cast<unsigned>(dnnl::normalization_flags::use_global_stats) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_scale) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_shift));
+    auto make = [&](const memory::desc& md) {
+        return dnnl::batch_normalization_forward::primitive_desc(
+            dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, d.m_Eps, flags), Attr(false),
+            Engine());
+    };
+    int src = MemOf(x);
+    dnnl::batch_normalization_forward::primitive_desc pd;
+    bool made = false;
+    try {
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+        made = !IsReferenceImplementation(pd);
+    } catch (const dnnl::error&) {
+    }
+    if (!made) {
+        src = EnsurePlain(x);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    }
+    const Dims c{ValueDims(x)[1]};
+    const auto param = [&](std::size_t i) { return Alias(EnsurePlain(n.m_Inputs[i]), PlainMd(c)); };
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::batch_normalization_forward(pd), pd,
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_SCALE, param(1)}, {DNNL_ARG_SHIFT, param(2)}, {DNNL_ARG_MEAN, param(3)},
+                  {DNNL_ARG_VARIANCE, param(4)}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompilePad(const Node& n) {
+    // Constant padding: the output is filled with the value, then the input is copied (a jit
+    // reorder) into the sub-block of the output it occupies.
+    const auto& d = std::get<PadDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x), outDims = ValueDims(out);
+    const int dst = NewInternal(PlainMd(outDims));
+    Step fill;
+    fill.m_Name = n.m_Name + " (fill)";
+    fill.m_Category = "own kernel";
+    fill.m_KernelMems = {dst};
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
+    fill.m_Kernel = [count, value = d.m_Value](const std::vector<void*>& p) {
+        float* o = static_cast<float*>(p[0]);
+        std::fill(o, o + count, value);
+    };
+    m_Steps.push_back(std::move(fill));
+    Dims offsets(in.size(), 0);
+    for (std::size_t i = 0; i < in.size() && i < d.m_Pads.size(); ++i) offsets[i] = d.m_Pads[i];
+    const int into = Alias(dst, PlainMd(outDims).submemory_desc(in, offsets));
+    AddReorder(EnsurePlain(x), into, n.m_Name);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileResize(const Node& n) {
+    // oneDNN's resampling from the input's layout; CpuAccLayerSupport admitted only the modes
+    // where it computes what ONNX defines (nearest with integer upscaling, linear half_pixel).
+    const auto& d = std::get<ResizeDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const dnnl::algorithm alg =
+        d.m_Mode == ResizeMode::Nearest ? dnnl::algorithm::resampling_nearest : dnnl::algorithm::resampling_linear;
+    auto make = [&](const memory::desc& md) {
+        return dnnl::resampling_forward::primitive_desc(
+            dnnl::resampling_forward::desc(dnnl::prop_kind::forward_inference, alg, md, AnyMd(ValueDims(out))), Attr(false),
+            Engine());
+    };
+    int src = MemOf(x);
+    dnnl::resampling_forward::primitive_desc pd;
+    bool made = false;
+    try {
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+        made = !IsReferenceImplementation(pd);
+    } catch (const dnnl::error&) {
+    }
+    if (!made) {
+        src = EnsurePlain(x);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    }
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::resampling_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileExpand(const Node& n) {
+    // A copy from a view of the input with stride 0 along the broadcast dims. (Not left as a view,
+    // as transposes are: several elements of a stride-0 view share one byte, so no consumer may
+    // write through it or allocate its layout.)
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const Dims in = Prepend1s(ValueDims(x), outDims.size());
+    const Dims inStrides = StridesOf(in);
+    Dims strides(outDims.size());
+    for (std::size_t i = 0; i < outDims.size(); ++i) strides[i] = in[i] == outDims[i] ? inStrides[i] : 0;
+    const int dst = NewInternal(PlainMd(outDims));
+    AddReorder(Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, strides)), dst, n.m_Name);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileRmsNorm(const Node& n) {
+    const auto& d = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + static_cast<int>(dims.size()) : d.m_Axis);
+    const auto rows = static_cast<std::size_t>(Product(dims, 0, axis)), inner = static_cast<std::size_t>(Product(dims, axis, dims.size()));
+    const int src = EnsurePlain(x);
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    if (n.m_Inputs.size() > 1) step.m_KernelMems.push_back(Alias(EnsurePlain(n.m_Inputs[1]), PlainMd({static_cast<memory::dim>(inner)})));
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [rows, inner, eps = d.m_Eps, isa](const std::vector<void*>& p) {
+        RmsNorm(static_cast<const float*>(p[0]), p.size() > 2 ? static_cast<const float*>(p[2]) : nullptr,
+                static_cast<float*>(p[1]), rows, inner, eps, isa);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1163,6 +1579,12 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Reduce: CompileReduce(n); break;
         case NodeKind::Split:
         case NodeKind::Slice: CompileSplitSlice(n); break;
+        case NodeKind::Recurrent: CompileRecurrent(n); break;
+        case NodeKind::BatchNorm: CompileBatchNorm(n); break;
+        case NodeKind::Pad: CompilePad(n); break;
+        case NodeKind::Resize: CompileResize(n); break;
+        case NodeKind::Expand: CompileExpand(n); break;
+        case NodeKind::RmsNorm: CompileRmsNorm(n); break;
     }
 }
 
@@ -1326,14 +1748,24 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     for (const auto& [mem, index] : m_BoundOutputs) ctx->m_Mems[mem].set_data_handle(io.m_Outputs[index]->Map());
     ThreadScope threads(m_Options.m_NumThreads);
     std::vector<void*> ptrs;
+    const auto now = [] {
+        return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::steady_clock::now().time_since_epoch())
+                                         .count());
+    };
     for (std::size_t i = 0; i < m_Steps.size(); ++i) {
         const Step& st = m_Steps[i];
+        const uint64_t start = io.m_Profiling ? now() : 0;
         if (st.m_Kernel) {
             ptrs.clear();
             for (int mem : st.m_KernelMems) ptrs.push_back(ctx->m_Mems[static_cast<std::size_t>(mem)].get_data_handle());
             st.m_Kernel(ptrs);
         } else {
             st.m_Primitive.execute(ctx->m_Stream, ctx->m_Args[i]);
+        }
+        if (io.m_Profiling) {
+            // oneDNN's CPU streams run a primitive on the calling thread's team and return when it is done.
+            io.m_Profiling->ReportEvent(ProfilingEvent{st.m_Name, st.m_Category, start, now() - start});
         }
     }
     ctx->m_Stream.wait();

@@ -18,6 +18,8 @@
 
 #include <trellis/backends/IWorkload.hpp>
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,6 +46,16 @@ struct RegionOptions {
     /// own vectorized kernel right after it; "onednn": as oneDNN's fused post-op.
     bool m_OwnSwish = true;
 };
+
+/// True when oneDNN's implementation of `pd` is its reference one (impl_info_str() "ref:..."):
+/// scalar C++ loops, one to three orders of magnitude slower than its jit kernels. CpuAcc never
+/// runs one: it picks another layout, or its layer support declines the layer (CpuRef is then as
+/// fast, and exact).
+bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd);
+/// Whether oneDNN has a kernel other than its reference one for this float32 convolution on this
+/// CPU (layouts of its choice); `implementation` gets the implementation's name.
+bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
+                         const TensorShape& output, bool bias, std::string* implementation);
 
 /// True when this oneDNN on this CPU (as capped by ONEDNN_MAX_CPU_ISA) has a float32 Winograd
 /// convolution kernel. oneDNN 2.6 has one for AVX-512 only. Probed once per process.

@@ -2,9 +2,12 @@
 // declines falls back to the next backend in the user's list (normally CpuRef) with the reason.
 #include "CpuAccSupport.hpp"
 
+#include "CpuAccRegion.hpp"
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace trellis::cpuacc {
 
@@ -130,14 +133,129 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Reduce: return NodeKind::Reduce;
         case LayerType::Split: return NodeKind::Split;
         case LayerType::Slice: return NodeKind::Slice;
+        case LayerType::Recurrent: return NodeKind::Recurrent;
+        case LayerType::BatchNormalization: return NodeKind::BatchNorm;
+        case LayerType::Pad: return NodeKind::Pad;
+        case LayerType::Resize: return NodeKind::Resize;
+        case LayerType::Expand: return NodeKind::Expand;
         default: break;
     }
     return NodeKind::Eltwise;
 }
 
+bool IsPadSupported(const PadDescriptor& d, std::string* reason) {
+    if (d.m_Mode != PadMode::Constant) return Refuse(reason, "Pad: only mode constant is supported (reflect and edge are not)");
+    for (int64_t p : d.m_Pads) {
+        if (p < 0) return Refuse(reason, "Pad: negative pads (cropping) are not supported");
+    }
+    return true;
+}
+
+/// What oneDNN's resampling computes: nearest with integer upscaling of the spatial dims (any of
+/// ONNX's coordinate modes and rounding agree there except tf_crop_and_resize), or linear with
+/// half_pixel (pytorch_half_pixel agrees while every output dim is longer than 1); N and C kept.
+bool IsResizeSupported(const ResizeDescriptor& d, const TensorInfo& in, std::string* reason) {
+    const unsigned int rank = in.GetNumDimensions();
+    if (rank < 3 || rank > 5) return Refuse(reason, "Resize: CpuAcc resizes 1 to 3 spatial dims of [N, C, ...]");
+    if (d.m_Scales.size() != rank || d.m_Scales[0] != 1.0f || d.m_Scales[1] != 1.0f) {
+        return Refuse(reason, "Resize: only the spatial dims may be scaled");
+    }
+    using CT = CoordinateTransform;
+    if (d.m_CoordinateTransform == CT::TfCropAndResize) return Refuse(reason, "Resize: tf_crop_and_resize is not supported");
+    if (d.m_Mode == ResizeMode::Nearest) {
+        for (unsigned int i = 2; i < rank; ++i) {
+            const float s = d.m_Scales[i];
+            if (s < 1.0f || s != std::floor(s)) {
+                return Refuse(reason, "Resize: nearest with a non-integer or shrinking scale (" + std::to_string(s) +
+                                          ") is not supported (ONNX's rounding modes differ from oneDNN's there)");
+            }
+        }
+        // oneDNN picks floor(o / s); ONNX agrees for asymmetric with floor, and for half_pixel with
+        // either round-to-nearest mode (no ties occur with integer scales).
+        const CT ct = d.m_CoordinateTransform;
+        const NearestMode nm = d.m_NearestMode;
+        const bool agrees = (ct == CT::Asymmetric && nm == NearestMode::Floor) ||
+                            ((ct == CT::HalfPixel || ct == CT::PytorchHalfPixel) &&
+                             (nm == NearestMode::RoundPreferFloor || nm == NearestMode::RoundPreferCeil));
+        if (!agrees) return Refuse(reason, "Resize: nearest with this coordinate transformation and nearest mode is not supported");
+        return true;
+    }
+    if (d.m_Mode == ResizeMode::Linear) {
+        if (d.m_CoordinateTransform != CT::HalfPixel && d.m_CoordinateTransform != CT::PytorchHalfPixel) {
+            return Refuse(reason, "Resize: linear with a coordinate mode other than half_pixel is not supported");
+        }
+        for (unsigned int i = 2; i < rank; ++i) {
+            const double outSize = static_cast<double>(in.GetShape()[i]) * d.m_Scales[i];
+            if (outSize != std::floor(outSize)) {
+                return Refuse(reason, "Resize: linear where input size x scale is not a whole number is not supported");
+            }
+            if (d.m_CoordinateTransform == CT::PytorchHalfPixel && outSize <= 1.0) {
+                return Refuse(reason, "Resize: pytorch_half_pixel with an output dim of 1 is not supported");
+            }
+        }
+        return true;
+    }
+    return Refuse(reason, "Resize: cubic is not supported");
+}
+
+/// LSTM, GRU and RNN as oneDNN's RNN primitives compute them: the ONNX default activations (RNN:
+/// tanh, relu or sigmoid), no cell clip, no coupled input-forget gate, full-length sequences.
+bool IsRecurrentSupported(const RecurrentDescriptor& d, const std::vector<TensorInfo>& in, const std::vector<bool>& constants,
+                          std::string* reason) {
+    const auto has = [&](std::size_t i) { return i < in.size() && in[i].GetNumElements() > 0; };
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    if (has(4)) {
+        return Refuse(reason, "Recurrent: sequence_lens is not supported (oneDNN's RNN primitives run every sequence to "
+                              "its full length)");
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (has(i) && in[i].GetDataType() != DataType::Float32) {
+            return Refuse(reason, "Recurrent: CpuAcc runs Float32 only, input " + std::to_string(i) + " is " +
+                                      GetDataTypeName(in[i].GetDataType()));
+        }
+    }
+    for (std::size_t i : {1u, 2u, 3u, 7u}) {
+        if (has(i) && !isConst(i)) {
+            return Refuse(reason, std::string("Recurrent: ") + (i == 1 ? "W" : i == 2 ? "R" : i == 3 ? "B" : "P") +
+                                      " must be constant (weights are packed once)");
+        }
+    }
+    if (d.m_Clip) return Refuse(reason, "Recurrent: clip is not supported by oneDNN's RNN primitives");
+    if (d.m_InputForget) return Refuse(reason, "Recurrent: input_forget is not supported by oneDNN's LSTM");
+    using F = RecurrentActivationFunction;
+    const std::size_t perDirection = d.m_Mode == RecurrentMode::Lstm ? 3 : d.m_Mode == RecurrentMode::Gru ? 2 : 1;
+    for (std::size_t i = 0; i < d.m_Activations.size(); ++i) {
+        const RecurrentActivation& a = d.m_Activations[i];
+        const std::size_t k = i % perDirection;
+        const bool ok = d.m_Mode == RecurrentMode::Rnn
+                            ? (a.m_Function == F::Tanh || a.m_Function == F::Relu || a.m_Function == F::Sigmoid) &&
+                                  a.m_Function == d.m_Activations[0].m_Function
+                            : a.m_Function == (k == 0 ? F::Sigmoid : F::Tanh);
+        if (!ok) {
+            return Refuse(reason, std::string("Recurrent: activation ") + GetRecurrentActivationName(a.m_Function) +
+                                      " at position " + std::to_string(i) +
+                                      " is not supported (oneDNN: LSTM/GRU with the default sigmoid/tanh, RNN with tanh, "
+                                      "relu or sigmoid, the same for both directions)");
+        }
+    }
+    return true;
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
+    if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
+    if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
+        // Their other inputs are parameters Optimize() folded into the descriptor.
+        if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
+            return Refuse(reason, op + ": CpuAcc runs Float32 only");
+        }
+        if (out[0].GetNumElements() == 0 || in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+        if (in[0].GetNumDimensions() > kMaxRank) return Refuse(reason, op + ": rank above 6 is not supported");
+        if (type == LayerType::Expand) return true;  // a broadcasting copy of any shape inference accepted
+        return type == LayerType::Pad ? IsPadSupported(std::get<PadDescriptor>(descriptor), reason)
+                                      : IsResizeSupported(std::get<ResizeDescriptor>(descriptor), in[0], reason);
+    }
     for (const TensorInfo& t : in) {
         if (t.GetDataType() != DataType::Float32) {
             return Refuse(reason, op + ": CpuAcc runs Float32 only, an input is " + GetDataTypeName(t.GetDataType()));
@@ -160,6 +278,14 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             if (!isConst(1)) return Refuse(reason, "Convolution: the weights must be constant");
             if (in.size() > 2 && !isConst(2)) return Refuse(reason, "Convolution: the bias must be constant");
             if (d.m_Groups == 0) return Refuse(reason, "Convolution: group count 0");
+            std::string impl;
+            if (!ConvolutionRunsFast(d, in[0].GetShape(), in[1].GetShape(), out[0].GetShape(), in.size() > 2, &impl)) {
+                return Refuse(reason, "Convolution: oneDNN has only its reference implementation for this one on this "
+                                      "CPU (" + std::to_string(d.m_Groups) + " group(s), " +
+                                      std::to_string(in[1].GetShape()[1]) + " input channel(s) per group, weights " +
+                                      in[1].GetShape().ToString() + "; implementation " + impl +
+                                      "), no faster than CpuRef");
+            }
             return true;
         }
         case LayerType::Gemm: {
@@ -205,8 +331,13 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             const bool secondFull = in[1].GetNumDimensions() == o.GetNumDimensions() && in[1].GetShape() == o;
             if (firstFull && BroadcastsTo(in[1].GetShape(), o)) return true;
             if (commutative && secondFull && BroadcastsTo(in[0].GetShape(), o)) return true;
+            // c - x and c / x with a constant scalar c: one eltwise (linear, pow) on x.
+            if (secondFull && isConst(0) && in[0].GetNumElements() == 1 &&
+                (d.m_Operation == BinaryOperation::Sub || d.m_Operation == BinaryOperation::Div)) {
+                return true;
+            }
             return Refuse(reason, name + ": one input must have the output's shape (" + o.ToString() +
-                                      ")" + (commutative ? "" : ", the first one for this op"));
+                                      ")" + (commutative ? "" : ", the first one for this op, unless the other is a constant scalar"));
         }
         case LayerType::Softmax: {
             const auto& d = std::get<SoftmaxDescriptor>(descriptor);
@@ -230,6 +361,15 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             for (int i = axis; i < rank; ++i) inner *= in[0].GetShape()[static_cast<unsigned int>(i)];
             if (in[1].GetNumElements() != inner || (in.size() > 2 && in[2].GetNumElements() != inner)) {
                 return Refuse(reason, "LayerNormalization: scale/bias that broadcast over the normalized dims are not supported");
+            }
+            return true;
+        }
+        case LayerType::BatchNormalization: {
+            const auto& d = std::get<BatchNormalizationDescriptor>(descriptor);
+            if (d.m_Training || out.size() != 1) return Refuse(reason, "BatchNormalization: inference only (one output)");
+            if (in[0].GetNumDimensions() < 2) return Refuse(reason, "BatchNormalization: needs [N, C, ...]");
+            for (std::size_t i = 1; i < 5; ++i) {
+                if (!isConst(i)) return Refuse(reason, "BatchNormalization: scale, bias, mean and variance must be constant");
             }
             return true;
         }

@@ -1,10 +1,14 @@
 // MaxUnpool (ONNX): validation, shape inference and descriptor resolution.
 //
 // X is N x C x spatial...; I (Signed64) has X's shape. kernel_shape is required; strides default
-// to 1 and pads to 0 (resolved to one entry per spatial dim). The output shape is the parameter
-// input 2 (absorbed into m_OutputShape: the whole shape, N and C equal to X's) or else each
-// spatial dim is (in - 1) * stride + kernel - pad_begin - pad_end. Index values are flat offsets
-// into the output, checked when the layer runs.
+// to 1 and pads to 0 (resolved to one entry per spatial dim). The unpooled shape has each spatial
+// dim (in - 1) * stride + kernel - pad_begin - pad_end; index values are flat offsets into a
+// tensor of that shape (checked when the layer runs). The output shape is the parameter input 2
+// (absorbed into m_OutputShape: the whole shape, N and C equal to X's) or else the unpooled shape.
+// A given output shape may only be larger: ONNX's reading (its reference implementation and the
+// backend test maxunpool_export_with_output_shape) puts the unpooled tensor in the output's
+// leading corner and zero-fills the rest ("pads ... auto generated"), so indices never address
+// the extra elements.
 #include "core/InferContext.hpp"
 #include "core/ops/DataOpsUtil.hpp"
 
@@ -38,10 +42,19 @@ std::vector<TensorInfo> MaxUnpoolInfer(InferContext& ctx) {
         out.push_back((static_cast<int64_t>(xs[static_cast<unsigned int>(i + 2)]) - 1) * d.m_Strides[i] +
                       d.m_KernelShape[i] - d.m_PadsBegin[i] - d.m_PadsEnd[i]);
     }
+    DimsToShape(ctx, out, "unpooled shape");  // fails on a negative dim (pads larger than the kernel)
     if (!d.m_OutputShape.empty()) {
         if (d.m_OutputShape.size() != rank || d.m_OutputShape[0] != xs[0] || d.m_OutputShape[1] != xs[1]) {
             ctx.Fail("output_shape " + DimsToString(d.m_OutputShape) + " must have rank " + std::to_string(rank) +
                      " and X's N and C (X " + xs.ToString() + ")");
+        }
+        for (std::size_t i = 2; i < rank; ++i) {
+            if (d.m_OutputShape[i] < out[i]) {
+                ctx.Fail("output_shape " + DimsToString(d.m_OutputShape) + " is smaller than the unpooled shape " +
+                         DimsToString(out) + " in dim " + std::to_string(i) + " ((in - 1) * stride + kernel - pads); "
+                         "ONNX places the unpooled tensor in the output's leading corner, so output_shape may only "
+                         "add elements");
+            }
         }
         out = d.m_OutputShape;
     }

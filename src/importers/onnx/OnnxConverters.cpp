@@ -83,6 +83,7 @@ constexpr OnnxConverterRow kConverters[] = {
     {"LessOrEqual", ConvertBinary},
     {"Log", ConvertUnary},
     {"LogSoftmax", ConvertSoftmax},
+    {"Loop", ConvertLoop},
     {"MatMul", ConvertMatMul},
     {"MatMulInteger", ConvertMatMulInteger},
     {"Max", ConvertMaxMin},

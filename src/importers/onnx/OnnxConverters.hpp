@@ -12,6 +12,8 @@
 
 #include "OnnxNodeContext.hpp"
 
+#include <trellis/OnnxParser.hpp>
+
 #include <span>
 #include <string>
 
@@ -23,6 +25,22 @@ struct OnnxConverterRow {
     const char* m_OpType;
     OnnxConverterFunction m_Convert;
 };
+
+/// A subgraph (a Loop body) converted into a network of its own (OnnxParser.cpp). Its Input
+/// layers have binding ids 0.. for the subgraph's inputs, then one for each tensor of the
+/// enclosing graphs it reads that is not a constant (m_OuterValues: their names, in binding order;
+/// outer constants are copied in instead). Its Output layers have binding ids 0.. for its outputs.
+struct OnnxSubgraph {
+    INetworkPtr m_Network{nullptr, &INetwork::Destroy};
+    std::vector<BindingPointInfo> m_Inputs;
+    std::vector<BindingPointInfo> m_Outputs;
+    std::vector<std::string> m_OuterValues;
+};
+/// Converts `graph` in the scope of `parent` (the graph of the node that holds it); outer values
+/// get binding ids from `firstOuterBinding` on. Errors are ParseExceptions starting with `label`
+/// (the node that holds the subgraph: "model.onnx: node 'loop' (Loop, opset 11) body").
+OnnxSubgraph BuildOnnxSubgraph(const onnx::GraphProto& graph, const std::string& label, OnnxGraphState& parent,
+                               LayerBindingId firstOuterBinding, int64_t opset);
 
 /// The row for `opType` (default ONNX domain), or nullptr.
 const OnnxConverterRow* FindOnnxConverter(const std::string& opType);
@@ -121,6 +139,8 @@ void ConvertTopK(OnnxNodeContext& ctx);
 void ConvertGatherND(OnnxNodeContext& ctx);
 void ConvertScatterND(OnnxNodeContext& ctx);
 void ConvertReverseSequence(OnnxNodeContext& ctx);
+// OnnxConvertControlFlow.cpp
+void ConvertLoop(OnnxNodeContext& ctx);
 
 // Before opset 7: accepts the legacy attributes every op shares (consumed_inputs, an in-place
 // hint) and refuses the legacy forms no converter reads (Tile-1, Pad-1, Cast-1, Split-1's input).

@@ -10,12 +10,25 @@ namespace trellis::onnximport {
 
 const OnnxTensor* OnnxGraphState::FindConstant(const std::string& name) const {
     auto it = m_Constants.find(name);
-    return it == m_Constants.end() ? nullptr : &it->second;
+    if (it != m_Constants.end()) return &it->second;
+    // An outer constant, unless this graph's own tensor of that name hides it.
+    return m_Parent && !m_Slots.count(name) ? m_Parent->FindConstant(name) : nullptr;
 }
 
 IOutputSlot* OnnxGraphState::FindSlot(const std::string& name) {
     if (auto it = m_Slots.find(name); it != m_Slots.end()) return it->second;
     const OnnxTensor* constant = FindConstant(name);
+    if (!constant && m_Parent) {
+        IOutputSlot* outer = m_Parent->FindSlot(name);
+        if (!outer) return nullptr;
+        // An outer tensor computed at run time: an input of the subgraph, fed by the node that
+        // owns the subgraph (the Loop layer reads it as one of its inputs).
+        IConnectableLayer* input = m_Network.AddInputLayer(m_NextOuterBinding++, name.c_str());
+        if (outer->IsTensorInfoSet()) input->GetOutputSlot(0).SetTensorInfo(outer->GetTensorInfo());
+        m_OuterValues.push_back(name);
+        m_Slots[name] = &input->GetOutputSlot(0);
+        return m_Slots[name];
+    }
     if (!constant) return nullptr;
     // Created on first use so that constants only ever read as parameters cost no layer.
     ConstantDescriptor descriptor{constant->AsConstTensor(), constant->m_Storage};

@@ -35,20 +35,35 @@ class OnnxGraphState {
 public:
     OnnxGraphState(INetwork& network, std::string fileLabel, std::string baseDir)
         : m_Network(network), m_FileLabel(std::move(fileLabel)), m_BaseDir(std::move(baseDir)) {}
+    /// The state of a subgraph (a Loop body) built into `network`: a name the subgraph does not
+    /// define is looked up in `parent` (ONNX's outer scope). An outer constant is shared (read as
+    /// a parameter, or a Constant layer of this network); any other outer tensor becomes an Input
+    /// layer of this network, with binding ids from `firstOuterBinding` on (see OuterValues()).
+    /// `label` starts its messages ("model.onnx: node 'loop' (Loop, opset 11) body").
+    OnnxGraphState(INetwork& network, std::string label, OnnxGraphState& parent, LayerBindingId firstOuterBinding)
+        : m_Network(network), m_FileLabel(std::move(label)), m_BaseDir(parent.m_BaseDir), m_Parent(&parent),
+          m_NextOuterBinding(firstOuterBinding) {}
 
     INetwork& Network() { return m_Network; }
     const std::string& FileLabel() const { return m_FileLabel; }
     const std::string& BaseDir() const { return m_BaseDir; }
 
-    /// True when `name` is already a known tensor (produced or constant).
-    bool IsDefined(const std::string& name) const { return m_Slots.count(name) || m_Constants.count(name); }
+    /// True when `name` is already a known tensor (produced or constant), here or in an outer scope.
+    bool IsDefined(const std::string& name) const {
+        return m_Slots.count(name) || m_Constants.count(name) || (m_Parent && m_Parent->IsDefined(name));
+    }
+    /// True when `name` is defined by this graph itself (not an outer scope).
+    bool IsDefinedHere(const std::string& name) const { return m_Slots.count(name) || m_Constants.count(name); }
     /// Registers the slot that carries tensor `name` (the caller checked it is not yet defined).
     void SetProducer(const std::string& name, IOutputSlot& slot) { m_Slots[name] = &slot; }
     void AddConstant(const std::string& name, OnnxTensor tensor) { m_Constants[name] = std::move(tensor); }
     const OnnxTensor* FindConstant(const std::string& name) const;
-    /// The slot carrying `name`; for a constant, its Constant layer (created on first use).
-    /// nullptr when `name` is unknown.
+    /// The slot carrying `name`; for a constant, its Constant layer (created on first use); for
+    /// a subgraph's outer tensor, its Input layer (created on first use). nullptr when `name` is
+    /// unknown.
     IOutputSlot* FindSlot(const std::string& name);
+    /// A subgraph's outer tensors, in the order of their binding ids.
+    const std::vector<std::string>& OuterValues() const { return m_OuterValues; }
     /// A 0-element Constant of `type`: stands for an omitted optional input in the middle of a
     /// layer's inputs (the core's InferContext::HasInput() reports it as absent).
     IOutputSlot& EmptyPlaceholder(DataType type);
@@ -65,6 +80,9 @@ private:
     std::unordered_map<std::string, OnnxTensor> m_Constants;
     std::unordered_map<std::string, unsigned int> m_Uses;
     std::map<DataType, IOutputSlot*> m_Placeholders;
+    OnnxGraphState* m_Parent = nullptr;
+    LayerBindingId m_NextOuterBinding = 0;
+    std::vector<std::string> m_OuterValues;
 };
 
 class OnnxNodeContext {

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 namespace trellis {
@@ -72,9 +73,18 @@ int64_t ReadOpset(const onnx::ModelProto& model, const std::string& label) {
         if (import.domain().empty() || import.domain() == "ai.onnx") opset = import.version();
     }
     if (!opset) throw ParseException(label + ": the model imports no opset of the default ONNX domain");
+    const std::string supported = "Trellis reads opsets " + std::to_string(kMinOpset) + " to " +
+                                  std::to_string(IOnnxParser::kHighestSupportedOpset) + " of the default ONNX domain";
     if (*opset < kMinOpset) {
-        throw ParseException(label + ": opset " + std::to_string(*opset) + " is not supported (Trellis reads "
-                             "opsets 1 to 18, and later ones where an op's form did not change)");
+        throw ParseException(label + ": opset " + std::to_string(*opset) + " is not supported (" + supported + ")");
+    }
+    // Refused rather than read with the older forms: an op whose meaning changed after the
+    // highest supported opset would otherwise give a wrong answer without a word.
+    if (*opset > IOnnxParser::kHighestSupportedOpset) {
+        const std::string highest = std::to_string(IOnnxParser::kHighestSupportedOpset);
+        throw ParseException(label + ": opset " + std::to_string(*opset) + " is newer than the highest supported "
+                             "opset " + highest + " (" + supported + "); convert the model to opset " + highest +
+                             " (onnx.version_converter.convert_version) or export it with opset_version=" + highest);
     }
     return *opset;
 }
@@ -169,6 +179,38 @@ TensorInfo ReadOutputInfo(const onnx::ValueInfoProto& output, const std::string&
     return TensorInfo(TensorShape(std::move(dims)), type);
 }
 
+void AddFreeNames(const onnx::GraphProto& graph, std::set<std::string>& names);
+
+// The outer-scope tensors the subgraphs of `node` (a Loop's body) read: inputs of the node as far
+// as the order of the enclosing graph is concerned.
+std::set<std::string> ImplicitInputs(const onnx::NodeProto& node) {
+    std::set<std::string> names;
+    for (const auto& attribute : node.attribute()) {
+        if (attribute.has_g()) AddFreeNames(attribute.g(), names);
+        for (const auto& graph : attribute.graphs()) AddFreeNames(graph, names);
+    }
+    return names;
+}
+
+// Adds the names `graph` reads (its nodes' inputs, its subgraphs' free names, its outputs) but
+// does not define (its inputs, initializers and node outputs).
+void AddFreeNames(const onnx::GraphProto& graph, std::set<std::string>& names) {
+    std::set<std::string> defined;
+    for (const auto& input : graph.input()) defined.insert(input.name());
+    for (const auto& initializer : graph.initializer()) defined.insert(initializer.name());
+    for (const auto& node : graph.node()) {
+        for (const auto& output : node.output()) defined.insert(output);
+    }
+    auto take = [&](const std::string& name) {
+        if (!name.empty() && !defined.count(name)) names.insert(name);
+    };
+    for (const auto& node : graph.node()) {
+        for (const auto& input : node.input()) take(input);
+        for (const auto& name : ImplicitInputs(node)) take(name);
+    }
+    for (const auto& output : graph.output()) take(output.name());
+}
+
 std::string NodeDisplayName(const onnx::NodeProto& node, std::size_t index) {
     if (!node.name().empty()) return node.name();
     std::string name = node.op_type() + "_" + std::to_string(index);
@@ -176,21 +218,33 @@ std::string NodeDisplayName(const onnx::NodeProto& node, std::size_t index) {
     return name;
 }
 
-// Builds one network from one ModelProto.
+// Builds one network from one GraphProto: the model's graph, or a subgraph (a Loop body) read in
+// the scope of the graph that holds it.
 class NetworkBuilder {
 public:
-    NetworkBuilder(onnx::ModelProto& model, std::string label, std::string baseDir, int64_t opset,
+    NetworkBuilder(onnx::GraphProto& graph, std::string label, std::string baseDir, int64_t opset,
                    const IOnnxParser::Options& options)
-        : m_Graph(*model.mutable_graph()), m_Network(INetwork::Create()),
+        : m_Graph(graph), m_Network(INetwork::Create()),
           m_State(*m_Network, std::move(label), std::move(baseDir)), m_Opset(opset), m_Options(options) {}
+
+    NetworkBuilder(onnx::GraphProto& graph, std::string label, OnnxGraphState& parent, LayerBindingId firstOuterBinding,
+                   int64_t opset)
+        : m_Graph(graph), m_Network(INetwork::Create()),
+          m_State(*m_Network, std::move(label), parent, firstOuterBinding),
+          m_Opset(opset), m_Options(kNoOptions), m_Subgraph(true) {}
 
     INetworkPtr Build(std::vector<BindingPointInfo>& inputs, std::vector<BindingPointInfo>& outputs) {
         AddInitializers();
-        AddInputs(inputs);
+        if (m_Subgraph) {
+            AddSubgraphInputs(inputs);
+        } else {
+            AddInputs(inputs);
+        }
         for (const auto& node : m_Graph.node()) {
             for (const auto& name : node.input()) {
                 if (!name.empty()) m_State.CountUse(name);
             }
+            for (const auto& name : ImplicitInputs(node)) m_State.CountUse(name);
         }
         for (const auto& output : m_Graph.output()) m_State.CountUse(output.name());
         for (std::size_t index : TopologicalOrder()) ConvertNode(index);
@@ -198,7 +252,33 @@ public:
         return std::move(m_Network);
     }
 
+    const OnnxGraphState& State() const { return m_State; }
+
 private:
+    static inline const IOnnxParser::Options kNoOptions{};
+
+    // A subgraph's inputs, binding ids in order. Their declared types and shapes are optional (a
+    // Loop body often leaves a loop-carried value's out): the optimizer learns them from what
+    // feeds them.
+    void AddSubgraphInputs(std::vector<BindingPointInfo>& inputs) {
+        for (const auto& input : m_Graph.input()) {
+            const std::string& name = input.name();
+            const std::string where = Label() + ": input '" + name + "'";
+            if (m_State.IsDefinedHere(name)) throw ParseException(where + " is defined twice");
+            const auto id = static_cast<LayerBindingId>(inputs.size());
+            IConnectableLayer* layer = m_Network->AddInputLayer(id, name.c_str());
+            TensorInfo info;
+            if (input.type().value_case() != onnx::TypeProto::VALUE_NOT_SET) {
+                ReadElementType(input, where);  // refuses sequences, optionals and unsupported types
+                if (input.type().tensor_type().has_shape()) info = ReadOutputInfo(input, Label());
+                // Only a fully known info helps converters that look at an input's type or rank.
+                if (info.GetShape().AreAllDimensionsSpecified()) layer->GetOutputSlot(0).SetTensorInfo(info);
+            }
+            m_State.SetProducer(name, layer->GetOutputSlot(0));
+            inputs.push_back(BindingPointInfo{id, info, name, {}});
+        }
+    }
+
     const std::string& Label() const { return m_State.FileLabel(); }
 
     [[noreturn]] void NodeFail(std::size_t index, const std::string& what) {
@@ -263,12 +343,17 @@ private:
         std::vector<std::size_t> pending(n, 0);
         std::vector<std::vector<std::size_t>> consumers(n);
         for (std::size_t i = 0; i < n; ++i) {
-            for (const auto& name : m_Graph.node(static_cast<int>(i)).input()) {
+            const onnx::NodeProto& node = m_Graph.node(static_cast<int>(i));
+            std::vector<std::string> names(node.input().begin(), node.input().end());
+            for (const auto& name : ImplicitInputs(node)) names.push_back(name);
+            for (const auto& name : names) {
                 if (name.empty() || m_State.IsDefined(name)) continue;
                 auto it = producer.find(name);
                 if (it == producer.end()) {
-                    NodeFail(i, "input '" + name + "' is not produced by any node, graph input or initializer");
+                    NodeFail(i, "input '" + name + "' is not produced by any node, graph input or initializer" +
+                                    (m_Subgraph ? " (of the subgraph or its enclosing graphs)" : ""));
                 }
+                if (it->second == i) NodeFail(i, "its subgraph reads '" + name + "', which the node itself produces");
                 ++pending[i];
                 consumers[it->second].push_back(i);
             }
@@ -318,7 +403,9 @@ private:
                 throw ParseException(Label() + ": output '" + name +
                                      "' is not produced by any node, graph input or initializer");
             }
-            const TensorInfo info = ReadOutputInfo(output, Label());
+            // A subgraph's outputs may leave their type out: the optimizer infers it.
+            const bool untyped = m_Subgraph && output.type().value_case() == onnx::TypeProto::VALUE_NOT_SET;
+            const TensorInfo info = untyped ? TensorInfo() : ReadOutputInfo(output, Label());
             const auto id = static_cast<LayerBindingId>(outputs.size());
             IConnectableLayer* layer = m_Network->AddOutputLayer(id, name.c_str());
             slot->Connect(layer->GetInputSlot(0));
@@ -331,6 +418,7 @@ private:
     OnnxGraphState m_State;
     int64_t m_Opset;
     const IOnnxParser::Options& m_Options;
+    bool m_Subgraph = false;
 };
 
 class OnnxParserImpl final : public IOnnxParser {
@@ -375,7 +463,8 @@ private:
         const int64_t opset = ReadOpset(model, label);
         std::vector<BindingPointInfo> inputs;
         std::vector<BindingPointInfo> outputs;
-        INetworkPtr network = NetworkBuilder(model, label, baseDir, opset, options).Build(inputs, outputs);
+        INetworkPtr network =
+            NetworkBuilder(*model.mutable_graph(), label, baseDir, opset, options).Build(inputs, outputs);
         // Only a complete parse replaces the binding tables.
         m_Inputs = std::move(inputs);
         m_Outputs = std::move(outputs);
@@ -400,6 +489,17 @@ private:
 };
 
 }  // namespace
+
+OnnxSubgraph BuildOnnxSubgraph(const onnx::GraphProto& graph, const std::string& label, OnnxGraphState& parent,
+                               LayerBindingId firstOuterBinding, int64_t opset) {
+    onnx::GraphProto copy = graph;  // decoding moves initializer data out of the proto
+    NetworkBuilder builder(copy, label, parent, firstOuterBinding, opset);
+    OnnxSubgraph subgraph;
+    subgraph.m_Network = builder.Build(subgraph.m_Inputs, subgraph.m_Outputs);
+    subgraph.m_OuterValues = builder.State().OuterValues();
+    return subgraph;
+}
+
 }  // namespace onnximport
 
 IOnnxParserPtr IOnnxParser::Create() { return std::make_unique<onnximport::OnnxParserImpl>(); }

@@ -13,6 +13,7 @@
 #include <oneapi/dnnl/dnnl.h>  // dnnl_set_verbose: which primitives ran
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include <filesystem>
@@ -294,6 +295,61 @@ TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccFusion, DecomposedRmsNormBecomesOneKernelStep) {
+    SKIP_WITHOUT_CPUACC();
+    // T5's form (x * (1 / sqrt(mean(x^2) + eps)) * gamma), LLaMA's (x / sqrt(...), no gamma here),
+    // over 2 dims, with an inner size no multiple of 16 or 8.
+    Net net;
+    IOutputSlot* x = net.Input({3, 5, 37});
+    ReduceDescriptor mean;
+    mean.m_Axes = {-1};
+    const auto denominator = [&](IOutputSlot* v, const std::vector<int64_t>& axes) {
+        ReduceDescriptor m;
+        m.m_Axes = axes;
+        IOutputSlot* ms = net.Op(LayerType::Reduce, m, {net.Binary(BinaryOperation::Pow, v, net.Scalar(2.0f))});
+        return net.Unary(UnaryOperation::Sqrt, net.Binary(BinaryOperation::Add, ms, net.Scalar(1e-6f)));
+    };
+    IOutputSlot* t5 = net.Binary(BinaryOperation::Mul, x, net.Binary(BinaryOperation::Div, net.Scalar(1.0f), denominator(x, {-1})));
+    net.Output(net.Binary(BinaryOperation::Mul, net.Const({37}, 0.5f, 1.0f), t5));
+    net.Output(net.Binary(BinaryOperation::Div, x, denominator(x, {-2, -1})));
+    Net::Result r = net.Check(1e-6, "rmsnorm");
+    EXPECT_NE(r.m_Optimized.find("RmsNorm x2"), std::string::npos) << r.m_Optimized;
+    EXPECT_EQ(r.m_Optimized.find("Reduce"), std::string::npos) << r.m_Optimized;
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
+}
+
+TEST(CpuAccKernels, RmsNormEveryIsaThisCpuRunsMatchesTheDefinition) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+    for (std::size_t inner : {1u, 7u, 16u, 37u, 1000u}) {
+        const std::size_t rows = 5;
+        std::vector<float> in(rows * inner), gamma(inner);
+        for (float& v : in) v = dist(rng);
+        for (float& v : gamma) v = dist(rng);
+        for (KernelIsa isa : isas) {
+            for (const float* g : {static_cast<const float*>(nullptr), static_cast<const float*>(gamma.data())}) {
+                std::vector<float> out(in.size(), -7.0f);
+                RmsNorm(in.data(), g, out.data(), rows, inner, 1e-5f, isa);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    double ss = 0;
+                    for (std::size_t i = 0; i < inner; ++i) ss += static_cast<double>(in[r * inner + i]) * in[r * inner + i];
+                    const double scale = 1.0 / std::sqrt(ss / static_cast<double>(inner) + 1e-5);
+                    for (std::size_t i = 0; i < inner; ++i) {
+                        const double want = in[r * inner + i] * scale * (g ? g[i] : 1.0f);
+                        ASSERT_NEAR(out[r * inner + i], want, 2e-6 * std::max(1.0, std::fabs(want)))
+                            << KernelIsaName(isa) << " inner " << inner << " row " << r << " element " << i;
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(CpuAccFusion, ConvolutionsWriteIntoTheirConcatenation) {
     SKIP_WITHOUT_CPUACC();
     // SqueezeNet's fire module: two convolutions of one input, concatenated on channels. With
@@ -385,6 +441,19 @@ TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     net.Output(net.Unary(UnaryOperation::LeakyRelu, a, 0.1f));
     net.Output(net.Unary(UnaryOperation::Sqrt, net.Unary(UnaryOperation::Abs, a)));
     net.Check(1e-5, "elementwise");
+}
+
+TEST(CpuAccOps, ConstantScalarMinusOrOverATensorIsOneEltwise) {
+    SKIP_WITHOUT_CPUACC();
+    // 1 - mask and 1 / sqrt(var + eps), as transformers export them: the constant comes first.
+    Net net;
+    IOutputSlot* x = net.Input({2, 7, 1});
+    IOutputSlot* pos = net.Unary(UnaryOperation::Exp, x);  // away from 0 for the division
+    net.Output(net.Binary(BinaryOperation::Sub, net.Scalar(1.0f), x));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(2.5f), pos));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(-1.0f), net.Unary(UnaryOperation::Sqrt, pos)));
+    const Net::Result r = net.Check(1e-6, "c - x, c / x");
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
 }
 
 TEST(CpuAccOps, DataMovementAndReductions) {
@@ -816,6 +885,47 @@ TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
 
 // ---- models ---------------------------------------------------------------------------------------
 // The exported models run with CpuAcc first (and with each of its kernel-choosing options) in
-// tests/unit/differential_model_test.cpp.
+// tests/unit/differential_model_test.cpp; here, what oneDNN runs for them.
+
+// oneDNN's reference implementations are scalar loops, one to three orders of magnitude slower
+// than its jit kernels: CpuAcc must pick another layout or decline the layer, never run one. The
+// verbose log names the implementation of every primitive executed (ctest runs this again with
+// ONEDNN_MAX_CPU_ISA=AVX2, where oneDNN has fewer kernels).
+TEST(CpuAccModels, NoExportedModelRunsAOneDnnReferenceImplementation) {
+    SKIP_WITHOUT_CPUACC();
+    std::size_t executed = 0;
+    for (const std::string& model : ExportedModels()) {
+        const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
+        ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
+        for (const char* layout : {"blocked", "auto"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["ConvLayout"] = layout;
+            LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"}, {}, o);
+            const std::vector<OwnedTensor> inputs = LoadModelInputs(base);
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            (void)m.Run(inputs);
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            // onednn_verbose,exec,cpu,<primitive>,<implementation>,...
+            std::size_t at = 0;
+            while ((at = log.find("onednn_verbose,exec,cpu,", at)) != std::string::npos) {
+                const std::size_t primitive = at + std::strlen("onednn_verbose,exec,cpu,");
+                const std::size_t impl = log.find(',', primitive) + 1;
+                const std::size_t end = log.find('\n', impl);
+                ++executed;
+                // oneDNN's "ref" RNN is its GEMM-based driver (jit GEMM on packed weights; only the
+                // gate arithmetic is plain C++), all oneDNN 2.6 offers without AVX-512, and measured
+                // faster there (lstm2x256 at batch 1: 1.8 ms capped to AVX2, 2.6 ms with brgemm).
+                const bool gemmRnn = log.compare(primitive, 4, "rnn,") == 0;
+                EXPECT_TRUE(gemmRnn || log.compare(impl, 3, "ref") != 0)
+                    << model << " (ConvLayout=" << layout << ") runs a reference implementation: " << log.substr(at, end - at);
+                at = end;
+            }
+        }
+    }
+    EXPECT_GT(executed, 1000u) << "the verbose log named too few primitives to prove anything";
+}
 
 }  // namespace

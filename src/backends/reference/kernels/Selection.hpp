@@ -2,8 +2,12 @@
 //  - TopK: the k largest (smallest) elements along an axis, sorted, with their int64 indices;
 //    equal values keep the lower index first; NaN counts as the largest. The candidate order
 //    (one index per element of a line) is in the workspace.
-//  - MaxUnpool: zeros, then each input element at the flat output offset its index gives; an index
-//    outside the output throws std::out_of_range before anything is written.
+//  - MaxUnpool: zeros, then each input element where its index points. Indices are flat offsets
+//    into the unpooled shape (each spatial dim (in - 1) * stride + kernel - pads: the MaxPool input
+//    the indices came from); when output_shape makes the output larger, the unpooled tensor sits in
+//    the output's leading corner (ONNX's reading), so an offset is split into coordinates of the
+//    unpooled shape and written at the same coordinates of the output. An index outside the
+//    unpooled tensor throws std::out_of_range before anything is written.
 //  - Compress: the slices along the axis (or the elements of the flattened input) whose condition
 //    is true, in order.
 #pragma once
@@ -65,21 +69,43 @@ void TopK(const TopKParams& p, const T* x, T* values, int64_t* indices, void* wo
 
 struct MaxUnpoolParams {
     std::size_t elementSize = 0, inCount = 0, outCount = 0;
-    template <typename F> void Fields(F&& f) const { f(elementSize); f(inCount); f(outCount); }
+    std::size_t unpooledCount = 0;      ///< elements of the unpooled shape: the indices' range
+    std::vector<std::size_t> unpooled;  ///< the unpooled shape (N, C, spatial dims)
+    std::vector<std::size_t> out;       ///< the output's shape; empty when it is the unpooled shape
+    template <typename F> void Fields(F&& f) const { f(elementSize); f(inCount); f(outCount); f(unpooledCount); f(unpooled); f(out); }
 };
+
+/// The output offset of the element at flat offset `index` of the unpooled shape.
+inline std::size_t MaxUnpoolOutputOffset(const MaxUnpoolParams& p, std::size_t index) {
+    if (p.out.empty()) return index;
+    std::size_t offset = 0, outStride = 1;
+    for (std::size_t d = p.unpooled.size(); d-- > 0;) {
+        offset += (index % p.unpooled[d]) * outStride;
+        index /= p.unpooled[d];
+        outStride *= p.out[d];
+    }
+    return offset;
+}
 
 inline void MaxUnpool(const MaxUnpoolParams& p, const void* input, const int64_t* indices, void* output) {
     const auto* x = static_cast<const unsigned char*>(input);
     auto* y = static_cast<unsigned char*>(output);
     for (std::size_t i = 0; i < p.inCount; ++i) {
-        if (indices[i] < 0 || static_cast<std::size_t>(indices[i]) >= p.outCount) {
+        if (indices[i] < 0 || static_cast<std::size_t>(indices[i]) >= p.unpooledCount) {
+            std::string shape;
+            for (std::size_t d : p.unpooled) {
+                if (!shape.empty()) shape += 'x';
+                shape += std::to_string(d);
+            }
             throw std::out_of_range("index " + std::to_string(indices[i]) + " (at position " + std::to_string(i) +
-                                    ") is outside the output's [0, " + std::to_string(p.outCount) + ") elements");
+                                    ") is outside the unpooled tensor's [0, " + std::to_string(p.unpooledCount) +
+                                    ") elements (shape " + shape + ")");
         }
     }
     std::memset(y, 0, p.outCount * p.elementSize);
     for (std::size_t i = 0; i < p.inCount; ++i) {
-        std::memcpy(y + static_cast<std::size_t>(indices[i]) * p.elementSize, x + i * p.elementSize, p.elementSize);
+        std::memcpy(y + MaxUnpoolOutputOffset(p, static_cast<std::size_t>(indices[i])) * p.elementSize,
+                    x + i * p.elementSize, p.elementSize);
     }
 }
 

@@ -48,7 +48,9 @@ kernels::MatMulParams MatMulRefParams(const QueueDescriptor&, const WorkloadInfo
     for (std::size_t i = r; i-- > 0;) {
         const std::size_t da = i + ra >= r ? ad[i + ra - r] : 1;
         const std::size_t db = i + rb >= r ? bd[i + rb - r] : 1;
-        p.batch[i] = std::max(da, db);
+        // numpy: a 1 takes the other's dim, so 1 against 0 is 0 (std::max gave 1, and the
+        // kernel then wrote a whole matrix into an empty output: found by fuzzing).
+        p.batch[i] = da == 1 ? db : da;
         p.aStride[i] = da == 1 ? 0 : sa;
         p.bStride[i] = db == 1 ? 0 : sb;
         sa *= da;

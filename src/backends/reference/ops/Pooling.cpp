@@ -3,8 +3,8 @@
 // Float32; max pooling (global too) also UInt8. The kernel is the snippet kernels/Pooling.hpp.
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
-// dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
-// inside the padded input [-pad_begin, in + pad_end). Average divides by the product of the
+// dim: for output index o, the range of taps inside the input, and how many taps lie inside the
+// padded input [-pad_begin, in + pad_end) (ranges computed, not counted tap by tap: see the snippet). Average divides by the product of the
 // latter (count_include_pad) or of the former, as ONNX Runtime and PyTorch do; a ceil_mode window
 // that overhangs the end padding therefore counts only its taps inside the padded input.
 //
@@ -61,16 +61,17 @@ kernels::PoolingParams PoolingRefParams(const QueueDescriptor& layer, const Work
         const long long pb = d.m_PadsBegin[d0], pe = d.m_PadsEnd[d0];
         stride /= xs[i];
         kernels::PoolDimTaps taps;
+        taps.dilation = dl;
+        taps.stride = stride;
         for (long long o = 0; o < ys[i]; ++o) {
-            std::vector<std::size_t> offsets;
-            std::size_t padded = 0;
-            for (long long j = 0; j < k; ++j) {
-                const long long pos = o * s - pb + j * dl;
-                if (pos >= -pb && pos < in + pe) ++padded;
-                if (pos >= 0 && pos < in) offsets.push_back(static_cast<std::size_t>(pos) * stride);
-            }
-            taps.offsets.push_back(std::move(offsets));
-            taps.paddedCount.push_back(padded);
+            const long long base = o * s - pb;
+            long long first = 0, last = 0, padFirst = 0, padLast = 0;
+            kernels::PoolingTapsIn(base, dl, k, -pb, in + pe, padFirst, padLast);
+            kernels::PoolingTapsIn(base, dl, k, 0, in, first, last);
+            taps.start.push_back(base);
+            taps.first.push_back(first);
+            taps.last.push_back(last);
+            taps.paddedCount.push_back(static_cast<std::size_t>(padLast - padFirst));
         }
         p.out.push_back(ys[i]);
         p.taps.push_back(std::move(taps));

@@ -1125,6 +1125,17 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Reduce: CompileReduce(n); break;
             case NodeKind::Split:
             case NodeKind::Slice: CompileSplitSlice(n); break;
+            // CpuAcc's newer node kinds: their layers are refused by the target's support check
+            // (below); RmsNorm is a fusion CpuAcc makes of several layers, so it is met here.
+            case NodeKind::Recurrent:
+            case NodeKind::BatchNorm:
+            case NodeKind::Pad:
+            case NodeKind::Resize:
+            case NodeKind::Expand:
+            case NodeKind::RmsNorm:
+                throw InvalidArgumentException("the onednn target cannot generate layer '" + n.m_Name + "': CpuAcc runs it as a " +
+                                               cpuacc::GetNodeKindName(n.m_Kind) +
+                                               " node, which the onednn target has no generator for yet");
         }
     } catch (const dnnl::error& e) {
         throw InvalidArgumentException("code generator (onednn): oneDNN cannot compile " +
@@ -1446,7 +1457,19 @@ public:
             if (reason) *reason = why + " (the onednn target generates what CpuAcc runs)";
             return false;
         }
-        return true;
+        switch (layer.m_Type) {
+            case LayerType::Recurrent:
+            case LayerType::BatchNormalization:
+            case LayerType::Pad:
+            case LayerType::Resize:
+            case LayerType::Expand:
+                if (reason) {
+                    *reason = std::string(GetLayerTypeName(layer.m_Type)) +
+                              ": CpuAcc runs it, the onednn target has no generator for it yet";
+                }
+                return false;
+            default: return true;
+        }
     }
 
     std::unique_ptr<ArtifactOpGenerator> CreateOpGenerator(const ArtifactGraph& graph, const ArtifactOptions& options) const override {
