@@ -8,6 +8,7 @@
 
 #include <trellis/INetwork.hpp>
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,15 @@ using IOnnxParserPtr = std::unique_ptr<IOnnxParser>;
 
 class IOnnxParser {
 public:
+    /// The highest opset of the default ONNX domain ("" or "ai.onnx") whose operator forms the
+    /// importer reads and is tested on. A model importing a newer one is refused with a
+    /// ParseException naming both opsets: an op whose meaning changed in a newer opset could
+    /// otherwise run with the old meaning and give a wrong answer without a word (attributes new
+    /// in later opsets are refused by name, but changed semantics of an existing form are not
+    /// detectable). Opsets of other domains are not checked here; a node of another domain is
+    /// refused when it is converted.
+    static constexpr int64_t kHighestSupportedOpset = 28;
+
     struct Options {
         /// Shapes for graph inputs, by name: pins symbolic or unknown dims at load time (else
         /// they are decided by each run); a given shape must agree with every fixed dim the

@@ -73,9 +73,18 @@ int64_t ReadOpset(const onnx::ModelProto& model, const std::string& label) {
         if (import.domain().empty() || import.domain() == "ai.onnx") opset = import.version();
     }
     if (!opset) throw ParseException(label + ": the model imports no opset of the default ONNX domain");
+    const std::string supported = "Trellis reads opsets " + std::to_string(kMinOpset) + " to " +
+                                  std::to_string(IOnnxParser::kHighestSupportedOpset) + " of the default ONNX domain";
     if (*opset < kMinOpset) {
-        throw ParseException(label + ": opset " + std::to_string(*opset) + " is not supported (Trellis reads "
-                             "opsets 1 to 18, and later ones where an op's form did not change)");
+        throw ParseException(label + ": opset " + std::to_string(*opset) + " is not supported (" + supported + ")");
+    }
+    // Refused rather than read with the older forms: an op whose meaning changed after the
+    // highest supported opset would otherwise give a wrong answer without a word.
+    if (*opset > IOnnxParser::kHighestSupportedOpset) {
+        const std::string highest = std::to_string(IOnnxParser::kHighestSupportedOpset);
+        throw ParseException(label + ": opset " + std::to_string(*opset) + " is newer than the highest supported "
+                             "opset " + highest + " (" + supported + "); convert the model to opset " + highest +
+                             " (onnx.version_converter.convert_version) or export it with opset_version=" + highest);
     }
     return *opset;
 }
