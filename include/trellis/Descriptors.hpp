@@ -267,6 +267,9 @@ struct ResizeDescriptor {
     std::vector<float> m_Roi;
 };
 
+/// Cast to m_To. A Cast built with two inputs is ONNX CastLike: the target is input 1's type,
+/// which inference learns from its producer (so it may be computed by other layers); inference
+/// sets m_To and drops input 1, so after Optimize every Cast has one input and m_To is final.
 struct CastDescriptor {
     DataType m_To = DataType::Float32;
 };

@@ -1094,4 +1094,54 @@ TEST_F(OnnxImporterTest, SignalParameterFedAsGraphInputIsReadPerRun) {
     }
 }
 
+// ---- Opsets up to kHighestSupportedOpset ----
+
+TEST_F(OnnxImporterTest, OpsetsUpToTheHighestSupportedAreReadNewerAreRefused) {
+    TestModel current(IOnnxParser::kHighestSupportedOpset);
+    current.Input("x", {3}).Output("y", {3});
+    current.Node("Relu", {"x"}, {"y"});
+    ExpectFloats(ParseAndRun(current.Bytes(), {FloatTensor({3}, {-1, 2, -3})}).at(0), {3}, {0, 2, 0});
+
+    TestModel newer(IOnnxParser::kHighestSupportedOpset + 1);
+    newer.Input("x", {3}).Output("y", {3});
+    newer.Node("Relu", {"x"}, {"y"});
+    const std::string message = ParseError(newer.Bytes());
+    const std::string highest = std::to_string(IOnnxParser::kHighestSupportedOpset);
+    EXPECT_NE(message.find("opset " + std::to_string(IOnnxParser::kHighestSupportedOpset + 1) +
+                           " is newer than the highest supported opset " + highest),
+              std::string::npos) << message;
+}
+
+TEST_F(OnnxImporterTest, CastLikeTargetTypeComesFromTypeInference) {
+    // The target is the type of a tensor other nodes compute (as in ONNX's function-expanded
+    // Attention): inference learns it when the network is optimized, not the importer.
+    TestModel m(23);
+    m.Input("x", {4}).Input("a", {2}, kInt64).Output("y", {4}, kInt64);
+    m.Node("Shape", {"a"}, {"shape"});              // Signed64
+    m.Node("Add", {"shape", "shape"}, {"like"});    // Signed64, computed
+    m.Node("CastLike", {"x", "like"}, {"y"}, "castlike");
+    OwnedTensor a;
+    a.m_Info = TensorInfo(TensorShape({2}), DataType::Signed64);
+    a.m_Data.assign(2 * sizeof(int64_t), 0);
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({4}, {1.5f, -2.5f, 3.0f, 7.9f}), a});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetDataType(), DataType::Signed64);
+    std::vector<int64_t> got(4);
+    std::memcpy(got.data(), outs[0].m_Data.data(), sizeof(int64_t) * 4);
+    EXPECT_EQ(got, (std::vector<int64_t>{1, -2, 3, 7}));
+
+    // The like input is a graph input of a dynamic network: its type is still known when each
+    // specialization is inferred.
+    TestModel dynamic(23);
+    dynamic.Input("x", {-1}).Input("like", {-1}, kInt64).Output("y", {-1}, kInt64);
+    dynamic.Node("Relu", {"like"}, {"like_relu"});
+    dynamic.Node("CastLike", {"x", "like_relu"}, {"y"});
+    OwnedTensor like;
+    like.m_Info = TensorInfo(TensorShape({1}), DataType::Signed64);
+    like.m_Data.assign(sizeof(int64_t), 0);
+    const auto dynamicOuts = ParseAndRun(dynamic.Bytes(), {FloatTensor({2}, {2.5f, -1.0f}), like});
+    ASSERT_EQ(dynamicOuts.size(), 1u);
+    EXPECT_EQ(dynamicOuts[0].m_Info, TensorInfo(TensorShape({2}), DataType::Signed64));
+}
+
 }  // namespace

@@ -392,18 +392,13 @@ void ConvertCastLike(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
     ctx.IgnoreAttributes({"saturate"});  // float8 targets only, which Trellis does not have
-    // The target is input 1's type: known here when it is a constant or a typed graph input.
-    std::optional<DataType> type;
+    // The target is input 1's type: a constant's is known here; otherwise the Cast layer keeps
+    // input 1 and the optimizer's type inference reads it (core/ops/Cast.cpp).
     if (const OnnxTensor* like = ctx.ConstantInput(1)) {
-        type = like->m_Info.GetDataType();
-    } else if (ctx.InputSlot(1).IsTensorInfoSet()) {
-        type = ctx.InputSlot(1).GetTensorInfo().GetDataType();
+        ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{like->m_Info.GetDataType()}, 1);
+        return;
     }
-    if (!type) {
-        ctx.Fail("input 1 ('" + ctx.InputName(1) + "') has no known type at import time; Trellis needs the CastLike "
-                 "target type from a constant or a graph input");
-    }
-    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
+    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{}, 2);
 }
 
 void ConvertIdentity(OnnxNodeContext& ctx) {
