@@ -651,6 +651,57 @@ struct NonMaxSuppressionDescriptor {
     std::optional<float> m_ScoreThreshold;
 };
 
+/// ONNX Attention (opsets 23-25): Y = softmax(softcap(Q K^T * scale) + bias) V per head.
+/// Inputs: Q, K, V, then the optional attn_mask, past_key, past_value, nonpad_kv_seqlen (a
+/// 0-element placeholder where omitted). Q, K and V are all 4-D (batch, heads, sequence, head
+/// size) or all 3-D (batch, sequence, heads * head size; m_QNumHeads and m_KvNumHeads split
+/// them). K and V may have fewer heads than Q when they divide it (grouped-query attention: query
+/// head h reads key/value head h / (q heads / kv heads)). past_key/past_value (batch, kv heads,
+/// past length, head size) are prepended to K/V along the sequence; outputs: Y (Q's layout with
+/// V's head size), optional present_key/present_value (the concatenations, 4-D) and
+/// qk_matmul_output (batch, q heads, q length, total length), chosen by m_QkMatmulOutputMode:
+/// 0 and 1 the scaled (and soft-capped) scores, 2 with the bias added, 3 the softmax.
+/// The bias: attn_mask (Boolean: true attends; or additive, Q's type; broadcast to (batch, q heads,
+/// q length, total length) with a last dim that may be shorter and is then padded with -inf),
+/// plus with m_IsCausal a bottom-right causal mask (query i attends key j <= i + offset, offset =
+/// past length, or nonpad_kv_seqlen[b] - q length), plus the sliding window of m_LeftWindow /
+/// m_RightWindow (-1: unbounded), plus -inf for keys past nonpad_kv_seqlen[b]. A row whose bias is
+/// all -inf gives 0. m_Scale unset = 1 / sqrt(head size); m_Softcap 0 = none.
+/// After Optimize: m_QNumHeads and m_KvNumHeads are set, and m_HasMask, m_HasPast and
+/// m_HasNonpadKvSeqlen say which optional inputs are real (not placeholders).
+struct AttentionDescriptor {
+    bool m_IsCausal = false;
+    unsigned int m_QNumHeads = 0;
+    unsigned int m_KvNumHeads = 0;
+    std::optional<float> m_Scale;
+    float m_Softcap = 0.0f;
+    int m_QkMatmulOutputMode = 0;
+    int64_t m_LeftWindow = -1;
+    int64_t m_RightWindow = -1;
+    bool m_HasMask = false;
+    bool m_HasPast = false;
+    bool m_HasNonpadKvSeqlen = false;
+};
+
+/// ONNX RMSNormalization (opset 23): Y = X / sqrt(mean(X^2 over dims [m_Axis, rank)) + m_Eps) *
+/// scale, scale broadcast unidirectionally to X. After Optimize m_Axis is in [0, rank).
+struct RmsNormalizationDescriptor {
+    int m_Axis = -1;
+    float m_Eps = 1e-5f;
+};
+
+/// ONNX RotaryEmbedding (opset 23): inputs X (batch, heads, sequence, head size) or (batch,
+/// sequence, hidden) with m_NumHeads, cos_cache and sin_cache ((max position, dim / 2) with
+/// position_ids, else (batch, sequence, dim / 2)), optional position_ids (batch, sequence;
+/// Signed64, read when the layer runs). The first m_RotaryDim elements of each head (all when 0)
+/// are rotated in pairs, (x[i], x[i + dim/2]) or (x[2i], x[2i + 1]) with m_Interleaved; the rest
+/// is copied.
+struct RotaryEmbeddingDescriptor {
+    bool m_Interleaved = false;
+    unsigned int m_NumHeads = 0;
+    unsigned int m_RotaryDim = 0;
+};
+
 using LayerDescriptor = std::variant<
     EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
     ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
@@ -665,7 +716,8 @@ using LayerDescriptor = std::variant<
     MelWeightMatrixDescriptor, TfIdfVectorizerDescriptor,
     EinsumDescriptor, TopKDescriptor, GatherNDDescriptor, ScatterNDDescriptor, ReverseSequenceDescriptor,
     MaxUnpoolDescriptor, InstanceNormalizationDescriptor, LrnDescriptor, MeanVarianceNormalizationDescriptor,
-    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor>;
+    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor,
+    AttentionDescriptor, RmsNormalizationDescriptor, RotaryEmbeddingDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

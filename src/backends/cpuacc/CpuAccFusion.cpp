@@ -11,6 +11,8 @@
 // into MatMul, and scalar scales. Every fusion is logged in RegionGraph::m_FusionLog.
 #include "CpuAccGraph.hpp"
 
+#include <algorithm>
+
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cmath>
@@ -285,6 +287,16 @@ void FusePostOps(RegionGraph& g) {
             Node& cn = N(g, c);
             const TensorShape& vs = g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape();
             if (cn.m_Kind == NodeKind::Eltwise && cn.m_Inputs.size() == 1 && cn.m_Inputs[0] == v) {
+                // oneDNN 2.6 applies a second eltwise_linear post-op of a convolution or matmul
+                // with the first one's alpha and beta (matmul, x / c, tanh, x * c gave tanh(x / c) / c:
+                // ONNX's expanded Attention softcap), so a second linear starts a node of its own.
+                const auto isLinear = [](const EltwiseOp& e) { return e.m_Algorithm == static_cast<int>(dnnl_eltwise_linear); };
+                if (kind != NodeKind::Eltwise &&
+                    std::any_of(cn.m_Eltwise.begin(), cn.m_Eltwise.end(), isLinear) &&
+                    std::any_of(n.m_PostOps.begin(), n.m_PostOps.end(),
+                                [&](const PostOp& p) { return p.m_Kind == PostOp::Kind::Eltwise && isLinear(p.m_Eltwise); })) {
+                    break;
+                }
                 if (kind == NodeKind::Eltwise) {
                     n.m_Eltwise.insert(n.m_Eltwise.end(), cn.m_Eltwise.begin(), cn.m_Eltwise.end());
                 } else {

@@ -5,9 +5,10 @@
 // rejects the rest), folds constant parameter inputs into the descriptor, refuses anything it
 // cannot represent with ctx.Fail("<attribute/input> ... <rule>"), and registers every used output.
 //
-// Opsets: the forms of opsets 1-18 are handled (each converter branches on ctx.Opset() where an
-// op's form changed; CheckLegacyForm handles the attributes common to opsets below 7). Later opsets use the opset-18 form; a later change that adds an attribute is
-// caught by the unknown-attribute check, a new attribute value by the converter's value check.
+// Opsets: the forms of opsets 1 to IOnnxParser::kHighestSupportedOpset are handled (each converter
+// branches on ctx.Opset() where an op's form changed; CheckLegacyForm handles the attributes
+// common to opsets below 7). An attribute a converter does not read is refused by name, a new
+// attribute value by the converter's value check.
 #pragma once
 
 #include "OnnxNodeContext.hpp"
@@ -139,6 +140,10 @@ void ConvertTopK(OnnxNodeContext& ctx);
 void ConvertGatherND(OnnxNodeContext& ctx);
 void ConvertScatterND(OnnxNodeContext& ctx);
 void ConvertReverseSequence(OnnxNodeContext& ctx);
+// OnnxConvertTransformer.cpp: the fused transformer ops of opsets 23-25.
+void ConvertAttention(OnnxNodeContext& ctx);
+void ConvertRmsNormalization(OnnxNodeContext& ctx);
+void ConvertRotaryEmbedding(OnnxNodeContext& ctx);
 // OnnxConvertControlFlow.cpp
 void ConvertLoop(OnnxNodeContext& ctx);
 
