@@ -33,6 +33,9 @@ constexpr unsigned int kNumLayerTypes = 0
 
 struct EmptyDescriptor {};
 
+/// How a conversion to Float8E8M0 rounds a value between two powers of two (ONNX Cast round_mode).
+enum class SmallTypeRounding { Up, Down, Nearest };
+
 /// Input and Output layers: the id the application uses to bind tensors.
 struct BindingDescriptor {
     LayerBindingId m_BindingId = 0;
@@ -51,6 +54,7 @@ enum class BinaryOperation {
     FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
     BitShiftLeft,  ///< unsigned integers: a << b (0 when b >= the bit width)
     BitShiftRight, ///< unsigned integers: a >> b (0 when b >= the bit width)
+    BitwiseAnd, BitwiseOr, BitwiseXor,  ///< integers, bit by bit
 };
 const char* GetBinaryOperationName(BinaryOperation op);
 /// Elementwise binary op with numpy broadcasting. Comparisons and And/Or/Xor produce Boolean.
@@ -85,6 +89,8 @@ enum class UnaryOperation {
     IsInf,        ///< Boolean output: x is +inf or -inf
     IsPosInf,     ///< Boolean output: x is +inf
     IsNegInf,     ///< Boolean output: x is -inf
+    Swish,        ///< x * sigmoid(m_A * x); m_A = alpha
+    BitwiseNot,   ///< integers: ~x
 };
 const char* GetUnaryOperationName(UnaryOperation op);
 struct ElementwiseUnaryDescriptor {
@@ -272,6 +278,11 @@ struct ResizeDescriptor {
 /// sets m_To and drops input 1, so after Optimize every Cast has one input and m_To is final.
 struct CastDescriptor {
     DataType m_To = DataType::Float32;
+    /// Float8/float4 targets: out-of-range values (and infinities) become the largest finite value
+    /// (ONNX saturate=1, the default), else infinity or NaN. See backends/SmallTypes.hpp.
+    bool m_Saturate = true;
+    /// Float8E8M0 targets: how a value between two powers of two rounds (ONNX round_mode).
+    SmallTypeRounding m_Rounding = SmallTypeRounding::Up;
 };
 
 /// ONNX Range: parameter inputs 0..2 (start, limit, delta), all required to be constant.
@@ -317,12 +328,13 @@ struct TileDescriptor {
 /// element itself; m_Reverse sums from the end. After Optimize m_Axis is in [0, rank).
 struct CumSumDescriptor {
     int64_t m_Axis = 0;
+    bool m_Product = false;  ///< ONNX CumProd: running products instead of sums
     bool m_Exclusive = false;
     bool m_Reverse = false;
 };
 
-/// DepthToSpace / SpaceToDepth on NCHW. m_ColumnRowCrd: DepthToSpace's CRD mode (DCR otherwise;
-/// SpaceToDepth has only the DCR order).
+/// DepthToSpace / SpaceToDepth on NCHW. m_ColumnRowCrd: the CRD channel order (DCR otherwise;
+/// SpaceToDepth has it from opset 28, as the inverse of DepthToSpace's CRD).
 struct SpaceDepthDescriptor {
     unsigned int m_BlockSize = 1;
     bool m_ColumnRowCrd = false;
@@ -432,6 +444,13 @@ struct RecurrentDescriptor {
 struct QuantizeLinearDescriptor {
     int64_t m_Axis = 1;
     DataType m_DataType = DataType::UInt8;
+    /// Blocked quantization (opset 21): m_BlockSize > 0 gives the scale x's rank, with dim m_Axis
+    /// ceil(x dim / m_BlockSize) (each scale covers m_BlockSize consecutive elements along it).
+    int64_t m_BlockSize = 0;
+    /// QuantizeLinear to float8: saturate out-of-range values (ONNX saturate, default 1).
+    bool m_Saturate = true;
+    /// DequantizeLinear's output type (opset 23 output_dtype); unset = the scale's type.
+    std::optional<DataType> m_OutputDataType;
 };
 
 enum class LossReduction { None, Sum, Mean };
@@ -554,7 +573,8 @@ struct GatherNDDescriptor {
     int64_t m_BatchDims = 0;
 };
 
-/// ONNX ScatterND: inputs data, indices (Signed64), updates. Only None, Add and Mul reductions.
+/// ONNX ScatterND: inputs data, indices (Signed64), updates. Reductions None, Add, Mul, and (opset
+/// 18) Max, Min.
 struct ScatterNDDescriptor {
     ScatterReduction m_Reduction = ScatterReduction::None;
 };

@@ -1144,4 +1144,69 @@ TEST_F(OnnxImporterTest, CastLikeTargetTypeComesFromTypeInference) {
     EXPECT_EQ(dynamicOuts[0].m_Info, TensorInfo(TensorShape({2}), DataType::Signed64));
 }
 
+TEST_F(OnnxImporterTest, WrapPadReadsTheInputPeriodically) {
+    // Pad-19 mode wrap: index j of a padded axis reads (j - begin) mod dim, here with more
+    // padding than the dim (two periods on the left).
+    TestModel m(19);
+    m.Input("x", {2, 3}).Output("y", {2, 10});
+    m.IntInit("pads", {4}, {0, 5, 0, 2});
+    AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap"), "mode", "wrap");
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 3}, {0, 1, 2, 3, 4, 5})}).at(0), {2, 10},
+                 {1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4});
+}
+
+TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
+    const auto expectError = [](const TestModel& m, const std::string& want) {
+        const std::string message = ParseError(m.Bytes());
+        EXPECT_NE(message.find(want), std::string::npos) << message;
+    };
+    {
+        TestModel m(19);  // wrap plans its slices from X's shape
+        m.Input("x", {-1, 3}).Output("y", {-1, 5});
+        m.IntInit("pads", {4}, {0, 1, 0, 1});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap_dyn"), "mode", "wrap");
+        expectError(m, "node 'wrap_dyn' (Pad, opset 19): mode='wrap' needs data's shape when the model is imported");
+    }
+    {
+        TestModel m(19);
+        m.Input("x", {2, 3}).Output("y", {2, 2});
+        m.IntInit("pads", {4}, {0, -1, 0, 0});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap_neg"), "mode", "wrap");
+        expectError(m, "node 'wrap_neg' (Pad, opset 19): mode='wrap' takes no negative pads (axis 1)");
+    }
+    {
+        TestModel m(18);  // wrap is an opset-19 mode
+        m.Input("x", {2, 3}).Output("y", {2, 5});
+        m.IntInit("pads", {4}, {0, 1, 0, 1});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap18"), "mode", "wrap");
+        expectError(m, "node 'wrap18' (Pad, opset 18): attribute mode='wrap' is not supported");
+    }
+    {
+        TestModel m(18);
+        m.Input("x", {4, 4}).Input("shape", {2}, kInt64).Output("y", {2, 2});
+        m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
+        expectError(m, "node 'ccp' (CenterCropPad, opset 18): input 1 (shape, 'shape') must be a constant");
+    }
+    {
+        TestModel m(22);
+        m.Input("x", {1, 2, 4, 4}).Output("y", {1, 2, 3, 3});
+        onnx::NodeProto& n = m.Node("LpPool", {"x"}, {"y"}, "lppool");
+        AttrInts(n, "kernel_shape", {2, 2});
+        AttrInt(n, "p", 0);
+        expectError(m, "node 'lppool' (LpPool, opset 22): attribute p=0 must be at least 1");
+    }
+    {
+        TestModel m(22);
+        m.Input("x", {2, 3}).Output("y", {2, 3});
+        AttrInt(m.Node("LpNormalization", {"x"}, {"y"}, "lpnorm"), "p", 3);
+        expectError(m, "node 'lpnorm' (LpNormalization, opset 22): attribute p=3 is not supported");
+    }
+    {
+        TestModel m(21);
+        m.Input("x", {1, 4, 2}).Input("s", {4}).Input("b", {4}).Output("y", {1, 4, 2});
+        AttrInt(m.Node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 0);
+        expectError(m, "node 'gn' (GroupNormalization, opset 21): attribute num_groups=0 must be at least 1");
+    }
+}
+
 }  // namespace

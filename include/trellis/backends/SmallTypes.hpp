@@ -18,6 +18,7 @@
 // Header-only; every function is pure and thread-safe.
 #pragma once
 
+#include <trellis/Descriptors.hpp>
 #include <trellis/Types.hpp>
 
 #include <bit>
@@ -47,9 +48,6 @@ inline unsigned int GetPackedBits(DataType t) {
         default: return static_cast<unsigned int>(8 * GetDataTypeSize(t));
     }
 }
-
-/// How float8/float4 conversions treat out-of-range values (ONNX Cast's saturate).
-enum class SmallTypeRounding { Up, Down, Nearest };  ///< Float8E8M0 only (ONNX Cast round_mode)
 
 namespace smalltypes {
 

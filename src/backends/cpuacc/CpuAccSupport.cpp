@@ -92,6 +92,7 @@ std::optional<std::vector<EltwiseOp>> EltwiseOf(const ElementwiseUnaryDescriptor
         case UnaryOperation::Reciprocal: return one(dnnl_eltwise_pow, 1.0f, -1.0f);
         case UnaryOperation::Softplus: return one(dnnl_eltwise_soft_relu);
         case UnaryOperation::Mish: return one(dnnl_eltwise_mish);
+        case UnaryOperation::Swish: return one(dnnl_eltwise_swish, d.m_A);  // x * sigmoid(alpha * x)
         default: return std::nullopt;
     }
 }
@@ -390,6 +391,10 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             if (in.size() != 1) return Refuse(reason, "Reduce: the axes must be constant");
             if (in[0].GetNumDimensions() == 0) return Refuse(reason, "Reduce: scalar input");
+            if (in[0].GetNumElements() == 0) {
+                // ONNX: Max over an empty set is -inf, Min +inf; oneDNN gives the largest finite value.
+                return Refuse(reason, "Reduce: an empty input (reductions over an empty set run on the reference)");
+            }
             return true;
         }
         default: break;

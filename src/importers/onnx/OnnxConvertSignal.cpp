@@ -8,6 +8,8 @@
 // inference refuses it by name ("input 0 (size) must be constant when the network is loaded").
 #include "OnnxConverters.hpp"
 
+#include <algorithm>
+
 namespace trellis::onnximport {
 
 namespace {
@@ -58,14 +60,26 @@ void ConvertWindow(OnnxNodeContext& ctx) {
 }
 
 void ConvertDft(OnnxNodeContext& ctx) {
-    if (ctx.Opset() >= 20) ctx.Fail("DFT-20 (axis as input 2) is not supported; Trellis reads DFT-17's axis attribute");
-    ctx.ExpectInputs(1, 2);
+    // DFT-17: axis attribute (default 1); DFT-20: axis as constant input 2 (default -2).
+    const bool axisInput = ctx.Opset() >= 20;
+    ctx.ExpectInputs(1, axisInput ? 3 : 2);
     ctx.ExpectOutputs(1, 1);
     DftDescriptor d;
-    d.m_Axis = ctx.GetInt("axis", 1);
+    if (axisInput) {
+        d.m_Axis = -2;
+        if (ctx.HasInput(2)) {
+            if (!ctx.ConstantInput(2)) {
+                ctx.Fail("input 2 (axis, '" + ctx.InputName(2) + "') is computed by other nodes; it must be a constant");
+            }
+            d.m_Axis = ConstScalarInt(ctx, 2, "axis");
+        }
+    } else {
+        d.m_Axis = ctx.GetInt("axis", 1);
+    }
     d.m_Inverse = ctx.GetBool("inverse", false);
     d.m_Onesided = ctx.GetBool("onesided", false);
-    const unsigned int slots = ctx.ParamSlots(1);
+    // The axis (input 2) is folded above; only dft_length may stay an input.
+    const unsigned int slots = std::min(ctx.ParamSlots(1), 2u);
     if (slots == 1 && ctx.HasInput(1)) d.m_DftLength = ConstScalarInt(ctx, 1, "dft_length");
     ctx.AddNodeLayer(LayerType::Dft, d, slots);
 }

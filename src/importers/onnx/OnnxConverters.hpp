@@ -57,6 +57,7 @@ void ConvertMatMul(OnnxNodeContext& ctx);
 void ConvertMaxPool(OnnxNodeContext& ctx);
 void ConvertAveragePool(OnnxNodeContext& ctx);
 void ConvertGlobalPool(OnnxNodeContext& ctx);          // GlobalAveragePool, GlobalMaxPool
+void ConvertLpPool(OnnxNodeContext& ctx);              // LpPool, GlobalLpPool
 void ConvertBatchNormalization(OnnxNodeContext& ctx);
 void ConvertLayerNormalization(OnnxNodeContext& ctx);
 void ConvertSoftmax(OnnxNodeContext& ctx);             // Softmax, LogSoftmax
@@ -75,6 +76,8 @@ void ConvertClip(OnnxNodeContext& ctx);
 void ConvertPRelu(OnnxNodeContext& ctx);
 void ConvertWhere(OnnxNodeContext& ctx);
 void ConvertCast(OnnxNodeContext& ctx);
+void ConvertBitCast(OnnxNodeContext& ctx);
+void ConvertSwiGlu(OnnxNodeContext& ctx);
 void ConvertIdentity(OnnxNodeContext& ctx);
 void ConvertDropout(OnnxNodeContext& ctx);
 // OnnxConvertShape.cpp: ops that move or reshape data.
@@ -88,6 +91,7 @@ void ConvertTranspose(OnnxNodeContext& ctx);
 void ConvertGather(OnnxNodeContext& ctx);
 void ConvertExpand(OnnxNodeContext& ctx);
 void ConvertPad(OnnxNodeContext& ctx);
+void ConvertCenterCropPad(OnnxNodeContext& ctx);
 void ConvertResize(OnnxNodeContext& ctx);
 void ConvertUpsample(OnnxNodeContext& ctx);         // as Resize-10 (opsets 7-9)
 // OnnxConvertMisc.cpp: reductions, shape queries, generators, constants.
@@ -140,6 +144,9 @@ void ConvertTopK(OnnxNodeContext& ctx);
 void ConvertGatherND(OnnxNodeContext& ctx);
 void ConvertScatterND(OnnxNodeContext& ctx);
 void ConvertReverseSequence(OnnxNodeContext& ctx);
+// OnnxConvertNormalization.cpp: normalizations that become several layers.
+void ConvertLpNormalization(OnnxNodeContext& ctx);
+void ConvertGroupNormalization(OnnxNodeContext& ctx);
 // OnnxConvertTransformer.cpp: the fused transformer ops of opsets 23-25.
 void ConvertAttention(OnnxNodeContext& ctx);
 void ConvertRmsNormalization(OnnxNodeContext& ctx);

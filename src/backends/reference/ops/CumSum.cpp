@@ -1,4 +1,4 @@
-// CpuRef CumSum: Float32 and Float64 (summed in double), Signed32 and Signed64
+// CpuRef CumSum and CumProd (m_Product: running products, wrapping for integers): Float32 and Float64 (summed in double), Signed32 and Signed64
 // (wrapping, like numpy). m_Exclusive leaves each element out of its own sum; m_Reverse runs the
 // sums from the end of the axis. The axis is m_Axis, or read from input 1 (one Signed32/Signed64
 // value, in [-rank, rank) or the run throws) when the core left that input in place.
@@ -24,7 +24,7 @@ class CumSumWorkload final : public IWorkload {
     using Acc = typename CumSumAcc<T>::Type;
 public:
     CumSumWorkload(const CumSumDescriptor& d, const WorkloadInfo& info, std::string layer)
-        : m_Exclusive(d.m_Exclusive), m_Reverse(d.m_Reverse), m_Axis(d.m_Axis), m_Shape(info.m_InputTensorInfos[0].GetShape()),
+        : m_Product(d.m_Product), m_Exclusive(d.m_Exclusive), m_Reverse(d.m_Reverse), m_Axis(d.m_Axis), m_Shape(info.m_InputTensorInfos[0].GetShape()),
           m_Layer(std::move(layer)) {
         if (info.m_InputTensorInfos.size() > 1) m_AxisInput = info.m_InputTensorInfos[1].GetDataType();
     }
@@ -50,22 +50,22 @@ private:
         for (std::size_t o = 0; o < outer; ++o) {
             for (std::size_t i = 0; i < inner; ++i) {
                 const std::size_t base = o * dim * inner + i;
-                Acc acc = 0;
+                Acc acc = m_Product ? Acc(1) : Acc(0);
                 for (std::size_t k = 0; k < dim; ++k) {
                     const std::size_t at = base + (m_Reverse ? dim - 1 - k : k) * inner;
                     const Acc v = static_cast<Acc>(x[at]);
                     if (m_Exclusive) {
                         y[at] = static_cast<T>(acc);
-                        acc += v;
+                        acc = m_Product ? Acc(acc * v) : Acc(acc + v);
                     } else {
-                        acc += v;
+                        acc = m_Product ? Acc(acc * v) : Acc(acc + v);
                         y[at] = static_cast<T>(acc);
                     }
                 }
             }
         }
     }
-    bool m_Exclusive, m_Reverse;
+    bool m_Product, m_Exclusive, m_Reverse;
     int64_t m_Axis;
     std::optional<DataType> m_AxisInput;  // set when the axis is a runtime input
     TensorShape m_Shape;

@@ -4,7 +4,7 @@
 // Types: the arithmetic operations, Max/Min, FMod and the comparisons run on Float32, Float64,
 // Float16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
 // Boolean for Equal, And, Or and Xor; Mod (divisor's sign) on the integer types; BitShiftLeft /
-// BitShiftRight on the unsigned integer types (a shift by the bit width or more gives 0).
+// BitShiftRight on the integer types (ONNX BitShift; see ShiftLeftOp for the signed rules).
 // Float16 operands are widened exactly to double, the operation runs in double and the result is
 // rounded to half (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
 // are exact).
@@ -126,14 +126,36 @@ struct ModOp {
 };
 
 // Unsigned integers only (the kernel table gives them no other type).
+struct BitAndOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+struct BitOrOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+struct BitXorOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+// Shifts (ONNX BitShift; signed types from opset 28): a shift by a negative amount or by the bit
+// width or more leaves only the sign fill - 0, or -1 for a right shift of a negative value; a
+// signed left shift drops the bits it moves past the sign bit (two's complement); a signed right
+// shift is arithmetic.
 struct ShiftLeftOp {
     template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a << b);
+        using U = std::make_unsigned_t<T>;
+        const bool out = IsNegativeAmount(b) || static_cast<U>(b) >= static_cast<U>(sizeof(T) * 8);
+        return out ? T(0) : static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<U>(b)));
+    }
+    template <typename T> static bool IsNegativeAmount(T b) {
+        if constexpr (std::is_signed_v<T>) return b < 0;
+        else return false;
     }
 };
 struct ShiftRightOp {
     template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a >> b);
+        using U = std::make_unsigned_t<T>;
+        const bool out = ShiftLeftOp::IsNegativeAmount(b) || static_cast<U>(b) >= static_cast<U>(sizeof(T) * 8);
+        if (out) return ShiftLeftOp::IsNegativeAmount(a) ? T(-1) : T(0);
+        return static_cast<T>(a >> b);  // arithmetic for signed T (C++20)
     }
 };
 
@@ -216,10 +238,19 @@ BinaryFn PickForType(BinaryOperation op) {
             if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp, true>;
             else return nullptr;
         case BinaryOperation::BitShiftLeft:
-            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftLeftOp>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ShiftLeftOp>;
             else return nullptr;
         case BinaryOperation::BitShiftRight:
-            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftRightOp>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ShiftRightOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseAnd:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitAndOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseOr:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitOrOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseXor:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitXorOp>;
             else return nullptr;
         case BinaryOperation::And:
         case BinaryOperation::Or:
@@ -283,7 +314,7 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     if (PickKernel(op, a.GetDataType()) == nullptr) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(a.GetDataType()) +
                                   " is not supported (CpuRef: Float32, Float64, Float16 and the integer types; Boolean for "
-                                  "Equal, And, Or, Xor; Mod (fmod=0) integers only; BitShift unsigned integers only)");
+                                  "Equal, And, Or, Xor; Mod (fmod=0), Bitwise* and BitShift integers only)");
     }
     const DataType expected = IsComparison(op) ? DataType::Boolean : a.GetDataType();
     return CheckType(name.c_str(), "output", out, expected, reason);

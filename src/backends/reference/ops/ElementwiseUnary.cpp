@@ -25,7 +25,7 @@ namespace {
 
 bool SupportsIntegers(UnaryOperation op) {
     return op == UnaryOperation::Neg || op == UnaryOperation::Abs || op == UnaryOperation::Relu ||
-           op == UnaryOperation::Clip || op == UnaryOperation::Sign;
+           op == UnaryOperation::Clip || op == UnaryOperation::Sign || op == UnaryOperation::BitwiseNot;
 }
 
 bool IsClassification(UnaryOperation op) {
@@ -35,12 +35,12 @@ bool IsClassification(UnaryOperation op) {
 
 double Softplus(double x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); }
 
-// Float32 -> Boolean tests (IsNaN, IsInf, ...).
-void RunClassify(UnaryOperation op, const void* in, void* out, std::size_t n) {
-    const float* x = static_cast<const float*>(in);
+// Float -> Boolean tests (IsNaN, IsInf, ...): Float32, Float64, Float16 and BFloat16, each value
+// widened exactly to double (NaN and the infinities stay what they are).
+void RunClassify(UnaryOperation op, const ConstTensor& x, void* out) {
     uint8_t* y = static_cast<uint8_t*>(out);
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = x[i];
+    for (std::size_t i = 0; i < x.GetNumElements(); ++i) {
+        const double v = GetElementAsDouble(x, i);
         bool r = false;
         switch (op) {
             case UnaryOperation::IsNaN: r = std::isnan(v); break;
@@ -136,6 +136,14 @@ void RunFloat(UnaryOperation op, double a, double b, const void* in, void* out, 
         case UnaryOperation::Asinh: return MapFloat(in, out, n, [](double x) { return std::asinh(x); });
         case UnaryOperation::Acosh: return MapFloat(in, out, n, [](double x) { return std::acosh(x); });
         case UnaryOperation::Atanh: return MapFloat(in, out, n, [](double x) { return std::atanh(x); });
+        case UnaryOperation::Swish:
+            return MapFloat(in, out, n, [a](double x) {
+                const double z = a * x;  // x * sigmoid(z), exp never overflowing
+                if (z >= 0) return x / (1.0 + std::exp(-z));
+                const double e = std::exp(z);
+                return x * e / (1.0 + e);
+            });
+        case UnaryOperation::BitwiseNot:
         case UnaryOperation::Not:
         case UnaryOperation::IsNaN:
         case UnaryOperation::IsInf:
@@ -174,6 +182,7 @@ void RunInteger(UnaryOperation op, double a, double b, const void* in, void* out
             return Map<T>(in, out, n, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); });
         }
         case UnaryOperation::Sign: return Map<T>(in, out, n, [](T x) { return T(x > 0 ? 1 : (IsNegative(x) ? -1 : 0)); });
+        case UnaryOperation::BitwiseNot: return Map<T>(in, out, n, [](T x) { return T(~x); });
         default: return;  // refused by the support check
     }
 }
@@ -190,7 +199,7 @@ public:
             // Booleans are 0/1 bytes; any non-zero byte counts as true.
             return Map<uint8_t>(in, out, n, [](uint8_t x) { return uint8_t(x == 0 ? 1 : 0); });
         }
-        if (IsClassification(m_Op)) return RunClassify(m_Op, in, out, n);
+        if (IsClassification(m_Op)) return RunClassify(m_Op, ConstTensor(io.m_Inputs[0]->GetTensorInfo(), in), out);
         switch (m_Type) {
             case DataType::Float32: return RunFloat(m_Op, m_A, m_B, in, out, n);
             case DataType::Signed8: return RunInteger<int8_t>(m_Op, m_A, m_B, in, out, n);
@@ -222,18 +231,19 @@ bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo
         return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
     }
     if (IsClassification(op)) {
-        if (t != DataType::Float32) {
-            return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32 only)");
+        if (t != DataType::Float32 && t != DataType::Float64 && t != DataType::Float16 && t != DataType::BFloat16) {
+            return Refuse(reason, name + ": data type " + GetDataTypeName(t) +
+                                      " is not supported (CpuRef: Float32, Float64, Float16, BFloat16)");
         }
         return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
     }
     const bool integer = t == DataType::Signed8 || t == DataType::Signed16 || t == DataType::Signed32 ||
                          t == DataType::Signed64 || t == DataType::UInt8 || t == DataType::UInt16 ||
                          t == DataType::UInt32 || t == DataType::UInt64;
-    const bool ok = t == DataType::Float32 || (integer && SupportsIntegers(op));
+    const bool ok = (t == DataType::Float32 && op != UnaryOperation::BitwiseNot) || (integer && SupportsIntegers(op));
     if (!ok) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32; " +
-                                  "the integer types for Neg, Abs, Relu, Clip and Sign only)");
+                                  "the integer types for Neg, Abs, Relu, Clip, Sign and BitwiseNot only)");
     }
     return CheckSameEncoding(name.c_str(), "output", info.m_OutputTensorInfos[0], "input", info.m_InputTensorInfos[0], reason);
 }

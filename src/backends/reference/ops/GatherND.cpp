@@ -142,8 +142,13 @@ private:
             T* dst = y + offsets[t];
             const T* src = updates + t * slice;
             for (std::size_t i = 0; i < slice; ++i) {
-                dst[i] = m_Reduction == ScatterReduction::Add ? static_cast<T>(dst[i] + src[i])
-                                                              : static_cast<T>(dst[i] * src[i]);
+                switch (m_Reduction) {
+                    case ScatterReduction::Add: dst[i] = static_cast<T>(dst[i] + src[i]); break;
+                    case ScatterReduction::Mul: dst[i] = static_cast<T>(dst[i] * src[i]); break;
+                    case ScatterReduction::Max: dst[i] = src[i] > dst[i] ? src[i] : dst[i]; break;
+                    case ScatterReduction::Min: dst[i] = src[i] < dst[i] ? src[i] : dst[i]; break;
+                    case ScatterReduction::None: dst[i] = src[i]; break;
+                }
             }
         }
     }
@@ -175,10 +180,6 @@ bool ScatterNDRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info,
     }
     const ScatterReduction r = layer.Get<ScatterNDDescriptor>().m_Reduction;
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
-    if (r != ScatterReduction::None && r != ScatterReduction::Add && r != ScatterReduction::Mul) {
-        return Refuse(reason, std::string("ScatterND: reduction ") + GetScatterReductionName(r) +
-                                  " not supported by CpuRef (none, add, mul)");
-    }
     if (r != ScatterReduction::None && t != DataType::Float32 && t != DataType::Signed32 && t != DataType::Signed64) {
         return Refuse(reason, std::string("ScatterND: reduction ") + GetScatterReductionName(r) + " on " +
                                   GetDataTypeName(t) + " not supported by CpuRef (Float32, Signed32, Signed64)");

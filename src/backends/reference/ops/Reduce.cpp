@@ -1,7 +1,7 @@
 // CpuRef Reduce: Mean / Sum / Max / Min / L1 / L2 / Prod / LogSum / LogSumExp / SumSquare over
 // any set of axes (the core normalized m_Axes; empty means "copy", the noop_with_empty_axes case).
 // keepdims does not change the memory layout. Float32 and Float64 for every operation; Signed32 / Signed64
-// for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare).
+// for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare); UInt8 and Boolean for Max and Min.
 //
 // Each operation is a fold (Combine: the accumulator's start value and how an element joins it)
 // and a finish (Mean divides, L2 takes the root, LogSum and LogSumExp the log). LogSumExp
@@ -29,8 +29,8 @@ class ReduceWorkload final : public IWorkload {
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
 
 public:
-    ReduceWorkload(ReduceOperation op, const TensorShape& in, const std::vector<int64_t>& axes)
-        : m_Op(op), m_In(in.GetDims()), m_InCount(in.GetNumElements()) {
+    ReduceWorkload(ReduceOperation op, const TensorShape& in, const std::vector<int64_t>& axes, bool boolean = false)
+        : m_Op(op), m_Boolean(boolean), m_In(in.GetDims()), m_InCount(in.GetNumElements()) {
         const std::size_t rank = m_In.size();
         std::vector<bool> reduced(rank, false);
         for (int64_t a : axes) reduced[static_cast<std::size_t>(a)] = true;
@@ -59,8 +59,14 @@ public:
         }
         Acc* acc = static_cast<Acc*>(io.m_Scratch);
         Acc init = 0;
-        if (m_Op == ReduceOperation::Max) init = std::numeric_limits<Acc>::lowest();
-        if (m_Op == ReduceOperation::Min) init = std::numeric_limits<Acc>::max();
+        // Over an empty set (ONNX 18+): Max gives -inf (the type's lowest value for integers), Min
+        // +inf (the highest).
+        constexpr bool kFloat = std::is_floating_point_v<Acc>;
+        // Boolean (ONNX 20+, one byte 0/1): the empty Max is false, the empty Min true.
+        if (m_Op == ReduceOperation::Max) init = kFloat ? -std::numeric_limits<Acc>::infinity() : Acc(std::numeric_limits<T>::lowest());
+        if (m_Op == ReduceOperation::Min) {
+            init = kFloat ? std::numeric_limits<Acc>::infinity() : (m_Boolean ? Acc(1) : Acc(std::numeric_limits<T>::max()));
+        }
         if (m_Op == ReduceOperation::Prod) init = 1;
         std::fill_n(acc, m_OutCount, init);
         if (m_InCount != 0) Fold(x, acc);
@@ -107,7 +113,10 @@ private:
             case ReduceOperation::Sum: a += static_cast<Acc>(v); break;
             case ReduceOperation::Max: a = std::max(a, static_cast<Acc>(v)); break;
             case ReduceOperation::Min: a = std::min(a, static_cast<Acc>(v)); break;
-            case ReduceOperation::L1: a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v); break;
+            case ReduceOperation::L1:
+                if constexpr (std::is_signed_v<T>) a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v);
+                else a += static_cast<Acc>(v);
+                break;
             case ReduceOperation::L2:
             case ReduceOperation::SumSquare: a += static_cast<Acc>(v) * static_cast<Acc>(v); break;
             case ReduceOperation::Prod: a *= static_cast<Acc>(v); break;
@@ -119,6 +128,7 @@ private:
     }
 
     const ReduceOperation m_Op;
+    const bool m_Boolean;  // T is uint8_t holding Boolean 0/1
     const std::vector<unsigned int> m_In;
     const std::size_t m_InCount;
     std::vector<std::size_t> m_OutStride;
@@ -133,6 +143,9 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
     if (t == DataType::Float32 || t == DataType::Float64) return true;
     const ReduceOperation op = d.m_Operation;
+    if ((t == DataType::UInt8 || t == DataType::Boolean) && (op == ReduceOperation::Max || op == ReduceOperation::Min)) {
+        return true;
+    }
     if (t == DataType::Signed32 || t == DataType::Signed64) {
         if (op != ReduceOperation::Mean && op != ReduceOperation::L2 && op != ReduceOperation::LogSum &&
             op != ReduceOperation::LogSumExp) {
@@ -144,7 +157,7 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     }
     return math::Refuse(reason, std::string("Reduce: data type ") + GetDataTypeName(t) +
                                     " not supported by CpuRef (Float32, Float64; Signed32/Signed64 for Sum, Max, Min, "
-                                    "L1, Prod, SumSquare)");
+                                    "L1, Prod, SumSquare; UInt8 and Boolean for Max, Min)");
 }
 
 IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
@@ -154,6 +167,8 @@ IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& i
         case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(d.m_Operation, s, d.m_Axes);
         case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(d.m_Operation, s, d.m_Axes);
         case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(d.m_Operation, s, d.m_Axes);
+        case DataType::UInt8: return std::make_unique<ReduceWorkload<uint8_t>>(d.m_Operation, s, d.m_Axes);
+        case DataType::Boolean: return std::make_unique<ReduceWorkload<uint8_t>>(d.m_Operation, s, d.m_Axes, true);
         default: return std::make_unique<ReduceWorkload<float>>(d.m_Operation, s, d.m_Axes);
     }
 }

@@ -65,8 +65,7 @@ IWorkloadPtr DepthToSpaceRefCreate(const QueueDescriptor& layer, const WorkloadI
     return std::make_unique<SpaceDepthWorkload>(true, layer.Get<SpaceDepthDescriptor>(), info.m_OutputTensorInfos[0]);
 }
 
-bool SpaceToDepthRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    if (layer.Get<SpaceDepthDescriptor>().m_ColumnRowCrd) return Refuse(reason, "SpaceToDepth: CRD mode does not exist for SpaceToDepth");
+bool SpaceToDepthRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
     return Support("SpaceToDepth", info, reason);
 }
 
