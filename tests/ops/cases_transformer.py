@@ -129,6 +129,25 @@ def attention_cases(out):
                       [("Y", y.astype(F32)), ("present_key", pk.astype(F32)), ("present_value", pv.astype(F32)),
                        ("qk", s.astype(F32))],
                       {"is_causal": 1, "softcap": 2.0, "qk_matmul_output_mode": 1})
+    # Y only (what CpuAcc's fused kernel takes): grouped-query causal with 19 keys (a vector
+    # width and a remainder), a Boolean mask broadcast with a fully masked row, and a 3-D input
+    # with an additive mask shorter than the keys.
+    q, k, v = rand(2, 4, 19, 8), rand(2, 2, 19, 8), rand(2, 2, 19, 8)
+    y, _, _, _ = attention_ref(q, k, v, causal=True)
+    save_case_opset23(out, "attention_4d_gqa_causal_y", "Attention", [("Q", q), ("K", k), ("V", v)],
+                      [("Y", y.astype(F32))], {"is_causal": 1})
+    q, k, v = rand(2, 2, 3, 4), rand(2, 2, 17, 4), rand(2, 2, 17, 5)
+    mask = RNG.rand(3, 17) > 0.4
+    mask[2, :] = False
+    y, _, _, _ = attention_ref(q, k, v, mask=mask)
+    save_case_opset23(out, "attention_4d_bool_mask_y", "Attention", [("Q", q), ("K", k), ("V", v), ("mask", mask)],
+                      [("Y", y.astype(F32))])
+    q, k, v = rand(2, 6, 3 * 4), rand(2, 9, 3 * 4), rand(2, 9, 3 * 5)
+    mask = rand(2, 1, 6, 7)
+    y, _, _, _ = attention_ref(q, k, v, mask=mask, q_heads=3, kv_heads=3)
+    save_case_opset23(out, "attention_3d_float_mask_short_y", "Attention",
+                      [("Q", q), ("K", k), ("V", v), ("mask", mask)], [("Y", y.astype(F32))],
+                      {"q_num_heads": 3, "kv_num_heads": 3})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -152,6 +171,9 @@ def rms_cases(out):
     scale3 = rand(5, 1)  # broadcast over the last dim
     save_case_opset23(out, "rmsnorm_broadcast_scale", "RMSNormalization", [("X", x), ("scale", scale3)],
                       [("Y", rms_ref(x, scale3, 1, 1e-5))], {"axis": 1})
+    scale4 = rand(1)  # one value for every element
+    save_case_opset23(out, "rmsnorm_one_scale", "RMSNormalization", [("X", x), ("scale", scale4)],
+                      [("Y", rms_ref(x, scale4, -1, 1e-5))])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,6 +35,8 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::BatchNorm: return "BatchNorm";
         case NodeKind::Pad: return "Pad";
         case NodeKind::Resize: return "Resize";
+        case NodeKind::Attention: return "Attention";
+        case NodeKind::RmsNorm: return "RmsNorm";
     }
     return "?";
 }

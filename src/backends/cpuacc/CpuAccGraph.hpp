@@ -36,6 +36,8 @@ enum class NodeKind {
     BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
+    Attention,  ///< ONNX Attention, one fused own kernel (CpuAccKernels.hpp); inputs Q, K, V, [mask]
+    RmsNorm,    ///< ONNX RMSNormalization, own kernel; inputs x, scale
 };
 const char* GetNodeKindName(NodeKind kind);
 

@@ -4,6 +4,10 @@
 // - swish: oneDNN has it, but computes the sigmoid with a vector division per element, which
 //   bounds a convolution whose output it follows; this one uses a reciprocal estimate and a
 //   Newton step instead (measured in docs/performance.md).
+// - attention: oneDNN 2.6 has no fused attention; as matmul, softmax and matmul primitives the
+//   scores would make a round trip through memory and a mask or causal bias a primitive of its
+//   own. One pass per query row keeps them in a thread's buffer.
+// - RMSNormalization: oneDNN 2.6's layer normalization always subtracts the mean.
 #include "CpuAccKernels.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -13,8 +17,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <vector>
 
 namespace trellis::cpuacc {
 
@@ -223,6 +230,190 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa) {
         case KernelIsa::Avx512: ErfAvx512(in, out, n); return;
         case KernelIsa::Avx2: ErfAvx2(in, out, n); return;
         case KernelIsa::Scalar: ErfScalar(in, out, n); return;
+    }
+}
+
+// ---- attention -------------------------------------------------------------------------------
+// x[j] = exp(x[j] - maxValue) over a row of scores (masked ones -inf, giving 0), returning the
+// sum: the swish kernel's exp (range reduction, degree-5 polynomial) eight at a time.
+float SoftmaxExpScalar(float* x, std::size_t n, float maxValue) {
+    float sum = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+        x[j] = std::exp(x[j] - maxValue);
+        sum += x[j];
+    }
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) float SoftmaxExpAvx2(float* x, std::size_t n, float maxValue) {
+    __m256 sum8 = _mm256_setzero_ps();
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 in = _mm256_sub_ps(_mm256_loadu_ps(x + j), _mm256_set1_ps(maxValue));  // <= 0
+        const __m256 t = _mm256_max_ps(in, _mm256_set1_ps(-kExpHi));
+        const __m256 nf = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Hi), t);
+        r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Lo), r);
+        __m256 p = _mm256_set1_ps(kE[0]);
+        for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kE[i]));
+        p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+        const __m256 nc = _mm256_max_ps(nf, _mm256_set1_ps(-126.0f));
+        const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+        // 0 below -88 (masked scores are -inf).
+        const __m256 keep = _mm256_cmp_ps(in, _mm256_set1_ps(-kExpHi), _CMP_NLT_UQ);
+        const __m256 e = _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
+        _mm256_storeu_ps(x + j, e);
+        sum8 = _mm256_add_ps(sum8, e);
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sum8);
+    float sum = 0.0f;
+    for (float l : lanes) sum += l;
+    return sum + SoftmaxExpScalar(x + j, n - j, maxValue);
+}
+
+// One (batch, query head) block of Attention: every query row against the keys of its kv head.
+// `kT` holds K^T of that head (hd x keys rounded up to 8), reloaded when the kv head changes;
+// `score` is one row's scores, then its probabilities. Inlined into a scalar and an AVX2 version (the library is built for
+// baseline x86-64), so the row loops vectorize to the CPU's width.
+struct AttentionIo {
+    const float* q;
+    const float* k;
+    const float* v;
+    const void* mask;
+    float* y;
+};
+
+template <bool kAvx2>
+inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& s, const AttentionIo& io, std::size_t b,
+                                                          std::size_t h, float* kT, std::size_t& loaded, float* score) {
+    const std::size_t hd = s.m_HeadSize, vd = s.m_VHeadSize, total = s.m_KvLen, qLen = s.m_QLen;
+    const std::size_t kvh = h / (s.m_QHeads / s.m_KvHeads);
+    const std::size_t qStride = s.m_Rank3 ? s.m_QHeads * hd : hd, yStride = s.m_Rank3 ? s.m_QHeads * vd : vd;
+    const std::size_t kStride = s.m_Rank3 ? s.m_KvHeads * hd : hd, vStride = s.m_Rank3 ? s.m_KvHeads * vd : vd;
+    const auto start = [&](std::size_t head, std::size_t heads, std::size_t len, std::size_t size) {
+        return s.m_Rank3 ? (b * len * heads + head) * size : (b * heads + head) * len * size;
+    };
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    const std::size_t kvBlock = b * s.m_KvHeads + kvh;
+    const std::size_t padded = (total + 7) / 8 * 8;  // kT's row length: whole tiles of 8 keys, zero-padded
+    if (loaded != kvBlock) {
+        const float* kb = io.k + start(kvh, s.m_KvHeads, total, hd);
+        for (std::size_t e = 0; e < hd; ++e) {
+            for (std::size_t j = 0; j < padded; ++j) kT[e * padded + j] = j < total ? kb[j * kStride + e] : 0.0f;
+        }
+        loaded = kvBlock;
+    }
+    const float* qb = io.q + start(h, s.m_QHeads, qLen, hd);
+    const float* vb = io.v + start(kvh, s.m_KvHeads, total, vd);
+    float* yb = io.y + start(h, s.m_QHeads, qLen, vd);
+    for (std::size_t i = 0; i < qLen; ++i) {
+        const float* qRow = qb + i * qStride;
+        // Scores in tiles of 8 keys, each summed over the head size in registers (a running sum
+        // in memory would wait on its own store at every step).
+        for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
+            float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (std::size_t e = 0; e < hd; ++e) {
+                const float qe = qRow[e];
+                const float* kRow = kT + e * padded + j0;
+                for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+            }
+            for (int jj = 0; jj < 8; ++jj) score[j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
+        }
+        if (s.m_Mask != AttentionShape::Mask::None) {
+            const std::size_t maskRow = b * s.m_MaskStride[0] + h * s.m_MaskStride[1] + i * s.m_MaskStride[2];
+            for (std::size_t j = 0; j < total; ++j) {
+                if (j >= s.m_MaskLen) {
+                    score[j] = kNegInf;
+                    continue;
+                }
+                const std::size_t m = maskRow + j * s.m_MaskStride[3];
+                if (s.m_Mask == AttentionShape::Mask::Boolean) {
+                    if (!static_cast<const uint8_t*>(io.mask)[m]) score[j] = kNegInf;
+                } else {
+                    score[j] += static_cast<const float*>(io.mask)[m];
+                }
+            }
+        }
+        if (s.m_Causal) {
+            for (std::size_t j = i + 1; j < total; ++j) score[j] = kNegInf;
+        }
+        float maxValue = kNegInf;
+        for (std::size_t j = 0; j < total; ++j) maxValue = std::max(maxValue, score[j]);
+        float* yRow = yb + i * yStride;
+        if (maxValue == kNegInf) {  // every key masked: Y is 0, as ONNX's reference gives
+            for (std::size_t e = 0; e < vd; ++e) yRow[e] = 0.0f;
+            continue;
+        }
+        float sum;
+        if constexpr (kAvx2) sum = SoftmaxExpAvx2(score, total, maxValue);
+        else sum = SoftmaxExpScalar(score, total, maxValue);
+        const float inv = 1.0f / sum;
+        // Y row = probabilities x V, in tiles of 8 output elements held in registers over the keys.
+        std::size_t e0 = 0;
+        for (; e0 + 8 <= vd; e0 += 8) {
+            float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (std::size_t j = 0; j < total; ++j) {
+                const float p = score[j];
+                const float* vj = vb + j * vStride + e0;
+                for (int ee = 0; ee < 8; ++ee) tile[ee] += p * vj[ee];
+            }
+            for (int ee = 0; ee < 8; ++ee) yRow[e0 + static_cast<std::size_t>(ee)] = tile[ee] * inv;
+        }
+        for (; e0 < vd; ++e0) {
+            float sumE = 0.0f;
+            for (std::size_t j = 0; j < total; ++j) sumE += score[j] * vb[j * vStride + e0];
+            yRow[e0] = sumE * inv;
+        }
+    }
+}
+
+void AttentionBlockScalar(const AttentionShape& s, const AttentionIo& io, std::size_t b, std::size_t h, float* kT,
+                          std::size_t& loaded, float* score) {
+    AttentionBlock<false>(s, io, b, h, kT, loaded, score);
+}
+
+__attribute__((target("avx2,fma"))) void AttentionBlockAvx2(const AttentionShape& s, const AttentionIo& io, std::size_t b,
+                                                            std::size_t h, float* kT, std::size_t& loaded, float* score) {
+    AttentionBlock<true>(s, io, b, h, kT, loaded, score);
+}
+
+void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y) {
+    const AttentionIo io{q, k, v, mask, y};
+    const long long blocks = static_cast<long long>(s.m_Batch * s.m_QHeads);
+    const auto run = s.m_Isa == KernelIsa::Scalar ? &AttentionBlockScalar : &AttentionBlockAvx2;
+    // Threads only for about a million multiply-adds or more: below, starting the team costs more.
+#pragma omp parallel if (blocks > 1 && blocks * s.m_QLen * s.m_KvLen * s.m_HeadSize >= (1 << 20))
+    {
+        const std::size_t padded = (s.m_KvLen + 7) / 8 * 8;
+        std::vector<float> kT(s.m_HeadSize * padded), score(padded);
+        std::size_t loaded = SIZE_MAX;
+#pragma omp for schedule(static)
+        for (long long bh = 0; bh < blocks; ++bh) {
+            run(s, io, static_cast<std::size_t>(bh) / s.m_QHeads, static_cast<std::size_t>(bh) % s.m_QHeads, kT.data(),
+                loaded, score.data());
+        }
+    }
+}
+
+void RmsNorm(const float* x, const float* scale, std::size_t scaleCount, float* y, std::size_t rows, std::size_t n,
+             float eps) {
+#pragma omp parallel for schedule(static) if (rows > 1)
+    for (long long r = 0; r < static_cast<long long>(rows); ++r) {
+        const float* xr = x + static_cast<std::size_t>(r) * n;
+        float* yr = y + static_cast<std::size_t>(r) * n;
+        double ss = 0.0;
+#pragma omp simd reduction(+ : ss)
+        for (std::size_t e = 0; e < n; ++e) ss += static_cast<double>(xr[e]) * xr[e];
+        const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+        if (scaleCount == 1) {
+            const float s = scale[0] * inv;
+#pragma omp simd
+            for (std::size_t e = 0; e < n; ++e) yr[e] = xr[e] * s;
+        } else {
+#pragma omp simd
+            for (std::size_t e = 0; e < n; ++e) yr[e] = xr[e] * inv * scale[e];
+        }
     }
 }
 

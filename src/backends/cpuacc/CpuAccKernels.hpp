@@ -34,4 +34,30 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// 0; +inf gives +inf, NaN stays NaN.
 void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 
+/// The sizes and options of one ONNX Attention (Y only; no past, softcap or window).
+struct AttentionShape {
+    std::size_t m_Batch = 0, m_QHeads = 0, m_KvHeads = 0, m_QLen = 0, m_KvLen = 0, m_HeadSize = 0, m_VHeadSize = 0;
+    bool m_Rank3 = false;  ///< (batch, sequence, heads * size) layouts; else (batch, heads, sequence, size)
+    float m_Scale = 1.0f;
+    bool m_Causal = false;  ///< key j > query i is masked (no past: the frontier starts at 0)
+    enum class Mask { None, Boolean, Additive } m_Mask = Mask::None;
+    /// Mask element of (batch, q head, query, key) = sum of index * stride (0 where it broadcasts);
+    /// keys at or past m_MaskLen are masked.
+    std::size_t m_MaskStride[4] = {0, 0, 0, 0};
+    std::size_t m_MaskLen = 0;
+    KernelIsa m_Isa = KernelIsa::Scalar;  ///< the softmax's exp: scalar libm, or AVX2 (also on AVX-512)
+};
+
+/// Y = softmax(scale * Q K^T + bias) V for every (batch, head, query) row, one fused pass per row
+/// over the OpenMP team: the scores of a row stay in a thread's buffer, never in memory between
+/// primitives. Grouped-query: q head h reads kv head h / (q heads / kv heads). A row whose keys
+/// are all masked gives 0 (as ONNX's reference). `mask` is bytes (Boolean: 0 masks) or floats
+/// (added), per m_Mask; Float32 throughout, the dot products and the softmax in float.
+void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y);
+
+/// ONNX RMSNormalization over `rows` rows of `n` floats: y = x / sqrt(mean(x^2) + eps) * scale,
+/// scale one value (`scaleCount` 1) or one per element of a row; the sum of squares in double.
+void RmsNorm(const float* x, const float* scale, std::size_t scaleCount, float* y, std::size_t rows, std::size_t n,
+             float eps);
+
 }  // namespace trellis::cpuacc

@@ -313,6 +313,8 @@ private:
     void CompileBatchNorm(const Node& n);
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
+    void CompileAttention(const Node& n);
+    void CompileRmsNorm(const Node& n);
     void CompileOutputs();
     void PlanMemory();
 
@@ -1522,6 +1524,82 @@ void CompiledRegion::CompileResize(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileAttention(const Node& n) {
+    // CpuAcc's fused kernel (CpuAccKernels.hpp) on plain Q, K, V; the layer support admitted Y
+    // only, no past, softcap or window, and a Boolean or Float32 mask.
+    const auto& d = std::get<AttentionDescriptor>(n.m_Descriptor);
+    const auto info = [&](int value) -> const TensorInfo& { return m_Graph->m_Values[static_cast<std::size_t>(value)].m_Info; };
+    const TensorShape& q = info(n.m_Inputs[0]).GetShape();
+    const TensorShape& k = info(n.m_Inputs[1]).GetShape();
+    const TensorShape& v = info(n.m_Inputs[2]).GetShape();
+    AttentionShape s;
+    s.m_Rank3 = q.GetNumDimensions() == 3;
+    s.m_Batch = q[0];
+    s.m_QHeads = d.m_QNumHeads;
+    s.m_KvHeads = d.m_KvNumHeads;
+    s.m_QLen = s.m_Rank3 ? q[1] : q[2];
+    s.m_KvLen = s.m_Rank3 ? k[1] : k[2];
+    s.m_HeadSize = s.m_Rank3 ? q[2] / s.m_QHeads : q[3];
+    s.m_VHeadSize = s.m_Rank3 ? v[2] / s.m_KvHeads : v[3];
+    s.m_Scale = d.m_Scale ? *d.m_Scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.m_HeadSize)));
+    s.m_Causal = d.m_IsCausal;
+    s.m_Isa = BestKernelIsa();
+    std::vector<int> mems = {EnsurePlain(n.m_Inputs[0]), EnsurePlain(n.m_Inputs[1]), EnsurePlain(n.m_Inputs[2])};
+    if (d.m_HasMask) {
+        const int mask = n.m_Inputs[3];
+        const TensorShape& ms = info(mask).GetShape();
+        const bool boolean = info(mask).GetDataType() == DataType::Boolean;
+        s.m_Mask = boolean ? AttentionShape::Mask::Boolean : AttentionShape::Mask::Additive;
+        // Right-aligned to (batch, q heads, queries, keys); a dim of 1 broadcasts (not the last:
+        // a mask shorter than the keys masks the rest).
+        const unsigned int mr = ms.GetNumDimensions();
+        std::size_t stride = 1;
+        for (unsigned int i = mr; i-- > 0;) {
+            s.m_MaskStride[4 - mr + i] = ms[i] == 1 && i + 1 < mr ? 0 : stride;
+            stride *= ms[i];
+        }
+        s.m_MaskLen = ms[mr - 1];
+        // A Boolean mask is always a region input (CpuAcc computes no Booleans): its bytes as they are.
+        mems.push_back(boolean ? MemOf(mask) : EnsurePlain(mask));
+    }
+    const int out = n.m_Outputs[0];
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    mems.push_back(dst);
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = mems;
+    step.m_Kernel = [s](const std::vector<void*>& p) {
+        Attention(s, static_cast<const float*>(p[0]), static_cast<const float*>(p[1]), static_cast<const float*>(p[2]),
+                  s.m_Mask == AttentionShape::Mask::None ? nullptr : p[3], static_cast<float*>(p.back()));
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileRmsNorm(const Node& n) {
+    const auto& d = std::get<RmsNormalizationDescriptor>(n.m_Descriptor);
+    const Dims dims = ValueDims(n.m_Inputs[0]);
+    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + static_cast<int>(dims.size()) : d.m_Axis);
+    const std::size_t rows = static_cast<std::size_t>(Product(dims, 0, axis));
+    const std::size_t count = static_cast<std::size_t>(Product(dims, axis, dims.size()));
+    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetNumElements();
+    const int x = EnsurePlain(n.m_Inputs[0]);
+    const int scale = EnsurePlain(n.m_Inputs[1]);
+    const int out = n.m_Outputs[0];
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {x, scale, dst};
+    step.m_Kernel = [rows, count, scaleCount, eps = d.m_Eps](const std::vector<void*>& p) {
+        RmsNorm(static_cast<const float*>(p[0]), static_cast<const float*>(p[1]), scaleCount, static_cast<float*>(p[2]), rows,
+                count, eps);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1544,6 +1622,8 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::BatchNorm: CompileBatchNorm(n); break;
         case NodeKind::Pad: CompilePad(n); break;
         case NodeKind::Resize: CompileResize(n); break;
+        case NodeKind::Attention: CompileAttention(n); break;
+        case NodeKind::RmsNorm: CompileRmsNorm(n); break;
     }
 }
 

@@ -138,6 +138,8 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::BatchNormalization: return NodeKind::BatchNorm;
         case LayerType::Pad: return NodeKind::Pad;
         case LayerType::Resize: return NodeKind::Resize;
+        case LayerType::Attention: return NodeKind::Attention;
+        case LayerType::RmsNormalization: return NodeKind::RmsNorm;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -241,10 +243,42 @@ bool IsRecurrentSupported(const RecurrentDescriptor& d, const std::vector<Tensor
     return true;
 }
 
+/// Attention as CpuAcc's fused kernel computes it (CpuAccKernels.hpp): Float32 Q, K, V (3-D or
+/// 4-D, grouped-query), a Boolean or Float32 mask, is_causal and scale; Y only.
+bool IsAttentionSupported(const AttentionDescriptor& d, const std::vector<TensorInfo>& in,
+                          const std::vector<TensorInfo>& out, std::string* reason) {
+    if (out.size() != 1) {
+        return Refuse(reason, "Attention: present_key, present_value and qk_matmul_output are not supported (CpuAcc "
+                              "computes Y only)");
+    }
+    if (d.m_HasPast || d.m_HasNonpadKvSeqlen || in.size() > 4 || (in.size() == 4 && !d.m_HasMask)) {
+        return Refuse(reason, "Attention: past_key/past_value and nonpad_kv_seqlen are not supported");
+    }
+    if (d.m_Softcap != 0.0f) return Refuse(reason, "Attention: softcap is not supported");
+    if (d.m_LeftWindow >= 0 || d.m_RightWindow >= 0) return Refuse(reason, "Attention: sliding windows are not supported");
+    if (d.m_QNumHeads == 0 || d.m_KvNumHeads == 0) return Refuse(reason, "Attention: the head counts are not resolved");
+    for (std::size_t i = 0; i < 3; ++i) {
+        if (in[i].GetDataType() != DataType::Float32) {
+            return Refuse(reason, std::string("Attention: CpuAcc runs Float32 only, input ") + std::to_string(i) + " is " +
+                                      GetDataTypeName(in[i].GetDataType()));
+        }
+        if (in[i].GetNumElements() == 0) return Refuse(reason, "Attention: empty tensors are not supported");
+    }
+    if (d.m_HasMask && in[3].GetDataType() != DataType::Float32 && in[3].GetDataType() != DataType::Boolean) {
+        return Refuse(reason, std::string("Attention: the mask must be Boolean or Float32, not ") +
+                                  GetDataTypeName(in[3].GetDataType()));
+    }
+    if (out[0].GetDataType() != DataType::Float32 || out[0].GetNumElements() == 0) {
+        return Refuse(reason, "Attention: Y must be a non-empty Float32 tensor");
+    }
+    return true;
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
+    if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);
     if (type == LayerType::Pad || type == LayerType::Resize) {
         // Their other inputs are parameters Optimize() folded into the descriptor.
         if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
@@ -379,6 +413,20 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
                 if (s != 1) return Refuse(reason, "Slice: only step 1 is supported");
             }
             if (in.size() != 1) return Refuse(reason, "Slice: parameter inputs must be constant");
+            return true;
+        }
+        case LayerType::RmsNormalization: {
+            // CpuAcc's kernel takes a scale of one value or of X's normalized dims exactly.
+            const auto& d = std::get<RmsNormalizationDescriptor>(descriptor);
+            const unsigned int rank = in[0].GetNumDimensions();
+            const int axis = d.m_Axis < 0 ? d.m_Axis + static_cast<int>(rank) : d.m_Axis;
+            if (axis < 0 || axis >= static_cast<int>(rank)) return Refuse(reason, "RmsNormalization: the axis is not resolved");
+            std::size_t normalized = 1;
+            for (unsigned int i = static_cast<unsigned int>(axis); i < rank; ++i) normalized *= in[0].GetShape()[i];
+            if (in[1].GetNumElements() != 1 && in[1].GetNumElements() != normalized) {
+                return Refuse(reason, "RmsNormalization: the scale must hold one value or one per normalized element (" +
+                                          std::to_string(normalized) + "), not " + in[1].GetShape().ToString());
+            }
             return true;
         }
         case LayerType::Reduce: {
