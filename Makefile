@@ -1,13 +1,20 @@
 # Trellis convenience wrapper around CMake/CTest.
-#   make build | run | test | asan | tsan | install | clean | deps
+#   make build | run | test | asan | tsan | fuzz | fuzz-ci | install | clean | deps
 # Variables: BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan),
 #            TSAN_BUILD_DIR (default build-tsan),
+#            FUZZ_BUILD_DIR (default build-fuzz), FUZZ_CXX (default clang++-14),
+#            FUZZ_SECONDS (default 300: fuzzing time per target of `make fuzz`),
+#            FUZZ_CI_SECONDS (default 60: the same for `make fuzz-ci`),
 #            JOBS (default nproc), TRELLIS_SKIP_DEPS=1 skips scripts/install-deps.sh,
 #            PREFIX (default /usr/local) for `make install`.
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
 TSAN_BUILD_DIR ?= build-tsan
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_CXX       ?= clang++-14
+FUZZ_SECONDS   ?= 300
+FUZZ_CI_SECONDS ?= 60
 JOBS           ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS     ?=
 EXAMPLE_MODEL  ?= examples/models/mlp.onnx
@@ -23,7 +30,7 @@ define configure
 	cmake -S . -B "$(1)" $$gen $$launcher $(2) $(CMAKE_ARGS)
 endef
 
-.PHONY: all deps build run test asan tsan install clean
+.PHONY: all deps build run test asan tsan fuzz-build fuzz fuzz-ci install clean
 
 all: build
 
@@ -57,10 +64,24 @@ tsan: deps
 	$(call configure,$(TSAN_BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRELLIS_SANITIZE_THREAD=ON)
 	cmake --build $(TSAN_BUILD_DIR) -j$(JOBS) --target trellis_concurrency_tests
 	ctest --test-dir $(TSAN_BUILD_DIR) -L concurrency --output-on-failure --timeout 1800
+# libFuzzer targets (tests/fuzz, docs/reliability.md) in their own clang build tree, the whole
+# library instrumented (ASan + UBSan + coverage; -O1 with asserts on). The seed corpus is copied
+# into $(FUZZ_BUILD_DIR)/corpus/<target> at build time. `make fuzz` replays each target's corpus
+# and committed regression inputs, then fuzzes it for FUZZ_SECONDS; `make fuzz-ci` does the same
+# for FUZZ_CI_SECONDS (.ci/run).
+fuzz-build: deps
+	$(call configure,$(FUZZ_BUILD_DIR),-DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DTRELLIS_FUZZ=ON -DTRELLIS_BUILD_TESTS=OFF -DTRELLIS_CPUACC=OFF -DTRELLIS_GPUACC=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g")
+	cmake --build $(FUZZ_BUILD_DIR) -j$(JOBS) --target trellis_fuzz_targets
+
+fuzz: fuzz-build
+	bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD_DIR) $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	bash tests/fuzz/run_fuzzers.sh $(FUZZ_BUILD_DIR) $(FUZZ_CI_SECONDS)
 
 # Library, headers, the trellis CLI and the CMake package (find_package(Trellis)) under PREFIX.
 install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)

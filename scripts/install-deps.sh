@@ -11,6 +11,7 @@ DEBIAN_PKGS=(
   libomp-14-dev
   libonnx-testdata
   python3-numpy python3-onnx python3-torch python3-torchvision python3-pip python3-venv
+  clang-14 libclang-rt-14-dev   # the fuzz targets (make fuzz, make fuzz-ci): clang with libFuzzer
 )
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
 NUMPY_VERSION=1.26.4
@@ -67,6 +68,39 @@ else
   mkdir -p "$(dirname "$ONNX_CASES_VENV")"
   "$DEB_PY" -m venv "$ONNX_CASES_VENV"
   "$ONNX_CASES_VENV/bin/python" -m pip install --disable-pip-version-check -q "${ONNX_CASES_PKGS[@]}"
+fi
+
+# --- cuDNN frontend headers (GpuAcc), only where the CUDA toolkit is installed ---
+# The header-only cuDNN frontend comes from PyPI's nvidia-cudnn-frontend wheel (pinned); only its
+# include/ is kept, in $CUDNN_FE_DIR (CMake's TRELLIS_CUDNN_FRONTEND_INCLUDE_DIR). Nothing is
+# downloaded at build or test time. Without CUDA (CI) the GpuAcc backend is simply not built.
+CUDNN_FE_VERSION=1.32.0
+CUDNN_FE_DIR=${TRELLIS_DEPS_DIR:-/opt/trellis-deps}/cudnn-frontend
+if [[ -x /usr/local/cuda/bin/nvcc ]] || command -v nvcc >/dev/null 2>&1; then
+  if [[ -f "$CUDNN_FE_DIR/include/cudnn_frontend.h" ]] &&
+     grep -q "define CUDNN_FRONTEND_MINOR_VERSION $(cut -d. -f2 <<<"$CUDNN_FE_VERSION")\$" \
+       "$CUDNN_FE_DIR/include/cudnn_frontend_version.h" 2>/dev/null; then
+    echo "deps: cuDNN frontend $CUDNN_FE_VERSION headers present in $CUDNN_FE_DIR"
+  elif command -v python3 >/dev/null 2>&1 && command -v unzip >/dev/null 2>&1; then
+    echo "deps: fetching the cuDNN frontend $CUDNN_FE_VERSION headers into $CUDNN_FE_DIR"
+    tmp=$(mktemp -d)
+    # Any one platform wheel: the headers are the same in all of them.
+    if python3 -m pip download --disable-pip-version-check -q --no-deps --only-binary=:all: \
+         --python-version 3.11 --platform manylinux_2_28_x86_64 \
+         "nvidia-cudnn-frontend==$CUDNN_FE_VERSION" -d "$tmp" &&
+       unzip -q -o "$tmp"/nvidia_cudnn_frontend-*.whl 'include/*' -d "$tmp/unpacked"; then
+      "${SUDO[@]}" mkdir -p "$CUDNN_FE_DIR"
+      "${SUDO[@]}" rm -rf "$CUDNN_FE_DIR/include"
+      "${SUDO[@]}" cp -r "$tmp/unpacked/include" "$CUDNN_FE_DIR/include"
+    else
+      echo "deps: WARNING: could not fetch nvidia-cudnn-frontend==$CUDNN_FE_VERSION; GpuAcc will not be built"
+    fi
+    rm -rf "$tmp"
+  else
+    echo "deps: WARNING: python3 and unzip are needed to fetch the cuDNN frontend headers; GpuAcc will not be built"
+  fi
+else
+  echo "deps: no CUDA toolkit (nvcc); skipping the cuDNN frontend headers (the GpuAcc backend is not built)"
 fi
 
 # --- PyPI tools (optional: onnxruntime is only a second reference) --------

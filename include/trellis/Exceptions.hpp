@@ -28,6 +28,10 @@ class GraphValidationException : public Exception { using Exception::Exception; 
 class BackendUnavailableException : public Exception { using Exception::Exception; };
 /// A failure while loading or executing a network.
 class RuntimeException : public Exception { using Exception::Exception; };
+/// A tensor or a network's working memory would exceed a resource limit
+/// (OptimizerOptions::m_MaxTensorBytes, m_MaxWorkingMemoryBytes); raised before the memory is
+/// allocated, naming the layer, the size and the limit.
+class ResourceLimitException : public Exception { using Exception::Exception; };
 /// An allocation failed.
 class MemoryException : public Exception { using Exception::Exception; };
 

@@ -138,6 +138,26 @@ struct OptimizerOptions {
     /// Run the backend-independent passes (identity removal, reshape/transpose simplification,
     /// batch-norm folding). Shape inference and constant folding always run.
     bool m_EnableGraphOptimizations = true;
+    /// Resource limits (docs/reliability.md). 0 (the default of both) means the machine's
+    /// physical memory: nothing larger could be held anyway, and a model that asks for more (a
+    /// ConstantOfShape of 2^31 x 2^31, say) is refused with an error instead of crashing.
+    ///
+    /// m_MaxTensorBytes: the most bytes any one tensor of the network may hold: every layer
+    /// output, network inputs and constants included. Checked for each layer right after its
+    /// shape is inferred (phase 3 of Optimize, and again for each specialization of a dynamic
+    /// network), so before constant folding or anything else allocates it; element and byte
+    /// counts are computed with overflow checks. A larger tensor throws ResourceLimitException
+    /// naming the layer, the output's type and shape, its size and the limit.
+    std::size_t m_MaxTensorBytes = 0;
+    /// m_MaxWorkingMemoryBytes: the most working memory one EnqueueWorkload() call may use (the
+    /// arena of intermediate tensors and workload scratch after lifetime-based reuse, as
+    /// IRuntime::GetPeakWorkingMemoryBytes() reports it). Checked when the memory plan is made:
+    /// by LoadNetwork() (for a dynamic network, by the EnqueueWorkload() that builds a
+    /// specialization), before the arena is allocated. A larger plan fails with a message naming
+    /// its size, the limit and its largest blocks: LoadNetwork() returns Failure with it (its
+    /// throwing form throws RuntimeException, as for every load failure); EnqueueWorkload() of
+    /// a dynamic network throws ResourceLimitException.
+    std::size_t m_MaxWorkingMemoryBytes = 0;
 };
 
 /// Why a layer ended up on its backend: the backends tried before it and their reasons.
@@ -150,6 +170,11 @@ struct LayerPlacement {
     std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)
     /// For a layer a backend substituted (OptimizeSubgraph), the layers it replaced.
     std::vector<std::string> m_SubstitutedLayers;
+    /// MemCopy layers (the copies at backend boundaries): the memory copied from and into ("host"
+    /// or the backend whose working memory it is) and the bytes every inference copies.
+    std::string m_CopySource;
+    std::string m_CopyDestination;
+    std::size_t m_CopyBytes = 0;
 };
 
 class IOptimizedNetwork;

@@ -107,6 +107,13 @@ public:
     /// shape and type (throws InvalidArgumentException naming the binding otherwise); a dynamic
     /// network takes inputs of any shape that agrees with the dims it fixes, and its outputs
     /// must have the shapes of that specialization. Output buffers are written in place.
+    /// Device memory: an input whose tensor says it is in a backend's memory
+    /// (Tensor::SetMemoryBackend("GpuAcc"), a device pointer) is read in place by that backend:
+    /// every layer reading it must be that backend's copy-in (MemCopy), which is then skipped
+    /// (throws InvalidArgumentException naming the input and the reader otherwise). The caller
+    /// makes sure the memory is written before the call (e.g. synchronizes its stream). An
+    /// output in a backend's memory is passed to the copy out of that backend as it is (GpuAcc
+    /// copies device to device).
     virtual Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                                    const OutputTensors& outputTensors) = 0;
 

@@ -40,7 +40,7 @@ public:
     /// otherwise run with the old meaning and give a wrong answer without a word (attributes new
     /// in later opsets are refused by name, but changed semantics of an existing form are not
     /// detectable). Opsets of other domains are not checked here; a node of another domain is
-    /// refused when it is converted.
+    /// refused when it is converted. See docs/reliability.md.
     static constexpr int64_t kHighestSupportedOpset = 28;
 
     struct Options {

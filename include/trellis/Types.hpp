@@ -98,8 +98,12 @@ public:
     unsigned int GetNumDimensions() const { return static_cast<unsigned int>(m_Dims.size()); }
     unsigned int operator[](unsigned int i) const;
     unsigned int& operator[](unsigned int i);
-    /// Product of all dimensions (1 for a scalar; 0 when a dim is kUnknownDim).
+    /// Product of all dimensions (1 for a scalar; 0 when a dim is kUnknownDim). Wraps when the
+    /// product does not fit std::size_t (dims are 32-bit, so rank 3 can overflow): code that
+    /// handles shapes from outside (files, models) uses GetNumElementsChecked().
     std::size_t GetNumElements() const;
+    /// GetNumElements(), or std::nullopt when the product overflows std::size_t.
+    std::optional<std::size_t> GetNumElementsChecked() const;
     /// False when some dim is kUnknownDim.
     bool AreAllDimensionsSpecified() const;
     const std::vector<unsigned int>& GetDims() const { return m_Dims; }
@@ -130,6 +134,9 @@ public:
     unsigned int GetNumDimensions() const { return m_Shape.GetNumDimensions(); }
     std::size_t GetNumElements() const { return m_Shape.GetNumElements(); }
     std::size_t GetNumBytes() const { return GetNumElements() * GetDataTypeSize(m_DataType); }
+    /// GetNumBytes(), or std::nullopt when the element count or the byte count overflows
+    /// std::size_t (where GetNumBytes() wraps, e.g. to 0 for Float32 2^31 x 2^31).
+    std::optional<std::size_t> GetNumBytesChecked() const;
 
     bool HasPerAxisQuantization() const { return m_Scales.size() > 1 || m_QuantizationDim.has_value(); }
     float GetQuantizationScale() const { return m_Scales.empty() ? 0.0f : m_Scales[0]; }
@@ -174,9 +181,16 @@ public:
     std::size_t GetNumBytes() const { return m_Info.GetNumBytes(); }
     std::size_t GetNumElements() const { return m_Info.GetNumElements(); }
     MemoryType GetMemoryArea() const { return m_Memory; }
+    /// Where the memory is: empty (the default) for host memory, otherwise the working memory of
+    /// that backend - "GpuAcc": a CUDA device pointer the caller owns. A network input given in a
+    /// backend's memory is read there in place (the copy the network would make into that
+    /// backend is skipped); see IRuntime::EnqueueWorkload.
+    const BackendId& GetMemoryBackend() const { return m_MemoryBackend; }
+    void SetMemoryBackend(const BackendId& backend) { m_MemoryBackend = backend; }
 protected:
     TensorInfo m_Info;
     MemoryType m_Memory = nullptr;
+    BackendId m_MemoryBackend;  // last, so the members before it keep their offsets
 };
 
 /// Writable tensor view (outputs).
@@ -189,7 +203,9 @@ public:
 class ConstTensor : public BaseTensor<const void*> {
 public:
     using BaseTensor<const void*>::BaseTensor;
-    ConstTensor(const Tensor& t) : BaseTensor<const void*>(t.GetInfo(), t.GetMemoryArea()) {}  // NOLINT
+    ConstTensor(const Tensor& t) : BaseTensor<const void*>(t.GetInfo(), t.GetMemoryArea()) {  // NOLINT
+        m_MemoryBackend = t.GetMemoryBackend();
+    }
 };
 
 /// Element `index` of `tensor` as a double: floats (Float16 and BFloat16 decoded) and integers by

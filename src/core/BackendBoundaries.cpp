@@ -40,6 +40,7 @@ namespace {
 struct BackendMemoryFacts {
     MemorySource m_Source = MemorySource::Malloc;  // where its outputs live
     MemorySourceFlags m_Import = ToFlags(MemorySource::Malloc);
+    bool m_ConstantsAtLoad = false;  // IBackendInternal::ImportsConstantsAtLoad (API 1.2)
     ILayerSupportSharedPtr m_Support;
 };
 
@@ -68,6 +69,8 @@ void InsertBackendBoundaryCopies(Graph& graph, const IDeviceSpec* spec, std::vec
         if (!id.IsEmpty()) {
             IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
             f.m_Import = backend->GetImportFlags();
+            f.m_ConstantsAtLoad = BackendRegistryInstance().GetApiVersion(id).AtLeast(BackendVersion{1, 3}) &&
+                                  backend->ImportsConstantsAtLoad();
             f.m_Support = backend->GetLayerSupport();
             f.m_Source = GetWorkingMemorySource(id, spec);
         }
@@ -75,6 +78,7 @@ void InsertBackendBoundaryCopies(Graph& graph, const IDeviceSpec* spec, std::vec
     };
 
     unsigned int copies = 0;
+    std::map<BackendId, unsigned int> constantsTakenAtLoad;
     for (Layer* producer : graph.TopologicalOrder()) {
         const BackendId owner = GetOutputMemoryOwner(*producer);
         const MemorySource source = factsOf(owner).m_Source;
@@ -83,15 +87,19 @@ void InsertBackendBoundaryCopies(Graph& graph, const IDeviceSpec* spec, std::vec
             // Consumers that cannot read the producer's memory, grouped by the memory they read.
             std::map<BackendId, std::vector<InputSlot*>> needCopy;
             std::map<BackendId, bool> imported;
+            std::map<BackendId, bool> constantsAtLoad;
             for (InputSlot* in : slot.GetConnections()) {
                 Layer& consumer = in->GetOwningLayer();
                 const BackendId reader = consumer.GetType() == LayerType::Output ? BackendId() : consumer.GetBackendId();
-                if (factsOf(reader).m_Import & ToFlags(source)) {
+                if (producer->GetType() == LayerType::Constant && !reader.IsEmpty() && factsOf(reader).m_ConstantsAtLoad) {
+                    constantsAtLoad[reader] = true;
+                } else if (factsOf(reader).m_Import & ToFlags(source)) {
                     if (reader != owner) imported[reader] = true;
                 } else {
                     needCopy[reader].push_back(in);
                 }
             }
+            for (const auto& [reader, yes] : constantsAtLoad) ++constantsTakenAtLoad[reader];
             for (const auto& [reader, yes] : imported) {
                 log.push_back("zero-copy import: " + MemoryName(reader) + " reads " + Describe(*producer) + " output " +
                               std::to_string(o) + " from " + MemoryName(owner) + " memory (" + SourceName(source) + ")");
@@ -127,6 +135,10 @@ void InsertBackendBoundaryCopies(Graph& graph, const IDeviceSpec* spec, std::vec
                 ++copies;
             }
         }
+    }
+    for (const auto& [reader, n] : constantsTakenAtLoad) {
+        log.push_back("constants imported at load: " + std::to_string(n) + " read by " + reader.Get() +
+                      ", which takes them when its workloads are created (no MemCopy)");
     }
     if (copies) log.push_back("backend boundaries: " + std::to_string(copies) + " MemCopy layers inserted");
 }

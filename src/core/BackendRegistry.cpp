@@ -82,6 +82,19 @@ BackendVersion BackendRegistry::GetApiVersion(const BackendId& id) const {
     return it->second;
 }
 
+bool BackendRegistry::IsBackendAvailable(const BackendId& id, std::string* reason) const {
+    if (!GetApiVersion(id).AtLeast(BackendVersion{1, 3})) return true;
+    IBackendInternalUniquePtr backend = GetFactory(id)();
+    if (!backend) {
+        if (reason) *reason = "its factory returned null";
+        return false;
+    }
+    std::string why;
+    if (backend->IsAvailable(&why)) return true;
+    if (reason) *reason = why.empty() ? std::string("it gave no reason") : why;
+    return false;
+}
+
 BackendRegistry& BackendRegistryInstance() {
     static BackendRegistry instance;
     return instance;

@@ -1,4 +1,5 @@
-// Dynamic backends: path scanning, file-name rule, version rule, dlopen/dlsym, registration.
+// Dynamic backends: path scanning, file-name rule, the ELF check before dlopen, version rule,
+// dlopen/dlsym, registration.
 #include "DynamicBackendLoader.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -6,9 +7,14 @@
 #include <trellis/backends/DynamicBackend.hpp>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -44,7 +50,123 @@ const char* GetCompiledDynamicBackendPaths() { return DYNAMIC_BACKEND_PATHS; }
 
 namespace {
 
-std::string DlError() {
+// What this process can load: its own ELF class, byte order and machine.
+using Ehdr = ElfW(Ehdr);
+using Phdr = ElfW(Phdr);
+constexpr unsigned char kNativeClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
+constexpr unsigned char kNativeData =
+    std::endian::native == std::endian::little ? ELFDATA2LSB : ELFDATA2MSB;
+#if defined(__x86_64__)
+constexpr int kNativeMachine = EM_X86_64;
+#elif defined(__aarch64__)
+constexpr int kNativeMachine = EM_AARCH64;
+#elif defined(__i386__)
+constexpr int kNativeMachine = EM_386;
+#elif defined(__arm__)
+constexpr int kNativeMachine = EM_ARM;
+#else
+constexpr int kNativeMachine = -1;  // not checked: dlopen says so
+#endif
+
+std::string ElfTypeName(unsigned int type) {
+    switch (type) {
+        case ET_REL: return "relocatable object file (.o)";
+        case ET_EXEC: return "executable";
+        case ET_CORE: return "core dump";
+        default: return "file of type " + std::to_string(type);
+    }
+}
+
+}  // namespace
+
+std::string CheckSharedObject(const unsigned char* head, std::size_t headSize, std::uint64_t fileSize) {
+    headSize = static_cast<std::size_t>(std::min<std::uint64_t>(headSize, fileSize));
+    if (headSize < SELFMAG || std::memcmp(head, ELFMAG, SELFMAG) != 0) {
+        return "not an ELF file (it does not start with \\x7fELF)";
+    }
+    if (headSize < sizeof(Ehdr)) {
+        return "truncated: " + std::to_string(fileSize) + " bytes, shorter than an ELF header (" +
+               std::to_string(sizeof(Ehdr)) + ")";
+    }
+    Ehdr eh;
+    std::memcpy(&eh, head, sizeof(eh));
+    if (eh.e_ident[EI_CLASS] != kNativeClass) {
+        const unsigned char cls = eh.e_ident[EI_CLASS];
+        return std::string("an ELF file of the other word size (") +
+               (cls == ELFCLASS32 ? "32-bit" : cls == ELFCLASS64 ? "64-bit" : "invalid") + "); this process is " +
+               (kNativeClass == ELFCLASS64 ? "64-bit" : "32-bit");
+    }
+    if (eh.e_ident[EI_DATA] != kNativeData) return "an ELF file of the other byte order";
+    if (eh.e_ident[EI_VERSION] != EV_CURRENT || eh.e_version != EV_CURRENT) return "an ELF file of an unknown version";
+    if (eh.e_type != ET_DYN) {
+        return "an ELF " + ElfTypeName(eh.e_type) + ", not a shared object";
+    }
+    if (kNativeMachine >= 0 && eh.e_machine != kNativeMachine) {
+        return "a shared object for another machine (ELF e_machine " + std::to_string(eh.e_machine) + ", this one is " +
+               std::to_string(kNativeMachine) + ")";
+    }
+    if (eh.e_phentsize != sizeof(Phdr) || eh.e_phnum == 0 || eh.e_phnum == PN_XNUM) {
+        return "a malformed ELF header (program header entries: " + std::to_string(eh.e_phnum) + " of " +
+               std::to_string(eh.e_phentsize) + " bytes)";
+    }
+    const std::uint64_t tableEnd = static_cast<std::uint64_t>(eh.e_phoff) +
+                                   static_cast<std::uint64_t>(eh.e_phnum) * sizeof(Phdr);
+    if (eh.e_phoff < sizeof(Ehdr) || tableEnd < eh.e_phoff || tableEnd > fileSize) {
+        return "truncated or malformed: the program header table (bytes " + std::to_string(eh.e_phoff) + " to " +
+               std::to_string(tableEnd) + ") does not lie inside the file (" + std::to_string(fileSize) + " bytes)";
+    }
+    if (tableEnd > headSize) return "internal error: the program header table was not read";
+    bool hasLoad = false, hasDynamic = false;
+    for (unsigned int i = 0; i < eh.e_phnum; ++i) {
+        Phdr ph;
+        std::memcpy(&ph, head + eh.e_phoff + i * sizeof(Phdr), sizeof(ph));
+        if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC) continue;
+        const char* kind = ph.p_type == PT_LOAD ? "PT_LOAD" : "PT_DYNAMIC";
+        hasLoad = hasLoad || ph.p_type == PT_LOAD;
+        hasDynamic = hasDynamic || ph.p_type == PT_DYNAMIC;
+        const std::uint64_t end = static_cast<std::uint64_t>(ph.p_offset) + static_cast<std::uint64_t>(ph.p_filesz);
+        if (end < ph.p_offset || end > fileSize) {
+            return "truncated: segment " + std::to_string(i) + " (" + kind + ") ends at byte " + std::to_string(end) +
+                   ", the file has " + std::to_string(fileSize) + " bytes";
+        }
+        if (ph.p_type == PT_LOAD && ph.p_filesz > ph.p_memsz) {
+            return "malformed: segment " + std::to_string(i) + " (PT_LOAD) holds more bytes in the file than in memory";
+        }
+    }
+    if (!hasLoad) return "malformed: an ELF shared object without a loadable segment";
+    if (!hasDynamic) return "an ELF file without a dynamic section (a static object, not a shared library)";
+    return "";
+}
+
+std::string CheckSharedObjectFile(const std::string& path) {
+    std::error_code ec;
+    const std::uint64_t size = fs::file_size(path, ec);
+    if (ec) return "cannot read the file: " + ec.message();
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return "cannot open the file";
+    std::vector<unsigned char> head(static_cast<std::size_t>(std::min<std::uint64_t>(size, kSharedObjectHeadBytes)));
+    file.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    if (!file) return "reading the file failed";
+    // The program header table normally follows the ELF header; read up to its end otherwise.
+    if (head.size() >= sizeof(Ehdr) && std::memcmp(head.data(), ELFMAG, SELFMAG) == 0) {
+        Ehdr eh;
+        std::memcpy(&eh, head.data(), sizeof(eh));
+        const std::uint64_t tableEnd = static_cast<std::uint64_t>(eh.e_phoff) +
+                                       static_cast<std::uint64_t>(eh.e_phnum) * eh.e_phentsize;
+        if (tableEnd > head.size() && tableEnd <= size && eh.e_phentsize == sizeof(Phdr)) {
+            const std::size_t before = head.size();
+            head.resize(static_cast<std::size_t>(tableEnd));
+            file.read(reinterpret_cast<char*>(head.data() + before),
+                      static_cast<std::streamsize>(head.size() - before));
+            if (!file) return "reading the file failed";
+        }
+    }
+    return CheckSharedObject(head.data(), head.size(), size);
+}
+
+namespace {
+
+[[maybe_unused]] std::string DlError() {
     const char* e = dlerror();
     return e ? e : "unknown error";
 }
@@ -67,6 +189,13 @@ bool Guarded(F&& f, std::string& reason, const char* what) {
 using LibraryHandle = std::shared_ptr<void>;
 
 LibraryHandle OpenLibrary(const std::string& path, std::string& error) {
+#ifdef TRELLIS_FUZZING_NO_DLOPEN
+    // The fuzzing build (tests/fuzz/) scans files of fuzzed bytes: their checks run, but nothing
+    // in them may, so dlopen is never called.
+    (void)path;
+    error = "dlopen is disabled in the fuzzing build (TRELLIS_FUZZING_NO_DLOPEN)";
+    return nullptr;
+#else
     dlerror();
     void* raw = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!raw) {
@@ -74,6 +203,7 @@ LibraryHandle OpenLibrary(const std::string& path, std::string& error) {
         return nullptr;
     }
     return LibraryHandle(raw, [](void* h) { dlclose(h); });
+#endif
 }
 
 /// Serializes loading and unloading across runtimes (the registry check and Register() must not
@@ -167,7 +297,12 @@ void DynamicBackendSet::ScanDirectory(const std::string& path, std::vector<std::
 }
 
 void DynamicBackendSet::LoadOne(DynamicBackendStatus& st) {
-    std::string error;
+    // Checked before dlopen: a truncated file would otherwise kill the process (SIGBUS).
+    std::string error = CheckSharedObjectFile(st.m_CanonicalPath);
+    if (!error.empty()) {
+        st.m_Reason = "not a loadable shared object: " + error;
+        return;
+    }
     LibraryHandle handle = OpenLibrary(st.m_CanonicalPath, error);
     if (!handle) {
         st.m_Reason = "not a loadable shared object: " + error;

@@ -6,9 +6,10 @@
 // are considered in path order, then by name; only names matching
 // <vendor>_<name>_backend.so[.<version>] are tried; symlinks are followed and a file is identified
 // by its canonical path, so one file is loaded once. A file is skipped (with the reason recorded,
-// never a crash) when it cannot be opened, lacks one of the three symbols, GetBackendId() returns
-// an empty id or throws, declares an incompatible Backend API version, has an id that is already
-// registered, or its factory returns null or throws.
+// never a crash) when it is not an ELF shared object for this machine or is truncated (checked on
+// its bytes before dlopen: CheckSharedObject), cannot be opened, lacks one of the three symbols,
+// GetBackendId() returns an empty id or throws, declares an incompatible Backend API version, has
+// an id that is already registered, or its factory returns null or throws.
 //
 // Lifetime: the file stays open while anything that can still run its code exists. The registered
 // factory holds the library handle, and so does every copy of it (loaded networks, optimized
@@ -23,6 +24,8 @@
 
 #include <trellis/IRuntime.hpp>
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +34,22 @@ namespace trellis::core {
 
 /// True when `fileName` (no directory) follows <vendor>_<name>_backend.so[.<version>].
 bool IsValidDynamicBackendFileName(const std::string& fileName);
+/// Why a file of `fileSize` bytes starting with `head` (its first bytes: at least the ELF header
+/// and program header table when the file has them; see kSharedObjectHeadBytes) cannot be a
+/// shared object this process can dlopen, judged from those bytes alone: "" when it can. Checks
+/// the ELF identification (magic, class, byte order, version), that it is a shared object
+/// (ET_DYN) for this machine, and that the program header table and every PT_LOAD and
+/// PT_DYNAMIC segment lie inside the file (dlopen maps a truncated file's segments past its end,
+/// and touching them kills the process with SIGBUS). Nothing in the file runs; a file that passes
+/// can still fail in dlopen (missing dependency, bad relocations), which reports it.
+std::string CheckSharedObject(const unsigned char* head, std::size_t headSize, std::uint64_t fileSize);
+/// The bytes of a file CheckSharedObject() needs when its program headers follow the ELF header
+/// (as every linker lays them out); a file whose table lies further is read up to it.
+inline constexpr std::size_t kSharedObjectHeadBytes = 4096;
+/// CheckSharedObject() on the file at `path` (reading only its head); an unreadable file's
+/// reason names the error.
+std::string CheckSharedObjectFile(const std::string& path);
+
 /// Splits a colon-separated path list (empty entries dropped).
 std::vector<std::string> SplitDynamicBackendPaths(const std::string& paths);
 /// The compile-time DYNAMIC_BACKEND_PATHS this library was built with ("" by default).

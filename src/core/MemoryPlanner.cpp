@@ -5,11 +5,6 @@
 
 namespace trellis::core {
 
-namespace {
-constexpr std::size_t kAlignment = 64;
-std::size_t AlignUp(std::size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
-}  // namespace
-
 std::size_t PlanMemory(std::vector<MemoryBlock>& blocks) {
     std::vector<std::size_t> order(blocks.size());
     std::iota(order.begin(), order.end(), 0);
@@ -19,7 +14,7 @@ std::size_t PlanMemory(std::vector<MemoryBlock>& blocks) {
     std::size_t arena = 0;
     for (std::size_t idx : order) {
         MemoryBlock& blk = blocks[idx];
-        const std::size_t size = AlignUp(std::max<std::size_t>(blk.m_Bytes, 1));
+        const std::size_t size = AlignedBlockBytes(blk);
         // Blocks already placed that are alive at the same time, by offset.
         std::vector<std::size_t> conflicts;
         for (std::size_t p : placed) {
@@ -30,11 +25,11 @@ std::size_t PlanMemory(std::vector<MemoryBlock>& blocks) {
         std::size_t offset = 0;
         for (std::size_t c : conflicts) {
             const MemoryBlock& o = blocks[c];
-            if (offset + size <= o.m_Offset) break;  // fits in the gap before this one
-            offset = std::max(offset, o.m_Offset + AlignUp(std::max<std::size_t>(o.m_Bytes, 1)));
+            if (SaturatingAdd(offset, size) <= o.m_Offset) break;  // fits in the gap before this one
+            offset = std::max(offset, SaturatingAdd(o.m_Offset, AlignedBlockBytes(o)));
         }
         blk.m_Offset = offset;
-        arena = std::max(arena, offset + size);
+        arena = std::max(arena, SaturatingAdd(offset, size));
         placed.push_back(idx);
     }
     return arena;

@@ -33,8 +33,10 @@ struct NeedsInputValues {
 
 class OptimizedNetworkImpl final : public IOptimizedNetwork {
 public:
+    /// `maxWorkingMemoryBytes`: OptimizerOptions::m_MaxWorkingMemoryBytes as given (0 = the
+    /// machine's physical memory), checked by LoadNetwork against the memory plan.
     OptimizedNetworkImpl(std::unique_ptr<Graph> graph, std::vector<BackendId> backends, std::vector<std::string> log,
-                         std::shared_ptr<const DynamicSource> dynamic = nullptr);
+                         std::size_t maxWorkingMemoryBytes, std::shared_ptr<const DynamicSource> dynamic = nullptr);
 
     std::vector<LayerPlacement> GetLayerPlacements() const override;
     std::map<BackendId, unsigned int> GetBackendLayerCounts() const override;
@@ -47,6 +49,7 @@ public:
     const std::vector<BackendId>& GetBackends() const { return m_Backends; }
     /// Set for a dynamic network: nothing was placed yet, LoadNetwork() specializes per run.
     const std::shared_ptr<const DynamicSource>& GetDynamic() const { return m_Dynamic; }
+    std::size_t GetMaxWorkingMemoryBytes() const { return m_MaxWorkingMemoryBytes; }
 private:
     // First, so destroyed last: the factories of the backends in m_Backends. Layers may hold
     // backend-owned objects (PreCompiled), whose code a dynamic backend's factory keeps loaded.
@@ -56,6 +59,7 @@ private:
     std::vector<BackendId> m_Backends;
     std::vector<std::string> m_Log;
     std::shared_ptr<const DynamicSource> m_Dynamic;
+    std::size_t m_MaxWorkingMemoryBytes = 0;
 };
 
 /// Optimizes `source` for one run: inputs in `valueInputs` become constants holding the given

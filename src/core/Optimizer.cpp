@@ -4,7 +4,8 @@
 //   1. validate the network (connections, input infos, outputs) and find a topological order
 //   2. drop dead layers (those no Output depends on)
 //   3. one sweep in topological order: infer shapes/types (resolving descriptors and absorbing
-//      constant parameter inputs) and fold layers whose inputs are all constant; Loop layers are
+//      constant parameter inputs), check each output against OptimizerOptions::m_MaxTensorBytes
+//      (ResourceLimits.cpp) and fold layers whose inputs are all constant; Loop layers are
 //      unrolled on the way (LoopUnrolling.cpp)
 //   4. backend-independent passes (GraphPasses.cpp): identity removal, redundant reshape /
 //      transpose removal, batch-norm folding
@@ -26,6 +27,7 @@
 #include "OptimizerInternal.hpp"
 #include "Network.hpp"
 #include "OptimizedNetwork.hpp"
+#include "ResourceLimits.hpp"
 #include "Substitution.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -72,8 +74,10 @@ WorkloadInfo MakeWorkloadInfo(const Layer& layer) {
 }
 
 OptimizedNetworkImpl::OptimizedNetworkImpl(std::unique_ptr<Graph> graph, std::vector<BackendId> backends,
-                                           std::vector<std::string> log, std::shared_ptr<const DynamicSource> dynamic)
-    : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)), m_Dynamic(std::move(dynamic)) {
+                                           std::vector<std::string> log, std::size_t maxWorkingMemoryBytes,
+                                           std::shared_ptr<const DynamicSource> dynamic)
+    : m_Graph(std::move(graph)), m_Backends(std::move(backends)), m_Log(std::move(log)), m_Dynamic(std::move(dynamic)),
+      m_MaxWorkingMemoryBytes(maxWorkingMemoryBytes) {
     m_Order = m_Graph->TopologicalOrder();
     for (const BackendId& id : m_Backends) {
         if (BackendRegistryInstance().IsBackendRegistered(id)) {
@@ -96,6 +100,13 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
         }
         p.m_Declined = l->m_Declined;
         p.m_SubstitutedLayers = l->m_SubstitutedLayers;
+        if (l->GetType() == LayerType::MemCopy && l->InputLayer(0)) {
+            const BackendId from = GetOutputMemoryOwner(*l->InputLayer(0));
+            const BackendId& to = l->Desc<MemCopyDescriptor>().m_Destination;
+            p.m_CopySource = from.IsEmpty() ? std::string("host") : from.Get();
+            p.m_CopyDestination = to.IsEmpty() ? std::string("host") : to.Get();
+            if (l->Output(0).IsTensorInfoSet()) p.m_CopyBytes = l->Output(0).GetTensorInfo().GetNumBytes();
+        }
         out.push_back(std::move(p));
     }
     return out;
@@ -259,7 +270,9 @@ bool IsFoldable(const Layer& layer) {
     return true;
 }
 
-void InferLayer(Layer& layer) {
+/// Infers `layer`'s outputs and checks each against the tensor-size limit before anything
+/// allocates it (folding comes after this, the runtime's arena much later).
+void InferLayer(Layer& layer, std::size_t maxTensorBytes) {
     std::vector<TensorInfo> inputs;
     std::vector<const ConstTensor*> constants;
     for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
@@ -276,10 +289,12 @@ void InferLayer(Layer& layer) {
     const auto& absorbed = ctx.GetAbsorbedInputs();
     for (auto it = absorbed.rbegin(); it != absorbed.rend(); ++it) layer.RemoveInputSlot(*it);
 
-    if (layer.GetType() == LayerType::Input || layer.GetType() == LayerType::Output ||
-        layer.GetType() == LayerType::PreCompiled) {
+    if (layer.GetType() == LayerType::Input) {
+        // The application (or the CLI, or a fuzzer) allocates this one from the declared shape.
+        CheckTensorLimit(Describe(layer), 0, layer.Output(0).GetTensorInfo(), maxTensorBytes);
         return;
     }
+    if (layer.GetType() == LayerType::Output || layer.GetType() == LayerType::PreCompiled) return;
     if (outs.size() != layer.GetNumOutputSlots()) {
         throw LayerValidationException(Describe(layer) + ": inference produced " + std::to_string(outs.size()) +
                                        " outputs but the layer has " + std::to_string(layer.GetNumOutputSlots()));
@@ -293,6 +308,7 @@ void InferLayer(Layer& layer) {
                                                set.ToString() + " but the layer produces " + outs[o].ToString());
             }
         }
+        CheckTensorLimit(Describe(layer), o, outs[o], maxTensorBytes);
         TensorInfo info = outs[o];
         info.SetConstant(layer.GetType() == LayerType::Constant);
         slot.SetTensorInfo(info);
@@ -343,7 +359,8 @@ const Layer* UnfoldedLayerBehind(const InputSlot& slot) {
     return nullptr;
 }
 
-void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::vector<std::string>& log) {
+void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, bool fold, std::size_t maxTensorBytes,
+                  std::vector<std::string>& log) {
     const std::vector<Layer*> order = graph.TopologicalOrder();
     // A Loop layer adds the layers of its next iteration (or of its results) to the front: they
     // read only layers already done, and the loop's readers come after them.
@@ -358,7 +375,7 @@ void InferAndFold(Graph& graph, const std::vector<BackendHandles>& backends, boo
                 pending.insert(pending.begin(), next.begin(), next.end());
                 continue;
             }
-            InferLayer(*layer);
+            InferLayer(*layer, maxTensorBytes);
         } catch (const ParameterNotConstant& e) {
             std::set<LayerBindingId> inputs = InputsBehind(layer->Input(e.GetInput()));
             if (!inputs.empty()) throw NeedsInputValues{std::move(inputs), e.what()};
@@ -520,6 +537,19 @@ void OptimizeSubgraphs(Graph& graph, const std::vector<BackendHandles>& backends
     log.push_back("sub-graphs: " + std::to_string(runs.size()) + " given to backends");
 }
 
+/// The layer support of a backend that is not available (IBackendInternal::IsAvailable): no to
+/// everything, with the backend's reason.
+class UnavailableLayerSupport final : public ILayerSupport {
+public:
+    explicit UnavailableLayerSupport(std::string reason) : m_Reason(std::move(reason)) {}
+    bool IsLayerSupported(const QueueDescriptor&, const WorkloadInfo&, std::string* reason) const override {
+        if (reason) *reason = m_Reason;
+        return false;
+    }
+private:
+    std::string m_Reason;
+};
+
 std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& preferences,
                                                std::vector<std::string>& warnings) {
     std::vector<BackendHandles> backends;
@@ -534,6 +564,14 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
         // A short-lived backend object: only its layer support is kept.
         IBackendInternalUniquePtr backend = BackendRegistryInstance().GetFactory(id)();
         if (!backend) throw BackendUnavailableException("backend '" + id.Get() + "': its factory returned null");
+        // A backend whose device is missing declines every layer with its reason (API 1.3).
+        std::string unavailable;
+        if (!BackendRegistryInstance().IsBackendAvailable(id, &unavailable)) {
+            warnings.push_back("backend '" + id.Get() + "' is not available: " + unavailable +
+                               "; its layers go to the next preferred backend");
+            backends.push_back({id, std::make_shared<UnavailableLayerSupport>(id.Get() + " is not available: " + unavailable)});
+            continue;
+        }
         backends.push_back({id, backend->GetLayerSupport()});
         if (!backends.back().m_Support) {
             throw BackendUnavailableException("backend '" + id.Get() + "' returned no layer support object");
@@ -575,7 +613,7 @@ IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<B
 
     // 3. inference + folding (folding also makes parameter inputs of shape chains constant);
     // constants are evaluated on a reference-numerics backend first (see IBackendInternal.hpp)
-    InferAndFold(*graph, MakeFoldingBackends(backends), true, log);
+    InferAndFold(*graph, MakeFoldingBackends(backends), true, ResolveMemoryLimit(options.m_MaxTensorBytes), log);
     if (unsigned int n = RemoveDeadLayers(*graph)) {
         log.push_back("removed " + std::to_string(n) + " layers no output reads (constants left by folding, unused "
                       "values of unrolled loops)");
@@ -610,7 +648,8 @@ IOptimizedNetworkPtr RunPhases(std::unique_ptr<Graph> graph, const std::vector<B
 
     std::vector<BackendId> used;
     for (const auto& b : backends) used.push_back(b.m_Id);
-    return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(graph), std::move(used), log),
+    return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(graph), std::move(used), log,
+                                                         options.m_MaxWorkingMemoryBytes),
                                 &IOptimizedNetwork::Destroy);
 }
 
@@ -644,7 +683,8 @@ IOptimizedNetworkPtr OptimizeImpl(const INetwork& inNetwork, const std::vector<B
         source->m_Reason = reason;
         log.push_back("dynamic network: " + reason + "; it is optimized for each run's input shapes when it runs");
         std::unique_ptr<Graph> shown = network->GetGraph().Clone();
-        return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(shown), source->m_Preferences, log, source),
+        return IOptimizedNetworkPtr(new OptimizedNetworkImpl(std::move(shown), source->m_Preferences, log,
+                                                             options.m_MaxWorkingMemoryBytes, source),
                                     &IOptimizedNetwork::Destroy);
     };
     std::string unknownDims;

@@ -8,11 +8,13 @@
 #include "DynamicBackendLoader.hpp"
 #include "MemoryPlanner.hpp"
 #include "OptimizedNetwork.hpp"
+#include "ResourceLimits.hpp"
 
 #include <trellis/Exceptions.hpp>
 #include <trellis/IRuntime.hpp>
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -157,6 +159,16 @@ private:
     std::map<LayerBindingId, TensorInfo> m_OutputInfos;
     std::vector<OutputCopy> m_OutputCopies;
     std::vector<IMemoryManagerSharedPtr> m_MemoryManagers;
+    /// Per input binding: the steps reading it (a MemCopy into a backend's memory can be
+    /// skipped when the caller gives the input in that memory).
+    struct InputReader {
+        unsigned int m_Step;
+        BackendId m_CopyInto;  ///< empty unless the step is a MemCopy
+    };
+    std::map<LayerBindingId, std::vector<InputReader>> m_InputReaders;
+    /// Per output binding written by a step: whether that step is a copy out of a backend's
+    /// memory (its source memory), which can write into the caller's memory of that backend.
+    std::map<LayerBindingId, BackendId> m_OutputCopiedFrom;
     std::size_t m_UnplannedBytes = 0;
     std::mutex m_PoolMutex;
     std::vector<ArenaSet> m_Pool;
@@ -176,7 +188,7 @@ unsigned int LoadedNetwork::DomainOf(const BackendId& owner, const IDeviceSpec& 
 
 std::size_t LoadedNetwork::GetArenaBytes() const {
     std::size_t total = 0;
-    for (const Domain& d : m_Domains) total += d.m_Bytes;
+    for (const Domain& d : m_Domains) total = SaturatingAdd(total, d.m_Bytes);
     return total;
 }
 
@@ -214,6 +226,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
 
     // Tensors: one per output slot, in the working memory of the backend that owns it.
     std::unordered_map<const OutputSlot*, unsigned int> tensorOf;
+    std::vector<std::pair<const Layer*, unsigned int>> producerOf;  // per tensor: (layer, output), for messages
     for (Layer* l : order) {
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             const OutputSlot& slot = l->Output(o);
@@ -243,6 +256,7 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             }
             tensorOf[&slot] = static_cast<unsigned int>(m_Tensors.size());
             m_Tensors.push_back(t);
+            producerOf.emplace_back(l, o);
         }
         if (l->GetType() == LayerType::Output) {
             const OutputSlot* src = l->Input(0).GetConnectedOutputSlot();
@@ -315,6 +329,15 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             --constantReadersLeft[src];
             releaseIfUnread(src);
         }
+        if (l->GetType() == LayerType::MemCopy && m_Tensors[step.m_Outputs[0]].m_Kind == Kind::Output) {
+            m_OutputCopiedFrom[m_Tensors[step.m_Outputs[0]].m_Binding] = l->GetBackendId();
+        }
+        for (unsigned int t : step.m_Inputs) {
+            if (m_Tensors[t].m_Kind != Kind::Input) continue;
+            InputReader r{static_cast<unsigned int>(m_Steps.size()), BackendId()};
+            if (l->GetType() == LayerType::MemCopy) r.m_CopyInto = l->Desc<MemCopyDescriptor>().m_Destination;
+            m_InputReaders[m_Tensors[t].m_Binding].push_back(r);
+        }
         m_Steps.push_back(std::move(step));
     }
 
@@ -328,6 +351,23 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
         }
         for (unsigned int t : m_Steps[s].m_Inputs) lastStep[t] = std::max(lastStep[t], static_cast<int>(s));
     }
+    // The working-memory limit is checked on the plan, before any arena exists (AcquireArenas
+    // allocates them on the first run): first each block, then the plan's total.
+    const std::size_t limit = ResolveMemoryLimit(net->GetMaxWorkingMemoryBytes());
+    const std::string raise = " (OptimizerOptions::m_MaxWorkingMemoryBytes, trellis --max-working-memory; default: "
+                              "the machine's physical memory)";
+    auto describeBlock = [&](int tensor, unsigned int step) {
+        if (tensor < 0) return "the scratch memory of layer '" + m_Steps[step].m_Name + "'";
+        const auto& [layer, output] = producerOf[static_cast<unsigned int>(tensor)];
+        return "output " + std::to_string(output) + " of " + Describe(*layer) + " (" +
+               m_Tensors[static_cast<unsigned int>(tensor)].m_Info.ToString() + ")";
+    };
+    struct Block {
+        std::size_t m_Bytes;
+        int m_Tensor;  // or -1 for a step's scratch
+        unsigned int m_Step;
+    };
+    std::vector<Block> largest;  // the three largest blocks so far, for the message
     for (unsigned int d = 0; d < m_Domains.size(); ++d) {
         std::vector<MemoryBlock> blocks;
         std::vector<std::pair<int, unsigned int>> owners;  // (tensor index, or -1 for a step's scratch; step)
@@ -343,12 +383,38 @@ LoadedNetwork::LoadedNetwork(IOptimizedNetworkPtr network, const IDeviceSpec& sp
             blocks.push_back({scratch, s, s, 0});
             owners.emplace_back(-1, s);
         }
-        for (const MemoryBlock& b : blocks) m_UnplannedBytes += (b.m_Bytes + 63) / 64 * 64;
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            if (blocks[i].m_Bytes > limit) {
+                throw ResourceLimitException("LoadNetwork: " + describeBlock(owners[i].first, owners[i].second) +
+                                             " needs " + FormatBytes(blocks[i].m_Bytes) +
+                                             " of working memory, more than the limit of " + FormatBytes(limit) +
+                                             raise);
+            }
+            largest.push_back({blocks[i].m_Bytes, owners[i].first, owners[i].second});
+            std::sort(largest.begin(), largest.end(),
+                      [](const Block& a, const Block& b) { return a.m_Bytes > b.m_Bytes; });
+            if (largest.size() > 3) largest.pop_back();
+        }
+        for (const MemoryBlock& b : blocks) {
+            m_UnplannedBytes = SaturatingAdd(m_UnplannedBytes, SaturatingAdd(b.m_Bytes, 63) / 64 * 64);
+        }
         m_Domains[d].m_Bytes = blocks.empty() ? 0 : PlanMemory(blocks);
         for (std::size_t i = 0; i < blocks.size(); ++i) {
             if (owners[i].first >= 0) m_Tensors[static_cast<unsigned int>(owners[i].first)].m_Offset = blocks[i].m_Offset;
             else m_Steps[owners[i].second].m_ScratchOffset = blocks[i].m_Offset;
         }
+    }
+
+    if (GetArenaBytes() > limit) {
+        std::string biggest;
+        for (const Block& b : largest) {
+            biggest += (biggest.empty() ? "" : ", ") + describeBlock(b.m_Tensor, b.m_Step) + ": " +
+                       FormatBytes(b.m_Bytes);
+        }
+        throw ResourceLimitException("LoadNetwork: the network needs " + FormatBytes(GetArenaBytes()) +
+                                     " of working memory per run (intermediate tensors and scratch, after reuse), "
+                                     "more than the limit of " + FormatBytes(limit) + raise + "; the largest blocks: " +
+                                     biggest);
     }
 
     for (auto& mm : m_MemoryManagers) mm->Acquire();
@@ -459,8 +525,47 @@ void LoadedNetwork::Execute(const InputTensors& inputs, const OutputTensors& out
         handles[t].Reset(ref.m_Info, p);
     }
 
+    // Inputs given in a backend's memory: that backend's copies of them are skipped and their
+    // outputs are the caller's memory.
+    std::vector<bool> skip;
+    for (const auto& [id, tensor] : inputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto readers = m_InputReaders.find(id);
+        if (readers == m_InputReaders.end()) continue;
+        skip.resize(m_Steps.size(), false);
+        for (const InputReader& r : readers->second) {
+            const Step& step = m_Steps[r.m_Step];
+            if (r.m_CopyInto != memory) {
+                throw InvalidArgumentException("EnqueueWorkload: input " + std::to_string(id) + " is in " + memory.Get() +
+                                               " memory, but layer '" + step.m_Name + "' on " + step.m_Backend.Get() +
+                                               " reads it " +
+                                               (r.m_CopyInto.IsEmpty() ? std::string("as host memory")
+                                                                       : "into " + r.m_CopyInto.Get() + " memory"));
+            }
+            skip[r.m_Step] = true;
+            handles[step.m_Outputs[0]].Reset(m_Tensors[step.m_Outputs[0]].m_Info,
+                                             const_cast<void*>(tensor.GetMemoryArea()));
+        }
+    }
+
+    // Outputs given in a backend's memory: only a copy out of that backend may write them.
+    for (const auto& [id, tensor] : outputs) {
+        const BackendId& memory = tensor.GetMemoryBackend();
+        if (memory.IsEmpty()) continue;
+        auto it = m_OutputCopiedFrom.find(id);
+        if (it == m_OutputCopiedFrom.end() || it->second != memory) {
+            throw InvalidArgumentException("EnqueueWorkload: output " + std::to_string(id) + " is in " + memory.Get() +
+                                           " memory, but the network produces it " +
+                                           (it == m_OutputCopiedFrom.end() ? std::string("in host memory")
+                                                                           : "from " + it->second.Get() + " memory"));
+        }
+    }
+
     std::vector<ITensorHandle*> ins, outs;
-    for (const Step& step : m_Steps) {
+    for (std::size_t s = 0; s < m_Steps.size(); ++s) {
+        const Step& step = m_Steps[s];
+        if (!skip.empty() && skip[s]) continue;
         ins.clear();
         outs.clear();
         for (unsigned int t : step.m_Inputs) ins.push_back(&handles[t]);
@@ -629,6 +734,7 @@ private:
         if (dynamic_cast<const LayerValidationException*>(&e)) throw LayerValidationException(msg);
         if (dynamic_cast<const InvalidArgumentException*>(&e)) throw InvalidArgumentException(msg);
         if (dynamic_cast<const MemoryException*>(&e)) throw MemoryException(msg);
+        if (dynamic_cast<const ResourceLimitException*>(&e)) throw ResourceLimitException(msg);
         throw RuntimeException(msg);
     }
 
@@ -777,7 +883,10 @@ public:
             for (const auto& [id, n] : m_Networks) ids.push_back(id);
         }
         for (NetworkId id : ids) UnloadNetwork(id);
-        // Objects created by dynamic backends go before their files are closed.
+        // Objects created by dynamic backends go before their files are closed. A profiling
+        // context goes before the counter sink it was given: a backend's device shared by several
+        // runtimes may report to the context from another thread until the context is gone.
+        for (auto& entry : m_ProfilingContexts) entry.first.reset();
         m_ProfilingContexts.clear();
         m_Contexts.clear();
         m_BackendFactories.clear();

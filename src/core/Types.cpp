@@ -97,6 +97,15 @@ std::size_t TensorShape::GetNumElements() const {
     return n;
 }
 
+std::optional<std::size_t> TensorShape::GetNumElementsChecked() const {
+    if (!AreAllDimensionsSpecified()) return 0;
+    std::size_t n = 1;
+    for (unsigned int d : m_Dims) {
+        if (__builtin_mul_overflow(n, static_cast<std::size_t>(d), &n)) return std::nullopt;
+    }
+    return n;
+}
+
 bool TensorShape::AreAllDimensionsSpecified() const {
     for (unsigned int d : m_Dims) {
         if (d == kUnknownDim) return false;
@@ -126,6 +135,13 @@ TensorInfo::TensorInfo(const TensorShape& shape, DataType dataType, const std::v
                        unsigned int quantizationDim, bool isConstant)
     : m_Shape(shape), m_DataType(dataType), m_Scales(quantizationScales), m_QuantizationDim(quantizationDim),
       m_IsConstant(isConstant) {}
+
+std::optional<std::size_t> TensorInfo::GetNumBytesChecked() const {
+    const std::optional<std::size_t> elements = m_Shape.GetNumElementsChecked();
+    std::size_t bytes = 0;
+    if (!elements || __builtin_mul_overflow(*elements, GetDataTypeSize(m_DataType), &bytes)) return std::nullopt;
+    return bytes;
+}
 
 bool TensorInfo::IsQuantized() const {
     switch (m_DataType) {

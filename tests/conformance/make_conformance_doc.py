@@ -3,12 +3,18 @@
 
 Usage:
   make_conformance_doc.py SUMMARY.json... [-o docs/conformance.md] [--expected expected_pass_counts.json]
+                          [--gpu tests/conformance/gpuacc_node_results.json]
 
 Each SUMMARY is the JSON one `trellis onnx-test DIR --summary-json FILE` run wrote (the ctest tests
 onnx_conformance_* leave them in build/tests/conformance/). Every case's model.onnx is read (with
 Debian's python3-onnx) to classify the exclusions (see exclusions.py) and to name the ops of cases
 that fail, so the test data must still be where the summaries say. The output has no dates or
 timings: the same results give the same document.
+
+--gpu names the GpuAcc results measured on a GPU (no CI machine has one): the node suite run on the
+device (bench/gpu/device_run.sh writes one `--summary-json` per backend list; the results file keeps
+each run's counts and every case that did not pass, with its reason). They get a section of their
+own; nothing in them is re-run here.
 """
 
 import argparse
@@ -153,10 +159,75 @@ def percent(part, whole):
     return f"{part} of {whole} ({100.0 * part / whole:.1f}%)" if whole else "-"
 
 
+def gpu_cause(reason):
+    """GpuAcc's refusal of the first layer it declines, with types, ranks and names left out, or
+    the importer's or optimizer's cause when GpuAcc was not asked."""
+    m = re.search(r"GpuAcc: (.*?)(?:;|\n|$)", reason)
+    if not m:
+        if re.search(r"could not be evaluated|must be known when the network is optimized", reason):
+            return ("before GpuAcc: a shape or parameter must be computed at optimization; GpuAcc works on "
+                    "device memory and computes nothing then (a host backend in the list does)")
+        return "before GpuAcc: " + cause_of("unsupported", reason)
+    text = strip_names(m[1])
+    if re.search(r"data type \w+ is not supported|input \d+ is \w+|tensor \d+ is \w+|is not Float32|"
+                 r"must be Boolean|must be Signed32|runs element-wise ops on Float32|computes Float32 tensors", text):
+        op = text.split(":")[0].split(" ")[0]
+        return f"{op}: a tensor type GpuAcc does not run (it computes Float32; Boolean for logic)"
+    text = re.sub(r"\d+ spatial dims$", "not 2-D", text)
+    text = re.sub(r"C \S+ must be a bias of N=\d+ elements or have the output's shape \S+",
+                  "C must be a bias over N or have the output's shape", text)
+    text = re.sub(r"dim \d+ between them", "a dim between them", text)
+    return text
+
+
+def gpu_section(w, path):
+    """GpuAcc's node-suite runs on a GPU: counts per backend list, failures, and (for the run with
+    GpuAcc alone) why GpuAcc declined the cases it did not run, grouped by cause."""
+    with open(path, encoding="utf-8") as f:
+        results = json.load(f)
+    w("## GpuAcc (CUDA), on a GPU")
+    w("")
+    w(f"Measured on {results['device']} (driver {results['driver']}, CUDA {results['cuda']}) with "
+      f"{results['test_data']} by `bench/gpu/device_run.sh`; CI has no GPU, so these runs are not part of "
+      "ctest. With `GpuAcc,CpuRef` every layer GpuAcc declines runs on CpuRef (with MemCopy layers at the "
+      "boundaries); with `GpuAcc` alone a case with any declined layer is unsupported.")
+    w("")
+    w("| backends | directory | cases | pass | fail | unsupported |")
+    w("|---|---|---:|---:|---:|---:|")
+    for run in results["runs"]:
+        total = run["passed"] + run["failed"] + run["skipped"]
+        w(f"| {','.join(run['backends'])} | {run['directory']} | {total} | {run['passed']} | {run['failed']} | "
+          f"{run['skipped']} |")
+    w("")
+    for run in results["runs"]:
+        fails = [c for c in run["not_passed"] if c["status"] == "fail"]
+        if fails:
+            w(f"Failing with `{','.join(run['backends'])}`:")
+            w("")
+            for c in fails:
+                w(f"- `{c['case']}`: {c['reason']}")
+            w("")
+    alone = [r for r in results["runs"] if r["backends"] == ["GpuAcc"]]
+    if alone:
+        causes = collections.Counter()
+        for c in alone[0]["not_passed"]:
+            if c["status"] == "unsupported":
+                causes[gpu_cause(c["reason"])] += 1
+        w("Why the cases unsupported with `GpuAcc` alone are (GpuAcc's reason for the first layer it declines, "
+          "or the importer's):")
+        w("")
+        w("| cases | cause |")
+        w("|---:|---|")
+        for cause, n in sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])):
+            w(f"| {n} | {cause.replace('|', '/')} |")
+        w("")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("summaries", nargs="+", help="onnx-test --summary-json files (and run_onnxruntime.py's)")
     parser.add_argument("-o", "--output", default="-", help="markdown file to write (default: stdout)")
+    parser.add_argument("--gpu", help="GpuAcc's node-suite results from a GPU machine (see the docstring)")
     parser.add_argument("--expected", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                            "expected_pass_counts.json"))
     args = parser.parse_args()
@@ -219,7 +290,7 @@ def main():
     w("```")
     w("ctest --test-dir build -R onnx_conformance     # writes build/tests/conformance/*.json")
     w("/usr/bin/python3 tests/conformance/make_conformance_doc.py build/tests/conformance/*.json \\")
-    w("    -o docs/conformance.md")
+    w("    --gpu tests/conformance/gpuacc_node_results.json -o docs/conformance.md")
     w("```")
     w("")
     w("The ctest tests `onnx_conformance_<suite>[_<backends>]` fail when fewer cases pass than "
@@ -386,6 +457,9 @@ def main():
     for c in reference_cases:
         if c["status"] == "pass" and c["label"] == "node" and c["case"] in NOTES:
             print(f"note: {c['case']} passes now; remove its entry from NOTES", file=sys.stderr)
+
+    if args.gpu:
+        gpu_section(w, args.gpu)
 
     text = "\n".join(out).rstrip("\n") + "\n"
     if args.output == "-":

@@ -13,8 +13,13 @@ namespace {
 // TEST_API_1_0: the same backend as built against Backend API 1.0 ("TestValid10"): it reports
 // version 1.0, so the engine must create its factory with CreateWorkloadFactory() and never call
 // the 1.1 additions (which here fail loudly if called).
-#ifdef TEST_API_1_0
+//
+// TEST_UNAVAILABLE: the same backend as one whose device is missing ("TestUnavailable", API 1.2):
+// IsAvailable() says no with kUnavailableReason, so the optimizer must place its layers elsewhere.
+#if defined(TEST_API_1_0)
 #define TEST_VALID_ID "TestValid10"
+#elif defined(TEST_UNAVAILABLE)
+#define TEST_VALID_ID "TestUnavailable"
 #else
 #define TEST_VALID_ID "TestValid"
 #endif
@@ -104,6 +109,18 @@ public:
     std::vector<std::string> GetOptionWarnings(const BackendOptions&) const override {
         throw trellis::RuntimeException("TestValid10: GetOptionWarnings (API 1.2) called on a 1.0 backend");
     }
+    bool IsAvailable(std::string*) const override {
+        throw trellis::RuntimeException("TestValid10: IsAvailable (API 1.3) called on a 1.0 backend");
+    }
+    bool ImportsConstantsAtLoad() const override {
+        throw trellis::RuntimeException("TestValid10: ImportsConstantsAtLoad (API 1.3) called on a 1.0 backend");
+    }
+#endif
+#ifdef TEST_UNAVAILABLE
+    bool IsAvailable(std::string* reason) const override {
+        if (reason) *reason = "no TestUnavailable device found (test backend)";
+        return false;
+    }
 #endif
     ILayerSupportSharedPtr GetLayerSupport() const override { return std::make_shared<TestValidLayerSupport>(); }
     trellis::BackendCapabilities GetCapabilities() const override {
@@ -127,5 +144,5 @@ extern "C" __attribute__((visibility("default"))) void* BackendFactory() {
     }
 }
 #else
-TRELLIS_DYNAMIC_BACKEND(TestValidBackend, "TestValid")
+TRELLIS_DYNAMIC_BACKEND(TestValidBackend, TEST_VALID_ID)
 #endif

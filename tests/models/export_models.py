@@ -19,6 +19,7 @@ through it and compared with the PyTorch output (optional, informational only).
 import argparse
 import collections
 import importlib.util
+import inspect
 import os
 import shutil
 import subprocess
@@ -222,10 +223,13 @@ def export_one(name: str, opset: int, out: str, force: bool) -> None:
     # yields the plain MatMul/Softmax/LayerNorm decomposition. Harmless for CNNs.
     if hasattr(torch.backends, "mha"):
         torch.backends.mha.set_fastpath_enabled(False)
+    # PyTorch 2.x exports through dynamo by default (opset 18+); the TorchScript exporter this
+    # script was written for is asked for by name where the argument exists.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with torch.enable_grad():
         torch.onnx.export(model, x, base + ".onnx", opset_version=opset,
                           input_names=["input"], output_names=["output"],
-                          do_constant_folding=True)
+                          do_constant_folding=True, **legacy)
     m = onnx.load(base + ".onnx")
     onnx.checker.check_model(m)
     for suffix, arr, vi in ((".input_0", x, m.graph.input[0]), (".output_0", y, m.graph.output[0])):

@@ -221,10 +221,11 @@ TEST_F(CliTest, HelpListsCommandsAndOptions) {
     }
     const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
         {"run", {"--backends", "--input", "--input-dir", "--output-dir", "--shape", "--seed", "--threads",
-                 "--backend-option", "--dynamic-backends-path"}},
+                 "--backend-option", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
         {"bench", {"--backends", "--threads", "--backend-option", "--warmup", "--iterations", "--shape", "--json",
-                   "--seed", "--dynamic-backends-path"}},
-        {"inspect", {"--backends", "--shape", "--dynamic-backends-path"}},
+                   "--seed", "--dynamic-backends-path", "--max-tensor-bytes", "--max-working-memory"}},
+        {"inspect", {"--backends", "--shape", "--dynamic-backends-path", "--max-tensor-bytes",
+                     "--max-working-memory"}},
         {"backends", {"--dynamic-backends-path"}},
         {"onnx-test", {"--backends", "--filter", "--summary-json", "--dynamic-backends-path"}},
     };
@@ -456,6 +457,47 @@ TEST_F(CliTest, BadModelFilesGiveOneErrorLine) {
     ExpectOneError(Cli({"inspect", m_Dir.string()}), 1, "directory");
 }
 
+// y = ConstantOfShape([d0, d1]) (Float32), the shape an initializer.
+std::string ConstantOfShapeModelBytes(int64_t d0, int64_t d1) {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("fill");
+    onnx::TensorProto* shape = graph->add_initializer();
+    shape->set_name("shape");
+    shape->set_data_type(onnx::TensorProto::INT64);
+    shape->add_dims(2);
+    shape->add_int64_data(d0);
+    shape->add_int64_data(d1);
+    onnx::ValueInfoProto* y = graph->add_output();
+    y->set_name("y");
+    y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("ConstantOfShape");
+    node->set_name("fill");
+    node->add_input("shape");
+    node->add_output("y");
+    return model.SerializeAsString();
+}
+
+// The crash (a ConstantOfShape of 2^31 x 2^31 ended in SIGSEGV), and the limit options.
+TEST_F(CliTest, ResourceLimitsRefuseWithOneErrorLine) {
+    WriteFile(m_Dir / "huge.onnx", ConstantOfShapeModelBytes(1ll << 31, 1ll << 31));
+    for (const char* command : {"run", "bench", "inspect"}) {
+        ExpectOneError(Cli({command, (m_Dir / "huge.onnx").string()}), 1, "ConstantOfShape 'fill'");
+    }
+    WriteFile(m_Dir / "fill.onnx", ConstantOfShapeModelBytes(256, 1024));  // 1 MiB
+    ExpectOneError(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "512K"}), 1,
+                   "more than the maximum tensor size of 512.00 KiB (524288 bytes)");
+    EXPECT_EQ(Cli({"run", (m_Dir / "fill.onnx").string(), "--max-tensor-bytes", "1M"}).m_Exit, 0);
+    ExpectOneError(Cli({"run", kMlp, "--backends", "CpuRef", "--max-working-memory", "64"}), 1,
+                   "more than the limit of 64 bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-tensor-bytes", "1X"}), 2, "--max-tensor-bytes");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "-5"}), 2, "--max-working-memory");
+    ExpectOneError(Cli({"run", kMlp, "--max-working-memory", "99999999999T"}), 2, "--max-working-memory");
+}
+
 TEST_F(CliTest, BadOptionsAreUsageErrors) {
     const CliResult unknownBackend = Cli({"run", kMlp, "--backends", "NoSuchBackend"});
     ExpectOneError(unknownBackend, 2, "NoSuchBackend");
@@ -525,7 +567,7 @@ TEST_F(CliTest, InspectListsLayersAndBackend) {
 TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
     const fs::path dir = m_Dir / "dynamic";
     fs::create_directories(dir);
-    for (const char* name : {"Valid", "NullFactory", "MajorNewer"}) {
+    for (const char* name : {"Valid", "Unavailable", "NullFactory", "MajorNewer"}) {
         fs::create_symlink(BuiltTestBackend(name), dir / BuiltTestBackend(name).filename());
     }
     WriteFile(dir / "Test_Text_backend.so", "not a shared object\n");
@@ -540,9 +582,12 @@ TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
              "Backend API version of this engine: " + api + "\n",
              "dynamic backend paths: " + dir.string() + "\n",
              "registered backends:\n",
-             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    capabilities: ",
+             "  CpuRef\n    origin: built in\n    Backend API: " + api + " (the engine's)\n    available: yes\n"
+                 "    capabilities: ",
              "  TestValid\n    origin: " + canonical("Valid") + "\n    Backend API: file " + api + ", engine " + api +
-                 "\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+                 "\n    available: yes\n    capabilities: TestValidRelu=true, NonConstWeights=false\n",
+             "  TestUnavailable\n    origin: " + canonical("Unavailable") + "\n    Backend API: file " + api +
+                 ", engine " + api + "\n    available: no: no TestUnavailable device found (test backend)\n",
              "dynamic backend files skipped:\n",
              "  " + (dir / "Test_MajorNewer_backend.so").string() + " (id TestMalformed, Backend API " + newer +
                  ", resolves to " + canonical("MajorNewer") + "): incompatible Backend API version " + newer +
@@ -848,5 +893,29 @@ TEST_F(CliTest, ConformanceWrapperFailsOnFewerPassesCrashAndHang) {
     auto [hangExit, hangOut] = runWrapper((m_Dir / "hang.sh").string(), 0, " --timeout 1");
     EXPECT_EQ(hangExit, 1) << hangOut;
     EXPECT_NE(hangOut.find("onnx-test hung"), std::string::npos) << hangOut;
+
+}  // namespace
+
+namespace {
+
+// `trellis inspect` lists the copies between backends with the bytes each copies per inference:
+// the Custom sample backend (device memory of its own) copies both inputs in and the sum out; a
+// backend on host memory copies nothing.
+TEST_F(CliTest, InspectReportsTheBytesCopiedBetweenBackends) {
+    const fs::path model = m_Dir / "add.onnx";
+    WriteFile(model, BinaryModelBytes("Add", onnx::TensorProto::FLOAT, {2, 13}));
+    const CliResult r = Cli({"inspect", model.string(), "--backends", "Custom,CpuRef", "--dynamic-backends-path",
+                             TRELLIS_CUSTOM_BACKEND_DIR});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+    for (const char* text : {"copies between backends per inference: 312 bytes in 3 MemCopy layers\n",
+                             "  host -> Custom: 104 bytes  '", "  Custom -> host: 104 bytes  '",
+                             "  total host -> Custom: 208 bytes in 2 copies\n",
+                             "  total Custom -> host: 104 bytes in 1 copy\n"}) {
+        EXPECT_NE(r.m_Out.find(text), std::string::npos) << text << " missing in " << r.m_Out;
+    }
+    const CliResult host = Cli({"inspect", model.string(), "--backends", "CpuRef"});
+    ASSERT_EQ(host.m_Exit, 0) << host.m_Err;
+    EXPECT_NE(host.m_Out.find("copies between backends per inference: none\n"), std::string::npos) << host.m_Out;
+}
 
 }  // namespace

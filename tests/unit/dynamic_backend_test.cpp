@@ -13,10 +13,13 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -250,6 +253,49 @@ TEST_F(DynamicBackendTest, OlderMinorApiBackendGetsOnlyTheCallsItKnows) {
     EXPECT_FALSE(BackendRegistryInstance().IsBackendRegistered("TestValid10"));
 }
 
+// A backend whose device is missing (IsAvailable() says no, Backend API 1.3) stays registered,
+// says why, and the optimizer places its layers on the next preferred backend with that reason
+// for every layer; preferred alone, Optimize() fails naming the reason.
+TEST_F(DynamicBackendTest, UnavailableBackendsLayersGoToTheNextBackendWithItsReason) {
+    const fs::path dir = Dir("backends");
+    fs::create_symlink(Built("Unavailable"), dir / "Test_Unavailable_backend.so");
+    IRuntimePtr runtime = RuntimeWithPath(dir.string());
+    ASSERT_TRUE(BackendRegistryInstance().IsBackendRegistered("TestUnavailable"));
+    const std::string want = "no TestUnavailable device found (test backend)";
+    std::string reason;
+    EXPECT_FALSE(BackendRegistryInstance().IsBackendAvailable("TestUnavailable", &reason));
+    EXPECT_EQ(reason, want);
+    EXPECT_TRUE(BackendRegistryInstance().IsBackendAvailable("CpuRef"));
+
+    std::vector<std::string> messages;
+    IOptimizedNetworkPtr optimized = Optimize(*ReluNetwork(true), {"TestUnavailable", "CpuRef"},
+                                              runtime->GetDeviceSpec(), OptimizerOptions(), &messages);
+    unsigned int declined = 0;
+    for (const LayerPlacement& p : optimized->GetLayerPlacements()) {
+        if (p.m_LayerName != "relu" && p.m_LayerName != "sigmoid") continue;
+        EXPECT_EQ(p.m_Backend, BackendId("CpuRef")) << p.m_LayerName;
+        ASSERT_EQ(p.m_Declined.size(), 1u) << p.m_LayerName;
+        EXPECT_EQ(p.m_Declined[0].first, BackendId("TestUnavailable"));
+        EXPECT_EQ(p.m_Declined[0].second, "TestUnavailable is not available: " + want);
+        ++declined;
+    }
+    EXPECT_EQ(declined, 2u);
+    bool warned = false;
+    for (const std::string& m : messages) warned |= m.find("'TestUnavailable' is not available: " + want) != std::string::npos;
+    EXPECT_TRUE(warned);
+    const std::vector<float> out = RunRelu(*runtime, std::move(optimized));
+    for (std::size_t i = 0; i < kReluInput.size(); ++i) {
+        const double relu = kReluInput[i] > 0.0f ? kReluInput[i] : 0.0f;
+        EXPECT_NEAR(out[i], 1.0 / (1.0 + std::exp(-relu)), 1e-6) << i;
+    }
+    try {
+        Optimize(*ReluNetwork(false), {"TestUnavailable"}, runtime->GetDeviceSpec());
+        ADD_FAILURE() << "Optimize() on an unavailable backend alone must fail";
+    } catch (const BackendUnavailableException& e) {
+        EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(DynamicBackendTest, LoadsValidBackendRunsItAndUnloadsIt) {
     const fs::path dir = Dir("backends");
     const fs::path link = dir / "Test_Valid_backend.so";
@@ -385,6 +431,64 @@ TEST_F(DynamicBackendTest, MalformedObjectsAreSkippedWithTheirReason) {
 
 // The guide's symlink rows: Arm_CpuAcc_backend.so.1 -> .so, .so.1.2 -> .so.1, .so.1.2.3 -> .so.1.2
 // are followed to one canonical file, loaded once; Arm_no_backend.so -> nothing is skipped.
+// Checked on the file's bytes before dlopen: a truncated copy of a valid backend used to kill the
+// process with SIGBUS inside dlopen (its last segment was mapped past the end of the file).
+TEST_F(DynamicBackendTest, TruncatedAndForeignFilesAreRefusedBeforeDlopen) {
+    std::ifstream in(Built("Valid"), std::ios::binary);
+    const std::string valid((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(valid.size(), 4096u);
+    const fs::path dir = Dir("foreign");
+    auto write = [&](const std::string& name, const std::string& bytes) {
+        std::ofstream(dir / name, std::ios::binary) << bytes;
+    };
+    // Cut inside the loadable segments (a build with debug information keeps megabytes of
+    // sections after them, and cutting those off leaves a loadable file).
+    ElfW(Ehdr) eh;
+    std::memcpy(&eh, valid.data(), sizeof(eh));
+    std::size_t segmentsEnd = 0;
+    for (unsigned int i = 0; i < eh.e_phnum; ++i) {
+        ElfW(Phdr) ph;
+        std::memcpy(&ph, valid.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+        if (ph.p_type == PT_LOAD) segmentsEnd = std::max<std::size_t>(segmentsEnd, ph.p_offset + ph.p_filesz);
+    }
+    ASSERT_GT(segmentsEnd, 4096u);
+    write("Test_Half_backend.so", valid.substr(0, segmentsEnd / 2));
+    write("Test_Header_backend.so", valid.substr(0, 40));
+    write("Test_Empty_backend.so", "");
+    std::string bits32 = valid;
+    bits32[4] = 1;  // EI_CLASS: ELFCLASS32
+    write("Test_Bits32_backend.so", bits32);
+    std::string object = valid;
+    object[16] = 1;  // e_type: ET_REL
+    object[17] = 0;
+    write("Test_Object_backend.so", object);
+    std::string machine = valid;
+    machine[18] = 0x28;  // e_machine: EM_ARM (x86-64 is 0x3e, AArch64 0xb7)
+    machine[19] = 0;
+    write("Test_Machine_backend.so", machine);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"Test_Half_backend.so", "truncated: segment "},
+        {"Test_Header_backend.so", "truncated: 40 bytes, shorter than an ELF header"},
+        {"Test_Empty_backend.so", "not an ELF file"},
+        {"Test_Bits32_backend.so", "an ELF file of the other word size (32-bit)"},
+        {"Test_Object_backend.so", "an ELF relocatable object file (.o), not a shared object"},
+        {"Test_Machine_backend.so", "a shared object for another machine (ELF e_machine 40"},
+    };
+    IRuntimePtr runtime = RuntimeWithPath(dir.string());
+    const std::vector<DynamicBackendStatus> status = runtime->GetDynamicBackendStatus();
+    EXPECT_EQ(status.size(), cases.size()) << Describe(status);
+    for (const auto& [name, reason] : cases) {
+        const DynamicBackendStatus* s = FindStatus(status, dir / name);
+        ASSERT_NE(s, nullptr) << name << "\n" << Describe(status);
+        EXPECT_FALSE(s->m_Loaded) << name;
+        EXPECT_NE(s->m_Reason.find("not a loadable shared object: " + reason), std::string::npos)
+            << name << ": " << s->m_Reason;
+        EXPECT_FALSE(IsLibraryLoaded(s->m_CanonicalPath)) << name;
+    }
+    // The untouched file passes the same check.
+    EXPECT_EQ(core::CheckSharedObjectFile(Built("Valid").string()), "");
+}
+
 TEST_F(DynamicBackendTest, SymlinksFollowedAndTheFileLoadedOnce) {
     const fs::path dir = Dir("links");
     fs::copy_file(Built("Valid"), dir / "Arm_CpuAcc_backend.so");

@@ -8,8 +8,10 @@
 #include <trellis/backends/BackendRegistry.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 namespace fs = std::filesystem;
 using namespace trellis;
@@ -17,9 +19,16 @@ using namespace trellis::test;
 
 namespace {
 
+/// The generated cases: TRELLIS_OP_CASES_DIR from the environment where set (a GPU machine runs a
+/// build made elsewhere, with the cases generated there), else the build's own.
+fs::path CasesRoot() {
+    const char* env = std::getenv("TRELLIS_OP_CASES_DIR");
+    return env && *env ? fs::path(env) : fs::path(TRELLIS_OP_CASES_DIR);
+}
+
 std::vector<fs::path> CaseDirs() {
     std::vector<fs::path> dirs;
-    for (const auto& e : fs::directory_iterator(TRELLIS_OP_CASES_DIR)) {
+    for (const auto& e : fs::directory_iterator(CasesRoot())) {
         if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
     }
     std::sort(dirs.begin(), dirs.end());
@@ -39,10 +48,11 @@ std::vector<OwnedTensor> LoadSet(const fs::path& dir, const char* prefix) {
 }  // namespace
 
 TEST(OpCases, EveryCaseOnEveryBackend) {
-    ASSERT_TRUE(fs::is_directory(TRELLIS_OP_CASES_DIR)) << "run the generate_op_cases test first";
+    ASSERT_TRUE(fs::is_directory(CasesRoot())) << "run the generate_op_cases test first";
     const auto dirs = CaseDirs();
-    ASSERT_GT(dirs.size(), 50u) << "too few op cases generated in " << TRELLIS_OP_CASES_DIR;
+    ASSERT_GT(dirs.size(), 50u) << "too few op cases generated in " << CasesRoot();
     unsigned int passed = 0, skipped = 0;
+    std::map<std::string, std::pair<unsigned int, unsigned int>> perVariant;  // (ran, skipped)
     for (const BackendVariant& variant : BackendVariants()) {
         const BackendId& backend = variant.m_Backend;
         for (const fs::path& dir : dirs) {
@@ -57,11 +67,13 @@ TEST(OpCases, EveryCaseOnEveryBackend) {
                     EXPECT_EQ(diff, "") << name << " on " << variant.m_Label << ", output " << i;
                 }
                 ++passed;
+                ++perVariant[variant.m_Label].first;
             } catch (const BackendUnavailableException& e) {
                 if (backend == BackendId("CpuRef")) {
                     ADD_FAILURE() << name << ": CpuRef must support every op case: " << e.what();
                 } else {
                     ++skipped;
+                    ++perVariant[variant.m_Label].second;
                     if (variant.m_Options.empty()) std::cout << "[ skip ] " << name << " on " << backend << ": " << e.what() << "\n";
                 }
             } catch (const std::exception& e) {
@@ -70,4 +82,8 @@ TEST(OpCases, EveryCaseOnEveryBackend) {
         }
     }
     std::cout << dirs.size() << " op cases; " << passed << " runs passed or compared, " << skipped << " skipped\n";
+    for (const auto& [label, counts] : perVariant) {
+        std::cout << "  " << label << ": " << counts.first << " ran (failures reported above), " << counts.second
+                  << " declined\n";
+    }
 }

@@ -164,6 +164,9 @@ TEST_F(TensorIOTest, NpyErrorsAreParseExceptions) {
     expectError(NpyFile(1, "{'descr': '<f4', 'shape': (2, 3), }\n", data), "required");
     expectError(NpyFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }\n", data), "bad .npy header");
     expectError(NpyFile(4, good, data), "version 4.0");
+    // 2^64 elements wrap to 0 bytes in unchecked math, which an empty data section would match.
+    expectError(NpyFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (65536, 65536, 65536, 65536), }\n", ""),
+                "has more bytes than 64 bits can count");
     expectError(NpyFile(1, good, data).substr(0, 30), "truncated .npy header");
     expectError(std::string("\x93NUMPY", 6), "truncated");
     expectError("PK\x03\x04 definitely not numpy", "not a .npy file");

@@ -97,6 +97,30 @@ uint64_t ParseUnsigned(const std::string& text, const std::string& option, uint6
     return value;
 }
 
+uint64_t ParseByteCount(const std::string& text, const std::string& option) {
+    const std::string expect = "option '--" + option + "' expects a byte count (digits, optionally followed by K, M, "
+                               "G or T for KiB, MiB, GiB or TiB; e.g. 512M), got '" + text + "'";
+    std::string digits = text;
+    unsigned int shift = 0;
+    if (!digits.empty()) {
+        switch (digits.back()) {
+            case 'K': shift = 10; break;
+            case 'M': shift = 20; break;
+            case 'G': shift = 30; break;
+            case 'T': shift = 40; break;
+            default: break;
+        }
+        if (shift != 0) digits.pop_back();
+    }
+    uint64_t value = 0;
+    const char* end = digits.data() + digits.size();
+    auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+    if (digits.empty() || ec != std::errc() || ptr != end || (shift != 0 && value > (UINT64_MAX >> shift))) {
+        throw UsageError(expect);
+    }
+    return value << shift;
+}
+
 std::pair<std::string, TensorShape> ParseShapeOption(const std::string& text) {
     // Split at the last '=': ONNX tensor names may contain '=', a shape never does.
     const auto eq = text.rfind('=');

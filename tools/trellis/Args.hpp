@@ -55,6 +55,10 @@ std::string RequireModelPath(const ParsedArgs& args, const std::string& command)
 uint64_t ParseUnsigned(const std::string& text, const std::string& option, uint64_t minValue,
                        uint64_t maxValue);
 
+/// A byte count: decimal digits, optionally followed by K, M, G or T (powers of 1024: "512M" is
+/// 536870912), fitting 64 bits; UsageError naming `--option` otherwise.
+uint64_t ParseByteCount(const std::string& text, const std::string& option);
+
 /// "NAME=AxBxC" -> (NAME, shape). Dims are decimal, 0 allowed (empty tensor); UsageError otherwise.
 std::pair<std::string, TensorShape> ParseShapeOption(const std::string& text);
 /// Every --shape value; a name given twice is a UsageError.

@@ -15,7 +15,9 @@ std::string BackendsHelp() {
            "\n"
            "Create a runtime (which loads the dynamic backends) and list every registered\n"
            "backend with its origin ('built in', or the dynamic-backend file it was loaded\n"
-           "from), its Backend API version and its capabilities; then every dynamic-backend\n"
+           "from), its Backend API version, whether it is available here (a backend whose\n"
+           "device or driver is missing says why; Optimize() then places its layers on the\n"
+           "next preferred backend) and its capabilities; then every dynamic-backend\n"
            "file that was found but skipped, with the reason; then every warning about the\n"
            "dynamic-backend paths.\n"
            "\n"
@@ -45,6 +47,16 @@ std::string DescribeCapabilities(const BackendId& id) {
         return text.empty() ? "(none)" : text;
     } catch (const std::exception& e) {
         return std::string("(unavailable: ") + e.what() + ")";
+    }
+}
+
+/// "yes", or "no: REASON" for a backend whose device or driver is missing (Backend API 1.2).
+std::string DescribeAvailability(const BackendId& id) {
+    try {
+        std::string reason;
+        return BackendRegistryInstance().IsBackendAvailable(id, &reason) ? std::string("yes") : "no: " + reason;
+    } catch (const std::exception& e) {
+        return std::string("no: ") + e.what();
     }
 }
 
@@ -98,6 +110,7 @@ int BackendsCommand(const std::vector<std::string>& args) {
         std::cout << "  " << id.Get() << "\n"
                   << "    origin: " << (origin.empty() ? std::string("unknown") : origin) << "\n"
                   << "    Backend API: " << version << "\n"
+                  << "    available: " << DescribeAvailability(id) << "\n"
                   << "    capabilities: " << DescribeCapabilities(id) << "\n";
     }
 

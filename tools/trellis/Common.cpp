@@ -15,6 +15,8 @@ std::vector<OptionSpec> ModelOptionSpecs() {
         {"backends", true, false},
         {"shape", true, true},
         {"dynamic-backends-path", true, false},
+        {"max-tensor-bytes", true, false},
+        {"max-working-memory", true, false},
     };
 }
 
@@ -24,6 +26,9 @@ ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command
     options.m_Backends = args.Get("backends") ? ParseBackendList(*args.Get("backends")) : DefaultBackends();
     options.m_InputShapes = ParseShapeOptions(args.GetAll("shape"));
     options.m_DynamicBackendsPath = ReadDynamicBackendsPath(args);
+    options.m_MaxTensorBytes = ParseByteCount(args.Get("max-tensor-bytes").value_or("0"), "max-tensor-bytes");
+    options.m_MaxWorkingMemoryBytes =
+        ParseByteCount(args.Get("max-working-memory").value_or("0"), "max-working-memory");
     return options;
 }
 
@@ -146,8 +151,11 @@ PreparedModel PrepareModel(const ModelOptions& options) {
     model.m_Opset = parser->GetOpsetVersion();
 
     std::vector<std::string> messages;
-    model.m_Optimized = Optimize(*network, options.m_Backends, model.m_Runtime->GetDeviceSpec(),
-                                 OptimizerOptions(), &messages);
+    OptimizerOptions optimizerOptions;
+    optimizerOptions.m_MaxTensorBytes = options.m_MaxTensorBytes;
+    optimizerOptions.m_MaxWorkingMemoryBytes = options.m_MaxWorkingMemoryBytes;
+    model.m_Optimized = Optimize(*network, options.m_Backends, model.m_Runtime->GetDeviceSpec(), optimizerOptions,
+                                 &messages);
     if (!model.m_Optimized) {
         std::string text = "optimizing '" + options.m_ModelPath + "' failed";
         for (const std::string& m : messages) {

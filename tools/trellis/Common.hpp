@@ -23,7 +23,8 @@ BackendIdVector DefaultBackends();
 /// onnx-test's default: conformance is measured on the reference backend.
 inline constexpr const char* kConformanceBackends = "CpuRef";
 
-/// Options --backends, --shape and --dynamic-backends-path (run, bench and inspect take them).
+/// Options --backends, --shape, --dynamic-backends-path, --max-tensor-bytes and
+/// --max-working-memory (run, bench and inspect take them).
 std::vector<OptionSpec> ModelOptionSpecs();
 
 struct ModelOptions {
@@ -37,6 +38,10 @@ struct ModelOptions {
     std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
     /// Record a timeline of every run (IRuntime ProfilingOptions::m_RecordTimeline).
     bool m_RecordTimeline = false;
+    /// --max-tensor-bytes / --max-working-memory: OptimizerOptions' resource limits (0 = the
+    /// library's default, the machine's physical memory).
+    std::size_t m_MaxTensorBytes = 0;
+    std::size_t m_MaxWorkingMemoryBytes = 0;
 };
 
 /// Reads the options named by ModelOptionSpecs() plus the MODEL positional.

@@ -3,6 +3,7 @@
 #include "Common.hpp"
 
 #include <iostream>
+#include <map>
 
 namespace trellis::cli {
 
@@ -12,8 +13,9 @@ std::string InspectHelp() {
            "\n"
            "Parse and optimize a model without running it, and show its inputs and outputs,\n"
            "every layer in execution order with the backend it was placed on (and each\n"
-           "backend that declined it, with the reason), the layers per backend and the\n"
-           "optimizer's log.\n"
+           "backend that declined it, with the reason), the copies between backends with\n"
+           "the bytes each copies per inference (per boundary, per direction and in all),\n"
+           "the layers per backend and the optimizer's log.\n"
            "\n"
            "Options:\n"
            "  --backends LIST        Comma-separated backend ids in order of preference\n"
@@ -24,6 +26,12 @@ std::string InspectHelp() {
            "  --dynamic-backends-path DIR\n"
            "                         Load dynamic backends from DIR instead of the built-in\n"
            "                         paths.\n"
+           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
+           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
+           "                         and 0: the machine's physical memory).\n"
+           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
+           "                         working memory (intermediate tensors and scratch;\n"
+           "                         suffixes and default as above).\n"
            "  -h, --help             Show this help.\n"
            "\n"
            "Input and output types and shapes are the loaded network's; if loading fails,\n"
@@ -50,6 +58,51 @@ void PrintBindings(const char* title, const std::vector<BindingPointInfo>& bindi
     for (std::size_t i = 0; i < bindings.size(); ++i) {
         std::cout << "  [" << i << "] '" << bindings[i].m_Name << "' binding " << bindings[i].m_BindingId << ": "
                   << DescribeInfo(infos[i]) << "\n";
+    }
+}
+
+/// "1,234,567"
+std::string WithThousands(std::size_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+/// The MemCopy layers at backend boundaries with the bytes each copies per inference, the bytes
+/// per direction, and the total: what running part of the model on another backend costs.
+void PrintCopies(const std::vector<LayerPlacement>& placements, bool dynamic) {
+    std::size_t total = 0, count = 0;
+    std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> perDirection;
+    std::string lines;
+    for (const LayerPlacement& p : placements) {
+        if (p.m_Type != LayerType::MemCopy) continue;
+        ++count;
+        total += p.m_CopyBytes;
+        auto& d = perDirection[{p.m_CopySource, p.m_CopyDestination}];
+        ++d.first;
+        d.second += p.m_CopyBytes;
+        lines += "  " + p.m_CopySource + " -> " + p.m_CopyDestination + ": " + WithThousands(p.m_CopyBytes) +
+                 " bytes  '" + p.m_LayerName + "'" +
+                 (p.m_Outputs.empty() ? std::string() : " (" + DescribeInfo(p.m_Outputs[0]) + ")") + "\n";
+    }
+    if (dynamic) {
+        std::cout << "copies between backends per inference: decided per input shape (dynamic network)\n";
+        return;
+    }
+    if (count == 0) {
+        std::cout << "copies between backends per inference: none\n";
+        return;
+    }
+    std::cout << "copies between backends per inference: " << WithThousands(total) << " bytes in "
+              << count << " MemCopy layer" << (count == 1 ? "" : "s") << "\n"
+              << lines;
+    for (const auto& [direction, stats] : perDirection) {
+        std::cout << "  total " << direction.first << " -> " << direction.second << ": "
+                  << WithThousands(stats.second) << " bytes in " << stats.first << " cop"
+                  << (stats.first == 1 ? "y" : "ies") << "\n";
     }
 }
 
@@ -130,6 +183,7 @@ int InspectCommand(const std::vector<std::string>& args) {
             std::cout << "      declined by " << backend.Get() << ": " << reason << "\n";
         }
     }
+    PrintCopies(placements, dynamic);
     std::cout << "layers: "
               << (dynamic ? std::string("placed per input shape (dynamic network)")
                           : FormatLayerCounts(model.m_LayerCounts, options.m_Backends))

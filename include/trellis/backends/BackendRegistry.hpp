@@ -36,6 +36,10 @@ public:
     std::string GetOrigin(const BackendId& id) const;
     /// The Backend API version `id` was registered with; throws like GetFactory() if unknown.
     BackendVersion GetApiVersion(const BackendId& id) const;
+    /// Whether `id` can run anything here: IBackendInternal::IsAvailable() for backends built
+    /// against API 1.2 or later, always true for older ones (which cannot say). On false,
+    /// `reason` gets the backend's words. Throws like GetFactory() if unknown.
+    bool IsBackendAvailable(const BackendId& id, std::string* reason = nullptr) const;
 
     /// Registers at static-initialization time (put one at namespace scope in the backend's .cpp).
     struct StaticRegistryInitializer {

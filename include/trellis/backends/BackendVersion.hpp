@@ -25,8 +25,13 @@ struct BackendVersion {
 // 1.1: IBackendInternal::CreateWorkloadFactoryWithOptions (the application's backend options reach
 //      the workload factory).
 // 1.2: IBackendInternal::GetOptionWarnings (an option that cannot take effect on this machine says
-//      so when the runtime is created).
-inline constexpr BackendVersion kBackendApiVersion{1, 2};
+//      so when the runtime is created); IBackendProfiling::ReportEvent with WorkloadIo::m_Profiling
+//      (timelines).
+// 1.3: IBackendInternal::IsAvailable (a registered backend whose device is missing says why, and
+//      the optimizer places its layers elsewhere with that reason) and
+//      IBackendInternal::ImportsConstantsAtLoad (no MemCopy in front of constants a backend takes
+//      at load).
+inline constexpr BackendVersion kBackendApiVersion{1, 3};
 
 /// True when a backend built against `backend` may be loaded by an engine implementing `engine`.
 constexpr bool IsBackendApiCompatible(const BackendVersion& engine, const BackendVersion& backend) {

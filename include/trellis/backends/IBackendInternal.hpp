@@ -114,6 +114,27 @@ public:
         return {};
     }
 
+    /// Optional (Backend API 1.3): whether the backend can run anything in this process (its
+    /// device and driver are there). A registered backend that says no keeps its registration;
+    /// `reasonIfUnavailable` says why (the driver's words), `trellis backends` shows it, and
+    /// Optimize() declines every layer for it with that reason, so its layers go to the next
+    /// preferred backend. Called often (once per Optimize() and per `trellis backends`): cache the
+    /// answer. Default: available. The engine asks only backends built against API 1.3 or later.
+    virtual bool IsAvailable(std::string* reasonIfUnavailable) const {
+        (void)reasonIfUnavailable;
+        return true;
+    }
+
+    /// Optional (Backend API 1.3): true when every workload of this backend takes its constant
+    /// inputs (weights, biases) from QueueDescriptor::m_ConstantInputs when it is created, copying
+    /// or converting them into its own memory, and never reads a constant's tensor handle at run
+    /// time (its IWorkload::ReadsConstantInput() returns false for them). Phase 7 of Optimize()
+    /// then inserts no MemCopy between a Constant layer and this backend's layers, whatever
+    /// GetImportFlags() says: the constant is imported once, at load. Execute() still gets a
+    /// handle for such an input (host memory, Map() may be nullptr once LoadNetwork freed it).
+    /// Default false: a constant is memory like any other, copied where the import flags say so.
+    virtual bool ImportsConstantsAtLoad() const { return false; }
+
     static constexpr BackendVersion GetApiVersion() { return kBackendApiVersion; }
 };
 using IBackendInternalUniquePtr = std::unique_ptr<IBackendInternal>;

@@ -5,7 +5,10 @@
 //   - SiLU/Swish:  x * sigmoid(x)                                        => swish(x)
 //   - LayerNorm:   ReduceMean, Sub, Pow 2 (or d*d), ReduceMean, + eps, Sqrt, Div, [* gamma], [+ beta]
 //                                                                        => one layer normalization
-//   - x (+-*/) scalar constant                                           => eltwise linear
+//   - x (+-*/) scalar constant, c - x                                    => eltwise linear
+//   - RMSNorm:     pow 2, ReduceMean, + eps, sqrt, pow -1 and * x (or x / sqrt), [* gamma]
+//                                                                        => one RMS normalization
+//   - c / x                                                              => eltwise pow (c * x^-1)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
 // into MatMul, and scalar scales. Every fusion is logged in RegionGraph::m_FusionLog.
@@ -150,6 +153,100 @@ bool IsMeanOverLastDims(const RegionGraph& g, const Node& n, int& firstAxis) {
     return firstAxis < rank;
 }
 
+/// Whether value `v` is a constant with exactly the dims [axis, rank) of `x` (leading 1s allowed):
+/// a normalization's scale or bias.
+bool IsConstantOverNormalizedDims(const RegionGraph& g, int v, int x, int axis) {
+    if (v < 0) return false;
+    const TensorShape& xs = g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape();
+    std::size_t inner = 1;
+    for (unsigned int i = static_cast<unsigned int>(axis); i < xs.GetNumDimensions(); ++i) inner *= xs[i];
+    const Value& val = g.m_Values[static_cast<std::size_t>(v)];
+    if (!val.m_Constant || val.m_Info.GetNumElements() != inner) return false;
+    const TensorShape& s = val.m_Info.GetShape();
+    if (s.GetNumDimensions() > xs.GetNumDimensions()) return false;
+    std::size_t prod = 1;
+    for (unsigned int i = 0; i < s.GetNumDimensions(); ++i) {
+        const unsigned int xi = xs.GetNumDimensions() - s.GetNumDimensions() + i;
+        if (xi < static_cast<unsigned int>(axis)) {
+            if (s[i] != 1) return false;
+        } else if (s[i] != xs[xi]) {
+            return false;
+        }
+        prod *= s[i];
+    }
+    return prod == inner;
+}
+
+bool IsSingleEltwise(const Node& n, int algorithm, float alpha, float beta) {
+    return !n.m_Dead && n.m_Kind == NodeKind::Eltwise && n.m_Eltwise.size() == 1 &&
+           n.m_Eltwise[0].m_Algorithm == algorithm && n.m_Eltwise[0].m_Alpha == alpha && n.m_Eltwise[0].m_Beta == beta;
+}
+
+/// RMS normalization as T5 and LLaMA export it (after the scalar rewrites):
+///   x -> pow 2 (or x*x) -> ReduceMean(last dims) -> + eps -> sqrt -> pow -1 -> * x   [-> * gamma]
+///                                                          \-> x / sqrt            [-> * gamma]
+void FuseRmsNorm(RegionGraph& g) {
+    for (int p = 0; p < static_cast<int>(g.m_Nodes.size()); ++p) {
+        const Node& pn = N(g, p);
+        int x = -1;
+        if (IsSingleEltwise(pn, dnnl_eltwise_pow, 1.0f, 2.0f)) x = pn.m_Inputs[0];
+        else if (IsBinaryOp(pn, BinaryOperation::Mul) && pn.m_Inputs[0] == pn.m_Inputs[1]) x = pn.m_Inputs[0];
+        if (x < 0) continue;
+        const int r = SoleConsumer(g, Out(pn));
+        int axis = 0;
+        if (r < 0 || !IsMeanOverLastDims(g, N(g, r), axis)) continue;
+        const int add = SoleConsumer(g, Out(N(g, r)));
+        if (add < 0 || N(g, add).m_Dead || N(g, add).m_Kind != NodeKind::Eltwise || N(g, add).m_Eltwise.size() != 1 ||
+            N(g, add).m_Eltwise[0].m_Algorithm != dnnl_eltwise_linear || N(g, add).m_Eltwise[0].m_Alpha != 1.0f) {
+            continue;
+        }
+        const float eps = N(g, add).m_Eltwise[0].m_Beta;
+        const int sq = SoleConsumer(g, Out(N(g, add)));
+        if (sq < 0 || !IsSingleEltwise(N(g, sq), dnnl_eltwise_sqrt, 0.0f, 0.0f)) continue;
+        int mul = -1, inv = -1;
+        const int next = SoleConsumer(g, Out(N(g, sq)));
+        if (next < 0) continue;
+        if (IsSingleEltwise(N(g, next), dnnl_eltwise_pow, 1.0f, -1.0f)) {
+            inv = next;
+            const int m = SoleConsumer(g, Out(N(g, inv)));
+            if (m >= 0 && IsBinaryOp(N(g, m), BinaryOperation::Mul) && OtherInput(N(g, m), Out(N(g, inv))) == x) mul = m;
+        } else if (IsBinaryOp(N(g, next), BinaryOperation::Div) && N(g, next).m_Inputs[0] == x &&
+                   N(g, next).m_Inputs[1] == Out(N(g, sq))) {
+            mul = next;
+        }
+        if (mul < 0) continue;
+        const TensorShape& xs = g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape();
+        if (g.m_Values[static_cast<std::size_t>(Out(N(g, mul)))].m_Info.GetShape() != xs) continue;
+        int last = mul, gamma = -1;
+        const int gm = SoleConsumer(g, Out(N(g, mul)));
+        if (gm >= 0 && IsBinaryOp(N(g, gm), BinaryOperation::Mul) &&
+            IsConstantOverNormalizedDims(g, OtherInput(N(g, gm), Out(N(g, mul))), x, axis)) {
+            gamma = OtherInput(N(g, gm), Out(N(g, mul)));
+            last = gm;
+        }
+        Node& rms = N(g, p);
+        LayerNormalizationDescriptor desc;
+        desc.m_Axis = axis;
+        desc.m_Eps = eps;
+        rms.m_Kind = NodeKind::RmsNorm;
+        rms.m_LayerType = LayerType::LayerNormalization;
+        rms.m_Descriptor = desc;
+        rms.m_Eltwise.clear();
+        rms.m_Inputs = gamma >= 0 ? std::vector<int>{x, gamma} : std::vector<int>{x};
+        rms.m_Name += " (RMSNorm)";
+        const std::string lastName = N(g, last).m_Name;
+        std::vector<int> dead = {r, add, sq, mul};
+        if (inv >= 0) dead.push_back(inv);
+        if (last != mul) dead.push_back(last);
+        Node& k = N(g, p);
+        const int outValue = Out(N(g, last));
+        k.m_Outputs = {outValue};
+        g.m_Values[static_cast<std::size_t>(outValue)].m_Producer = p;
+        for (int d : dead) N(g, d).m_Dead = true;
+        g.m_FusionLog.push_back("RMSNorm: '" + rms.m_Name + "' .. '" + lastName + "' -> RMS normalization");
+    }
+}
+
 void FuseLayerNorm(RegionGraph& g) {
     for (int r1 = 0; r1 < static_cast<int>(g.m_Nodes.size()); ++r1) {
         int axis = 0;
@@ -193,27 +290,7 @@ void FuseLayerNorm(RegionGraph& g) {
         if (SoleConsumer(g, Out(N(g, sqrtNode))) != div || N(g, div).m_Inputs[1] != Out(N(g, sqrtNode))) continue;
 
         // Optional affine part: * gamma, + beta (constants over the normalized dims).
-        const TensorShape& xs = g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape();
-        std::size_t inner = 1;
-        for (unsigned int i = static_cast<unsigned int>(axis); i < xs.GetNumDimensions(); ++i) inner *= xs[i];
-        auto isAffineConst = [&](int v) {
-            if (v < 0) return false;
-            const Value& val = g.m_Values[static_cast<std::size_t>(v)];
-            if (!val.m_Constant || val.m_Info.GetNumElements() != inner) return false;
-            // Its dims must be the trailing dims of x (or those with leading 1s).
-            const TensorShape& s = val.m_Info.GetShape();
-            std::size_t prod = 1;
-            for (unsigned int i = 0; i < s.GetNumDimensions(); ++i) {
-                const unsigned int xi = xs.GetNumDimensions() - s.GetNumDimensions() + i;
-                if (xi < static_cast<unsigned int>(axis)) {
-                    if (s[i] != 1) return false;
-                } else if (s[i] != xs[xi]) {
-                    return false;
-                }
-                prod *= s[i];
-            }
-            return prod == inner;
-        };
+        auto isAffineConst = [&](int v) { return IsConstantOverNormalizedDims(g, v, x, axis); };
         int last = div, gamma = -1, beta = -1;
         const int mul = SoleConsumer(g, Out(N(g, div)));
         if (mul >= 0 && IsBinaryOp(N(g, mul), BinaryOperation::Mul) && isAffineConst(OtherInput(N(g, mul), Out(N(g, div))))) {
@@ -251,6 +328,7 @@ void ScalarBinaryToLinear(RegionGraph& g) {
         float c = 0.0f;
         int x = -1;
         float alpha = 1.0f, beta = 0.0f;
+        bool pow = false;  // alpha * x^beta instead of alpha * x + beta
         const TensorShape& os = g.m_Values[static_cast<std::size_t>(Out(n))].m_Info.GetShape();
         for (int i = 0; i < 2 && x < 0; ++i) {
             const int s = n.m_Inputs[static_cast<std::size_t>(i)];
@@ -260,10 +338,12 @@ void ScalarBinaryToLinear(RegionGraph& g) {
             else if (op == BinaryOperation::Add) { x = o; beta = c; }
             else if (op == BinaryOperation::Sub && i == 1) { x = o; beta = -c; }
             else if (op == BinaryOperation::Div && i == 1 && c != 0.0f) { x = o; alpha = 1.0f / c; }
+            else if (op == BinaryOperation::Sub && i == 0) { x = o; alpha = -1.0f; beta = c; }          // c - x
+            else if (op == BinaryOperation::Div && i == 0) { x = o; alpha = c; beta = -1.0f; pow = true; }  // c / x
         }
         if (x < 0) continue;
         n.m_Kind = NodeKind::Eltwise;
-        n.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_linear), alpha, beta}};
+        n.m_Eltwise = {EltwiseOp{static_cast<int>(pow ? dnnl_eltwise_pow : dnnl_eltwise_linear), alpha, beta}};
         n.m_Inputs = {x};
     }
 }
@@ -352,6 +432,7 @@ void FuseRegion(RegionGraph& g) {
     FuseSwish(g);
     FuseLayerNorm(g);
     ScalarBinaryToLinear(g);
+    FuseRmsNorm(g);
     FusePostOps(g);
 }
 

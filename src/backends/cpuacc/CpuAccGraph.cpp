@@ -36,6 +36,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Pad: return "Pad";
         case NodeKind::Resize: return "Resize";
         case NodeKind::Attention: return "Attention";
+        case NodeKind::Expand: return "Expand";
         case NodeKind::RmsNorm: return "RmsNorm";
     }
     return "?";
@@ -219,6 +220,7 @@ std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descri
     }
     FinishNode(*graph, node);
     graph->m_Nodes.push_back(std::move(node));
+    FuseRegion(*graph);  // one node: only its own rewrites (x op scalar, c - x, c / x) apply
     return graph;
 }
 

@@ -37,7 +37,9 @@ enum class NodeKind {
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
     Attention,  ///< ONNX Attention, one fused own kernel (CpuAccKernels.hpp); inputs Q, K, V, [mask]
-    RmsNorm,    ///< ONNX RMSNormalization, own kernel; inputs x, scale
+    Expand,     ///< numpy broadcast to the output shape (shape input folded)
+    RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor, or
+                ///< RmsNormalizationDescriptor for an ONNX RMSNormalization layer
 };
 const char* GetNodeKindName(NodeKind kind);
 

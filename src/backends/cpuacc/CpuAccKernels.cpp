@@ -1,13 +1,14 @@
 // CpuAcc's own kernels (see CpuAccKernels.hpp). Why own code here:
 // - erf: oneDNN 2.6 has erf only inside its GELU (eltwise_gelu_erf), which CpuAccFusion.cpp uses
 //   whenever the Erf is part of a GELU; XNNPACK has no erf at all. A lone Erf runs here.
+// - RMS normalization: oneDNN 2.6's layer normalization always subtracts the mean (its RMS mode
+//   came in 3.x); written as plain loops the compiler vectorizes for each ISA (omp simd).
 // - swish: oneDNN has it, but computes the sigmoid with a vector division per element, which
 //   bounds a convolution whose output it follows; this one uses a reciprocal estimate and a
 //   Newton step instead (measured in docs/performance.md).
 // - attention: oneDNN 2.6 has no fused attention; as matmul, softmax and matmul primitives the
 //   scores would make a round trip through memory and a mask or causal bias a primitive of its
-//   own. One pass per query row keeps them in a thread's buffer.
-// - RMSNormalization: oneDNN 2.6's layer normalization always subtracts the mean.
+//   own. One pass per (batch, head) block keeps them in a thread's buffer.
 #include "CpuAccKernels.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -178,6 +179,52 @@ __attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out,
 }
 
 }  // namespace
+
+namespace {
+
+// One body, compiled for each ISA through the target attribute of its callers.
+__attribute__((always_inline)) inline void RmsNormRows(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                       std::size_t inner, float eps) {
+#pragma omp parallel for schedule(static) if (rows > 1 && rows * inner > 16384)
+    for (long long r = 0; r < static_cast<long long>(rows); ++r) {
+        const float* x = in + static_cast<std::size_t>(r) * inner;
+        float* y = out + static_cast<std::size_t>(r) * inner;
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (std::size_t i = 0; i < inner; ++i) sum += x[i] * x[i];
+        const float scale = 1.0f / std::sqrt(sum / static_cast<float>(inner) + eps);
+        if (gamma) {
+#pragma omp simd
+            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale * gamma[i];
+        } else {
+#pragma omp simd
+            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale;
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) void RmsNormAvx512(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                      std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+__attribute__((target("avx2,fma"))) void RmsNormAvx2(const float* in, const float* gamma, float* out, std::size_t rows,
+                                                     std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+void RmsNormScalar(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps) {
+    RmsNormRows(in, gamma, out, rows, inner, eps);
+}
+
+}  // namespace
+
+void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
+             KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: RmsNormAvx512(in, gamma, out, rows, inner, eps); return;
+        case KernelIsa::Avx2: RmsNormAvx2(in, gamma, out, rows, inner, eps); return;
+        case KernelIsa::Scalar: RmsNormScalar(in, gamma, out, rows, inner, eps); return;
+    }
+}
 
 KernelIsa CpuKernelIsa() {
     static const KernelIsa best = [] {
@@ -392,27 +439,6 @@ void Attention(const AttentionShape& s, const float* q, const float* k, const fl
         for (long long bh = 0; bh < blocks; ++bh) {
             run(s, io, static_cast<std::size_t>(bh) / s.m_QHeads, static_cast<std::size_t>(bh) % s.m_QHeads, kT.data(),
                 loaded, score.data());
-        }
-    }
-}
-
-void RmsNorm(const float* x, const float* scale, std::size_t scaleCount, float* y, std::size_t rows, std::size_t n,
-             float eps) {
-#pragma omp parallel for schedule(static) if (rows > 1)
-    for (long long r = 0; r < static_cast<long long>(rows); ++r) {
-        const float* xr = x + static_cast<std::size_t>(r) * n;
-        float* yr = y + static_cast<std::size_t>(r) * n;
-        double ss = 0.0;
-#pragma omp simd reduction(+ : ss)
-        for (std::size_t e = 0; e < n; ++e) ss += static_cast<double>(xr[e]) * xr[e];
-        const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
-        if (scaleCount == 1) {
-            const float s = scale[0] * inv;
-#pragma omp simd
-            for (std::size_t e = 0; e < n; ++e) yr[e] = xr[e] * s;
-        } else {
-#pragma omp simd
-            for (std::size_t e = 0; e < n; ++e) yr[e] = xr[e] * inv * scale[e];
         }
     }
 }

@@ -55,9 +55,12 @@ struct AttentionShape {
 /// (added), per m_Mask; Float32 throughout, the dot products and the softmax in float.
 void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y);
 
-/// ONNX RMSNormalization over `rows` rows of `n` floats: y = x / sqrt(mean(x^2) + eps) * scale,
-/// scale one value (`scaleCount` 1) or one per element of a row; the sum of squares in double.
-void RmsNorm(const float* x, const float* scale, std::size_t scaleCount, float* y, std::size_t rows, std::size_t n,
-             float eps);
+/// RMS normalization of `rows` rows of `inner` floats: y = x / sqrt(mean(x^2) + eps) * gamma
+/// (gamma: `inner` floats, or nullptr for none), as T5 and LLaMA compute it (exported as Pow,
+/// ReduceMean, Add, Sqrt, Div/Reciprocal, Mul, Mul; ONNX 23's RMSNormalization). Float32 sums over
+/// the vector lanes (as PyTorch's float32 computation does); `isa` as for Erf. Rows are spread over
+/// the calling thread's OpenMP team.
+void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
+             KernelIsa isa);
 
 }  // namespace trellis::cpuacc

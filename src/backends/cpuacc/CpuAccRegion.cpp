@@ -314,6 +314,7 @@ private:
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
     void CompileAttention(const Node& n);
+    void CompileExpand(const Node& n);
     void CompileRmsNorm(const Node& n);
     void CompileOutputs();
     void PlanMemory();
@@ -1577,24 +1578,48 @@ void CompiledRegion::CompileAttention(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileExpand(const Node& n) {
+    // A copy from a view of the input with stride 0 along the broadcast dims. (Not left as a view,
+    // as transposes are: several elements of a stride-0 view share one byte, so no consumer may
+    // write through it or allocate its layout.)
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const Dims in = Prepend1s(ValueDims(x), outDims.size());
+    const Dims inStrides = StridesOf(in);
+    Dims strides(outDims.size());
+    for (std::size_t i = 0; i < outDims.size(); ++i) strides[i] = in[i] == outDims[i] ? inStrides[i] : 0;
+    const int dst = NewInternal(PlainMd(outDims));
+    AddReorder(Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, strides)), dst, n.m_Name);
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileRmsNorm(const Node& n) {
-    const auto& d = std::get<RmsNormalizationDescriptor>(n.m_Descriptor);
-    const Dims dims = ValueDims(n.m_Inputs[0]);
-    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + static_cast<int>(dims.size()) : d.m_Axis);
-    const std::size_t rows = static_cast<std::size_t>(Product(dims, 0, axis));
-    const std::size_t count = static_cast<std::size_t>(Product(dims, axis, dims.size()));
-    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetNumElements();
-    const int x = EnsurePlain(n.m_Inputs[0]);
-    const int scale = EnsurePlain(n.m_Inputs[1]);
-    const int out = n.m_Outputs[0];
+    // A fused Pow/ReduceMean/... pattern (LayerNormalizationDescriptor) or an ONNX RMSNormalization
+    // layer, whose scale the layer support admitted only as one value per normalized element.
+    int axisAttr = 0;
+    float eps = 0.0f;
+    if (n.m_LayerType == LayerType::RmsNormalization) {
+        const auto& r = std::get<RmsNormalizationDescriptor>(n.m_Descriptor);
+        axisAttr = r.m_Axis, eps = r.m_Eps;
+    } else {
+        const auto& l = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+        axisAttr = l.m_Axis, eps = l.m_Eps;
+    }
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const std::size_t axis = static_cast<std::size_t>(axisAttr < 0 ? axisAttr + static_cast<int>(dims.size()) : axisAttr);
+    const auto rows = static_cast<std::size_t>(Product(dims, 0, axis)), inner = static_cast<std::size_t>(Product(dims, axis, dims.size()));
+    const int src = EnsurePlain(x);
     const int dst = NewInternal(PlainMd(ValueDims(out)));
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
-    step.m_KernelMems = {x, scale, dst};
-    step.m_Kernel = [rows, count, scaleCount, eps = d.m_Eps](const std::vector<void*>& p) {
-        RmsNorm(static_cast<const float*>(p[0]), static_cast<const float*>(p[1]), scaleCount, static_cast<float*>(p[2]), rows,
-                count, eps);
+    step.m_KernelMems = {src, dst};
+    if (n.m_Inputs.size() > 1) step.m_KernelMems.push_back(Alias(EnsurePlain(n.m_Inputs[1]), PlainMd({static_cast<memory::dim>(inner)})));
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [rows, inner, eps, isa](const std::vector<void*>& p) {
+        RmsNorm(static_cast<const float*>(p[0]), p.size() > 2 ? static_cast<const float*>(p[2]) : nullptr,
+                static_cast<float*>(p[1]), rows, inner, eps, isa);
     };
     m_Steps.push_back(std::move(step));
     Bind(out, dst);
@@ -1623,6 +1648,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Pad: CompilePad(n); break;
         case NodeKind::Resize: CompileResize(n); break;
         case NodeKind::Attention: CompileAttention(n); break;
+        case NodeKind::Expand: CompileExpand(n); break;
         case NodeKind::RmsNorm: CompileRmsNorm(n); break;
     }
 }

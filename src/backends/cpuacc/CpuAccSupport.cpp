@@ -140,6 +140,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Resize: return NodeKind::Resize;
         case LayerType::Attention: return NodeKind::Attention;
         case LayerType::RmsNormalization: return NodeKind::RmsNorm;
+        case LayerType::Expand: return NodeKind::Expand;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -279,13 +280,14 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
     const std::string op = GetLayerTypeName(type);
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
     if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);
-    if (type == LayerType::Pad || type == LayerType::Resize) {
+    if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
         // Their other inputs are parameters Optimize() folded into the descriptor.
         if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
             return Refuse(reason, op + ": CpuAcc runs Float32 only");
         }
         if (out[0].GetNumElements() == 0 || in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
         if (in[0].GetNumDimensions() > kMaxRank) return Refuse(reason, op + ": rank above 6 is not supported");
+        if (type == LayerType::Expand) return true;  // a broadcasting copy of any shape inference accepted
         return type == LayerType::Pad ? IsPadSupported(std::get<PadDescriptor>(descriptor), reason)
                                       : IsResizeSupported(std::get<ResizeDescriptor>(descriptor), in[0], reason);
     }
@@ -364,8 +366,13 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             const bool secondFull = in[1].GetNumDimensions() == o.GetNumDimensions() && in[1].GetShape() == o;
             if (firstFull && BroadcastsTo(in[1].GetShape(), o)) return true;
             if (commutative && secondFull && BroadcastsTo(in[0].GetShape(), o)) return true;
+            // c - x and c / x with a constant scalar c: one eltwise (linear, pow) on x.
+            if (secondFull && isConst(0) && in[0].GetNumElements() == 1 &&
+                (d.m_Operation == BinaryOperation::Sub || d.m_Operation == BinaryOperation::Div)) {
+                return true;
+            }
             return Refuse(reason, name + ": one input must have the output's shape (" + o.ToString() +
-                                      ")" + (commutative ? "" : ", the first one for this op"));
+                                      ")" + (commutative ? "" : ", the first one for this op, unless the other is a constant scalar"));
         }
         case LayerType::Softmax: {
             const auto& d = std::get<SoftmaxDescriptor>(descriptor);
@@ -416,15 +423,15 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             return true;
         }
         case LayerType::RmsNormalization: {
-            // CpuAcc's kernel takes a scale of one value or of X's normalized dims exactly.
+            // CpuAcc's kernel (the fused RMS normalization's) takes one scale value per normalized element.
             const auto& d = std::get<RmsNormalizationDescriptor>(descriptor);
             const unsigned int rank = in[0].GetNumDimensions();
             const int axis = d.m_Axis < 0 ? d.m_Axis + static_cast<int>(rank) : d.m_Axis;
             if (axis < 0 || axis >= static_cast<int>(rank)) return Refuse(reason, "RmsNormalization: the axis is not resolved");
             std::size_t normalized = 1;
             for (unsigned int i = static_cast<unsigned int>(axis); i < rank; ++i) normalized *= in[0].GetShape()[i];
-            if (in[1].GetNumElements() != 1 && in[1].GetNumElements() != normalized) {
-                return Refuse(reason, "RmsNormalization: the scale must hold one value or one per normalized element (" +
+            if (in[1].GetNumElements() != normalized) {
+                return Refuse(reason, "RmsNormalization: the scale must hold one value per normalized element (" +
                                           std::to_string(normalized) + "), not " + in[1].GetShape().ToString());
             }
             return true;

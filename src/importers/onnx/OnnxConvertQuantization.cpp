@@ -168,6 +168,11 @@ void ConvertQLinear(OnnxNodeContext& ctx) {
     if (conv && wScaleCount && *wScaleCount > 1) {
         // Per output channel: [M, 1, ...] lines up with Y's dim 1.
         const std::size_t rank = RequireRank(ctx, 3, "line w_scale up with the output channels");
+        // Checked here: the column's trailing ones (rank - 2) must not wrap around below rank 2.
+        if (rank < 3) {
+            ctx.Fail("input 3 (w) has rank " + std::to_string(rank) +
+                     "; convolution weights have rank 3 or more ([M, C/group, k1, ...])");
+        }
         multiplier = &AsColumn(ctx, *multiplier, rank - 2, "/multiplier_per_channel");
     }
     IOutputSlot& real = CastTo(ctx, DataType::Float32, product, "/float");

@@ -215,7 +215,14 @@ OwnedTensor LoadNpy(const std::string& path, const std::string& bytes) {
     }
     OwnedTensor tensor;
     tensor.m_Info = TensorInfo(TensorShape(std::move(shape)), dtype->m_Type);
-    const std::size_t expected = tensor.m_Info.GetNumBytes();
+    // Checked: a shape such as (65536, 65536, 65536, 65536) wraps to 0 bytes, which an empty
+    // data section would match.
+    const std::optional<std::size_t> size = tensor.m_Info.GetNumBytesChecked();
+    if (!size) {
+        throw ParseException(path + ": .npy shape " + tensor.m_Info.GetShape().ToString() +
+                             " has more bytes than 64 bits can count");
+    }
+    const std::size_t expected = *size;
     const std::size_t actual = bytes.size() - headerStart - headerLength;
     if (actual != expected) {
         throw ParseException(path + ": .npy data of " + tensor.m_Info.ToString() + " needs " + std::to_string(expected) +

@@ -295,6 +295,61 @@ TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccFusion, DecomposedRmsNormBecomesOneKernelStep) {
+    SKIP_WITHOUT_CPUACC();
+    // T5's form (x * (1 / sqrt(mean(x^2) + eps)) * gamma), LLaMA's (x / sqrt(...), no gamma here),
+    // over 2 dims, with an inner size no multiple of 16 or 8.
+    Net net;
+    IOutputSlot* x = net.Input({3, 5, 37});
+    ReduceDescriptor mean;
+    mean.m_Axes = {-1};
+    const auto denominator = [&](IOutputSlot* v, const std::vector<int64_t>& axes) {
+        ReduceDescriptor m;
+        m.m_Axes = axes;
+        IOutputSlot* ms = net.Op(LayerType::Reduce, m, {net.Binary(BinaryOperation::Pow, v, net.Scalar(2.0f))});
+        return net.Unary(UnaryOperation::Sqrt, net.Binary(BinaryOperation::Add, ms, net.Scalar(1e-6f)));
+    };
+    IOutputSlot* t5 = net.Binary(BinaryOperation::Mul, x, net.Binary(BinaryOperation::Div, net.Scalar(1.0f), denominator(x, {-1})));
+    net.Output(net.Binary(BinaryOperation::Mul, net.Const({37}, 0.5f, 1.0f), t5));
+    net.Output(net.Binary(BinaryOperation::Div, x, denominator(x, {-2, -1})));
+    Net::Result r = net.Check(1e-6, "rmsnorm");
+    EXPECT_NE(r.m_Optimized.find("RmsNorm x2"), std::string::npos) << r.m_Optimized;
+    EXPECT_EQ(r.m_Optimized.find("Reduce"), std::string::npos) << r.m_Optimized;
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
+}
+
+TEST(CpuAccKernels, RmsNormEveryIsaThisCpuRunsMatchesTheDefinition) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+    for (std::size_t inner : {1u, 7u, 16u, 37u, 1000u}) {
+        const std::size_t rows = 5;
+        std::vector<float> in(rows * inner), gamma(inner);
+        for (float& v : in) v = dist(rng);
+        for (float& v : gamma) v = dist(rng);
+        for (KernelIsa isa : isas) {
+            for (const float* g : {static_cast<const float*>(nullptr), static_cast<const float*>(gamma.data())}) {
+                std::vector<float> out(in.size(), -7.0f);
+                RmsNorm(in.data(), g, out.data(), rows, inner, 1e-5f, isa);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    double ss = 0;
+                    for (std::size_t i = 0; i < inner; ++i) ss += static_cast<double>(in[r * inner + i]) * in[r * inner + i];
+                    const double scale = 1.0 / std::sqrt(ss / static_cast<double>(inner) + 1e-5);
+                    for (std::size_t i = 0; i < inner; ++i) {
+                        const double want = in[r * inner + i] * scale * (g ? g[i] : 1.0f);
+                        ASSERT_NEAR(out[r * inner + i], want, 2e-6 * std::max(1.0, std::fabs(want)))
+                            << KernelIsaName(isa) << " inner " << inner << " row " << r << " element " << i;
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(CpuAccFusion, ConvolutionsWriteIntoTheirConcatenation) {
     SKIP_WITHOUT_CPUACC();
     // SqueezeNet's fire module: two convolutions of one input, concatenated on channels. With
@@ -386,6 +441,19 @@ TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     net.Output(net.Unary(UnaryOperation::LeakyRelu, a, 0.1f));
     net.Output(net.Unary(UnaryOperation::Sqrt, net.Unary(UnaryOperation::Abs, a)));
     net.Check(1e-5, "elementwise");
+}
+
+TEST(CpuAccOps, ConstantScalarMinusOrOverATensorIsOneEltwise) {
+    SKIP_WITHOUT_CPUACC();
+    // 1 - mask and 1 / sqrt(var + eps), as transformers export them: the constant comes first.
+    Net net;
+    IOutputSlot* x = net.Input({2, 7, 1});
+    IOutputSlot* pos = net.Unary(UnaryOperation::Exp, x);  // away from 0 for the division
+    net.Output(net.Binary(BinaryOperation::Sub, net.Scalar(1.0f), x));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(2.5f), pos));
+    net.Output(net.Binary(BinaryOperation::Div, net.Scalar(-1.0f), net.Unary(UnaryOperation::Sqrt, pos)));
+    const Net::Result r = net.Check(1e-6, "c - x, c / x");
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
 }
 
 TEST(CpuAccOps, DataMovementAndReductions) {

@@ -33,7 +33,9 @@ public:
         for (std::size_t i = r; i-- > 0;) {
             const std::size_t da = i + ra >= r ? ad[i + ra - r] : 1;
             const std::size_t db = i + rb >= r ? bd[i + rb - r] : 1;
-            m_Batch[i] = std::max(da, db);
+            // numpy: a 1 takes the other's dim, so 1 against 0 is 0 (std::max gave 1, and the
+            // kernel then wrote a whole matrix into an empty output: found by fuzzing).
+            m_Batch[i] = da == 1 ? db : da;
             m_AStride[i] = da == 1 ? 0 : sa;
             m_BStride[i] = db == 1 ? 0 : sb;
             sa *= da;

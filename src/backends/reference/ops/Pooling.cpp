@@ -3,8 +3,8 @@
 // Float32; max pooling (global too) also UInt8.
 //
 // The window is a Cartesian product of per-dim taps, so the tables built at create time are per
-// dim: for output index o, the input offsets of the taps inside the input, and how many taps lie
-// inside the padded input [-pad_begin, in + pad_end). Average divides by the product of the
+// dim: for output index o, the range of taps inside the input, and how many taps lie inside the
+// padded input [-pad_begin, in + pad_end). Average divides by the product of the
 // latter (count_include_pad) or of the former, as ONNX Runtime and PyTorch do; a ceil_mode window
 // that overhangs the end padding therefore counts only its taps inside the padded input.
 //
@@ -23,9 +23,25 @@ namespace trellis::ref {
 
 namespace {
 
+// The window's taps j in [0, k) at positions base + j * dilation lying in [lo, hi), as the
+// range [first, last) of j: computed, not counted tap by tap, so a kernel far wider than its input
+// (a fuzzed kernel_shape of 56623103 took 25 s to build its tables) costs nothing extra.
+std::pair<long long, long long> TapsIn(long long base, long long dilation, long long k, long long lo, long long hi) {
+    auto ceilDiv = [](long long a, long long b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+    const long long first = std::clamp(ceilDiv(lo - base, dilation), 0LL, k);
+    const long long last = std::clamp(ceilDiv(hi - base, dilation), 0LL, k);
+    return {first, std::max(first, last)};
+}
+
+// One spatial dim's windows. Only ranges are stored (O(outputs) memory): a table of every tap's
+// offset took outputs x kernel entries (a fuzzed 1-d MaxPool of 220000 inputs and a kernel of
+// 4232 asked for 3.7 GB).
 struct PoolDimTaps {
-    std::vector<std::vector<std::size_t>> offsets;  ///< per output index: tap * input stride, inside taps only
-    std::vector<std::size_t> paddedCount;           ///< per output index: taps inside the padded input
+    std::vector<long long> start;                         ///< per output index: position of tap 0
+    std::vector<std::pair<long long, long long>> inside;  ///< per output index: taps [first, last) inside the input
+    std::vector<std::size_t> paddedCount;                 ///< per output index: taps inside the padded input
+    long long dilation = 1;
+    std::size_t stride = 0;                               ///< input elements between two positions of this dim
 };
 
 template <typename T>
@@ -47,16 +63,14 @@ public:
             const long long pb = d.m_PadsBegin[d0], pe = d.m_PadsEnd[d0];
             stride /= xs[i];
             PoolDimTaps taps;
+            taps.dilation = dl;
+            taps.stride = stride;
             for (long long o = 0; o < ys[i]; ++o) {
-                std::vector<std::size_t> offsets;
-                std::size_t padded = 0;
-                for (long long j = 0; j < k; ++j) {
-                    const long long pos = o * s - pb + j * dl;
-                    if (pos >= -pb && pos < in + pe) ++padded;
-                    if (pos >= 0 && pos < in) offsets.push_back(static_cast<std::size_t>(pos) * stride);
-                }
-                taps.offsets.push_back(std::move(offsets));
-                taps.paddedCount.push_back(padded);
+                const long long base = o * s - pb;
+                const auto [padFirst, padLast] = TapsIn(base, dl, k, -pb, in + pe);
+                taps.start.push_back(base);
+                taps.inside.push_back(TapsIn(base, dl, k, 0, in));
+                taps.paddedCount.push_back(static_cast<std::size_t>(padLast - padFirst));
             }
             m_Out.push_back(ys[i]);
             m_Taps.push_back(std::move(taps));
@@ -69,7 +83,7 @@ public:
         int64_t* indices = io.m_Outputs.size() > 1 ? static_cast<int64_t*>(io.m_Outputs[1]->Map()) : nullptr;
         const std::size_t nsp = m_Out.size();
         std::vector<std::size_t> oidx(nsp);
-        std::vector<const std::vector<std::size_t>*> window(nsp);
+        std::vector<Window> window(nsp);
         for (std::size_t p = 0; p < m_Planes; ++p) {
             const T* xp = x + p * m_InPlane;
             T* yp = y + p * m_OutPlane;
@@ -77,9 +91,11 @@ public:
             for (std::size_t o = 0; o < m_OutPlane; ++o) {
                 std::size_t padded = 1, inside = 1;
                 for (std::size_t d = 0; d < nsp; ++d) {
-                    window[d] = &m_Taps[d].offsets[oidx[d]];
-                    inside *= window[d]->size();
-                    padded *= m_Taps[d].paddedCount[oidx[d]];
+                    const PoolDimTaps& taps = m_Taps[d];
+                    const auto [first, last] = taps.inside[oidx[d]];
+                    window[d] = Window{taps.start[oidx[d]], first, last, taps.dilation, taps.stride};
+                    inside *= static_cast<std::size_t>(last - first);
+                    padded *= taps.paddedCount[oidx[d]];
                 }
                 if (m_Max) {
                     T v = std::numeric_limits<T>::lowest();
@@ -122,15 +138,23 @@ private:
         return index;
     }
 
-    // Calls f(offset) for every tap of the window: the sums of one offset per dim.
+    // One dim of one window: the taps j in [first, last) at input positions start + j * dilation.
+    struct Window {
+        long long start = 0, first = 0, last = 0, dilation = 1;
+        std::size_t stride = 0;
+    };
+
+    // Calls f(offset) for every tap of the window inside the input: the sums of one offset per dim.
     template <typename F>
-    static void ForEachTap(const std::vector<const std::vector<std::size_t>*>& window, std::size_t d, std::size_t base,
-                           F&& f) {
+    static void ForEachTap(const std::vector<Window>& window, std::size_t d, std::size_t base, F&& f) {
         if (d == window.size()) {
             f(base);
             return;
         }
-        for (std::size_t off : *window[d]) ForEachTap(window, d + 1, base + off, f);
+        const Window& w = window[d];
+        for (long long j = w.first; j < w.last; ++j) {
+            ForEachTap(window, d + 1, base + static_cast<std::size_t>(w.start + j * w.dilation) * w.stride, f);
+        }
     }
 
     const bool m_Max, m_CountIncludePad, m_ColumnMajor;

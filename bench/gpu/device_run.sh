@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Everything GpuAcc needs checked on a GPU machine, in one command per device lease.
+#
+# Build and stage on the build machine (no GPU needed there):
+#   cmake --build build && ../shared/device/stage.sh build STAGE      # STAGE: e.g. .device-gpu
+#   bench/gpu/device_run.sh --pack STAGE                              # adds this script, the test
+#                                                                     # data and the bench scripts
+# then on the GPU machine, from the folder holding STAGE:
+#   source STAGE/env.sh && STAGE/gpu/device_run.sh STAGE [STAGES...]
+# STAGES (default: all): env unit opcases node models sanitizer bench smoke
+# Logs go to $OUT (default /tmp/gpuacc-out): summary.txt, logs.tar.gz (one log per stage) and the
+# bench results (gpu_bench.json, gpu_bench.md) - few files, as the device tool returns at most 8.
+set -uo pipefail
+
+if [[ ${1:-} == --pack ]]; then
+  stage=$2
+  here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+  repo=$(cd "$here/../.." && pwd)
+  mkdir -p "$stage/gpu"
+  cp "$here/device_run.sh" "$here/run_gpu_bench.py" "$here/gpu_models.py" "$stage/gpu/"
+  cp "$repo/tests/models/export_models.py" "$stage/gpu/"
+  # Test data made here (numpy op cases; Debian's ONNX node tests), packed small.
+  if [[ ! -f $stage/gpu/opcases.tar.xz ]]; then
+    tmp=$(mktemp -d)
+    /usr/bin/python3 "$repo/tests/ops/gen_op_cases.py" --out "$tmp/opcases" >/dev/null
+    tar -C "$tmp" -cJf "$stage/gpu/opcases.tar.xz" opcases
+    rm -rf "$tmp"
+  fi
+  [[ -f $stage/gpu/node.tar.xz ]] || tar -C /usr/share/libonnx-testdata/data -cJf "$stage/gpu/node.tar.xz" node
+  du -sh "$stage"
+  exit 0
+fi
+
+stage=$(cd "${1:?usage: device_run.sh STAGE [STAGES...]}" && pwd)
+shift
+stages=${*:-env unit opcases node models sanitizer bench}
+OUT=${OUT:-/tmp/gpuacc-out}
+logs=$OUT/logs
+mkdir -p "$logs"
+work=/tmp/gpuacc-work
+mkdir -p "$work"
+bin=$stage/bin
+py=python3
+export PYTHONUNBUFFERED=1
+
+run() {  # run NAME SECONDS CMD... : log to $OUT/NAME.log, print its tail
+  local name=$1 secs=$2
+  shift 2
+  echo "=== $name: $*" | tee -a "$OUT/summary.txt"
+  local t0=$SECONDS
+  timeout "$secs" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: exit $rc after $((SECONDS - t0)) s" | tee -a "$OUT/summary.txt"
+  tail -n 25 "$logs/$name.log"
+  return $rc
+}
+
+models_dir=$work/models
+export_models() {  # the PyTorch-exported test models (TorchScript exporter, opsets 13 and 17)
+  [[ -f $models_dir/.done-$1-${2:-13} ]] && return 0
+  $py "$stage/gpu/export_models.py" --out "$models_dir" --only "$1" --opsets "${2:-13}" && touch "$models_dir/.done-$1-${2:-13}"
+}
+
+for s in $stages; do
+  case $s in
+    env)
+      run env 60 bash -c "nvidia-smi; $py -c 'import torch, onnx, onnxruntime; print(torch.__version__, torch.cuda.get_device_name(), onnx.__version__, onnxruntime.__version__)'; $bin/trellis backends"
+      ;;
+    smoke)
+      run smoke 300 "$bin/trellis_unit_tests" --gtest_filter='GpuAcc*:*/GpuAccConv.*'
+      ;;
+    unit)
+      # GpuAcc's own tests, and the engine's tests that exercise backends and boundaries.
+      run unit 420 "$bin/trellis_unit_tests" \
+        --gtest_filter='GpuAcc*:*/GpuAccConv.*:BackendBoundary*:Substitution*'
+      ;;
+    opcases)
+      # Every per-op case on every registered backend (GpuAcc included; a declined case is a skip).
+      [[ -d $work/opcases ]] || tar -C "$work" -xJf "$stage/gpu/opcases.tar.xz"
+      TRELLIS_OP_CASES_DIR=$work/opcases run opcases 420 "$bin/trellis_unit_tests" --gtest_filter='OpCases.*'
+      grep -E "op cases;|  [A-Za-z]+: [0-9]+ ran" "$logs/opcases.log"
+      grep -c "on GpuAcc:" "$logs/opcases.log" | sed 's/^/GpuAcc declined cases: /'
+      ;;
+    node)
+      [[ -d $work/node ]] || tar -C "$work" -xJf "$stage/gpu/node.tar.xz"
+      run node_gpuacc_cpuref 420 "$bin/trellis" onnx-test "$work/node" --backends GpuAcc,CpuRef \
+        --summary-json "$logs/node_gpuacc_cpuref.json"
+      run node_gpuacc_only 420 "$bin/trellis" onnx-test "$work/node" --backends GpuAcc \
+        --summary-json "$logs/node_gpuacc_only.json"
+      ;;
+    models)
+      # PyTorch 2.x exports scaled_dot_product_attention from opset 14 on: the transformers at 17.
+      for m in tiny_cnn squeezenet1_1 mobilenet_v2 resnet50 efficientnet_b0 shufflenet_v2_x1_0 mobilenet_v3_small; do
+        export_models "$m" 13 >>"$logs/export.log" 2>&1 || echo "export $m failed (see export.log)"
+      done
+      for m in transformer vit_b_16; do
+        export_models "$m" 17 >>"$logs/export.log" 2>&1 || echo "export $m failed (see export.log)"
+      done
+      TRELLIS_GPU_TEST_MODELS_DIR=$models_dir run models 420 "$bin/trellis_unit_tests" --gtest_filter='Models/GpuAccModel.*'
+      grep -E "relative L2 error" "$logs/models.log"
+      ;;
+    sanitizer)
+      # compute-sanitizer memcheck (and racecheck on one) over a few small models, GpuAcc only.
+      export_models tiny_cnn 13 >/dev/null 2>&1
+      export_models transformer 17 >/dev/null 2>&1
+      export_models squeezenet1_1 13 >/dev/null 2>&1
+      for m in tiny_cnn_op13 transformer_op17 squeezenet1_1_op13; do
+        run "sanitizer_memcheck_$m" 300 compute-sanitizer --tool memcheck --error-exitcode 9 \
+          "$bin/trellis" run "$models_dir/$m.onnx" --backends GpuAcc,CpuRef
+      done
+      run sanitizer_racecheck_tiny_cnn 300 compute-sanitizer --tool racecheck --error-exitcode 9 \
+        "$bin/trellis" run "$models_dir/tiny_cnn_op13.onnx" --backends GpuAcc,CpuRef
+      ;;
+    bench)
+      run bench 580 $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" --work "$work/bench" --out "$OUT" \
+        ${GPUACC_BENCH_ARGS:-}
+      cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null  # the per-step profiles, whole
+      ;;
+    *) echo "unknown stage $s" ;;
+  esac
+done
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$logs"
+echo "=== done: $stages"

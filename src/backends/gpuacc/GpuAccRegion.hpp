@@ -1,0 +1,74 @@
+// GpuAcc: a compiled region - the device plan of a RegionGraph, and its execution.
+//
+// Plan once (at LoadNetwork, in the workload's constructor), as XNNPACK's create/setup and ggml's
+// CUDA backend do:
+//   - every node becomes steps: a cuDNN graph (convolutions with their epilogue), a cuBLASLt matmul
+//     (with bias/residual/activation epilogues), or one of GpuAcc's kernels; a layout change or a
+//     type conversion is a step of its own, made once per tensor and kept for every reader;
+//   - constants are converted to the precision's types, packed (convolution weights KCRS -> KRSC
+//     for NHWC), BatchNorm folded into a scale and shift, and uploaded into one device buffer;
+//   - intermediate tensors get offsets in the workload's scratch memory by lifetime (the runtime
+//     plans that scratch with the network's other tensors, in GpuAcc's device arena), next to one
+//     workspace shared by the cuDNN and cuBLASLt steps.
+// Run many (Execute): the steps are launched on the calling thread's stream against the handles'
+// device pointers; after one eager run for a set of buffer addresses, the launches are captured
+// into a CUDA graph keyed by those addresses and replayed from then on (a new set of addresses,
+// e.g. another concurrent call's arena, gets its own graph, as ggml re-captures when the
+// addresses it recorded change).
+#pragma once
+
+#include "GpuAccGraph.hpp"
+#include "GpuAccPrecision.hpp"
+
+#include <trellis/backends/IWorkload.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trellis::gpuacc {
+
+/// The backend options GpuAcc understands (IRuntime::CreationOptions::m_BackendOptions["GpuAcc"]).
+struct RegionOptions {
+    Precision m_Precision = Precision::Fp32;  ///< "Precision": fp32 | tf32 | fp16 | bf16
+    bool m_CudaGraphs = true;                 ///< "CudaGraph": on | off (replay captured launches)
+    /// "ConvAutotune": on | off - time cuDNN's first engines for each convolution at load and keep
+    /// the fastest (on), or take its heuristics' first choice (off; faster loading).
+    bool m_ConvAutotune = true;
+    /// "StepTimesFile": a path; when set, every run captures the region with a CUDA event between
+    /// each two steps into a graph, replays it, and the region appends each step's mean GPU time
+    /// to this file when it is destroyed (a per-layer profile; slower than normal runs).
+    std::string m_StepTimesFile;
+};
+
+class CompiledRegion;
+
+class GpuAccRegionWorkload final : public IWorkload {
+public:
+    /// `constants`: per region input, its constant value or nullptr (QueueDescriptor::m_ConstantInputs).
+    GpuAccRegionWorkload(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
+                         const RegionOptions& options, const std::string& name);
+    ~GpuAccRegionWorkload() override;
+    void Execute(const WorkloadIo& io) const override;
+    std::size_t GetScratchBytes() const override;
+    bool ReadsConstantInput(unsigned int index) const override;
+    /// The plan in words: one line per step ("conv 'x': cuDNN conv+bias+relu", ...).
+    std::vector<std::string> Describe() const;
+private:
+    std::unique_ptr<CompiledRegion> m_Region;
+};
+
+/// MemCopy between host memory and GpuAcc's device memory, through pinned staging buffers, on
+/// the calling thread's stream. The copy to the host synchronizes that stream.
+class GpuAccMemCopyWorkload final : public IWorkload {
+public:
+    GpuAccMemCopyWorkload(bool toDevice, std::size_t bytes, std::string name)
+        : m_ToDevice(toDevice), m_Bytes(bytes), m_Name(std::move(name)) {}
+    void Execute(const WorkloadIo& io) const override;
+private:
+    bool m_ToDevice;
+    std::size_t m_Bytes;
+    std::string m_Name;
+};
+
+}  // namespace trellis::gpuacc

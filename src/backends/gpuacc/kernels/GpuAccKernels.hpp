@@ -1,0 +1,211 @@
+// GpuAcc: the launch interface of the backend's own CUDA kernels (kernels/*.cu, one file per op
+// family, as ggml's CUDA backend is split). Plain C++17 with the CUDA runtime types only, so the
+// host side (C++20, g++) and the kernels (nvcc) share it. Every launcher is asynchronous on
+// `stream` and returns the launch error (cudaSuccess when the launch was accepted).
+//
+// Why own kernels: cuDNN and cuBLASLt cover convolutions and matrix products (GpuAccConv.cpp,
+// GpuAccMatMul.cpp); the rest of what a CNN or a transformer runs between them (element-wise
+// chains with broadcasting fused into one pass, softmax with its scale and mask, layer
+// normalization with its residual add, reductions, pooling over either layout, strided copies
+// for transposes/slices/concatenation/casts, gathers) has no library call that fuses the way a
+// region needs, so those are written here, each as one kernel over explicit strides.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace trellis::gpuacc {
+
+/// Element types a GpuAcc buffer holds.
+/// Bool is one byte, 0 or 1; converting to it tests for non-zero.
+enum class DType : int32_t { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, I64 = 4, U8 = 5, I8 = 6, Bool = 7 };
+std::size_t DTypeSize(DType t);
+const char* DTypeName(DType t);
+inline bool IsFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+/// At most this many dims in any strided description.
+constexpr int kMaxDims = 8;
+
+/// A strided view: `rank` dims and, per dim, the element stride in the buffer (0 = broadcast).
+struct Strided {
+    int32_t rank = 0;
+    int64_t dims[kMaxDims] = {};
+    int64_t strides[kMaxDims] = {};
+};
+
+// ---- element-wise programs (eltwise.cu) ------------------------------------------------------
+
+/// One instruction of a fused element-wise program. Registers hold floats; every input is read
+/// as float (whatever its type), the output is written in its type.
+enum class EwOp : uint8_t {
+    Load,       ///< r[dst] = input[a] at this element
+    Imm,        ///< r[dst] = f0
+    // unary: r[dst] = f(r[a]) (f0, f1 are the op's parameters)
+    Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Relu, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid, HardSwish,
+    Erf, Gelu, GeluTanh, Clip, Floor, Ceil, Round, Sign, Softplus, Softsign, Selu, Celu, Mish, Swish,
+    ThresholdedRelu, Shrink, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Not, IsNaN, IsInf,
+    Affine,     ///< r[dst] = r[a] * f0 + f1
+    // binary: r[dst] = r[a] op r[b]
+    Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater, LessEq, GreaterEq, And, Or, Xor, FMod,
+    PRelu,      ///< r[a] >= 0 ? r[a] : r[a] * r[b]
+    // ternary
+    Where,      ///< r[dst] = r[a] != 0 ? r[b] : r[c]
+};
+
+struct EwInstr {
+    EwOp m_Op = EwOp::Imm;
+    uint8_t m_Dst = 0, m_A = 0, m_B = 0, m_C = 0;
+    float m_F0 = 0.0f, m_F1 = 0.0f;
+};
+
+constexpr int kEwMaxInputs = 8;
+constexpr int kEwMaxInstrs = 48;
+constexpr int kEwMaxRegs = 16;
+
+/// A program over the output's iteration space: `iter` is the output's physical dims (outermost
+/// first, contiguous in the output); each input has one stride per iteration dim.
+struct EwProgram {
+    int32_t m_NumInputs = 0;
+    int32_t m_NumInstrs = 0;
+    int32_t m_ResultReg = 0;
+    EwInstr m_Instrs[kEwMaxInstrs];
+    DType m_InputTypes[kEwMaxInputs] = {};
+    DType m_OutputType = DType::F32;
+};
+struct EwLaunch {
+    EwProgram m_Program;
+    int32_t m_Rank = 0;                       ///< iteration dims
+    int64_t m_Dims[kMaxDims] = {};
+    int64_t m_InputStrides[kEwMaxInputs][kMaxDims] = {};
+    const void* m_Inputs[kEwMaxInputs] = {};
+    void* m_Output = nullptr;
+    int64_t m_Count = 0;
+    /// Every input has the output's strides (no broadcast, same layout): offsets are the index.
+    bool m_Contiguous = false;
+};
+cudaError_t LaunchEltwise(const EwLaunch& launch, cudaStream_t stream);
+
+// ---- strided copies (copy.cu): transpose, slice, concat part, expand, layout and type changes --
+
+/// out[outOffset + sum(i_d * outStrides_d)] = convert(in[inOffset + sum(i_d * inStrides_d)]) over
+/// every index i of `dims`.
+struct CopyLaunch {
+    int32_t m_Rank = 0;
+    int64_t m_Dims[kMaxDims] = {};
+    int64_t m_InStrides[kMaxDims] = {};
+    int64_t m_OutStrides[kMaxDims] = {};
+    const void* m_In = nullptr;
+    void* m_Out = nullptr;
+    int64_t m_InOffset = 0;
+    int64_t m_OutOffset = 0;
+    DType m_InType = DType::F32;
+    DType m_OutType = DType::F32;
+};
+cudaError_t LaunchCopy(const CopyLaunch& launch, cudaStream_t stream);
+
+/// Gather along `axis` of data viewed as [outer, axisDim, inner]: out[o, j, i] =
+/// data[o, index[j] (negative from the end), i]; `numIndices` indices of type `indexType`.
+/// An index out of range writes zeros and sets *errorFlag (device int) to 1.
+cudaError_t LaunchGather(const void* data, const void* indices, void* out, DType type, DType indexType,
+                         int64_t outer, int64_t axisDim, int64_t inner, int64_t numIndices, int* errorFlag,
+                         cudaStream_t stream);
+
+// ---- softmax and normalization (softmax.cu, norm.cu) -----------------------------------------
+
+/// Softmax (or log-softmax) over rows of `cols` elements, rows contiguous; x and y of `type`.
+/// Optional: y = softmax(x * scale + mask), mask read at maskRowOffset(row) + col * maskColStride,
+/// where the row index is decomposed over maskRowDims (rank-1 leading dims of the output).
+struct SoftmaxLaunch {
+    const void* m_X = nullptr;
+    void* m_Y = nullptr;
+    DType m_Type = DType::F32;
+    int64_t m_Rows = 0;
+    int64_t m_Cols = 0;
+    /// Rows are spaced m_Cols * m_Inner apart and elements m_Inner apart (softmax over a middle
+    /// axis); 1 for the last axis.
+    int64_t m_Inner = 1;
+    bool m_Log = false;
+    float m_Scale = 1.0f;
+    const void* m_Mask = nullptr;
+    DType m_MaskType = DType::F32;
+    int32_t m_MaskRank = 0;  ///< leading dims the row index runs over
+    int64_t m_MaskDims[kMaxDims] = {};
+    int64_t m_MaskStrides[kMaxDims] = {};
+    int64_t m_MaskColStride = 0;
+};
+cudaError_t LaunchSoftmax(const SoftmaxLaunch& launch, cudaStream_t stream);
+
+/// y = LayerNorm(x [+ residual]) over rows of `cols`; gamma/beta of F32 (beta may be null);
+/// when sumOut is given, x + residual is written there too.
+cudaError_t LaunchLayerNorm(const void* x, const void* residual, const float* gamma, const float* beta, void* y,
+                            void* sumOut, DType type, int64_t rows, int64_t cols, float eps, bool rms,
+                            cudaStream_t stream);
+
+// ---- reductions and pooling (reduce.cu, pool.cu) ---------------------------------------------
+
+enum class ReduceKind : int32_t { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+/// Reduces x viewed as [outer, reduced, inner] over the middle dim into y [outer, inner].
+cudaError_t LaunchReduce(const void* x, void* y, DType type, ReduceKind kind, int64_t outer, int64_t reduced,
+                         int64_t inner, cudaStream_t stream);
+
+/// 2-D max/average pooling over strided NC(H)(W) views of either layout. Strides are per logical
+/// dim (n, c, h, w) for input and output.
+struct PoolLaunch {
+    const void* m_X = nullptr;
+    void* m_Y = nullptr;
+    DType m_Type = DType::F32;
+    bool m_Max = true;
+    bool m_CountIncludePad = false;
+    int64_t m_N = 0, m_C = 0, m_H = 0, m_W = 0, m_OH = 0, m_OW = 0;
+    int32_t m_KH = 1, m_KW = 1, m_SH = 1, m_SW = 1, m_PH = 0, m_PW = 0, m_DH = 1, m_DW = 1;
+    int32_t m_PHEnd = 0, m_PWEnd = 0;  ///< end padding (average pooling's count_include_pad)
+    int64_t m_XStrides[4] = {};
+    int64_t m_YStrides[4] = {};
+};
+cudaError_t LaunchPool(const PoolLaunch& launch, cudaStream_t stream);
+
+// ---- direct convolution (conv.cu): the fallback where cuDNN accepts no engine ------------------
+
+/// 2-D grouped convolution, any layout through strides per logical dim (n, c, h, w); weights
+/// [K, C/groups, R, S] dense in `wType`; optional bias [K] (F32). Accumulates in float.
+struct DirectConvLaunch {
+    const void* m_X = nullptr;
+    const void* m_W = nullptr;
+    const float* m_Bias = nullptr;
+    void* m_Y = nullptr;
+    DType m_Type = DType::F32;
+    int64_t m_N = 0, m_C = 0, m_H = 0, m_W_ = 0, m_K = 0, m_OH = 0, m_OW = 0;
+    int32_t m_R = 1, m_S = 1, m_SH = 1, m_SW = 1, m_PH = 0, m_PW = 0, m_DH = 1, m_DW = 1, m_Groups = 1;
+    int64_t m_XStrides[4] = {};
+    int64_t m_YStrides[4] = {};
+};
+cudaError_t LaunchDirectConv(const DirectConvLaunch& launch, cudaStream_t stream);
+
+/// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
+/// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
+/// M x K row-major with leading dimension ldA (K x M when transA), B is K x N (N x K when
+/// transB); C (may be null), D and the result are rows x N dense; bias (may be null) has N.
+struct GemmReferenceLaunch {
+    const void* m_A = nullptr;
+    const void* m_B = nullptr;
+    const void* m_C = nullptr;
+    const void* m_Bias = nullptr;
+    float* m_Out = nullptr;
+    DType m_Type = DType::F32;
+    int64_t m_Rows = 0, m_N = 0, m_K = 0, m_LdA = 0, m_LdB = 0;
+    bool m_TransA = false, m_TransB = false;
+    float m_Alpha = 1.0f, m_Beta = 0.0f;
+    int32_t m_Activation = 0;  ///< 0 none, 1 relu, 2 gelu (erf)
+};
+cudaError_t LaunchGemmReference(const GemmReferenceLaunch& launch, cudaStream_t stream);
+
+/// Fills `count` elements of `type` at p with `value`.
+cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream);
+/// Fills `count` elements of `type` at p with pseudo-random values uniform in
+/// [offset - scale, offset + scale) (a hash of `seed` and the index: the same every time).
+cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream,
+                             float offset = 0.0f);
+
+}  // namespace trellis::gpuacc

@@ -1,0 +1,691 @@
+// GpuAcc against CpuRef: every op GpuAcc claims, over shapes that break kernels (13, 127, size-1
+// and broadcast dims, strided views from transposes and NHWC convolutions), the fusions (each
+// checked to have happened, and to compute the same), the precision modes, CUDA graph capture and
+// replay, working memory (no device allocation once warm), concurrency, bad options, fallback to
+// the CPU with the bytes copied, and the PyTorch-exported models.
+//
+// These tests need a GPU: on a machine without one (CI, the build machine) each is skipped with
+// the driver's reason, except the first, which checks that the reason is there and that the
+// optimizer places everything on the CPU backends because of it.
+#include "unit/TestHelpers.hpp"
+
+#include <trellis/Trellis.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <thread>
+
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+std::string UnavailableReason() {
+    std::string reason;
+    if (BackendRegistryInstance().IsBackendAvailable("GpuAcc", &reason)) return "";
+    return reason;
+}
+
+#define SKIP_WITHOUT_GPU()                                                                   \
+    do {                                                                                     \
+        const std::string why = UnavailableReason();                                         \
+        if (!why.empty()) GTEST_SKIP() << "GpuAcc is not available here: " << why;          \
+    } while (false)
+
+/// A small network built through the public API, run on two backend lists and compared.
+class Net {
+public:
+    Net() : m_Net(INetwork::Create()) {}
+
+    IOutputSlot* Input(const TensorShape& shape, DataType type = DataType::Float32) {
+        auto* l = m_Net->AddInputLayer(static_cast<LayerBindingId>(m_Inputs.size()));
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
+        m_Inputs.push_back(TensorInfo(shape, type));
+        return &l->GetOutputSlot(0);
+    }
+    IOutputSlot* Const(const TensorShape& shape, float scale = 0.5f, float offset = 0.0f) {
+        TensorInfo info(shape, DataType::Float32, 0.0f, 0, true);
+        std::vector<float> v(info.GetNumElements());
+        for (float& x : v) x = offset + scale * m_Dist(m_Rng);
+        return &m_Net->AddConstantLayer(ConstTensor(info, v.data()))->GetOutputSlot(0);
+    }
+    IOutputSlot* Ints(const TensorShape& shape, const std::vector<int64_t>& values) {
+        TensorInfo info(shape, DataType::Signed64, 0.0f, 0, true);
+        return &m_Net->AddConstantLayer(ConstTensor(info, values.data()))->GetOutputSlot(0);
+    }
+    IOutputSlot* Scalar(float value) {
+        TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
+        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
+    }
+    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs,
+                             int numOutputs = -1) {
+        const std::string name = std::string(GetLayerTypeName(type)) + "_" + std::to_string(m_Count++);
+        auto* l = m_Net->AddLayer(type, d, name.c_str(), static_cast<int>(inputs.size()), numOutputs);
+        for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
+        return l;
+    }
+    IOutputSlot* Op(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs) {
+        return &Layer(type, d, inputs)->GetOutputSlot(0);
+    }
+    IOutputSlot* Unary(UnaryOperation op, IOutputSlot* x, float a = 0.0f, float b = 0.0f) {
+        return Op(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{op, a, b}, {x});
+    }
+    IOutputSlot* Binary(BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
+        return Op(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
+    }
+    IOutputSlot* Conv(IOutputSlot* x, unsigned int k, unsigned int c, unsigned int kernel, unsigned int stride = 1,
+                      unsigned int pad = 0, unsigned int groups = 1, bool bias = true, unsigned int dilation = 1) {
+        ConvolutionDescriptor d;
+        d.m_KernelShape = {kernel, kernel};
+        d.m_Strides = {stride, stride};
+        d.m_Dilations = {dilation, dilation};
+        d.m_PadsBegin = {pad, pad};
+        d.m_PadsEnd = {pad, pad};
+        d.m_Groups = groups;
+        std::vector<IOutputSlot*> ins{x, Const({k, c / groups, kernel, kernel}, 0.3f)};
+        if (bias) ins.push_back(Const({k}));
+        return Op(LayerType::Convolution, d, ins);
+    }
+    void Output(IOutputSlot* s) {
+        auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
+        s->Connect(l->GetInputSlot(0));
+    }
+
+    struct Loaded {
+        IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
+        NetworkId m_Id = 0;
+        std::map<BackendId, unsigned int> m_Counts;
+        std::string m_Optimized;
+        std::vector<LayerPlacement> m_Placements;
+    };
+    Loaded Load(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {}) {
+        Loaded l;
+        l.m_Runtime = IRuntime::Create(options);
+        IOptimizedNetworkPtr opt = Optimize(*m_Net, backends, l.m_Runtime->GetDeviceSpec());
+        l.m_Counts = opt->GetBackendLayerCounts();
+        l.m_Placements = opt->GetLayerPlacements();
+        l.m_Optimized = opt->ToString();
+        for (const std::string& line : opt->GetOptimizationLog()) l.m_Optimized += "\n" + line;
+        for (const LayerPlacement& p : l.m_Placements) {
+            for (const auto& [backend, reason] : p.m_Declined) {
+                l.m_Optimized += "\n" + p.m_LayerName + " declined by " + backend.Get() + ": " + reason;
+            }
+        }
+        std::string error;
+        if (l.m_Runtime->LoadNetwork(l.m_Id, std::move(opt), error) != Status::Success) throw RuntimeException(error);
+        return l;
+    }
+    /// One inference with this net's (fixed, seeded) inputs; outputs start poisoned.
+    std::vector<std::vector<float>> Execute(const Loaded& l) const {
+        InputTensors in;
+        for (std::size_t i = 0; i < m_Inputs.size(); ++i) {
+            in.emplace_back(static_cast<LayerBindingId>(i), ConstTensor(m_Inputs[i], m_InputData[i].data()));
+        }
+        std::vector<std::vector<float>> outputs(static_cast<std::size_t>(m_NumOutputs));
+        std::vector<std::vector<unsigned char>> raw(static_cast<std::size_t>(m_NumOutputs));
+        OutputTensors out;
+        for (int o = 0; o < m_NumOutputs; ++o) {
+            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
+            raw[static_cast<std::size_t>(o)].assign(info.GetNumBytes(), 0xAB);
+            out.emplace_back(o, Tensor(info, raw[static_cast<std::size_t>(o)].data()));
+        }
+        l.m_Runtime->EnqueueWorkload(l.m_Id, in, out);
+        for (int o = 0; o < m_NumOutputs; ++o) {
+            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
+            OwnedTensor t;
+            t.m_Info = info;
+            t.m_Data = raw[static_cast<std::size_t>(o)];
+            for (std::size_t i = 0; i < info.GetNumElements(); ++i) {
+                outputs[static_cast<std::size_t>(o)].push_back(static_cast<float>(ToDouble(t, i)));
+            }
+        }
+        return outputs;
+    }
+    void MakeInputs() {
+        std::mt19937 rng(1234);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        m_InputData.clear();
+        for (const TensorInfo& info : m_Inputs) {
+            std::vector<unsigned char> bytes(info.GetNumBytes());
+            for (std::size_t i = 0; i < info.GetNumElements(); ++i) {
+                switch (info.GetDataType()) {
+                    case DataType::Float32: reinterpret_cast<float*>(bytes.data())[i] = dist(rng); break;
+                    case DataType::Boolean: bytes[i] = dist(rng) > 0 ? 1 : 0; break;
+                    case DataType::Signed64: reinterpret_cast<int64_t*>(bytes.data())[i] = static_cast<int64_t>(rng() % m_IndexRange); break;
+                    case DataType::Signed32: reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>(rng() % m_IndexRange); break;
+                    default: break;
+                }
+            }
+            m_InputData.push_back(std::move(bytes));
+        }
+    }
+
+    struct Result {
+        std::vector<std::vector<float>> m_Outputs;
+        std::map<BackendId, unsigned int> m_Counts;
+        std::string m_Optimized;
+    };
+    Result Run(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {}) {
+        if (m_InputData.size() != m_Inputs.size()) MakeInputs();
+        Loaded l = Load(backends, options);
+        return Result{Execute(l), l.m_Counts, l.m_Optimized};
+    }
+
+    /// Runs on GpuAcc (CpuRef behind it) and on CpuRef alone; every output must agree within
+    /// `tolerance` relative L2 (and no element may be left unwritten).
+    Result Check(double tolerance, const std::string& what, const IRuntime::CreationOptions& options = {},
+                 bool allOnGpu = true) {
+        Result gpu = Run({"GpuAcc", "CpuRef"}, options);
+        Result ref = Run({"CpuRef"});
+        EXPECT_TRUE(gpu.m_Counts.count("GpuAcc")) << what << ": nothing ran on GpuAcc\n" << gpu.m_Optimized;
+        if (allOnGpu) {
+            EXPECT_FALSE(gpu.m_Counts.count("CpuRef")) << what << ": something fell back to CpuRef\n" << gpu.m_Optimized;
+        }
+        for (std::size_t o = 0; o < ref.m_Outputs.size(); ++o) {
+            const auto& a = gpu.m_Outputs[o];
+            const auto& r = ref.m_Outputs[o];
+            EXPECT_EQ(a.size(), r.size()) << what << ": output " << o;
+            if (a.size() != r.size()) continue;
+            double worst = 0;
+            for (std::size_t i = 0; i < r.size(); ++i) {
+                if (std::isnan(r[i])) continue;
+                worst = std::max(worst, static_cast<double>(std::fabs(a[i] - r[i])));
+            }
+            const double rel = RelativeL2(a, r);
+            EXPECT_LT(rel, tolerance) << what << ": output " << o << " relative L2 " << rel << ", worst element diff "
+                                      << worst << "\n" << gpu.m_Optimized;
+        }
+        return gpu;
+    }
+    unsigned int m_IndexRange = 7;
+
+private:
+    INetworkPtr m_Net;
+    std::vector<TensorInfo> m_Inputs;
+    std::vector<std::vector<unsigned char>> m_InputData;
+    int m_NumOutputs = 0;
+    int m_Count = 0;
+    std::mt19937 m_Rng{42};
+    std::uniform_real_distribution<float> m_Dist{-1.0f, 1.0f};
+};
+
+IRuntime::CreationOptions WithOption(const char* name, const char* value) {
+    IRuntime::CreationOptions o;
+    o.m_BackendOptions["GpuAcc"][name] = value;
+    return o;
+}
+
+// ---- availability (runs everywhere) ---------------------------------------------------------------
+
+TEST(GpuAccAvailability, WithoutAGpuEverythingRunsOnTheCpuWithTheDriversReason) {
+    ASSERT_TRUE(BackendRegistryInstance().IsBackendRegistered("GpuAcc"));
+    const std::string why = UnavailableReason();
+    Net net;
+    IOutputSlot* x = net.Input({2, 5});
+    net.Output(net.Unary(UnaryOperation::Relu, net.Binary(BinaryOperation::Add, x, net.Const({5}))));
+    const Net::Result r = net.Run({"GpuAcc", "CpuRef"});
+    if (why.empty()) {
+        std::cout << "GpuAcc is available here\n";
+        EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
+        return;
+    }
+    std::cout << "GpuAcc is not available here: " << why << "\n";
+    EXPECT_EQ(r.m_Counts.count("GpuAcc"), 0u) << r.m_Optimized;
+    EXPECT_EQ(r.m_Counts.at("CpuRef"), 2u) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("declined by GpuAcc: GpuAcc is not available: " + why), std::string::npos)
+        << r.m_Optimized;
+}
+
+// ---- convolutions -----------------------------------------------------------------------------------
+
+struct ConvCase {
+    const char* m_Name;
+    unsigned int n, c, h, w, k, kernel, stride, dilation, pad, groups;
+    bool bias;
+};
+
+class GpuAccConv : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(GpuAccConv, MatchesCpuRef) {
+    SKIP_WITHOUT_GPU();
+    const ConvCase& p = GetParam();
+    Net net;
+    net.Output(net.Conv(net.Input({p.n, p.c, p.h, p.w}), p.k, p.c, p.kernel, p.stride, p.pad, p.groups, p.bias,
+                        p.dilation));
+    net.Check(1e-5, p.m_Name);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GpuAccConv,
+    ::testing::Values(ConvCase{"odd_channels_3x3", 1, 3, 17, 13, 5, 3, 1, 1, 1, 1, true},
+                      ConvCase{"1x1_127", 1, 127, 9, 9, 13, 1, 1, 1, 0, 1, true},
+                      ConvCase{"7x7_stride2", 2, 3, 31, 29, 16, 7, 2, 1, 3, 1, true},
+                      ConvCase{"dilated", 1, 8, 15, 15, 8, 3, 1, 2, 2, 1, false},
+                      ConvCase{"groups", 1, 12, 10, 10, 18, 3, 1, 1, 1, 3, true},
+                      ConvCase{"depthwise_stride2", 1, 32, 14, 14, 32, 3, 2, 1, 1, 32, true},
+                      ConvCase{"depthwise_odd", 1, 7, 9, 11, 7, 5, 1, 1, 2, 7, false},
+                      ConvCase{"one_pixel", 3, 16, 1, 1, 24, 1, 1, 1, 0, 1, true},
+                      ConvCase{"stride3_nopad", 2, 5, 13, 13, 6, 2, 3, 1, 0, 1, true}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return std::string(info.param.m_Name); });
+
+TEST(GpuAccFusion, ResNetBlockIsOneRegionWithFusedEpilogues) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({2, 16, 12, 12});
+    IOutputSlot* r1 = net.Unary(UnaryOperation::Relu, net.Conv(x, 16, 16, 3, 1, 1));
+    IOutputSlot* c2 = net.Conv(r1, 16, 16, 3, 1, 1);
+    IOutputSlot* r2 = net.Unary(UnaryOperation::Relu, net.Binary(BinaryOperation::Add, c2, r1));
+    PoolingDescriptor pool;
+    pool.m_KernelShape = {3, 3};
+    pool.m_Strides = {2, 2};
+    pool.m_CeilMode = true;
+    IOutputSlot* p = net.Op(LayerType::Pooling, pool, {r2});
+    PoolingDescriptor gap;
+    gap.m_Algorithm = PoolingAlgorithm::Average;
+    gap.m_Global = true;
+    ReshapeDescriptor flat;
+    flat.m_TargetShape = {2, 16};
+    GemmDescriptor gd;
+    gd.m_TransB = true;
+    net.Output(net.Op(LayerType::Gemm, gd,
+                      {net.Op(LayerType::Reshape, flat, {net.Op(LayerType::Pooling, gap, {p})}), net.Const({10, 16}),
+                       net.Const({10})}));
+    const Net::Result r = net.Check(1e-5, "resnet block");
+    EXPECT_NE(r.m_Optimized.find("Conv+bias+relu x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Conv+bias+residual+relu x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("MatMul+bias x1"), std::string::npos) << r.m_Optimized;
+}
+
+TEST(GpuAccFusion, ClipSigmoidSwishAndBiasAddAfterConvolutions) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({1, 24, 10, 10});
+    IOutputSlot* a = net.Unary(UnaryOperation::Clip, net.Conv(x, 24, 24, 1), 0.0f, 6.0f);
+    IOutputSlot* c = net.Conv(a, 24, 24, 3, 1, 1, 24, false);
+    IOutputSlot* b = net.Binary(BinaryOperation::Add, c, net.Const({1, 24, 1, 1}));  // a bias as an Add
+    IOutputSlot* s = net.Binary(BinaryOperation::Mul, b, net.Unary(UnaryOperation::Sigmoid, b));
+    IOutputSlot* g = net.Unary(UnaryOperation::Sigmoid, net.Conv(s, 24, 24, 1));
+    net.Output(net.Binary(BinaryOperation::Mul, s, g));
+    const Net::Result r = net.Check(1e-5, "clip, swish, sigmoid");
+    EXPECT_NE(r.m_Optimized.find("Conv+bias+swish x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Conv+bias+clip x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Conv+bias+sigmoid x1"), std::string::npos) << r.m_Optimized;
+}
+
+// ---- matrix products and transformers -----------------------------------------------------------------
+
+TEST(GpuAccOps, MatMulShapesBatchesAndGemmVariants) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* a = net.Input({3, 13, 127});
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {a, net.Const({127, 19}, 0.1f)}));          // weights
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {a, net.Input({3, 127, 5})}));              // batched
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({2, 1, 7, 9}), net.Input({1, 4, 9, 1})}));  // broadcast both
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({1, 1}), net.Input({1, 1})}));
+    GemmDescriptor g;
+    g.m_TransA = true;
+    g.m_TransB = true;
+    g.m_Alpha = 0.7f;
+    g.m_Beta = 0.3f;
+    IOutputSlot* x = net.Input({9, 6});
+    net.Output(net.Op(LayerType::Gemm, g, {x, net.Const({11, 9}), net.Const({6, 11})}));               // C full: residual * beta
+    GemmDescriptor h;
+    h.m_Beta = 2.0f;
+    net.Output(net.Unary(UnaryOperation::Relu, net.Op(LayerType::Gemm, h, {net.Input({5, 9}), net.Const({9, 11}), net.Const({1, 11})})));
+    net.Check(1e-5, "matmul");
+}
+
+TEST(GpuAccFusion, TransformerEncoderLayer) {
+    SKIP_WITHOUT_GPU();
+    // BERT's layer as PyTorch exports it: projections, heads by Reshape/Transpose, scaled scores
+    // with an additive mask, softmax, context, output projection + residual, LayerNorm, GELU MLP.
+    Net net;
+    const unsigned int b = 2, s = 13, e = 32, heads = 4, d = 8;
+    IOutputSlot* x = net.Input({b, s, e});
+    IOutputSlot* mask = net.Input({b, 1, 1, s});
+    auto dense = [&](IOutputSlot* in, unsigned int n_in, unsigned int n_out) {
+        return net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {in, net.Const({n_in, n_out}, 0.2f)}),
+                          net.Const({n_out}));
+    };
+    auto split = [&](IOutputSlot* in, std::vector<unsigned int> perm) {
+        ReshapeDescriptor r;
+        r.m_TargetShape = {b, s, heads, d};
+        return net.Op(LayerType::Transpose, TransposeDescriptor{perm}, {net.Op(LayerType::Reshape, r, {in})});
+    };
+    IOutputSlot* q = split(dense(x, e, e), {0, 2, 1, 3});
+    IOutputSlot* k = split(dense(x, e, e), {0, 2, 3, 1});
+    IOutputSlot* v = split(dense(x, e, e), {0, 2, 1, 3});
+    IOutputSlot* scores = net.Binary(BinaryOperation::Div, net.Op(LayerType::MatMul, EmptyDescriptor{}, {q, k}), net.Scalar(2.828427f));
+    IOutputSlot* masked = net.Binary(BinaryOperation::Add, scores, mask);
+    IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {masked});
+    IOutputSlot* ctx = net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, v})});
+    ReshapeDescriptor back;
+    back.m_TargetShape = {b, s, e};
+    IOutputSlot* attn = net.Binary(BinaryOperation::Add, dense(net.Op(LayerType::Reshape, back, {ctx}), e, e), x);
+    LayerNormalizationDescriptor ln;
+    IOutputSlot* h = net.Op(LayerType::LayerNormalization, ln, {attn, net.Const({e}, 0.5f, 1.0f), net.Const({e})});
+    IOutputSlot* f = dense(h, e, 4 * e);
+    IOutputSlot* gelu = net.Binary(BinaryOperation::Mul,
+                                   net.Binary(BinaryOperation::Mul, f,
+                                              net.Binary(BinaryOperation::Add,
+                                                         net.Unary(UnaryOperation::Erf, net.Binary(BinaryOperation::Div, f, net.Scalar(1.4142135f))),
+                                                         net.Scalar(1.0f))),
+                                   net.Scalar(0.5f));
+    IOutputSlot* out = net.Binary(BinaryOperation::Add, dense(gelu, 4 * e, e), h);
+    net.Output(net.Op(LayerType::LayerNormalization, ln, {out, net.Const({e}, 0.5f, 1.0f), net.Const({e})}));
+    const Net::Result r = net.Check(1e-5, "encoder layer");
+    EXPECT_EQ(r.m_Counts.size(), 1u) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Softmax+mask x1"), std::string::npos) << r.m_Optimized;
+    // Both residual adds went into cuBLASLt's C (the matmul before them), GELU after the bias.
+    EXPECT_NE(r.m_Optimized.find("MatMul+bias+residual x2"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("MatMul+bias+gelu x1"), std::string::npos) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("GELU x1"), std::string::npos) << r.m_Optimized;
+    // In fp16 and bf16 the same layer is close, not exact.
+    for (const char* precision : {"tf32", "fp16", "bf16"}) {
+        net.Check(std::string(precision) == "bf16" ? 3e-2 : 1e-2, std::string("encoder layer ") + precision,
+                  WithOption("Precision", precision));
+    }
+}
+
+// ---- element-wise, normalization, data movement ---------------------------------------------------------
+
+TEST(GpuAccOps, ElementwiseBroadcastingAndStridedInputs) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* a = net.Input({2, 3, 4, 5});
+    IOutputSlot* b = net.Input({3, 1, 5});
+    IOutputSlot* sum = net.Binary(BinaryOperation::Add, b, a);
+    IOutputSlot* q = net.Binary(BinaryOperation::Div, net.Binary(BinaryOperation::Sub, sum, b), net.Const({1, 4, 1}, 0.2f, 2.0f));
+    net.Output(net.Binary(BinaryOperation::Minimum, net.Binary(BinaryOperation::Maximum, q, a), net.Scalar(0.7f)));
+    // A transposed operand (a strided read) and a Pow with a tensor exponent.
+    IOutputSlot* t = net.Op(LayerType::Transpose, TransposeDescriptor{{0, 1, 3, 2}}, {net.Input({2, 3, 5, 4})});
+    net.Output(net.Binary(BinaryOperation::Pow, net.Unary(UnaryOperation::Abs, a), net.Binary(BinaryOperation::Mul, t, t)));
+    for (UnaryOperation op : {UnaryOperation::Tanh, UnaryOperation::Elu, UnaryOperation::HardSwish, UnaryOperation::Neg,
+                              UnaryOperation::Exp, UnaryOperation::Softplus, UnaryOperation::Mish, UnaryOperation::Gelu,
+                              UnaryOperation::GeluTanh, UnaryOperation::Erf, UnaryOperation::Sigmoid, UnaryOperation::Sin,
+                              UnaryOperation::Atan, UnaryOperation::Floor, UnaryOperation::Sign, UnaryOperation::Softsign,
+                              UnaryOperation::Selu, UnaryOperation::Celu}) {
+        net.Output(net.Unary(op, a, 0.3f, 1.2f));
+    }
+    net.Output(net.Unary(UnaryOperation::Clip, a, -0.25f, 0.5f));
+    net.Output(net.Unary(UnaryOperation::HardSigmoid, a, 0.2f, 0.5f));
+    net.Output(net.Unary(UnaryOperation::LeakyRelu, a, 0.1f));
+    net.Output(net.Unary(UnaryOperation::Log, net.Unary(UnaryOperation::Exp, a)));
+    IOutputSlot* cond = net.Binary(BinaryOperation::Greater, a, net.Scalar(0.1f));
+    net.Output(net.Op(LayerType::Where, EmptyDescriptor{}, {cond, a, b}));
+    net.Output(net.Op(LayerType::PRelu, EmptyDescriptor{}, {a, net.Const({5}, 0.2f)}));
+    net.Output(net.Op(LayerType::Cast, CastDescriptor{DataType::Float32},
+                      {net.Op(LayerType::Cast, CastDescriptor{DataType::Boolean}, {net.Unary(UnaryOperation::Relu, a)})}));
+    const Net::Result r = net.Check(1e-5, "elementwise");
+    EXPECT_NE(r.m_Optimized.find("element-wise chain x"), std::string::npos) << r.m_Optimized;
+}
+
+TEST(GpuAccOps, SoftmaxLayerNormReductionsAndPooling) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({2, 6, 5, 127});
+    net.Output(net.Op(LayerType::Softmax, SoftmaxDescriptor{1, false, false}, {x}));
+    net.Output(net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, true, false}, {x}));
+    net.Output(net.Op(LayerType::Softmax, SoftmaxDescriptor{2, false, true}, {x}));
+    LayerNormalizationDescriptor ln;
+    ln.m_Axis = 2;
+    net.Output(net.Op(LayerType::LayerNormalization, ln, {x, net.Const({5, 127}), net.Const({5, 127})}));
+    for (ReduceOperation op : {ReduceOperation::Mean, ReduceOperation::Sum, ReduceOperation::Max, ReduceOperation::Min,
+                               ReduceOperation::L1, ReduceOperation::L2, ReduceOperation::SumSquare,
+                               ReduceOperation::LogSumExp}) {
+        ReduceDescriptor r;
+        r.m_Operation = op;
+        r.m_Axes = {1, 2};
+        r.m_KeepDims = op == ReduceOperation::Sum;
+        net.Output(net.Op(LayerType::Reduce, r, {x}));
+        ReduceDescriptor last = r;
+        last.m_Axes = {3};
+        net.Output(net.Op(LayerType::Reduce, last, {x}));
+    }
+    IOutputSlot* img = net.Input({2, 5, 11, 10});
+    for (bool ceil : {false, true}) {
+        for (PoolingAlgorithm alg : {PoolingAlgorithm::Max, PoolingAlgorithm::Average}) {
+            for (bool includePad : {false, true}) {
+                PoolingDescriptor d;
+                d.m_Algorithm = alg;
+                d.m_KernelShape = {3, 2};
+                d.m_Strides = {2, 2};
+                d.m_PadsBegin = {1, 0};
+                d.m_PadsEnd = {1, 1};
+                d.m_CeilMode = ceil;
+                d.m_CountIncludePad = includePad;
+                net.Output(net.Op(LayerType::Pooling, d, {img}));
+            }
+        }
+    }
+    net.Check(1e-5, "softmax, layernorm, reductions, pooling");
+}
+
+TEST(GpuAccOps, DataMovementOnNhwcAndPlainTensors) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({2, 6, 5, 3});
+    IOutputSlot* conv = net.Conv(net.Input({2, 4, 5, 3}), 2, 4, 1);  // an NHWC tensor on the device
+    net.Output(net.Op(LayerType::Concat, ConcatDescriptor{1}, {x, conv, x}));
+    net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{3, 0, 2, 1}}, {x}));
+    net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 3, 1}}, {conv}));
+    IConnectableLayer* split = net.Layer(LayerType::Split, SplitDescriptor{1, {1, 2, 3}}, {x}, 3);
+    for (unsigned int i = 0; i < 3; ++i) net.Output(&split->GetOutputSlot(i));
+    SliceDescriptor sl;
+    sl.m_Starts = {1, -3, 2};
+    sl.m_Ends = {5, 5, -100};
+    sl.m_Axes = {1, 2, 3};
+    sl.m_Steps = {2, 1, -1};
+    net.Output(net.Op(LayerType::Slice, sl, {x}));
+    ExpandDescriptor ex;
+    ex.m_Shape = {3, 2, 6, 5, 3};
+    net.Output(net.Op(LayerType::Expand, ex, {net.Unary(UnaryOperation::Relu, x)}));
+    ReshapeDescriptor flat;
+    flat.m_TargetShape = {2, 2 * 5 * 3};
+    net.Output(net.Op(LayerType::Reshape, flat, {conv}));
+    net.Check(1e-6, "data movement");
+}
+
+TEST(GpuAccOps, GatherEmbeddingsWithRuntimeAndConstantIndices) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    net.m_IndexRange = 11;
+    IOutputSlot* ids = net.Input({2, 13}, DataType::Signed64);
+    IOutputSlot* table = net.Const({11, 24});
+    IOutputSlot* emb = net.Op(LayerType::Gather, GatherDescriptor{0}, {table, ids});
+    net.Output(net.Binary(BinaryOperation::Add, emb, net.Const({13, 24})));
+    net.Output(net.Op(LayerType::Gather, GatherDescriptor{1}, {net.Input({3, 8, 2}), net.Ints({4}, {0, -1, 3, 7})}));
+    net.Check(1e-6, "gather");
+}
+
+TEST(GpuAccOps, UnfoldedBatchNormalization) {
+    SKIP_WITHOUT_GPU();
+    // A BatchNormalization the core cannot fold into a convolution (it follows an addition).
+    Net net;
+    IOutputSlot* x = net.Input({2, 7, 5, 5});
+    IOutputSlot* s = net.Binary(BinaryOperation::Add, x, net.Input({2, 7, 5, 5}));
+    BatchNormalizationDescriptor d;
+    d.m_Eps = 1e-3f;
+    net.Output(net.Op(LayerType::BatchNormalization, d,
+                      {s, net.Const({7}, 0.5f, 1.0f), net.Const({7}), net.Const({7}), net.Const({7}, 0.2f, 1.0f)}));
+    net.Check(1e-5, "batchnorm");
+}
+
+// ---- boundaries, options, graphs, memory, threads ------------------------------------------------------
+
+TEST(GpuAccBoundaries, DeclinedLayersRunOnTheCpuBetweenCopiesThatInspectCounts) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({4, 13});
+    // ArgMax has no GpuAcc kernel: conv-free chain GPU -> CPU -> GPU.
+    IOutputSlot* h = net.Unary(UnaryOperation::Relu, net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({13, 13})}));
+    ArgMinMaxDescriptor am;
+    am.m_Axis = 1;
+    IOutputSlot* idx = net.Op(LayerType::ArgMinMax, am, {h});
+    IOutputSlot* back = net.Op(LayerType::Cast, CastDescriptor{DataType::Float32}, {idx});
+    net.Output(net.Binary(BinaryOperation::Add, h, back));
+    Net::Loaded l = net.Load({"GpuAcc", "CpuRef"});
+    std::size_t copies = 0, bytes = 0;
+    bool declined = false;
+    for (const LayerPlacement& p : l.m_Placements) {
+        if (p.m_Type == LayerType::MemCopy) {
+            ++copies;
+            bytes += p.m_CopyBytes;
+            // Between GPU memory and the memory of the host side (the network's, or CpuRef's).
+            EXPECT_NE(p.m_CopySource == "GpuAcc", p.m_CopyDestination == "GpuAcc")
+                << p.m_CopySource << " -> " << p.m_CopyDestination;
+        }
+        for (const auto& [backend, reason] : p.m_Declined) {
+            declined |= backend == BackendId("GpuAcc") && reason.find("GpuAcc has no kernel for ArgMinMax") != std::string::npos;
+        }
+    }
+    EXPECT_TRUE(declined) << l.m_Optimized;
+    // x in, h out to the CPU, the index (Signed64, cast on the GPU) back in, the sum out.
+    EXPECT_EQ(copies, 4u) << l.m_Optimized;
+    EXPECT_EQ(bytes, 4u * 13 * 4 + 4u * 13 * 4 + 4u * 1 * 8 + 4u * 13 * 4) << l.m_Optimized;
+    net.Check(1e-5, "fallback", {}, false);
+}
+
+TEST(GpuAccOptions, BadOptionValuesAreRefusedByName) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    net.Output(net.Unary(UnaryOperation::Relu, net.Input({3})));
+    for (const auto& [name, value] : std::vector<std::pair<const char*, const char*>>{{"Precision", "fp8"}, {"CudaGraph", "yes"}}) {
+        try {
+            net.Load({"GpuAcc"}, WithOption(name, value));
+            ADD_FAILURE() << name << "=" << value << " was accepted";
+        } catch (const RuntimeException& e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find(std::string("GpuAcc: option ") + name + "='" + value + "'"), std::string::npos) << msg;
+        }
+    }
+}
+
+Net ConvNet() {
+    Net net;
+    IOutputSlot* x = net.Input({1, 8, 20, 20});
+    IOutputSlot* c = net.Unary(UnaryOperation::Relu, net.Conv(x, 32, 8, 3, 1, 1));
+    net.Output(net.Conv(c, 16, 32, 3, 1, 1, 1, false));
+    return net;
+}
+
+TEST(GpuAccGraphs, CapturedOnceReplayedAfterwardsAndNoDeviceAllocationOnceWarm) {
+    SKIP_WITHOUT_GPU();
+    Net net = ConvNet();
+    net.MakeInputs();
+    IRuntime::CreationOptions o;
+    o.m_ProfilingOptions.m_EnableProfiling = true;
+    const Net::Loaded l = net.Load({"GpuAcc"}, o);
+    const auto first = net.Execute(l);   // eager (warm-up)
+    const auto second = net.Execute(l);  // captured, then launched
+    const auto counters = l.m_Runtime->GetProfilingCounters();
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(net.Execute(l), first) << "replay " << i;
+    EXPECT_EQ(first, second);
+    const auto after = l.m_Runtime->GetProfilingCounters();
+    EXPECT_EQ(counters.at("GpuAcc/graph_captures"), 1u);
+    EXPECT_EQ(after.at("GpuAcc/graph_captures"), 1u);
+    EXPECT_EQ(after.at("GpuAcc/graph_launches"), counters.at("GpuAcc/graph_launches") + 5);
+    EXPECT_EQ(after.at("GpuAcc/device_allocations"), counters.at("GpuAcc/device_allocations"))
+        << "a steady-state inference allocated device memory";
+    EXPECT_EQ(after.at("GpuAcc/pinned_allocations"), counters.at("GpuAcc/pinned_allocations"));
+    EXPECT_EQ(after.at("GpuAcc/bytes_to_device") - counters.at("GpuAcc/bytes_to_device"), 5u * 8 * 20 * 20 * 4);
+    // Without graphs: the same numbers, every run eager.
+    const Net::Result eager = net.Run({"GpuAcc"}, WithOption("CudaGraph", "off"));
+    EXPECT_EQ(eager.m_Outputs, first);
+}
+
+TEST(GpuAccConcurrency, FourThreadsOneNetwork) {
+    SKIP_WITHOUT_GPU();
+    Net net = ConvNet();
+    const Net::Result want = net.Run({"CpuRef"});
+    const Net::Loaded loaded = net.Load({"GpuAcc"});
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0}, runs{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&]() {
+            for (int i = 0; i < 25; ++i) {
+                const auto got = net.Execute(loaded);
+                ++runs;
+                if (RelativeL2(got[0], want.m_Outputs[0]) > 1e-5) ++failures;
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(runs.load(), 100);
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_GE(loaded.m_Runtime->GetPeakWorkingMemoryBytes(loaded.m_Id), 1u);
+}
+
+TEST(GpuAccDeviceMemory, InputsAndOutputsGivenOnTheGpuSkipTheHost) {
+    SKIP_WITHOUT_GPU();
+    Net net = ConvNet();
+    const Net::Result want = net.Run({"CpuRef"});
+    IRuntime::CreationOptions o;
+    o.m_ProfilingOptions.m_EnableProfiling = true;
+    Net::Loaded l = net.Load({"GpuAcc"}, o);
+    const TensorInfo in = l.m_Runtime->GetInputTensorInfo(l.m_Id, 0);
+    const TensorInfo out = l.m_Runtime->GetOutputTensorInfo(l.m_Id, 0);
+    std::vector<float> x(in.GetNumElements());
+    std::mt19937 rng(1234);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (float& v : x) v = dist(rng);  // Net's inputs: the same seed and order
+    void* dx = nullptr;
+    void* dy = nullptr;
+    ASSERT_EQ(cudaMalloc(&dx, in.GetNumBytes()), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&dy, out.GetNumBytes()), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(dx, x.data(), in.GetNumBytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    ConstTensor xt(in, dx);
+    xt.SetMemoryBackend("GpuAcc");
+    Tensor yt(out, dy);
+    yt.SetMemoryBackend("GpuAcc");
+    const auto before = l.m_Runtime->GetProfilingCounters();
+    for (int i = 0; i < 3; ++i) l.m_Runtime->EnqueueWorkload(l.m_Id, {{0, xt}}, {{0, yt}});
+    const auto after = l.m_Runtime->GetProfilingCounters();
+    std::vector<float> y(out.GetNumElements());
+    ASSERT_EQ(cudaMemcpy(y.data(), dy, out.GetNumBytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_LT(RelativeL2(y, want.m_Outputs[0]), 1e-5);
+    EXPECT_EQ(after.at("GpuAcc/bytes_to_device"), before.at("GpuAcc/bytes_to_device")) << "the input went through the host";
+    EXPECT_EQ(after.at("GpuAcc/bytes_to_host"), before.at("GpuAcc/bytes_to_host")) << "the output went through the host";
+    cudaFree(dx);
+    cudaFree(dy);
+}
+
+// ---- models -----------------------------------------------------------------------------------------------
+
+std::string ModelsDir() {
+    const char* env = std::getenv("TRELLIS_GPU_TEST_MODELS_DIR");
+    return env && *env ? env : TRELLIS_TEST_MODELS_DIR;
+}
+
+class GpuAccModel : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuAccModel, MatchesPyTorchInFp32) {
+    SKIP_WITHOUT_GPU();
+    const std::string base = ModelsDir() + "/" + GetParam();
+    if (!std::filesystem::exists(base + ".onnx")) GTEST_SKIP() << base << ".onnx not exported here";
+    double err = -1;
+    std::map<BackendId, unsigned int> counts;
+    ModelErrorVsPyTorch(base, {"GpuAcc", "CpuRef"}, &err, &counts);
+    if (HasFatalFailure()) return;
+    std::cout << GetParam() << ": GpuAcc relative L2 error vs PyTorch " << err << "; layers per backend:";
+    for (const auto& [b, c] : counts) std::cout << " " << b << "=" << c;
+    std::cout << "\n";
+    EXPECT_LT(err, 1e-4) << GetParam();
+    EXPECT_GT(counts["GpuAcc"], 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, GpuAccModel,
+                         ::testing::Values("tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13",
+                                           "transformer_op13", "transformer_op17", "efficientnet_b0_op13",
+                                           "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op17"));
+
+}  // namespace
