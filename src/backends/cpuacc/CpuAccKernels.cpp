@@ -319,6 +319,55 @@ __attribute__((target("avx2,fma"))) float SoftmaxExpAvx2(float* x, std::size_t n
     return sum + SoftmaxExpScalar(x + j, n - j, maxValue);
 }
 
+// The AVX2 inner loops of Attention: a row's scores against K^T (kT: hd rows of `padded` keys),
+// four tiles of 8 keys in flight; and the row's probability-weighted sum of V rows, two
+// accumulators per 8 outputs (even and odd keys) so the multiply-adds do not wait on each other.
+__attribute__((target("avx2,fma"))) void ScoresAvx2(const float* qRow, const float* kT, std::size_t hd, std::size_t padded,
+                                                    float scale, float* score) {
+    std::size_t j0 = 0;
+    for (; j0 + 32 <= padded; j0 += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) {
+            const __m256 q = _mm256_set1_ps(qRow[e]);
+            const float* k = kT + e * padded + j0;
+            a0 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k), a0);
+            a1 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 8), a1);
+            a2 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 16), a2);
+            a3 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 24), a3);
+        }
+        const __m256 sc = _mm256_set1_ps(scale);
+        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a0, sc));
+        _mm256_storeu_ps(score + j0 + 8, _mm256_mul_ps(a1, sc));
+        _mm256_storeu_ps(score + j0 + 16, _mm256_mul_ps(a2, sc));
+        _mm256_storeu_ps(score + j0 + 24, _mm256_mul_ps(a3, sc));
+    }
+    for (; j0 < padded; j0 += 8) {
+        __m256 a = _mm256_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) a = _mm256_fmadd_ps(_mm256_set1_ps(qRow[e]), _mm256_loadu_ps(kT + e * padded + j0), a);
+        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a, _mm256_set1_ps(scale)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* p, const float* vb, std::size_t total,
+                                                         std::size_t vStride, std::size_t vd, float inv, float* yRow) {
+    std::size_t e0 = 0;
+    for (; e0 + 8 <= vd; e0 += 8) {
+        __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+        std::size_t j = 0;
+        for (; j + 2 <= total; j += 2) {
+            even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
+            odd = _mm256_fmadd_ps(_mm256_set1_ps(p[j + 1]), _mm256_loadu_ps(vb + (j + 1) * vStride + e0), odd);
+        }
+        if (j < total) even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
+        _mm256_storeu_ps(yRow + e0, _mm256_mul_ps(_mm256_add_ps(even, odd), _mm256_set1_ps(inv)));
+    }
+    for (; e0 < vd; ++e0) {
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < total; ++j) sum += p[j] * vb[j * vStride + e0];
+        yRow[e0] = sum * inv;
+    }
+}
+
 // One (batch, query head) block of Attention: every query row against the keys of its kv head.
 // `kT` holds K^T of that head (hd x keys rounded up to 8), reloaded when the kv head changes;
 // `score` is one row's scores, then its probabilities. Inlined into a scalar and an AVX2 version (the library is built for
@@ -358,14 +407,18 @@ inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& 
         const float* qRow = qb + i * qStride;
         // Scores in tiles of 8 keys, each summed over the head size in registers (a running sum
         // in memory would wait on its own store at every step).
-        for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
-            float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            for (std::size_t e = 0; e < hd; ++e) {
-                const float qe = qRow[e];
-                const float* kRow = kT + e * padded + j0;
-                for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+        if constexpr (kAvx2) {
+            ScoresAvx2(qRow, kT, hd, padded, s.m_Scale, score);
+        } else {
+            for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
+                float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (std::size_t e = 0; e < hd; ++e) {
+                    const float qe = qRow[e];
+                    const float* kRow = kT + e * padded + j0;
+                    for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+                }
+                for (int jj = 0; jj < 8; ++jj) score[j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
             }
-            for (int jj = 0; jj < 8; ++jj) score[j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
         }
         if (s.m_Mask != AttentionShape::Mask::None) {
             const std::size_t maskRow = b * s.m_MaskStride[0] + h * s.m_MaskStride[1] + i * s.m_MaskStride[2];
@@ -397,6 +450,10 @@ inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& 
         else sum = SoftmaxExpScalar(score, total, maxValue);
         const float inv = 1.0f / sum;
         // Y row = probabilities x V, in tiles of 8 output elements held in registers over the keys.
+        if constexpr (kAvx2) {
+            WeightedSumAvx2(score, vb, total, vStride, vd, inv, yRow);
+            continue;
+        }
         std::size_t e0 = 0;
         for (; e0 + 8 <= vd; e0 += 8) {
             float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
