@@ -502,9 +502,10 @@ struct WindowDescriptor {
     DataType m_DataType = DataType::Float32;
 };
 
-/// ONNX DFT (opset 17): input (..., n, 1 or 2) real or complex (last dim re, im); output (..., m, 2)
-/// along m_Axis (in [1, rank - 1) after Optimize). Optional parameter input 1: dft_length (the
-/// signal is zero-padded or truncated to it; unset = the input's length). m_Onesided keeps the
+/// ONNX DFT (opsets 17, 20): input (..., n, 1 or 2) real or complex (last dim re, im); output
+/// (..., m, 2) along m_Axis (in [1, rank - 1) after Optimize). Optional parameter input 1:
+/// dft_length (the signal is zero-padded or truncated to it; unset = the input's length); optional
+/// parameter input 2: the axis (DFT-20). m_Onesided keeps the
 /// first length / 2 + 1 frequencies (real input only, not with m_Inverse).
 struct DftDescriptor {
     int64_t m_Axis = 1;

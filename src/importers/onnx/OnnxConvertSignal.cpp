@@ -8,8 +8,6 @@
 // inference refuses it by name ("input 0 (size) must be constant when the network is loaded").
 #include "OnnxConverters.hpp"
 
-#include <algorithm>
-
 namespace trellis::onnximport {
 
 namespace {
@@ -66,20 +64,16 @@ void ConvertDft(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     DftDescriptor d;
     if (axisInput) {
+        // A constant axis is folded here; one computed or fed at run time stays slot 2 (the core
+        // reads it when the network is optimized or specialized for a run).
         d.m_Axis = -2;
-        if (ctx.HasInput(2)) {
-            if (!ctx.ConstantInput(2)) {
-                ctx.Fail("input 2 (axis, '" + ctx.InputName(2) + "') is computed by other nodes; it must be a constant");
-            }
-            d.m_Axis = ConstScalarInt(ctx, 2, "axis");
-        }
+        if (ctx.HasInput(2) && ctx.ConstantInput(2)) d.m_Axis = ConstScalarInt(ctx, 2, "axis");
     } else {
         d.m_Axis = ctx.GetInt("axis", 1);
     }
     d.m_Inverse = ctx.GetBool("inverse", false);
     d.m_Onesided = ctx.GetBool("onesided", false);
-    // The axis (input 2) is folded above; only dft_length may stay an input.
-    const unsigned int slots = std::min(ctx.ParamSlots(1), 2u);
+    const unsigned int slots = ctx.ParamSlots(1);
     if (slots == 1 && ctx.HasInput(1)) d.m_DftLength = ConstScalarInt(ctx, 1, "dft_length");
     ctx.AddNodeLayer(LayerType::Dft, d, slots);
 }
