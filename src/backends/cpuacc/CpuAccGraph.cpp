@@ -96,7 +96,10 @@ namespace {
 
 std::vector<float> SmallConstantOf(const ConstTensor& t) {
     std::vector<float> values;
-    if (t.GetDataType() != DataType::Float32 || t.GetNumElements() > 64 || !t.GetMemoryArea()) return values;
+    if (t.GetDataType() != DataType::Float32 || t.GetNumElements() == 0 || t.GetNumElements() > 64 ||
+        !t.GetMemoryArea()) {
+        return values;  // an empty constant has no data to copy (memcpy from or to null is undefined)
+    }
     values.resize(t.GetNumElements());
     std::memcpy(values.data(), t.GetMemoryArea(), values.size() * sizeof(float));
     return values;

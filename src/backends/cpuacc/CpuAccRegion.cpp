@@ -1337,7 +1337,9 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
                                                                           : dnnl::rnn_direction::bidirectional_concat;
     const auto fwd = dnnl::prop_kind::forward_inference;
     dnnl::primitive primitive;
-    std::unique_ptr<dnnl::primitive_desc_base> pd;
+    // A copy of the handle: dnnl::primitive_desc_base has no virtual destructor, so the derived
+    // descriptors must not be deleted through it.
+    dnnl::primitive_desc_base pd;
     memory::desc weightsLayerMd, weightsIterMd, weightsPeepholeMd;
     if (lstm) {
         auto p = std::make_unique<dnnl::lstm_forward::primitive_desc>(
@@ -1348,7 +1350,7 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
         weightsLayerMd = p->weights_layer_desc();
         weightsIterMd = p->weights_iter_desc();
         if (peep) weightsPeepholeMd = p->weights_peephole_desc();
-        pd = std::move(p);
+        pd = *p;
     } else if (lbr) {
         auto p = std::make_unique<dnnl::lbr_gru_forward::primitive_desc>(
             dnnl::lbr_gru_forward::desc(fwd, direction, srcLayer, hasH0 ? iterMd : none, wLayerAny, wIterAny, biasMd,
@@ -1357,7 +1359,7 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
         primitive = dnnl::lbr_gru_forward(*p);
         weightsLayerMd = p->weights_layer_desc();
         weightsIterMd = p->weights_iter_desc();
-        pd = std::move(p);
+        pd = *p;
     } else if (gru) {
         auto p = std::make_unique<dnnl::gru_forward::primitive_desc>(
             dnnl::gru_forward::desc(fwd, direction, srcLayer, hasH0 ? iterMd : none, wLayerAny, wIterAny, biasMd, dstLayer,
@@ -1366,7 +1368,7 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
         primitive = dnnl::gru_forward(*p);
         weightsLayerMd = p->weights_layer_desc();
         weightsIterMd = p->weights_iter_desc();
-        pd = std::move(p);
+        pd = *p;
     } else {
         const RecurrentActivationFunction f =
             d.m_Activations.empty() ? RecurrentActivationFunction::Tanh : d.m_Activations[0].m_Function;
@@ -1380,7 +1382,7 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
         primitive = dnnl::vanilla_rnn_forward(*p);
         weightsLayerMd = p->weights_layer_desc();
         weightsIterMd = p->weights_iter_desc();
-        pd = std::move(p);
+        pd = *p;
     }
     const auto pack = [&](std::vector<float>& host, const Dims& dims, tag t, const memory::desc& packed) {
         const TensorInfo info(TensorShape(static_cast<unsigned int>(1), std::vector<unsigned int>{static_cast<unsigned int>(host.size())}.data()),
@@ -1409,7 +1411,7 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
     args.emplace_back(DNNL_ARG_DST_ITER, yh);
     const int yc = lstm ? NewInternal(iterMd) : -1;
     if (lstm) args.emplace_back(DNNL_ARG_DST_ITER_C, yc);
-    AddPrimitive(n.m_Name, primitive, *pd, std::move(args));
+    AddPrimitive(n.m_Name, primitive, pd, std::move(args));
 
     // Y: [T, D, N, H] (layout 0) or [N, T, D, H] (layout 1). oneDNN's tnc with D*H channels is
     // [T, N, D, H]: the same bytes for one direction, a reorder for two.
