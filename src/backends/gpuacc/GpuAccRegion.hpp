@@ -39,6 +39,16 @@ struct RegionOptions {
     /// each two steps into a graph, replays it, and the region appends each step's mean GPU time
     /// to this file when it is destroyed (a per-layer profile; slower than normal runs).
     std::string m_StepTimesFile;
+    /// "ConvTf32": on | off - in Precision=tf32, convolutions on TF32 tensor cores in NHWC (on), or
+    /// as in fp32 (NCHW, no TF32; matrix products keep TF32).
+    bool m_ConvTf32 = true;
+    /// "DepthwiseConv": auto | own | cudnn - depthwise convolutions on GpuAcc's own kernel or
+    /// cuDNN's plan: the faster of the two at load (auto), or always the one named.
+    enum class Depthwise { Auto, Own, Cudnn } m_Depthwise = Depthwise::Auto;
+    /// "CheckConvs": on | off - a debugging aid: every run re-computes each convolution with the
+    /// direct kernel on its real inputs and prints each one's worst per-image relative error to
+    /// stderr (runs eagerly: no CUDA graphs; far slower).
+    bool m_CheckConvs = false;
 };
 
 class CompiledRegion;
