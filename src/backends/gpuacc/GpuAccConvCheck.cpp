@@ -15,6 +15,9 @@ namespace {
 /// Above this many multiply-adds the direct kernel checks a few images, not all.
 constexpr int64_t kCheckAllMacs = int64_t(1) << 33;
 
+/// The guard bytes on each side of a test buffer (a multiple of 256: the buffer stays aligned).
+constexpr std::size_t kGuardBytes = std::size_t(1) << 20;
+
 }  // namespace
 
 double ConvTolerance(Precision p) {
@@ -40,7 +43,7 @@ std::string ConvCheckResult::ToString(int64_t images) const {
     char buf[160];
     std::snprintf(buf, sizeof(buf), "%.3g (image %lld of %lld; %lld checked)", m_Error, static_cast<long long>(m_Image),
                   static_cast<long long>(images), static_cast<long long>(m_Checked));
-    return buf;
+    return buf + (m_Outside.empty() ? std::string() : ", and it wrote " + m_Outside);
 }
 
 DirectConvLaunch DirectConvFor(const ConvShape& s, DType type) {
@@ -135,14 +138,41 @@ DeviceBuffer ConvTestData::Upload(const std::vector<float>& values, DType type) 
     return b;
 }
 
+void ConvTestData::Guarded::Allocate(std::size_t bytes, cudaStream_t stream) {
+    m_Bytes = std::max<std::size_t>(bytes, 1);
+    m_All = DeviceBuffer(m_Bytes + 2 * kGuardBytes);
+    CheckCuda(cudaMemsetAsync(m_All.Get(), 0xFF, m_Bytes + 2 * kGuardBytes, stream), "convolution check: guards");
+}
+
+void* ConvTestData::Guarded::Get() const { return static_cast<char*>(m_All.Get()) + kGuardBytes; }
+
+void ConvTestData::Guarded::ResetGuards(cudaStream_t stream) const {
+    CheckCuda(cudaMemsetAsync(m_All.Get(), 0xFF, kGuardBytes, stream), "convolution check: guards");
+    CheckCuda(cudaMemsetAsync(static_cast<char*>(m_All.Get()) + kGuardBytes + m_Bytes, 0xFF, kGuardBytes, stream),
+              "convolution check: guards");
+}
+
+std::string ConvTestData::Guarded::Written() const {
+    std::vector<unsigned char> host(kGuardBytes);
+    std::string where;
+    for (const auto& [offset, name] : {std::pair<std::size_t, const char*>{0, "before"}, {kGuardBytes + m_Bytes, "after"}}) {
+        CheckCuda(cudaMemcpy(host.data(), static_cast<char*>(m_All.Get()) + offset, kGuardBytes, cudaMemcpyDeviceToHost),
+                  "convolution check: reading the guards");
+        if (std::any_of(host.begin(), host.end(), [](unsigned char b) { return b != 0xFF; })) {
+            where += (where.empty() ? "" : " and ") + std::string(name);
+        }
+    }
+    return where;
+}
+
 ConvTestData::ConvTestData(const ConvShape& s, DType type, const std::vector<float>& wKcrs,
                            const std::vector<float>& bias, cudaStream_t stream)
     : m_Shape(s), m_Type(type), m_Stream(stream) {
     const std::size_t es = DTypeSize(type);
     const int64_t xCount = s.m_N * s.m_C * s.m_H * s.m_W, yCount = s.m_N * s.m_K * s.m_OH * s.m_OW;
-    m_X = DeviceBuffer(static_cast<std::size_t>(std::max<int64_t>(xCount, 1)) * es);
-    m_Z = DeviceBuffer(static_cast<std::size_t>(std::max<int64_t>(yCount, 1)) * es);
-    m_Y = DeviceBuffer(static_cast<std::size_t>(std::max<int64_t>(yCount, 1)) * es);
+    m_X.Allocate(static_cast<std::size_t>(xCount) * es, stream);
+    m_Z.Allocate(static_cast<std::size_t>(yCount) * es, stream);
+    m_Y.Allocate(static_cast<std::size_t>(yCount) * es, stream);
     m_Ref = DeviceBuffer(static_cast<std::size_t>(std::max<int64_t>(yCount, 1)) * sizeof(float));
     m_Sums = DeviceBuffer(static_cast<std::size_t>(2 * std::max<int64_t>(s.m_N, 1)) * sizeof(double));
     m_W = Upload(wKcrs, type);
@@ -151,20 +181,33 @@ ConvTestData::ConvTestData(const ConvShape& s, DType type, const std::vector<flo
     CheckCuda(LaunchFillRandom(m_Z.Get(), type, yCount, 5678u, 1.0f, stream), "convolution check data");
 }
 
-ConvCheckResult ConvTestData::Check(const Run& run, const ConvEpilogue& fused) {
-    run(m_X.Get(), m_Z.Get(), m_Y.Get());
-    return CheckConvOutput(m_Shape, m_Type, fused, m_X.Get(), m_W.Get(), FloatBias(), m_Z.Get(), m_Y.Get(),
-                           static_cast<float*>(m_Ref.Get()), static_cast<double*>(m_Sums.Get()), m_Stream);
+ConvCheckResult ConvTestData::Check(const Run& run, const ConvEpilogue& fused, std::size_t workspaceBytes) {
+    // Stale contents in the output and the workspace, as in a region's scratch memory; guards
+    // set again where an earlier run wrote into them.
+    CheckCuda(cudaMemsetAsync(m_Y.m_All.Get(), 0xFF, m_Y.m_Bytes + 2 * kGuardBytes, m_Stream), "convolution check: output");
+    m_X.ResetGuards(m_Stream);
+    m_Z.ResetGuards(m_Stream);
+    m_Ws.Allocate(workspaceBytes, m_Stream);
+    run(m_X.Get(), m_Z.Get(), m_Y.Get(), m_Ws.Get());
+    ConvCheckResult r = CheckConvOutput(m_Shape, m_Type, fused, m_X.Get(), m_W.Get(), FloatBias(), m_Z.Get(), m_Y.Get(),
+                                        static_cast<float*>(m_Ref.Get()), static_cast<double*>(m_Sums.Get()), m_Stream);
+    for (const auto& [buffer, name] : {std::pair<const Guarded*, const char*>{&m_Y, "output"}, {&m_Ws, "workspace"},
+                                       {&m_X, "input"}, {&m_Z, "residual"}}) {
+        const std::string where = buffer->Written();
+        if (!where.empty()) r.m_Outside += (r.m_Outside.empty() ? "" : ", ") + where + " its " + name;
+    }
+    return r;
 }
 
-float ConvTestData::TimeMs(const Run& run) {
+float ConvTestData::TimeMs(const Run& run, std::size_t workspaceBytes) {
     constexpr int kWarm = 2, kTimed = 10;
-    for (int i = 0; i < kWarm; ++i) run(m_X.Get(), m_Z.Get(), m_Y.Get());
+    m_Ws.Allocate(workspaceBytes, m_Stream);
+    for (int i = 0; i < kWarm; ++i) run(m_X.Get(), m_Z.Get(), m_Y.Get(), m_Ws.Get());
     cudaEvent_t start = nullptr, stop = nullptr;
     CheckCuda(cudaEventCreate(&start), "convolution timing");
     CheckCuda(cudaEventCreate(&stop), "convolution timing");
     CheckCuda(cudaEventRecord(start, m_Stream), "convolution timing");
-    for (int i = 0; i < kTimed; ++i) run(m_X.Get(), m_Z.Get(), m_Y.Get());
+    for (int i = 0; i < kTimed; ++i) run(m_X.Get(), m_Z.Get(), m_Y.Get(), m_Ws.Get());
     CheckCuda(cudaEventRecord(stop, m_Stream), "convolution timing");
     CheckCuda(cudaEventSynchronize(stop), "convolution timing");
     float ms = 0.0f;

@@ -247,6 +247,9 @@ cudaError_t LaunchGemmReference(const GemmReferenceLaunch& launch, cudaStream_t 
 
 /// Fills `count` elements of `type` at p with `value`.
 cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream);
+/// An empty kernel: launched between two steps, it starts only when the step before has finished
+/// (it is launched without programmatic dependent launch), and the step after follows it.
+cudaError_t LaunchStepBarrier(cudaStream_t stream);
 /// Fills `count` elements of `type` at p with pseudo-random values uniform in
 /// [offset - scale, offset + scale) (a hash of `seed` and the index: the same every time).
 cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream,

@@ -307,12 +307,13 @@ TEST(GpuAccFusion, ResNetBlockIsOneRegionWithFusedEpilogues) {
     EXPECT_NE(r.m_Optimized.find("MatMul+bias x1"), std::string::npos) << r.m_Optimized;
 }
 
-// A ResNet at batch 32 in every precision: resnet50 in tf32 at batch 32 once gave a relative
-// error of 0.16 against PyTorch (0.002 at batch 1, fine in fp32 and fp16), while each cuDNN plan
-// had been checked on its first and last image only. This net has resnet50's kinds of layers
-// (7x7 stride-2 stem on 3 channels, max pool, bottlenecks with 1x1 and 3x3 convolutions, a
-// strided one, projection and identity shortcuts, folded BatchNorm, global pool, classifier) and
-// is checked image by image against CpuRef.
+// A ResNet at batch 32 in every precision, TF32 convolutions (ConvTf32=on) included: resnet50 in
+// tf32 at batch 32 gave a relative error of 0.16 against PyTorch with TF32 convolutions (0.002 at
+// batch 1, fine in fp32 and fp16). This net has resnet50's kinds of layers (7x7 stride-2 stem on
+// 3 channels, max pool, bottlenecks with 1x1 and 3x3 convolutions, a strided one, projection and
+// identity shortcuts, folded BatchNorm, global pool, classifier) and is checked image by image
+// against CpuRef. On an H100 it passed with TF32 convolutions too (4.6e-4): it does not reproduce
+// resnet50's error - Resnet50AtBatch32InTf32MatchesPyTorchImageByImage below does.
 TEST(GpuAccPrecision, ResNetAtBatch32MatchesCpuRefImageByImage) {
     SKIP_WITHOUT_GPU();
     constexpr unsigned int batch = 32, classes = 10;
@@ -358,9 +359,18 @@ TEST(GpuAccPrecision, ResNetAtBatch32MatchesCpuRefImageByImage) {
     const Net::Result ref = net.Run({"CpuRef"});
     const std::vector<float>& want = ref.m_Outputs[0];
     ASSERT_EQ(want.size(), static_cast<std::size_t>(batch * classes));
-    for (const auto& [precision, tolerance] :
-         std::vector<std::pair<const char*, double>>{{"fp32", 1e-4}, {"tf32", 1e-2}, {"fp16", 1e-2}}) {
-        const Net::Result gpu = net.Run({"GpuAcc", "CpuRef"}, WithOption("Precision", precision));
+    struct Variant {
+        const char* m_Precision;
+        bool m_ConvTf32;
+        double m_Tolerance;
+    };
+    for (const Variant& v : {Variant{"fp32", false, 1e-4}, Variant{"tf32", false, 1e-2}, Variant{"tf32", true, 1e-2},
+                             Variant{"fp16", false, 1e-2}}) {
+        IRuntime::CreationOptions o = WithOption("Precision", v.m_Precision);
+        if (v.m_ConvTf32) o.m_BackendOptions["GpuAcc"]["ConvTf32"] = "on";
+        const std::string precision = std::string(v.m_Precision) + (v.m_ConvTf32 ? " (ConvTf32=on)" : "");
+        const double tolerance = v.m_Tolerance;
+        const Net::Result gpu = net.Run({"GpuAcc", "CpuRef"}, o);
         EXPECT_FALSE(gpu.m_Counts.count("CpuRef")) << precision << ": something fell back to CpuRef\n" << gpu.m_Optimized;
         const std::vector<float>& got = gpu.m_Outputs[0];
         ASSERT_EQ(got.size(), want.size()) << precision;
@@ -414,6 +424,7 @@ TEST_P(GpuAccDepthwise, OwnKernelMatchesCpuRef) {
             std::filesystem::remove(steps);
             IRuntime::CreationOptions o = WithOption("Precision", precision);
             o.m_BackendOptions["GpuAcc"]["DepthwiseConv"] = mode;
+            o.m_BackendOptions["GpuAcc"]["ConvTf32"] = "on";  // tf32: the NHWC float kernel
             o.m_BackendOptions["GpuAcc"]["StepTimesFile"] = steps;
             const bool exact = std::string(precision) != "fp16" && std::string(mode) == "own";
             net.Check(exact ? 1e-5 : 1e-2, std::string(p.m_Name) + " " + precision + " " + mode, o);
@@ -422,7 +433,7 @@ TEST_P(GpuAccDepthwise, OwnKernelMatchesCpuRef) {
             if (std::string(mode) == "own") {
                 EXPECT_NE(text.find("depthwise kernel"), std::string::npos) << p.m_Name << " " << precision << "\n" << text;
             }
-            EXPECT_EQ(text.find("disagreed"), std::string::npos) << p.m_Name << " " << precision << "\n" << text;
+            EXPECT_EQ(text.find("failed its check"), std::string::npos) << p.m_Name << " " << precision << "\n" << text;
         }
     }
     std::filesystem::remove(steps);
@@ -793,6 +804,41 @@ TEST(GpuAccDeviceMemory, InputsAndOutputsGivenOnTheGpuSkipTheHost) {
 }
 
 // ---- models -----------------------------------------------------------------------------------------------
+
+/// resnet50 at batch 32 in tf32 against PyTorch's fp32 output, image by image: with TF32
+/// convolutions (ConvTf32=on) this model and input gave 0.155 and 0.173 (worst image 0: 0.59 and
+/// 0.66) in two H100 runs, while every convolution passed its load-time check and, re-checked on
+/// its real inputs (CheckConvs=on), was right - and the whole network was right then too (2.2e-3).
+/// The default (ConvTf32=off) gave 3.1e-4. bench/gpu/run_gpu_bench.py exports the model
+/// (resnet50_b32.onnx, its input and PyTorch's output beside it as .input.npy and .output.npy) into
+/// its --work folder; set TRELLIS_GPU_BENCH_DIR to that folder (device_run.sh's tf32 stage does).
+TEST(GpuAccPrecision, Resnet50AtBatch32InTf32MatchesPyTorchImageByImage) {
+    SKIP_WITHOUT_GPU();
+    const char* dir = std::getenv("TRELLIS_GPU_BENCH_DIR");
+    const std::string base = std::string(dir ? dir : "") + "/resnet50_b32.onnx";
+    if (!dir || !std::filesystem::exists(base)) GTEST_SKIP() << "TRELLIS_GPU_BENCH_DIR has no resnet50_b32.onnx";
+    IRuntime::CreationOptions o = WithOption("Precision", "tf32");
+    LoadedModel m = LoadedModel::Load(base, {"GpuAcc", "CpuRef"}, {}, o);
+    const OwnedTensor want = LoadTensorFile(base + ".output.npy");
+    const auto outs = m.Run({LoadTensorFile(base + ".input.npy")});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
+    const std::size_t images = want.m_Info.GetShape()[0], per = want.m_Info.GetNumElements() / images;
+    double worst = 0.0;
+    std::size_t worstImage = 0;
+    for (std::size_t n = 0; n < images; ++n) {
+        const double e = RelativeL2Of(per, [&](std::size_t i) { return ToDouble(outs[0], n * per + i); },
+                                      [&](std::size_t i) { return ToDouble(want, n * per + i); });
+        if (!(e <= worst)) {
+            worst = e;
+            worstImage = n;
+        }
+    }
+    const double all = RelativeL2(outs[0], want);
+    std::cout << "resnet50 b32 tf32: relative L2 " << all << ", worst image " << worstImage << " " << worst << "\n";
+    EXPECT_LT(all, 1e-2);
+    EXPECT_LT(worst, 2e-2) << "image " << worstImage;
+}
 
 std::string ModelsDir() {
     const char* env = std::getenv("TRELLIS_GPU_TEST_MODELS_DIR");
