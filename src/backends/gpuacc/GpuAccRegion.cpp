@@ -204,7 +204,12 @@ public:
                    const RegionOptions& options, const std::string& name);
     ~CompiledRegion();
     void Execute(const WorkloadIo& io) const;
-    std::size_t ScratchBytes() const { return m_ScratchBytes; }
+    /// The runtime aligns scratch memory to 64 bytes only (IWorkload.hpp); the region rounds the
+    /// address up to kAlign itself, so it asks for kAlign bytes more: cuBLASLt wants its
+    /// workspace 256-byte aligned (an algorithm that used workspace failed with
+    /// CUBLAS_STATUS_INVALID_VALUE at run time in one H100 run, after running at load on
+    /// cudaMalloc'd buffers), and every offset planned inside is a multiple of kAlign.
+    std::size_t ScratchBytes() const { return m_ScratchBytes ? m_ScratchBytes + kAlign : 0; }
     bool IsConstantInput(unsigned int index) const {
         return index < m_ConstantInput.size() && m_ConstantInput[index];
     }
@@ -1693,6 +1698,7 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     ThreadContext& tc = CurrentThreadContext();
     char* scratch = static_cast<char*>(io.m_Scratch);
     if (m_ScratchBytes && !scratch) throw RuntimeException("GpuAcc: region '" + m_Name + "' was given no scratch memory");
+    if (scratch) scratch = reinterpret_cast<char*>(AlignUp(reinterpret_cast<uintptr_t>(scratch)));  // see ScratchBytes()
     // Every step's buffers, resolved for this call.
     std::vector<void*> ptrs;
     ptrs.reserve(m_NumPtrs);
