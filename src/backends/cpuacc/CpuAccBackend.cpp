@@ -161,7 +161,9 @@ std::size_t ConstantBytes(const IConnectableLayer& layer, std::set<const IOutput
     for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
         const IOutputSlot* src = layer.GetInputSlot(i).GetConnection();
         if (src && src->GetOwningIConnectableLayer().GetType() == LayerType::Constant && seen.insert(src).second) {
-            bytes += src->GetTensorInfo().GetNumBytes();
+            // Weights folded from int8 (they carry their dequantization scales) are packed as int8.
+            const TensorInfo& info = src->GetTensorInfo();
+            bytes += info.GetQuantizationScales().empty() ? info.GetNumBytes() : info.GetNumBytes() / 4;
         }
     }
     return bytes;
@@ -229,8 +231,15 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
     for (IConnectableLayer* l : layers) {
         const std::size_t add = ConstantBytes(*l, seen);
         if (!part.empty() && bytes + add > kRegionWeightBudget) {
+            // A DequantizeLinear at the end goes with the next part: the int8 fusion needs it in
+            // the region of the convolution or matmul it feeds.
+            std::vector<IConnectableLayer*> carry;
+            while (part.size() > 1 && part.back()->GetType() == LayerType::DequantizeLinear) {
+                carry.insert(carry.begin(), part.back());
+                part.pop_back();
+            }
             AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
-            part.clear();
+            part = std::move(carry);
             bytes = 0;
         }
         part.push_back(l);

@@ -16,6 +16,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 namespace trellis::cpuacc {
@@ -272,6 +273,92 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa) {
         case KernelIsa::Avx2: ErfAvx2(in, out, n); return;
         case KernelIsa::Scalar: ErfScalar(in, out, n); return;
     }
+}
+
+}  // namespace trellis::cpuacc
+
+namespace trellis::cpuacc {
+
+namespace {
+
+// ONNX QuantizeLinear per tensor, one body compiled for each ISA by its callers. x / scale in
+// float32 (as ONNX and CpuRef), clamped to [min - zp, max - zp] first (integers, so clamping
+// before rounding equals saturating after; NaN becomes the minimum), rounded half to even by
+// adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22 in the default rounding mode; IEEE
+// arithmetic without -ffast-math keeps both steps), then zp added in int32.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizeBody(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+template <typename Q>
+__attribute__((always_inline)) inline void DequantizeBody(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zp) * scale;
+}
+
+template <typename Q>
+__attribute__((target("avx512f"))) void QuantizeAvx512(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizeAvx2(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void QuantizeScalar(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void DequantizeAvx512(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void DequantizeAvx2(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void DequantizeScalar(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+
+template <typename Q>
+void QuantizeAny(const float* in, Q* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizeAvx512(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: QuantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: QuantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+template <typename Q>
+void DequantizeAny(const Q* in, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: DequantizeAvx512(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: DequantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: DequantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+
+}  // namespace
+
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) QuantizeAny(in, static_cast<int8_t*>(out), n, scale, zp, isa);
+    else QuantizeAny(in, static_cast<uint8_t*>(out), n, scale, zp, isa);
+}
+
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) DequantizeAny(static_cast<const int8_t*>(in), out, n, scale, zp, isa);
+    else DequantizeAny(static_cast<const uint8_t*>(in), out, n, scale, zp, isa);
 }
 
 }  // namespace trellis::cpuacc

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 namespace trellis::cpuacc {
@@ -41,5 +42,12 @@ void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// the calling thread's OpenMP team.
 void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
              KernelIsa isa);
+
+/// ONNX QuantizeLinear per tensor of n floats to UInt8 (s8: Signed8) at `out`:
+/// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
+/// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa);
+/// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 
 }  // namespace trellis::cpuacc

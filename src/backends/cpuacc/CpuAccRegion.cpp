@@ -1793,32 +1793,6 @@ void CompiledRegion::CompileMatMulInt8(const Node& n) {
     Bind(out, Alias(dst, PlainMd(ValueDims(out), DataTypeOf(p.m_DstType))));
 }
 
-namespace {
-
-/// ONNX QuantizeLinear per tensor: saturate(round_half_even(x / scale) + zero_point), the division
-/// in Float32 as CpuRef and ONNX Runtime do. Rounding adds and subtracts 1.5 * 2^23 (exact round
-/// half to even in the default rounding mode for |v| < 2^22; v is clamped well inside that first,
-/// which saturation makes harmless), so the loop vectorizes without a libm call.
-template <typename Q>
-void QuantizeRange(const float* x, Q* y, std::size_t n, float scale, float zp) {
-    constexpr float lo = static_cast<float>(std::numeric_limits<Q>::min()), hi = static_cast<float>(std::numeric_limits<Q>::max());
-    constexpr float magic = 12582912.0f;
-    for (std::size_t i = 0; i < n; ++i) {
-        float v = x[i] / scale;
-        v = v == v ? std::min(std::max(v, -1024.0f), 1024.0f) : 0.0f;  // NaN: undefined in ONNX; 0 here
-        // Without -ffast-math the compiler keeps both steps (IEEE forbids folding them).
-        const float r = ((v + magic) - magic) + zp;
-        y[i] = static_cast<Q>(std::min(std::max(r, lo), hi));
-    }
-}
-
-template <typename Q>
-void DequantizeRange(const Q* x, float* y, std::size_t n, float scale, float zp) {
-    for (std::size_t i = 0; i < n; ++i) y[i] = (static_cast<float>(x[i]) - zp) * scale;
-}
-
-}  // namespace
-
 void CompiledRegion::CompileQuantize(const Node& n) {
     const bool quantize = n.m_Kind == NodeKind::Quantize;
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
@@ -1835,23 +1809,38 @@ void CompiledRegion::CompileQuantize(const Node& n) {
     }
     const bool s8 = (quantize ? m_Graph->m_Values[static_cast<std::size_t>(out)] : m_Graph->m_Values[static_cast<std::size_t>(x)])
                         .m_Info.GetDataType() == DataType::Signed8;
-    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetNumElements();
-    const int src = EnsurePlain(x);
-    const int dst = NewInternal(PlainMd(ValueDims(out), ValueType(out)));
+    // Element-wise, so any layout will do: the output keeps the input's (an int8 convolution's
+    // nhwc, a blocked nChw16c, padding included), and consumers reorder only if they need to.
+    int src = MemOf(x);
+    memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    bool padded = false;  // oneDNN expects zeros in a blocked layout's padding; quantizing would write zp there
+    for (int d = 0; d < srcMd.data.ndims; ++d) padded = padded || srcMd.data.padded_dims[d] != srcMd.data.dims[d];
+    if (srcMd.data.format_kind != dnnl_blocked || srcMd.data.extra.flags != 0 || srcMd.data.offset0 != 0 || padded) {
+        src = EnsurePlain(x);
+        srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    }
+    dnnl_memory_desc_t raw = srcMd.data;
+    raw.data_type = static_cast<dnnl_data_type_t>(ValueType(out));
+    const memory::desc dstMd(raw);
+    const std::size_t count = srcMd.get_size() / memory::data_type_size(srcMd.data_type());
+    const int dst = NewInternal(dstMd);
+    const int32_t zeroPoint = static_cast<int32_t>(zp);
+    const KernelIsa isa = BestKernelIsa();
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
     step.m_KernelMems = {src, dst};
-    step.m_Kernel = [count, scale, zp, quantize, s8](const std::vector<void*>& p) {
+    step.m_Kernel = [count, scale, zeroPoint, quantize, s8, isa](const std::vector<void*>& p) {
         constexpr std::size_t kBlock = 16384;
         const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
 #pragma omp parallel for schedule(static) if (blocks > 1)
         for (long long b = 0; b < blocks; ++b) {
             const std::size_t begin = static_cast<std::size_t>(b) * kBlock, len = std::min(kBlock, count - begin);
-            if (quantize && s8) QuantizeRange(static_cast<const float*>(p[0]) + begin, static_cast<int8_t*>(p[1]) + begin, len, scale, zp);
-            if (quantize && !s8) QuantizeRange(static_cast<const float*>(p[0]) + begin, static_cast<uint8_t*>(p[1]) + begin, len, scale, zp);
-            if (!quantize && s8) DequantizeRange(static_cast<const int8_t*>(p[0]) + begin, static_cast<float*>(p[1]) + begin, len, scale, zp);
-            if (!quantize && !s8) DequantizeRange(static_cast<const uint8_t*>(p[0]) + begin, static_cast<float*>(p[1]) + begin, len, scale, zp);
+            if (quantize) {
+                Quantize(static_cast<const float*>(p[0]) + begin, static_cast<uint8_t*>(p[1]) + begin, s8, len, scale, zeroPoint, isa);
+            } else {
+                Dequantize(static_cast<const uint8_t*>(p[0]) + begin, s8, static_cast<float*>(p[1]) + begin, len, scale, zeroPoint, isa);
+            }
         }
     };
     m_Steps.push_back(std::move(step));
