@@ -155,6 +155,8 @@ namespace {
 /// (IWorkload::ReadsConstantInput): weights are never resident twice in full. A cut costs at most
 /// one layout change of the tensors crossing it.
 constexpr std::size_t kRegionWeightBudget = 64u << 20;
+/// Inputs one region takes at most (the op table allows a PreCompiled layer 1024).
+constexpr std::size_t kRegionMaxInputs = 1000;
 
 std::size_t ConstantBytes(const IConnectableLayer& layer, std::set<const IOutputSlot*>& seen) {
     std::size_t bytes = 0;
@@ -226,11 +228,13 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
     const auto& layers = subgraph.GetLayers();
     if (layers.empty()) return views;
     std::vector<IConnectableLayer*> part;
-    std::size_t bytes = 0;
+    std::size_t bytes = 0, slots = 0;
     std::set<const IOutputSlot*> seen;
     for (IConnectableLayer* l : layers) {
         const std::size_t add = ConstantBytes(*l, seen);
-        if (!part.empty() && bytes + add > kRegionWeightBudget) {
+        // The input slots of a part bound its region's inputs, which a PreCompiled layer has at
+        // most kRegionMaxInputs of (quantized models read two constants per Quantize/Dequantize).
+        if (!part.empty() && (bytes + add > kRegionWeightBudget || slots + l->GetNumInputSlots() > kRegionMaxInputs)) {
             // A DequantizeLinear at the end goes with the next part: the int8 fusion needs it in
             // the region of the convolution or matmul it feeds.
             std::vector<IConnectableLayer*> carry;
@@ -241,9 +245,12 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
             AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
             part = std::move(carry);
             bytes = 0;
+            slots = 0;
+            for (const IConnectableLayer* c : part) slots += c->GetNumInputSlots();
         }
         part.push_back(l);
         bytes += add;
+        slots += l->GetNumInputSlots();
     }
     AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
     return views;

@@ -531,6 +531,24 @@ void FuseInt8(RegionGraph& g) {
     }
 }
 
+/// QuantizeLinear whose only reader is a DequantizeLinear (the "fake quantization" a QDQ model
+/// puts between float ops) becomes one kernel pass, Float32 to Float32.
+void FuseQuantizeDequantize(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        if (N(g, i).m_Dead || N(g, i).m_Kind != NodeKind::Quantize || N(g, i).m_Int8) continue;
+        const int d = SoleConsumer(g, Out(N(g, i)));
+        if (d < 0 || N(g, d).m_Kind != NodeKind::Dequantize || N(g, d).m_Inputs[0] != Out(N(g, i))) continue;
+        Int8Params p;
+        if (!QuantParamsOf(g, N(g, i), p.m_SrcScale, p.m_SrcZeroPoint) || !QuantParamsOf(g, N(g, d), p.m_DstScale, p.m_DstZeroPoint)) {
+            continue;
+        }
+        p.m_SrcType = p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, i)))].m_Info.GetDataType();
+        N(g, i).m_Int8 = p;
+        g.m_FusionLog.push_back("fake-quant: Quantize '" + N(g, i).m_Name + "' + Dequantize '" + N(g, d).m_Name + "'");
+        Absorb(g, i, d, {d});
+    }
+}
+
 }  // namespace
 
 void FuseRegion(RegionGraph& g) {
@@ -541,6 +559,7 @@ void FuseRegion(RegionGraph& g) {
     FuseRmsNorm(g);
     FusePostOps(g);
     FuseInt8(g);
+    FuseQuantizeDequantize(g);
 }
 
 }  // namespace trellis::cpuacc

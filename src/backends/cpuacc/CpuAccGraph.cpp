@@ -71,7 +71,7 @@ std::string RegionGraph::Describe() const {
         if (n.m_Dead) continue;
         ++live;
         std::string key = GetNodeKindName(n.m_Kind);
-        if (n.m_Int8) key += "(int8)";
+        if (n.m_Int8) key += n.m_Kind == NodeKind::Quantize ? "+dequantize" : "(int8)";
         for (const PostOp& p : n.m_PostOps) key += p.m_Kind == PostOp::Kind::Add ? "+add" : "+eltwise";
         ++counts[key];
     }

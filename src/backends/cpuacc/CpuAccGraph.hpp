@@ -85,7 +85,9 @@ struct Node {
     std::vector<int> m_Outputs;  ///< value ids
     std::vector<EltwiseOp> m_Eltwise;  ///< Eltwise nodes: applied in order
     std::vector<PostOp> m_PostOps;
-    std::optional<Int8Params> m_Int8;  ///< Conv/MatMul run in int8 (see Int8Params)
+    /// Conv/MatMul run in int8 (see Int8Params); on a Quantize node: a DequantizeLinear fused after
+    /// it (m_Dst* are the DequantizeLinear's scale and zero point; the output is Float32).
+    std::optional<Int8Params> m_Int8;
     bool m_Dead = false;
 };
 

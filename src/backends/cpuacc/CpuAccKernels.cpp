@@ -301,6 +301,44 @@ __attribute__((always_inline)) inline void QuantizeBody(const float* in, Q* out,
     }
 }
 
+/// QuantizeBody then DequantizeLinear with (dqScale, dqZp), in one pass: Float32 out.
+template <typename Q>
+__attribute__((always_inline)) inline void FakeQuantBody(const float* in, float* out, std::size_t n, float scale, int32_t zp,
+                                                         float dqScale, int32_t dqZp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<float>(static_cast<int32_t>(r) + zp - dqZp) * dqScale;
+    }
+}
+
+template <typename Q>
+__attribute__((target("avx512f"))) void FakeQuantAvx512(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void FakeQuantAvx2(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+template <typename Q>
+void FakeQuantScalar(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+template <typename Q>
+void FakeQuantAny(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: FakeQuantAvx512<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Avx2: FakeQuantAvx2<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Scalar: FakeQuantScalar<Q>(in, out, n, s, z, ds, dz); return;
+    }
+}
+
 template <typename Q>
 __attribute__((always_inline)) inline void DequantizeBody(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
 #pragma omp simd
@@ -354,6 +392,12 @@ void DequantizeAny(const Q* in, float* out, std::size_t n, float scale, int32_t 
 void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
     if (s8) QuantizeAny(in, static_cast<int8_t*>(out), n, scale, zp, isa);
     else QuantizeAny(in, static_cast<uint8_t*>(out), n, scale, zp, isa);
+}
+
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa) {
+    if (s8) FakeQuantAny<int8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+    else FakeQuantAny<uint8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
 }
 
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {

@@ -47,6 +47,10 @@ void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, 
 /// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
 /// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).
 void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa);
+/// Quantize then DequantizeLinear with (dqScale, dqZp) in one pass, Float32 to Float32: the same
+/// values as the two kernels one after the other.
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa);
 /// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 

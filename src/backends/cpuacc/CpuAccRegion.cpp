@@ -1807,8 +1807,12 @@ void CompiledRegion::CompileQuantize(const Node& n) {
         if (!z) throw LayerValidationException("CpuAcc: " + n.m_Name + " needs a constant 8-bit scalar zero point");
         zp = static_cast<float>(*z);
     }
-    const bool s8 = (quantize ? m_Graph->m_Values[static_cast<std::size_t>(out)] : m_Graph->m_Values[static_cast<std::size_t>(x)])
-                        .m_Info.GetDataType() == DataType::Signed8;
+    const bool fake = quantize && n.m_Int8.has_value();  // Quantize + Dequantize, Float32 out
+    const bool s8 = fake ? n.m_Int8->m_SrcType == DataType::Signed8
+                         : (quantize ? m_Graph->m_Values[static_cast<std::size_t>(out)] : m_Graph->m_Values[static_cast<std::size_t>(x)])
+                                   .m_Info.GetDataType() == DataType::Signed8;
+    const float dqScale = fake ? n.m_Int8->m_DstScale : 1.0f;
+    const int32_t dqZp = fake ? n.m_Int8->m_DstZeroPoint : 0;
     // Element-wise, so any layout will do: the output keeps the input's (an int8 convolution's
     // nhwc, a blocked nChw16c, padding included), and consumers reorder only if they need to.
     int src = MemOf(x);
@@ -1830,13 +1834,16 @@ void CompiledRegion::CompileQuantize(const Node& n) {
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
     step.m_KernelMems = {src, dst};
-    step.m_Kernel = [count, scale, zeroPoint, quantize, s8, isa](const std::vector<void*>& p) {
+    step.m_Kernel = [count, scale, zeroPoint, quantize, s8, isa, fake, dqScale, dqZp](const std::vector<void*>& p) {
         constexpr std::size_t kBlock = 16384;
         const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
 #pragma omp parallel for schedule(static) if (blocks > 1)
         for (long long b = 0; b < blocks; ++b) {
             const std::size_t begin = static_cast<std::size_t>(b) * kBlock, len = std::min(kBlock, count - begin);
-            if (quantize) {
+            if (fake) {
+                QuantizeDequantize(static_cast<const float*>(p[0]) + begin, static_cast<float*>(p[1]) + begin, s8, len, scale,
+                                   zeroPoint, dqScale, dqZp, isa);
+            } else if (quantize) {
                 Quantize(static_cast<const float*>(p[0]) + begin, static_cast<uint8_t*>(p[1]) + begin, s8, len, scale, zeroPoint, isa);
             } else {
                 Dequantize(static_cast<const uint8_t*>(p[0]) + begin, s8, static_cast<float*>(p[1]) + begin, len, scale, zeroPoint, isa);
