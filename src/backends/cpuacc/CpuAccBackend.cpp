@@ -235,13 +235,20 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
         // The input slots of a part bound its region's inputs, which a PreCompiled layer has at
         // most kRegionMaxInputs of (quantized models read two constants per Quantize/Dequantize).
         if (!part.empty() && (bytes + add > kRegionWeightBudget || slots + l->GetNumInputSlots() > kRegionMaxInputs)) {
-            // A DequantizeLinear at the end goes with the next part: the int8 fusion needs it in
-            // the region of the convolution or matmul it feeds.
-            std::vector<IConnectableLayer*> carry;
-            while (part.size() > 1 && part.back()->GetType() == LayerType::DequantizeLinear) {
-                carry.insert(carry.begin(), part.back());
-                part.pop_back();
+            // In a quantized model the cut goes right after a QuantizeLinear (8-bit data crosses
+            // it, and the int8 fusion needs DequantizeLinear -> Conv/MatMul -> QuantizeLinear in
+            // one region): the last few layers after the last QuantizeLinear move to the next
+            // part; failing that, at least a trailing DequantizeLinear does.
+            std::size_t keep = part.size();
+            for (std::size_t k = part.size(); k > 1 && part.size() - k < 8; --k) {
+                if (part[k - 1]->GetType() == LayerType::QuantizeLinear) {
+                    keep = k;
+                    break;
+                }
             }
+            while (keep == part.size() && keep > 1 && part[keep - 1]->GetType() == LayerType::DequantizeLinear) --keep;
+            std::vector<IConnectableLayer*> carry(part.begin() + static_cast<std::ptrdiff_t>(keep), part.end());
+            part.resize(keep);
             AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
             part = std::move(carry);
             bytes = 0;

@@ -248,6 +248,36 @@ TEST(CpuAccInt8, QuantizeLinearRoundsHalfToEvenAndSaturatesLikeCpuRef) {
     }
 }
 
+// A QDQ chain with more constant scales and zero points than one PreCompiled layer takes (1024
+// inputs; the BERT encoder's QDQ model has 1776) is cut into several regions, and a region cut
+// never separates a DequantizeLinear from the int8 layer it feeds.
+TEST(CpuAccInt8, LongQdqChainsAreCutIntoRegionsThatKeepTheirInt8Layers) {
+    SKIP_WITHOUT_CPUACC();
+    QdqNet net;
+    IOutputSlot* x = net.Input({4, 16});
+    for (int i = 0; i < 200; ++i) {
+        IOutputSlot* dq = net.Dequantize(net.Quantize(x, 0.05f, DataType::UInt8, 128), 0.05f, DataType::UInt8, 128);
+        GemmDescriptor d;
+        d.m_TransB = true;
+        x = net.Layer(LayerType::Gemm, d, {dq, net.Weights({16, 16}, 16, 0), net.FloatConst({16}, 0.1f)});
+    }
+    IOutputSlot* q = net.Quantize(x, 0.05f, DataType::UInt8, 128);
+    net.Output(q);
+    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+    const QdqNet::Result ref = net.Run({"CpuRef"});
+    EXPECT_EQ(acc.m_Counts.count("CpuRef") ? acc.m_Counts.at("CpuRef") : 0u, 0u) << acc.m_Text;
+    EXPECT_GT(acc.m_Counts.at("CpuAcc"), 1u) << "one region for 1200 inputs?\n" << acc.m_Text;
+    const auto [worst, differing] = StepDiff<uint8_t>(acc.m_Outputs[0], ref.m_Outputs[0]);
+    EXPECT_LE(worst, 1) << differing << " differ";
+    if (Int8Exact()) {
+        std::size_t int8 = 0;
+        for (std::size_t at = 0; (at = acc.m_Text.find("MatMul(int8) x", at)) != std::string::npos; ++at) {
+            int8 += std::stoul(acc.m_Text.substr(at + std::strlen("MatMul(int8) x")));
+        }
+        EXPECT_EQ(int8, 200u) << acc.m_Text;
+    }
+}
+
 // What CpuAcc cannot run as ONNX defines it is declined by name, with the rule.
 TEST(CpuAccInt8, UnsupportedQuantizationIsDeclinedWithReasons) {
     SKIP_WITHOUT_CPUACC();
