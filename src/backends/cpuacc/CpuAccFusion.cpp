@@ -531,6 +531,58 @@ void FuseInt8(RegionGraph& g) {
     }
 }
 
+/// DequantizeLinear a, DequantizeLinear b -> Add -> [Relu] -> QuantizeLinear (a QDQ model's
+/// residual addition) becomes one QuantizedAdd pass over the 8-bit tensors.
+void FuseQuantizedAdd(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        if (!IsBinaryOp(N(g, i), BinaryOperation::Add)) continue;
+        const Node& add = N(g, i);
+        const int va = add.m_Inputs[0], vb = add.m_Inputs[1];
+        const int da = ProducerIndex(g, va), db = ProducerIndex(g, vb);
+        const auto isDq = [&](int d) { return d >= 0 && !N(g, d).m_Dead && N(g, d).m_Kind == NodeKind::Dequantize; };
+        if (va == vb || !isDq(da) || !isDq(db)) continue;
+        const TensorInfo& out = g.m_Values[static_cast<std::size_t>(Out(add))].m_Info;
+        if (g.m_Values[static_cast<std::size_t>(va)].m_Info.GetShape() != out.GetShape() ||
+            g.m_Values[static_cast<std::size_t>(vb)].m_Info.GetShape() != out.GetShape()) {
+            continue;
+        }
+        int next = SoleConsumer(g, Out(add));
+        int relu = -1;
+        if (next >= 0 && N(g, next).m_Kind == NodeKind::Eltwise && N(g, next).m_Eltwise.size() == 1 &&
+            IsSingleEltwise(N(g, next), dnnl_eltwise_relu, 0.0f, 0.0f)) {
+            relu = next;
+            next = SoleConsumer(g, Out(N(g, relu)));
+        }
+        if (next < 0 || N(g, next).m_Kind != NodeKind::Quantize || N(g, next).m_Int8) continue;
+        const int qa = N(g, da).m_Inputs[0], qb = N(g, db).m_Inputs[0];
+        const DataType t = g.m_Values[static_cast<std::size_t>(qa)].m_Info.GetDataType();
+        if (g.m_Values[static_cast<std::size_t>(qb)].m_Info.GetDataType() != t ||
+            g.m_Values[static_cast<std::size_t>(Out(N(g, next)))].m_Info.GetDataType() != t) {
+            continue;
+        }
+        Int8Params p;
+        if (!QuantParamsOf(g, N(g, da), p.m_SrcScale, p.m_SrcZeroPoint) ||
+            !QuantParamsOf(g, N(g, db), p.m_Src2Scale, p.m_Src2ZeroPoint) ||
+            !QuantParamsOf(g, N(g, next), p.m_DstScale, p.m_DstZeroPoint)) {
+            continue;
+        }
+        p.m_SrcType = p.m_DstType = t;
+        p.m_Relu = relu >= 0;
+        Node& n = N(g, i);
+        n.m_Kind = NodeKind::QuantizedAdd;
+        n.m_Inputs = {qa, qb};
+        n.m_Int8 = p;
+        g.m_FusionLog.push_back("quantized-add: '" + n.m_Name + "' between '" + N(g, da).m_Name + "', '" + N(g, db).m_Name +
+                                "' and '" + N(g, next).m_Name + "'");
+        if (relu >= 0) N(g, relu).m_Dead = true;
+        Absorb(g, i, next, {next});
+        for (int d : {da, db}) {
+            const int v = Out(N(g, d));
+            if (g.Consumers(v).empty() && !g.IsRegionOutput(v)) N(g, d).m_Dead = true;
+        }
+    }
+}
+
 /// QuantizeLinear whose only reader is a DequantizeLinear (the "fake quantization" a QDQ model
 /// puts between float ops) becomes one kernel pass, Float32 to Float32.
 void FuseQuantizeDequantize(RegionGraph& g) {
@@ -559,6 +611,7 @@ void FuseRegion(RegionGraph& g) {
     FuseRmsNorm(g);
     FusePostOps(g);
     FuseInt8(g);
+    FuseQuantizedAdd(g);
     FuseQuantizeDequantize(g);
 }
 

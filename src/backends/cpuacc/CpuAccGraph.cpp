@@ -40,6 +40,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::RmsNorm: return "RmsNorm";
         case NodeKind::Quantize: return "Quantize";
         case NodeKind::Dequantize: return "Dequantize";
+        case NodeKind::QuantizedAdd: return "QuantizedAdd";
     }
     return "?";
 }
@@ -71,7 +72,8 @@ std::string RegionGraph::Describe() const {
         if (n.m_Dead) continue;
         ++live;
         std::string key = GetNodeKindName(n.m_Kind);
-        if (n.m_Int8) key += n.m_Kind == NodeKind::Quantize ? "+dequantize" : "(int8)";
+        if (n.m_Int8 && n.m_Kind == NodeKind::Quantize) key += "+dequantize";
+        if (n.m_Int8 && (n.m_Kind == NodeKind::Conv || n.m_Kind == NodeKind::MatMul)) key += "(int8)";
         for (const PostOp& p : n.m_PostOps) key += p.m_Kind == PostOp::Kind::Add ? "+add" : "+eltwise";
         ++counts[key];
     }

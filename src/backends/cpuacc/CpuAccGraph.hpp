@@ -41,6 +41,7 @@ enum class NodeKind {
     RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor
     Quantize,   ///< QuantizeLinear, per tensor, Float32 -> UInt8/Signed8 (own kernel); x, scale, [zero point]
     Dequantize, ///< DequantizeLinear, per tensor, UInt8/Signed8 -> Float32 (own kernel); x, scale, [zero point]
+    QuantizedAdd,  ///< DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear in one pass (own kernel); a, b 8-bit
 };
 const char* GetNodeKindName(NodeKind kind);
 
@@ -74,6 +75,9 @@ struct Int8Params {
     DataType m_DstType = DataType::UInt8;
     float m_DstScale = 1.0f;
     int32_t m_DstZeroPoint = 0;
+    float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
+    int32_t m_Src2ZeroPoint = 0;
+    bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear
 };
 
 struct Node {

@@ -339,6 +339,56 @@ void FakeQuantAny(const float* in, float* out, std::size_t n, float s, int32_t z
     }
 }
 
+/// Q((a - za) * sa + (b - zb) * sb) (Relu first when asked), each step as the separate kernels
+/// compute it.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizedAddBody(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                            const QuantizedAddParams& p) {
+    // Locals: `out` is a character type, which may alias `p`, so reading p in the loop would
+    // reload it every element and keep the loop scalar.
+    const float scaleA = p.m_ScaleA, scaleB = p.m_ScaleB, scale = p.m_Scale;
+    const int32_t zpA = p.m_ZpA, zpB = p.m_ZpB, zp = p.m_Zp;
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    const float floor = p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity();
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        const float x = static_cast<float>(static_cast<int32_t>(a[i]) - zpA) * scaleA;
+        const float y = static_cast<float>(static_cast<int32_t>(b[i]) - zpB) * scaleB;
+        float s = x + y;
+        s = s > floor ? s : floor;
+        float v = s / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+template <typename Q>
+// This file is compiled with -ffp-contract=off: an FMA of (b - zb) * sb + x would round once
+// where the separate DequantizeLinear and Add round twice.
+__attribute__((target("avx512f"))) void QuantizedAddAvx512(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizedAddAvx2(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+template <typename Q>
+void QuantizedAddScalar(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+template <typename Q>
+void QuantizedAddAny(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizedAddAvx512(a, b, out, n, p); return;
+        case KernelIsa::Avx2: QuantizedAddAvx2(a, b, out, n, p); return;
+        case KernelIsa::Scalar: QuantizedAddScalar(a, b, out, n, p); return;
+    }
+}
+
 template <typename Q>
 __attribute__((always_inline)) inline void DequantizeBody(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
 #pragma omp simd
@@ -398,6 +448,14 @@ void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, flo
                         int32_t dqZp, KernelIsa isa) {
     if (s8) FakeQuantAny<int8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
     else FakeQuantAny<uint8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+}
+
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    if (s8) {
+        QuantizedAddAny(static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), static_cast<int8_t*>(out), n, p, isa);
+    } else {
+        QuantizedAddAny(static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), static_cast<uint8_t*>(out), n, p, isa);
+    }
 }
 
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {

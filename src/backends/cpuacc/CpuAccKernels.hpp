@@ -51,6 +51,14 @@ void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, i
 /// values as the two kernels one after the other.
 void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
                         int32_t dqZp, KernelIsa isa);
+struct QuantizedAddParams {
+    float m_ScaleA = 1.0f, m_ScaleB = 1.0f, m_Scale = 1.0f;  ///< a's, b's and the output's scales
+    int32_t m_ZpA = 0, m_ZpB = 0, m_Zp = 0;
+    bool m_Relu = false;
+};
+/// DequantizeLinear a and b, add, [Relu], QuantizeLinear, in one pass over n 8-bit elements of
+/// one type (s8: Signed8, else UInt8): the values the separate kernels give.
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa);
 /// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 

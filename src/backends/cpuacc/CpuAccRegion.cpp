@@ -329,6 +329,7 @@ private:
     void CompileConvInt8(const Node& n);
     void CompileMatMulInt8(const Node& n);
     void CompileQuantize(const Node& n);
+    void CompileQuantizedAdd(const Node& n);
     /// Packs 8-bit (or other) host data `data` described by `user` into the layout `packed`.
     int PackData(const void* data, const memory::desc& user, const memory::desc& packed);
     void CompileOutputs();
@@ -1854,6 +1855,49 @@ void CompiledRegion::CompileQuantize(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileQuantizedAdd(const Node& n) {
+    const Int8Params& q = *n.m_Int8;
+    const int a = n.m_Inputs[0], b = n.m_Inputs[1], out = n.m_Outputs[0];
+    // Element-wise: the output takes a's layout (as CompileQuantize), b is brought to it.
+    int srcA = MemOf(a);
+    memory::desc md = m_Mems[static_cast<std::size_t>(srcA)].m_Md;
+    bool padded = false;
+    for (int d = 0; d < md.data.ndims; ++d) padded = padded || md.data.padded_dims[d] != md.data.dims[d];
+    if (md.data.format_kind != dnnl_blocked || md.data.extra.flags != 0 || md.data.offset0 != 0 || padded) {
+        srcA = EnsurePlain(a);
+        md = m_Mems[static_cast<std::size_t>(srcA)].m_Md;
+    }
+    const int srcB = Ensure(b, md);
+    const int dst = NewInternal(md);
+    const std::size_t count = md.get_size();
+    QuantizedAddParams p;
+    p.m_ScaleA = q.m_SrcScale;
+    p.m_ZpA = q.m_SrcZeroPoint;
+    p.m_ScaleB = q.m_Src2Scale;
+    p.m_ZpB = q.m_Src2ZeroPoint;
+    p.m_Scale = q.m_DstScale;
+    p.m_Zp = q.m_DstZeroPoint;
+    p.m_Relu = q.m_Relu;
+    const bool s8 = q.m_SrcType == DataType::Signed8;
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {srcA, srcB, dst};
+    step.m_Kernel = [count, p, s8, isa](const std::vector<void*>& ptr) {
+        constexpr std::size_t kBlock = 16384;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long blk = 0; blk < blocks; ++blk) {
+            const std::size_t begin = static_cast<std::size_t>(blk) * kBlock, len = std::min(kBlock, count - begin);
+            QuantizedAdd(static_cast<const uint8_t*>(ptr[0]) + begin, static_cast<const uint8_t*>(ptr[1]) + begin,
+                         static_cast<uint8_t*>(ptr[2]) + begin, s8, len, p, isa);
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
@@ -1880,6 +1924,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::RmsNorm: CompileRmsNorm(n); break;
         case NodeKind::Quantize:
         case NodeKind::Dequantize: CompileQuantize(n); break;
+        case NodeKind::QuantizedAdd: CompileQuantizedAdd(n); break;
     }
 }
 

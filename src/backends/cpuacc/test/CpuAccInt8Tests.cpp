@@ -248,6 +248,30 @@ TEST(CpuAccInt8, QuantizeLinearRoundsHalfToEvenAndSaturatesLikeCpuRef) {
     }
 }
 
+// DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear (a residual addition) runs as one
+// CpuAcc pass and gives CpuRef's 8-bit values exactly (the same float32 steps, in one loop).
+TEST(CpuAccInt8, QuantizedResidualAddIsOnePassAndExact) {
+    SKIP_WITHOUT_CPUACC();
+    for (bool relu : {false, true}) {
+        for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+            QdqNet net;
+            IOutputSlot* x = net.Input({2, 24, 9, 7});
+            IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.03f, t, 5), 0.03f, t, 5);
+            IOutputSlot* half = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, {x, net.Scale(-0.7f)});
+            IOutputSlot* b = net.Dequantize(net.Quantize(half, 0.011f, t, -3), 0.011f, t, -3);
+            IOutputSlot* y = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {a, b});
+            if (relu) y = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {y});
+            net.Output(net.Quantize(y, 0.02f, t, t == DataType::UInt8 ? 100 : 7));
+            const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+            const QdqNet::Result ref = net.Run({"CpuRef"});
+            EXPECT_NE(acc.m_Text.find("QuantizedAdd x1"), std::string::npos) << acc.m_Text;
+            const auto [worst, differing] = t == DataType::UInt8 ? StepDiff<uint8_t>(acc.m_Outputs[0], ref.m_Outputs[0])
+                                                                 : StepDiff<int8_t>(acc.m_Outputs[0], ref.m_Outputs[0]);
+            EXPECT_EQ(differing, 0u) << GetDataTypeName(t) << (relu ? " with Relu" : "") << ": worst " << worst;
+        }
+    }
+}
+
 // A QDQ chain with more constant scales and zero points than one PreCompiled layer takes (1024
 // inputs; the BERT encoder's QDQ model has 1776) is cut into several regions, and a region cut
 // never separates a DequantizeLinear from the int8 layer it feeds.
