@@ -16,6 +16,9 @@ DEBIAN_PKGS=(
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
 NUMPY_VERSION=1.26.4
 ORT_VERSION=1.30.0
+# onnxruntime's quantization tool (the int8 test models) imports onnx and ml_dtypes.
+ONNX_VERSION=1.17.0
+ML_DTYPES_VERSION=0.5.1
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
@@ -125,5 +128,12 @@ else
   echo "deps: installing onnxruntime==$ORT_VERSION for $PY"
   "${PIP[@]}" "onnxruntime==$ORT_VERSION" \
     || echo "deps: WARNING: onnxruntime install failed (optional reference only; continuing)"
+fi
+if "$PY" -c "import onnx, ml_dtypes, sys; sys.exit(0 if onnx.__version__=='$ONNX_VERSION' else 1)" >/dev/null 2>&1; then
+  echo "deps: onnx==$ONNX_VERSION and ml_dtypes present for $PY"
+else
+  echo "deps: installing onnx==$ONNX_VERSION and ml_dtypes==$ML_DTYPES_VERSION for $PY (onnxruntime.quantization)"
+  "${PIP[@]}" "onnx==$ONNX_VERSION" "ml_dtypes==$ML_DTYPES_VERSION" \
+    || echo "deps: WARNING: onnx/ml_dtypes install failed (the int8 tests will skip; continuing)"
 fi
 echo "deps: done"

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace trellis::cpuacc {
@@ -498,6 +499,257 @@ void Attention(const AttentionShape& s, const float* q, const float* k, const fl
                 loaded, score.data());
         }
     }
+}
+
+}  // namespace trellis::cpuacc
+
+namespace trellis::cpuacc {
+
+namespace {
+
+// ONNX QuantizeLinear per tensor, one body compiled for each ISA by its callers. x / scale in
+// float32 (as ONNX and CpuRef), clamped to [min - zp, max - zp] first (integers, so clamping
+// before rounding equals saturating after; NaN becomes the minimum), rounded half to even by
+// adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22 in the default rounding mode; IEEE
+// arithmetic without -ffast-math keeps both steps), then zp added in int32.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizeBody(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+/// QuantizeBody then DequantizeLinear with (dqScale, dqZp), in one pass: Float32 out.
+template <typename Q>
+__attribute__((always_inline)) inline void FakeQuantBody(const float* in, float* out, std::size_t n, float scale, int32_t zp,
+                                                         float dqScale, int32_t dqZp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<float>(static_cast<int32_t>(r) + zp - dqZp) * dqScale;
+    }
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void FakeQuantAvx2(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+template <typename Q>
+void FakeQuantScalar(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+
+/// Q((a - za) * sa + (b - zb) * sb) (Relu first when asked), each step as the separate kernels
+/// compute it.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizedAddBody(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                            const QuantizedAddParams& p) {
+    // Locals: `out` is a character type, which may alias `p`, so reading p in the loop would
+    // reload it every element and keep the loop scalar.
+    const float scaleA = p.m_ScaleA, scaleB = p.m_ScaleB, scale = p.m_Scale;
+    const int32_t zpA = p.m_ZpA, zpB = p.m_ZpB, zp = p.m_Zp;
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    const float floor = p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity();
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        const float x = static_cast<float>(static_cast<int32_t>(a[i]) - zpA) * scaleA;
+        const float y = static_cast<float>(static_cast<int32_t>(b[i]) - zpB) * scaleB;
+        float s = x + y;
+        s = s > floor ? s : floor;
+        float v = s / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizedAddAvx2(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+template <typename Q>
+void QuantizedAddScalar(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+
+template <typename Q>
+__attribute__((always_inline)) inline void DequantizeBody(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zp) * scale;
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizeAvx2(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void QuantizeScalar(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void DequantizeAvx2(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void DequantizeScalar(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+
+
+// AVX-512F versions, 16 elements at a time (the compiler vectorizes the bodies above only 4 wide
+// there, held back by the 8-bit conversions); the tail runs the body. Same steps and roundings:
+// division, clamp (NaN -> the minimum: vmaxps returns its second operand), round half to even
+// (vrndscaleps), then the zero point in int32; no FMA (the file is built with -ffp-contract=off).
+template <typename Q>
+__attribute__((target("avx512f"), always_inline)) inline __m512i Load16(const Q* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (std::is_signed_v<Q>) return _mm512_mask_cvtepi8_epi32(_mm512_setzero_si512(), 0xFFFF, b);
+    else return _mm512_mask_cvtepu8_epi32(_mm512_setzero_si512(), 0xFFFF, b);
+}
+template <typename Q>
+__attribute__((target("avx512f"), always_inline)) inline void Store16(Q* p, __m512i v) {  // v within Q's range
+    _mm512_mask_cvtepi32_storeu_epi8(p, 0xFFFF, v);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 ToFloat16(__m512i v) {
+    return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi,
+                                                                          __m512i zp) {
+    // The masked forms with every lane set: the plain ones start from _mm512_undefined_*, which
+    // GCC 12 reports as maybe-uninitialized.
+    constexpr __mmask16 all = 0xFFFF;
+    __m512 v = _mm512_div_ps(x, scale);
+    v = _mm512_mask_max_ps(v, all, v, lo);
+    v = _mm512_mask_min_ps(v, all, v, hi);
+    v = _mm512_mask_roundscale_ps(v, all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_add_epi32(_mm512_mask_cvtps_epi32(zp, all, v), zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void QuantizeAvx512Wide(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    const __m512 vs = _mm512_set1_ps(scale);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - zp));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+    const __m512i vz = _mm512_set1_epi32(zp);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) Store16(out + i, Quantize16(_mm512_loadu_ps(in + i), vs, lo, hi, vz));
+    QuantizeBody(in + i, out + i, n - i, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void DequantizeAvx512Wide(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    const __m512 vs = _mm512_set1_ps(scale);
+    const __m512i vz = _mm512_set1_epi32(zp);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(in + i), vz)), vs));
+    }
+    DequantizeBody(in + i, out + i, n - i, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void FakeQuantAvx512Wide(const float* in, float* out, std::size_t n, float s, int32_t z, float ds,
+                                                             int32_t dz) {
+    const __m512 vs = _mm512_set1_ps(s), vds = _mm512_set1_ps(ds);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - z));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - z));
+    const __m512i vz = _mm512_set1_epi32(z), vdz = _mm512_set1_epi32(dz);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i q = Quantize16(_mm512_loadu_ps(in + i), vs, lo, hi, vz);
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(q, vdz)), vds));
+    }
+    FakeQuantBody<Q>(in + i, out + i, n - i, s, z, ds, dz);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void QuantizedAddAvx512Wide(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                                const QuantizedAddParams& p) {
+    const __m512 sa = _mm512_set1_ps(p.m_ScaleA), sb = _mm512_set1_ps(p.m_ScaleB), vs = _mm512_set1_ps(p.m_Scale);
+    const __m512i za = _mm512_set1_epi32(p.m_ZpA), zb = _mm512_set1_epi32(p.m_ZpB), vz = _mm512_set1_epi32(p.m_Zp);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - p.m_Zp));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - p.m_Zp));
+    const __m512 floor = _mm512_set1_ps(p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity());
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(a + i), za)), sa);
+        const __m512 y = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(b + i), zb)), sb);
+        const __m512 sum = _mm512_add_ps(x, y);
+        Store16(out + i, Quantize16(_mm512_mask_max_ps(sum, 0xFFFF, sum, floor), vs, lo, hi, vz));
+    }
+    QuantizedAddBody(a + i, b + i, out + i, n - i, p);
+}
+
+template <typename Q>
+void FakeQuantAny(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: FakeQuantAvx512Wide<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Avx2: FakeQuantAvx2<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Scalar: FakeQuantScalar<Q>(in, out, n, s, z, ds, dz); return;
+    }
+}
+template <typename Q>
+void QuantizedAddAny(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizedAddAvx512Wide(a, b, out, n, p); return;
+        case KernelIsa::Avx2: QuantizedAddAvx2(a, b, out, n, p); return;
+        case KernelIsa::Scalar: QuantizedAddScalar(a, b, out, n, p); return;
+    }
+}
+template <typename Q>
+void QuantizeAny(const float* in, Q* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizeAvx512Wide(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: QuantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: QuantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+template <typename Q>
+void DequantizeAny(const Q* in, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: DequantizeAvx512Wide(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: DequantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: DequantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+
+}  // namespace
+
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) QuantizeAny(in, static_cast<int8_t*>(out), n, scale, zp, isa);
+    else QuantizeAny(in, static_cast<uint8_t*>(out), n, scale, zp, isa);
+}
+
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa) {
+    if (s8) FakeQuantAny<int8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+    else FakeQuantAny<uint8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+}
+
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    if (s8) {
+        QuantizedAddAny(static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), static_cast<int8_t*>(out), n, p, isa);
+    } else {
+        QuantizedAddAny(static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), static_cast<uint8_t*>(out), n, p, isa);
+    }
+}
+
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) DequantizeAny(static_cast<const int8_t*>(in), out, n, scale, zp, isa);
+    else DequantizeAny(static_cast<const uint8_t*>(in), out, n, scale, zp, isa);
 }
 
 }  // namespace trellis::cpuacc

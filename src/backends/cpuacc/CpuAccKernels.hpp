@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 namespace trellis::cpuacc {
@@ -62,5 +63,24 @@ void Attention(const AttentionShape& s, const float* q, const float* k, const fl
 /// the calling thread's OpenMP team.
 void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
              KernelIsa isa);
+
+/// ONNX QuantizeLinear per tensor of n floats to UInt8 (s8: Signed8) at `out`:
+/// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
+/// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa);
+/// Quantize then DequantizeLinear with (dqScale, dqZp) in one pass, Float32 to Float32: the same
+/// values as the two kernels one after the other.
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa);
+struct QuantizedAddParams {
+    float m_ScaleA = 1.0f, m_ScaleB = 1.0f, m_Scale = 1.0f;  ///< a's, b's and the output's scales
+    int32_t m_ZpA = 0, m_ZpB = 0, m_Zp = 0;
+    bool m_Relu = false;
+};
+/// DequantizeLinear a and b, add, [Relu], QuantizeLinear, in one pass over n 8-bit elements of
+/// one type (s8: Signed8, else UInt8): the values the separate kernels give.
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa);
+/// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 
 }  // namespace trellis::cpuacc

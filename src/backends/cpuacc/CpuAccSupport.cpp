@@ -141,6 +141,8 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Attention: return NodeKind::Attention;
         case LayerType::RmsNormalization: return NodeKind::RmsNorm;
         case LayerType::Expand: return NodeKind::Expand;
+        case LayerType::QuantizeLinear: return NodeKind::Quantize;
+        case LayerType::DequantizeLinear: return NodeKind::Dequantize;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -275,9 +277,53 @@ bool IsAttentionSupported(const AttentionDescriptor& d, const std::vector<Tensor
     return true;
 }
 
+/// QuantizeLinear (Float32 -> UInt8/Signed8) and DequantizeLinear (UInt8/Signed8 -> Float32) per
+/// tensor with a constant scale and zero point: CpuAcc's own kernels compute them exactly as ONNX
+/// does (x / scale in Float32, rounded half to even, saturated), and they let int8 convolutions
+/// and matmuls fuse with their neighbours (CpuAccFusion.cpp).
+bool IsQuantizeSupported(LayerType type, const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out,
+                         const std::vector<bool>& constants, std::string* reason) {
+    const std::string op = GetLayerTypeName(type);
+    const bool quantize = type == LayerType::QuantizeLinear;
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    const auto is8Bit = [](DataType t) { return t == DataType::UInt8 || t == DataType::Signed8; };
+    const DataType x = in[0].GetDataType(), y = out[0].GetDataType();
+    if (quantize ? x != DataType::Float32 : !is8Bit(x)) {
+        return Refuse(reason, op + ": x is " + GetDataTypeName(x) + "; CpuAcc " +
+                                  (quantize ? "quantizes Float32" : "dequantizes UInt8 or Signed8") + " only");
+    }
+    if (quantize && !is8Bit(y)) return Refuse(reason, op + ": output type " + GetDataTypeName(y) + " is not UInt8 or Signed8");
+    if (!quantize && y != DataType::Float32) {
+        return Refuse(reason, op + ": output type " + GetDataTypeName(y) + "; CpuAcc dequantizes to Float32 only");
+    }
+    if (in[1].GetDataType() != DataType::Float32) {
+        return Refuse(reason, op + ": scale type " + GetDataTypeName(in[1].GetDataType()) + "; CpuAcc takes Float32 scales");
+    }
+    if (!isConst(1)) {
+        return Refuse(reason, op + ": the scale must be constant (CpuAcc folds it into its kernels and the int8 "
+                                   "primitives' output scales)");
+    }
+    if (in[1].GetNumElements() != 1) {
+        return Refuse(reason, op + ": per-axis scales (" + in[1].GetShape().ToString() +
+                                  ") are not supported on activations; CpuAcc quantizes per tensor");
+    }
+    if (in.size() > 2) {
+        if (!isConst(2)) return Refuse(reason, op + ": the zero point must be constant");
+        if (!is8Bit(in[2].GetDataType())) {
+            return Refuse(reason, op + ": zero point type " + GetDataTypeName(in[2].GetDataType()) +
+                                      " is not supported (UInt8 or Signed8)");
+        }
+    }
+    if (in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+    return true;
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
+    if (type == LayerType::QuantizeLinear || type == LayerType::DequantizeLinear) {
+        return IsQuantizeSupported(type, in, out, constants, reason);
+    }
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
     if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);
     if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
