@@ -10,12 +10,15 @@ DEBIAN_PKGS=(
   libdnnl-dev libxnnpack-dev libpthreadpool-dev
   libomp-14-dev
   libonnx-testdata
-  python3-numpy python3-onnx python3-torch python3-torchvision python3-pip
+  python3-numpy python3-onnx python3-torch python3-torchvision python3-pip python3-venv
   clang-14 libclang-rt-14-dev   # the fuzz targets (make fuzz, make fuzz-ci): clang with libFuzzer
 )
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
 NUMPY_VERSION=1.26.4
 ORT_VERSION=1.30.0
+# onnxruntime's quantization tool (the int8 test models) imports onnx and ml_dtypes.
+ONNX_VERSION=1.17.0
+ML_DTYPES_VERSION=0.5.1
 
 SUDO=()
 if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
@@ -50,6 +53,24 @@ else
   echo "deps: installing ${TRANSFORMERS_PKGS[*]} for $DEB_PY"
   "$DEB_PY" -m pip install --disable-pip-version-check --root-user-action=ignore -q --break-system-packages \
     "${TRANSFORMERS_PKGS[@]}"
+fi
+
+# --- The current ONNX release's node test cases -----------------------------
+# Debian's python3-onnx (1.12) stays for everything else; the pinned PyPI onnx, with the numpy,
+# ml_dtypes and protobuf it needs and the onnxruntime that is measured on the same cases, lives in
+# its own venv (tests/CMakeLists.txt: TRELLIS_ONNX_VENV_PYTHON). Its generators write the cases at
+# test time (tests/conformance/gen_onnx_node_cases.py).
+ONNX_CASES_VENV="${HOME}/.cache/trellis/onnx-1.23.1-venv"
+ONNX_CASES_PKGS=(onnx==1.23.1 numpy==1.26.4 ml_dtypes==0.5.4 protobuf==7.36.2 typing_extensions==4.16.0
+                 onnxruntime==1.30.0 flatbuffers==25.12.19 packaging==26.3)
+if "$ONNX_CASES_VENV/bin/python" -c "import onnx, onnxruntime, ml_dtypes, sys
+sys.exit(0 if (onnx.__version__, onnxruntime.__version__) == ('1.23.1', '1.30.0') else 1)" >/dev/null 2>&1; then
+  echo "deps: onnx==1.23.1 and onnxruntime==1.30.0 present in $ONNX_CASES_VENV"
+else
+  echo "deps: installing ${ONNX_CASES_PKGS[*]} into $ONNX_CASES_VENV"
+  mkdir -p "$(dirname "$ONNX_CASES_VENV")"
+  "$DEB_PY" -m venv "$ONNX_CASES_VENV"
+  "$ONNX_CASES_VENV/bin/python" -m pip install --disable-pip-version-check -q "${ONNX_CASES_PKGS[@]}"
 fi
 
 # --- cuDNN frontend headers (GpuAcc), only where the CUDA toolkit is installed ---
@@ -107,5 +128,12 @@ else
   echo "deps: installing onnxruntime==$ORT_VERSION for $PY"
   "${PIP[@]}" "onnxruntime==$ORT_VERSION" \
     || echo "deps: WARNING: onnxruntime install failed (optional reference only; continuing)"
+fi
+if "$PY" -c "import onnx, ml_dtypes, sys; sys.exit(0 if onnx.__version__=='$ONNX_VERSION' else 1)" >/dev/null 2>&1; then
+  echo "deps: onnx==$ONNX_VERSION and ml_dtypes present for $PY"
+else
+  echo "deps: installing onnx==$ONNX_VERSION and ml_dtypes==$ML_DTYPES_VERSION for $PY (onnxruntime.quantization)"
+  "${PIP[@]}" "onnx==$ONNX_VERSION" "ml_dtypes==$ML_DTYPES_VERSION" \
+    || echo "deps: WARNING: onnx/ml_dtypes install failed (the int8 tests will skip; continuing)"
 fi
 echo "deps: done"

@@ -7,7 +7,7 @@ the best matrix-product rate against the GPU's measured fp16 GEMM peak.
     python3 run_gpu_bench.py --trellis PATH/trellis --work DIR --out DIR \
         [--models resnet50,mobilenet_v2,bert_like,vit_b_16] [--batches 1,32] \
         [--precisions fp32,tf32,fp16] [--compile fp32,fp16] [--iters 50] \
-        [--profile resnet50:32:fp16,bert_like:32:fp16]
+        [--profile resnet50:32:fp16,bert_like:32:fp16] [--error-variants tf32:ConvTf32=off]
 
 Timing: PyTorch with CUDA events around each call (inputs already on the GPU), median of --iters
 after 10 warm-ups, as bench/gpu/compile_anchor.py does. GpuAcc: trellis_gpuacc_io_bench (built beside
@@ -104,16 +104,25 @@ def gpuacc_time(args, path, prec, extra=()):
     return json.loads(out)
 
 
-def gpuacc_error(args, path, prec):
+def gpuacc_error(args, path, prec, options=()):
+    """GpuAcc's relative L2 error against PyTorch's fp32 output, over the whole batch and for the worst
+    image; `options` are more GpuAcc backend options (NAME=VALUE). Returns (error, worst image's
+    error, that image, the run's stderr)."""
+    extra = [a for o in options for a in ("--backend-option", f"GpuAcc:{o}")]
     with tempfile.TemporaryDirectory() as d:
-        trellis(args, "run", path, "--backends", "GpuAcc,CpuRef", "--backend-option", f"GpuAcc:Precision={prec}",
-                "--input", "input=" + path + ".input.npy", "--output-dir", d)
+        cmd = [args.trellis, "run", path, "--backends", "GpuAcc,CpuRef", "--backend-option", f"GpuAcc:Precision={prec}",
+               *extra, "--input", "input=" + path + ".input.npy", "--output-dir", d]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"trellis run: {r.stderr.strip()[-400:]}")
         t = TensorProto()
         with open(os.path.join(d, "output_0.pb"), "rb") as f:
             t.ParseFromString(f.read())
         got = numpy_helper.to_array(t).astype(np.float64)
     want = np.load(path + ".output.npy").astype(np.float64)
-    return float(np.linalg.norm(got - want) / np.linalg.norm(want))
+    per = [float(np.linalg.norm(g - w) / np.linalg.norm(w)) for g, w in zip(got, want)]
+    worst = int(np.argmax(per))
+    return float(np.linalg.norm(got - want) / np.linalg.norm(want)), per[worst], worst, r.stderr
 
 
 def gemm_peak_tflops():
@@ -166,6 +175,9 @@ def main():
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--profile", default="")
     ap.add_argument("--no-torch", action="store_true")
+    ap.add_argument("--error-variants", default="",
+                    help="more error runs, PREC:NAME=VALUE[:NAME=VALUE...] comma-separated (e.g. tf32:ConvTf32=off); "
+                         "CheckConvs=on runs write their per-convolution lines to WORK/checkconvs_*.txt")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
@@ -190,9 +202,26 @@ def main():
                     row[f"gpuacc_{prec}_host_io"] = b["host_io_ms"]
                     row[f"gpuacc_{prec}_load_ms"] = b["load_ms"]
                     row[f"gpuacc_{prec}_layers"] = b["layers"]
-                    row[f"gpuacc_{prec}_err"] = gpuacc_error(args, path, prec)
+                    err, worst, image, _ = gpuacc_error(args, path, prec)
+                    row[f"gpuacc_{prec}_err"] = err
+                    row[f"gpuacc_{prec}_worst_image_err"] = [image, worst]
                 except Exception as e:  # noqa: BLE001
                     row[f"gpuacc_{prec}"] = f"failed: {str(e)[-300:]}"
+            for spec in [v for v in args.error_variants.split(",") if v]:
+                prec, *options = spec.split(":")
+                try:
+                    err, worst, image, log = gpuacc_error(args, path, prec, options)
+                    row[f"gpuacc_{spec}_err"] = [err, image, worst]
+                    checks = [ln for ln in log.splitlines() if ln.startswith("GpuAcc CheckConvs")]
+                    if checks:
+                        with open(os.path.join(args.work, f"checkconvs_{name}_b{batch}_{prec}.txt"), "w") as f:
+                            f.write("\n".join(checks) + "\n")
+                        differs = [ln for ln in checks if " DIFFERS " in ln]
+                        print(f"{spec}: {len(checks)} convolution checks, {len(differs)} differ", flush=True)
+                        for ln in differs[:20]:
+                            print("  " + ln, flush=True)
+                except Exception as e:  # noqa: BLE001
+                    row[f"gpuacc_{spec}_err"] = f"failed: {str(e)[-300:]}"
             print(json.dumps(row), flush=True)
             results["runs"].append(row)
             json.dump(results, open(os.path.join(args.out, "gpu_bench.json"), "w"), indent=1)
@@ -241,6 +270,15 @@ def write_table(results, path):
     for r in results["runs"]:
         errs = [r.get(f"gpuacc_{p}_err") for p in ("fp32", "tf32", "fp16")]
         lines.append(f"| {r['model']} | {r['batch']} | " + " | ".join(f"{e:.2e}" if isinstance(e, float) else "—" for e in errs) + " |")
+    for r in results["runs"]:
+        for p in ("fp32", "tf32", "fp16"):
+            if isinstance(r.get(f"gpuacc_{p}_worst_image_err"), list):
+                image, worst = r[f"gpuacc_{p}_worst_image_err"]
+                lines.append(f"- {r['model']} b{r['batch']} {p}: worst image {image}, relative L2 {worst:.2e}")
+        for k, v in r.items():
+            if k.startswith("gpuacc_") and ":" in k and k.endswith("_err"):
+                text = (f"{v[0]:.2e} (worst image {v[1]}: {v[2]:.2e})" if isinstance(v, list) else str(v))
+                lines.append(f"- {r['model']} b{r['batch']} {k[len('gpuacc_'):-len('_err')]}: {text}")
     for spec, p in results["profiles"].items():
         lines += ["", f"Per-step profile {spec}: " + json.dumps(p)]
     open(path, "w").write("\n".join(lines) + "\n")

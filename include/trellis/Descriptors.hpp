@@ -33,6 +33,9 @@ constexpr unsigned int kNumLayerTypes = 0
 
 struct EmptyDescriptor {};
 
+/// How a conversion to Float8E8M0 rounds a value between two powers of two (ONNX Cast round_mode).
+enum class SmallTypeRounding { Up, Down, Nearest };
+
 /// Input and Output layers: the id the application uses to bind tensors.
 struct BindingDescriptor {
     LayerBindingId m_BindingId = 0;
@@ -51,6 +54,7 @@ enum class BinaryOperation {
     FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
     BitShiftLeft,  ///< unsigned integers: a << b (0 when b >= the bit width)
     BitShiftRight, ///< unsigned integers: a >> b (0 when b >= the bit width)
+    BitwiseAnd, BitwiseOr, BitwiseXor,  ///< integers, bit by bit
 };
 const char* GetBinaryOperationName(BinaryOperation op);
 /// Elementwise binary op with numpy broadcasting. Comparisons and And/Or/Xor produce Boolean.
@@ -85,6 +89,8 @@ enum class UnaryOperation {
     IsInf,        ///< Boolean output: x is +inf or -inf
     IsPosInf,     ///< Boolean output: x is +inf
     IsNegInf,     ///< Boolean output: x is -inf
+    Swish,        ///< x * sigmoid(m_A * x); m_A = alpha
+    BitwiseNot,   ///< integers: ~x
 };
 const char* GetUnaryOperationName(UnaryOperation op);
 struct ElementwiseUnaryDescriptor {
@@ -267,8 +273,16 @@ struct ResizeDescriptor {
     std::vector<float> m_Roi;
 };
 
+/// Cast to m_To. A Cast built with two inputs is ONNX CastLike: the target is input 1's type,
+/// which inference learns from its producer (so it may be computed by other layers); inference
+/// sets m_To and drops input 1, so after Optimize every Cast has one input and m_To is final.
 struct CastDescriptor {
     DataType m_To = DataType::Float32;
+    /// Float8/float4 targets: out-of-range values (and infinities) become the largest finite value
+    /// (ONNX saturate=1, the default), else infinity or NaN. See backends/SmallTypes.hpp.
+    bool m_Saturate = true;
+    /// Float8E8M0 targets: how a value between two powers of two rounds (ONNX round_mode).
+    SmallTypeRounding m_Rounding = SmallTypeRounding::Up;
 };
 
 /// ONNX Range: parameter inputs 0..2 (start, limit, delta), all required to be constant.
@@ -314,12 +328,13 @@ struct TileDescriptor {
 /// element itself; m_Reverse sums from the end. After Optimize m_Axis is in [0, rank).
 struct CumSumDescriptor {
     int64_t m_Axis = 0;
+    bool m_Product = false;  ///< ONNX CumProd: running products instead of sums
     bool m_Exclusive = false;
     bool m_Reverse = false;
 };
 
-/// DepthToSpace / SpaceToDepth on NCHW. m_ColumnRowCrd: DepthToSpace's CRD mode (DCR otherwise;
-/// SpaceToDepth has only the DCR order).
+/// DepthToSpace / SpaceToDepth on NCHW. m_ColumnRowCrd: the CRD channel order (DCR otherwise;
+/// SpaceToDepth has it from opset 28, as the inverse of DepthToSpace's CRD).
 struct SpaceDepthDescriptor {
     unsigned int m_BlockSize = 1;
     bool m_ColumnRowCrd = false;
@@ -429,6 +444,13 @@ struct RecurrentDescriptor {
 struct QuantizeLinearDescriptor {
     int64_t m_Axis = 1;
     DataType m_DataType = DataType::UInt8;
+    /// Blocked quantization (opset 21): m_BlockSize > 0 gives the scale x's rank, with dim m_Axis
+    /// ceil(x dim / m_BlockSize) (each scale covers m_BlockSize consecutive elements along it).
+    int64_t m_BlockSize = 0;
+    /// QuantizeLinear to float8: saturate out-of-range values (ONNX saturate, default 1).
+    bool m_Saturate = true;
+    /// DequantizeLinear's output type (opset 23 output_dtype); unset = the scale's type.
+    std::optional<DataType> m_OutputDataType;
 };
 
 enum class LossReduction { None, Sum, Mean };
@@ -480,9 +502,10 @@ struct WindowDescriptor {
     DataType m_DataType = DataType::Float32;
 };
 
-/// ONNX DFT (opset 17): input (..., n, 1 or 2) real or complex (last dim re, im); output (..., m, 2)
-/// along m_Axis (in [1, rank - 1) after Optimize). Optional parameter input 1: dft_length (the
-/// signal is zero-padded or truncated to it; unset = the input's length). m_Onesided keeps the
+/// ONNX DFT (opsets 17, 20): input (..., n, 1 or 2) real or complex (last dim re, im); output
+/// (..., m, 2) along m_Axis (in [1, rank - 1) after Optimize). Optional parameter input 1:
+/// dft_length (the signal is zero-padded or truncated to it; unset = the input's length); optional
+/// parameter input 2: the axis (DFT-20). m_Onesided keeps the
 /// first length / 2 + 1 frequencies (real input only, not with m_Inverse).
 struct DftDescriptor {
     int64_t m_Axis = 1;
@@ -551,7 +574,8 @@ struct GatherNDDescriptor {
     int64_t m_BatchDims = 0;
 };
 
-/// ONNX ScatterND: inputs data, indices (Signed64), updates. Only None, Add and Mul reductions.
+/// ONNX ScatterND: inputs data, indices (Signed64), updates. Reductions None, Add, Mul, and (opset
+/// 18) Max, Min.
 struct ScatterNDDescriptor {
     ScatterReduction m_Reduction = ScatterReduction::None;
 };
@@ -648,6 +672,57 @@ struct NonMaxSuppressionDescriptor {
     std::optional<float> m_ScoreThreshold;
 };
 
+/// ONNX Attention (opsets 23-25): Y = softmax(softcap(Q K^T * scale) + bias) V per head.
+/// Inputs: Q, K, V, then the optional attn_mask, past_key, past_value, nonpad_kv_seqlen (a
+/// 0-element placeholder where omitted). Q, K and V are all 4-D (batch, heads, sequence, head
+/// size) or all 3-D (batch, sequence, heads * head size; m_QNumHeads and m_KvNumHeads split
+/// them). K and V may have fewer heads than Q when they divide it (grouped-query attention: query
+/// head h reads key/value head h / (q heads / kv heads)). past_key/past_value (batch, kv heads,
+/// past length, head size) are prepended to K/V along the sequence; outputs: Y (Q's layout with
+/// V's head size), optional present_key/present_value (the concatenations, 4-D) and
+/// qk_matmul_output (batch, q heads, q length, total length), chosen by m_QkMatmulOutputMode:
+/// 0 and 1 the scaled (and soft-capped) scores, 2 with the bias added, 3 the softmax.
+/// The bias: attn_mask (Boolean: true attends; or additive, Q's type; broadcast to (batch, q heads,
+/// q length, total length) with a last dim that may be shorter and is then padded with -inf),
+/// plus with m_IsCausal a bottom-right causal mask (query i attends key j <= i + offset, offset =
+/// past length, or nonpad_kv_seqlen[b] - q length), plus the sliding window of m_LeftWindow /
+/// m_RightWindow (-1: unbounded), plus -inf for keys past nonpad_kv_seqlen[b]. A row whose bias is
+/// all -inf gives 0. m_Scale unset = 1 / sqrt(head size); m_Softcap 0 = none.
+/// After Optimize: m_QNumHeads and m_KvNumHeads are set, and m_HasMask, m_HasPast and
+/// m_HasNonpadKvSeqlen say which optional inputs are real (not placeholders).
+struct AttentionDescriptor {
+    bool m_IsCausal = false;
+    unsigned int m_QNumHeads = 0;
+    unsigned int m_KvNumHeads = 0;
+    std::optional<float> m_Scale;
+    float m_Softcap = 0.0f;
+    int m_QkMatmulOutputMode = 0;
+    int64_t m_LeftWindow = -1;
+    int64_t m_RightWindow = -1;
+    bool m_HasMask = false;
+    bool m_HasPast = false;
+    bool m_HasNonpadKvSeqlen = false;
+};
+
+/// ONNX RMSNormalization (opset 23): Y = X / sqrt(mean(X^2 over dims [m_Axis, rank)) + m_Eps) *
+/// scale, scale broadcast unidirectionally to X. After Optimize m_Axis is in [0, rank).
+struct RmsNormalizationDescriptor {
+    int m_Axis = -1;
+    float m_Eps = 1e-5f;
+};
+
+/// ONNX RotaryEmbedding (opset 23): inputs X (batch, heads, sequence, head size) or (batch,
+/// sequence, hidden) with m_NumHeads, cos_cache and sin_cache ((max position, dim / 2) with
+/// position_ids, else (batch, sequence, dim / 2)), optional position_ids (batch, sequence;
+/// Signed64, read when the layer runs). The first m_RotaryDim elements of each head (all when 0)
+/// are rotated in pairs, (x[i], x[i + dim/2]) or (x[2i], x[2i + 1]) with m_Interleaved; the rest
+/// is copied.
+struct RotaryEmbeddingDescriptor {
+    bool m_Interleaved = false;
+    unsigned int m_NumHeads = 0;
+    unsigned int m_RotaryDim = 0;
+};
+
 using LayerDescriptor = std::variant<
     EmptyDescriptor, BindingDescriptor, ConstantDescriptor, ElementwiseBinaryDescriptor,
     ElementwiseUnaryDescriptor, ConvolutionDescriptor, GemmDescriptor, SoftmaxDescriptor,
@@ -662,7 +737,8 @@ using LayerDescriptor = std::variant<
     MelWeightMatrixDescriptor, TfIdfVectorizerDescriptor,
     EinsumDescriptor, TopKDescriptor, GatherNDDescriptor, ScatterNDDescriptor, ReverseSequenceDescriptor,
     MaxUnpoolDescriptor, InstanceNormalizationDescriptor, LrnDescriptor, MeanVarianceNormalizationDescriptor,
-    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor>;
+    CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor,
+    AttentionDescriptor, RmsNormalizationDescriptor, RotaryEmbeddingDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

@@ -41,7 +41,7 @@ public:
     /// in later opsets are refused by name, but changed semantics of an existing form are not
     /// detectable). Opsets of other domains are not checked here; a node of another domain is
     /// refused when it is converted. See docs/reliability.md.
-    static constexpr int64_t kHighestSupportedOpset = 18;
+    static constexpr int64_t kHighestSupportedOpset = 28;
 
     struct Options {
         /// Shapes for graph inputs, by name: pins symbolic or unknown dims at load time (else

@@ -36,6 +36,19 @@ enum class DataType {
     UInt16,    ///< uint16 (ONNX UINT16)
     UInt32,    ///< uint32 (ONNX UINT32)
     UInt64,    ///< uint64 (ONNX UINT64)
+    // The small ONNX types (opsets 19-25): storage types, one element per byte in memory (the
+    // 4- and 2-bit types are packed only in files); arithmetic goes through float. Encoding and
+    // decoding: include/trellis/backends/SmallTypes.hpp.
+    Float8E4M3FN,    ///< float8 1-4-3, finite only (ONNX FLOAT8E4M3FN)
+    Float8E4M3FNUZ,  ///< float8 1-4-3, finite, no -0 (ONNX FLOAT8E4M3FNUZ)
+    Float8E5M2,      ///< float8 1-5-2 with infinities (ONNX FLOAT8E5M2)
+    Float8E5M2FNUZ,  ///< float8 1-5-2, finite, no -0 (ONNX FLOAT8E5M2FNUZ)
+    Float8E8M0,      ///< a power of two 2^(e - 127) (ONNX FLOAT8E8M0)
+    Int4,            ///< int4, sign-extended in its byte (ONNX INT4)
+    UInt4,           ///< uint4 (ONNX UINT4)
+    Float4E2M1,      ///< float4 1-2-1 (ONNX FLOAT4E2M1)
+    Int2,            ///< int2, sign-extended in its byte (ONNX INT2)
+    UInt2,           ///< uint2 (ONNX UINT2)
 };
 
 /// Size in bytes of one element of `type`.

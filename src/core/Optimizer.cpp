@@ -176,6 +176,29 @@ unsigned int RemoveDeadLayers(Graph& graph) {
 
 }  // namespace
 
+/// A DequantizeLinear of 8-bit constant data folds into Float32 values that are exactly
+/// (q - zero_point) * scale. Its scales (one, or one per index of m_Axis) are kept in the folded
+/// constant's quantization parameters, so that a backend with int8 kernels can take the integers
+/// back (dividing by the scale) instead of guessing them; it must check that every value
+/// reproduces exactly, since later passes may rewrite the constant. Float32 values carry no other
+/// meaning in these fields.
+void RecordDequantizedScales(const Layer& layer, TensorInfo& folded) {
+    if (layer.GetType() != LayerType::DequantizeLinear || folded.GetDataType() != DataType::Float32) return;
+    const Layer* data = layer.InputLayer(0);
+    const Layer* scale = layer.InputLayer(1);
+    if (!data || !scale || scale->GetType() != LayerType::Constant) return;
+    const DataType type = data->Output(0).GetTensorInfo().GetDataType();
+    if (type != DataType::UInt8 && type != DataType::Signed8) return;
+    const ConstTensor& s = scale->Desc<ConstantDescriptor>().m_Tensor;
+    if (s.GetDataType() != DataType::Float32 || !s.GetMemoryArea() || s.GetNumElements() == 0) return;
+    const float* p = static_cast<const float*>(s.GetMemoryArea());
+    std::vector<float> scales(p, p + s.GetNumElements());
+    folded.SetQuantizationScales(scales);
+    if (scales.size() > 1) {
+        folded.SetQuantizationDim(static_cast<unsigned int>(layer.Desc<QuantizeLinearDescriptor>().m_Axis));
+    }
+}
+
 bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& backends, std::vector<std::string>& log) {
     QueueDescriptor q = MakeQueueDescriptor(layer);
     WorkloadInfo info = MakeWorkloadInfo(layer);
@@ -210,6 +233,7 @@ bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& ba
         std::vector<std::pair<Layer*, std::string>> created;
         for (unsigned int o = 0; o < layer.GetNumOutputSlots(); ++o) {
             TensorInfo oi = info.m_OutputTensorInfos[o];
+            RecordDequantizedScales(layer, oi);
             outData[o].resize(oi.GetNumBytes());
             const std::string name = layer.GetNumOutputSlots() == 1 ? layer.Name() : layer.Name() + ":" + std::to_string(o);
             Layer* c = graph.AddLayer(LayerType::Constant, MakeOwnedConstant(oi, std::move(outData[o])),

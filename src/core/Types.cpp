@@ -2,6 +2,7 @@
 #include <trellis/Descriptors.hpp>
 #include <trellis/Exceptions.hpp>
 #include <trellis/Types.hpp>
+#include <trellis/backends/SmallTypes.hpp>
 
 #include <cmath>
 #include <cstring>
@@ -29,6 +30,10 @@ std::size_t GetDataTypeSize(DataType type) {
         case DataType::UInt16: return 2;
         case DataType::UInt32: return 4;
         case DataType::UInt64: return 8;
+        case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Int4: case DataType::UInt4:
+        case DataType::Float4E2M1: case DataType::Int2: case DataType::UInt2:
+            return 1;  // one element per byte in memory (packed only in files)
     }
     return 0;
 }
@@ -52,6 +57,16 @@ const char* GetDataTypeName(DataType type) {
         case DataType::UInt16: return "UInt16";
         case DataType::UInt32: return "UInt32";
         case DataType::UInt64: return "UInt64";
+        case DataType::Float8E4M3FN: return "Float8E4M3FN";
+        case DataType::Float8E4M3FNUZ: return "Float8E4M3FNUZ";
+        case DataType::Float8E5M2: return "Float8E5M2";
+        case DataType::Float8E5M2FNUZ: return "Float8E5M2FNUZ";
+        case DataType::Float8E8M0: return "Float8E8M0";
+        case DataType::Int4: return "Int4";
+        case DataType::UInt4: return "UInt4";
+        case DataType::Float4E2M1: return "Float4E2M1";
+        case DataType::Int2: return "Int2";
+        case DataType::UInt2: return "UInt2";
     }
     return "Unknown";
 }
@@ -180,6 +195,9 @@ const char* GetBinaryOperationName(BinaryOperation op) {
         case BinaryOperation::FMod: return "FMod";
         case BinaryOperation::BitShiftLeft: return "BitShiftLeft";
         case BinaryOperation::BitShiftRight: return "BitShiftRight";
+        case BinaryOperation::BitwiseAnd: return "BitwiseAnd";
+        case BinaryOperation::BitwiseOr: return "BitwiseOr";
+        case BinaryOperation::BitwiseXor: return "BitwiseXor";
     }
     return "Unknown";
 }
@@ -230,6 +248,8 @@ const char* GetUnaryOperationName(UnaryOperation op) {
         case UnaryOperation::IsInf: return "IsInf";
         case UnaryOperation::IsPosInf: return "IsPosInf";
         case UnaryOperation::IsNegInf: return "IsNegInf";
+        case UnaryOperation::Swish: return "Swish";
+        case UnaryOperation::BitwiseNot: return "BitwiseNot";
     }
     return "Unknown";
 }
@@ -363,6 +383,10 @@ double GetElementAsDouble(const ConstTensor& t, std::size_t index) {
         case DataType::UInt16: return LoadElement<uint16_t>(t, index);
         case DataType::UInt32: return LoadElement<uint32_t>(t, index);
         case DataType::UInt64: return static_cast<double>(LoadElement<uint64_t>(t, index));
+        case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Int4: case DataType::UInt4:
+        case DataType::Float4E2M1: case DataType::Int2: case DataType::UInt2:
+            return DecodeSmallType(t.GetDataType(), LoadElement<uint8_t>(t, index));
     }
     return 0.0;
 }

@@ -32,7 +32,9 @@ import onnx  # noqa: E402
 
 # The issue's targets: share of the cases outside the exclusions that must pass.
 TARGETS = {"node": 0.95, "pytorch-converted": 1.0, "pytorch-operator": 1.0, "simple": 1.0}
-DIR_ORDER = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+# The generated suite of the current ONNX release: its target is ONNX Runtime's count on the same cases.
+ONNX_CASES_VERSION = "1.23.1"
+DIR_ORDER = [f"onnx-{ONNX_CASES_VERSION}/node", "node", "pytorch-converted", "pytorch-operator", "simple"]
 
 
 def case_dir(case):
@@ -41,9 +43,14 @@ def case_dir(case):
 
 
 def dir_label(case):
+    """The suite: the case directory's name ("node"), with its parent's for generated suites
+    ("onnx-1.23.1/node")."""
     path = os.path.normpath(case["dir"])
     if os.path.isfile(os.path.join(path, "model.onnx")):
         path = os.path.dirname(path)
+    parent = os.path.basename(os.path.dirname(path))
+    if parent.startswith("onnx-"):
+        return f"{parent}/{os.path.basename(path)}"
     return os.path.basename(path)
 
 
@@ -107,6 +114,8 @@ NOTES = {
 
 
 def note_for(case):
+    if case["label"] != "node":  # the notes are about Debian's ONNX 1.12 data
+        return None
     if case["case"].startswith("test_castlike_") and "BFLOAT16" in case["case"] and \
             "test data contradicts the model" in case["reason"]:
         return NOTES["castlike_like_shape"]
@@ -138,6 +147,16 @@ def case_list(entries):
     for label, name in entries:
         by_dir.setdefault(label, []).append(f"`{name}`")
     return "; ".join(f"{label}: {', '.join(names)}" for label, names in by_dir.items())
+
+
+def run_key(label, backends):
+    """The entry of expected_pass_counts.json for a run: the directory name for Debian's data (run on
+    CpuRef), "onnx-1.23.1/node (CpuAcc,CpuRef)" for the generated cases."""
+    return f"{label} ({','.join(backends)})" if label.startswith("onnx-") else label
+
+
+def percent(part, whole):
+    return f"{part} of {whole} ({100.0 * part / whole:.1f}%)" if whole else "-"
 
 
 def gpu_cause(reason):
@@ -206,40 +225,65 @@ def gpu_section(w, path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("summaries", nargs="+", help="onnx-test --summary-json files")
+    parser.add_argument("summaries", nargs="+", help="onnx-test --summary-json files (and run_onnxruntime.py's)")
     parser.add_argument("-o", "--output", default="-", help="markdown file to write (default: stdout)")
     parser.add_argument("--gpu", help="GpuAcc's node-suite results from a GPU machine (see the docstring)")
     parser.add_argument("--expected", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                            "expected_pass_counts.json"))
     args = parser.parse_args()
 
-    cases = []
-    backends = None
+    with open(args.expected, encoding="utf-8") as f:
+        expected = json.load(f)
+    # One run = one summary file: a suite (label) on one list of backends, or on ONNX Runtime.
+    runs = []
+    excluded_by_path = {}
     for path in args.summaries:
         with open(path, encoding="utf-8") as f:
             summary = json.load(f)
-        backends = backends or summary["backends"]
-        cases.extend(summary["cases"])
-    with open(args.expected, encoding="utf-8") as f:
-        expected = json.load(f)
-
-    for case in cases:
-        case["label"] = dir_label(case)
-        case["path"] = case_dir(case)
-        case["excluded"] = exclusions.classify_case(case["path"])
-    labels = sorted({c["label"] for c in cases},
+        cases = summary["cases"]
+        if not cases:
+            continue
+        for case in cases:
+            case["label"] = dir_label(case)
+            case["path"] = case_dir(case)
+            if case["path"] not in excluded_by_path:
+                excluded_by_path[case["path"]] = exclusions.classify_case(case["path"])
+            case["excluded"] = excluded_by_path[case["path"]]
+        runs.append({"label": cases[0]["label"], "backends": summary["backends"],
+                     "onnxruntime": summary.get("runner") == "onnxruntime", "cases": cases})
+    labels = sorted({r["label"] for r in runs},
                     key=lambda l: (DIR_ORDER.index(l) if l in DIR_ORDER else len(DIR_ORDER), l))
+
+    def trellis_runs(label):
+        mine = [r for r in runs if r["label"] == label and not r["onnxruntime"]]
+        # The reference run (CpuRef alone) first.
+        return sorted(mine, key=lambda r: (r["backends"] != ["CpuRef"], r["backends"]))
+
+    def ort_run(label):
+        return next((r for r in runs if r["label"] == label and r["onnxruntime"]), None)
+
+    def inside_pass(run):
+        inside = [c for c in run["cases"] if not c["excluded"]]
+        return sum(1 for c in inside if c["status"] == "pass"), len(inside)
 
     out = []
     w = out.append
     w("# ONNX conformance")
     w("")
-    w("How Trellis does on the ONNX backend test cases of Debian's `libonnx-testdata` "
-      f"(version {data_version()}), run by `trellis onnx-test` on backends {', '.join(backends)}. Each case is a "
-      "model and its expected outputs; a case passes when every output has the expected type and shape and its "
-      "values match (floats within ONNX's tolerance, `|got - want| <= 1e-7 + 1e-3 * |want|`; integers and "
-      "booleans exactly). A case that does not pass either *fails* (wrong result, or an error other than a "
-      "refusal) or is *unsupported* (the importer or the optimizer refused the model, with a reason).")
+    w("How Trellis does on two suites of ONNX backend test cases, run by `trellis onnx-test`:")
+    w("")
+    w(f"- the node cases of **ONNX {ONNX_CASES_VERSION}**, the current release (PyPI `onnx=={ONNX_CASES_VERSION}`, "
+      "opsets up to 28): its wheel ships no test data, so `tests/conformance/gen_onnx_node_cases.py` writes every "
+      "case its generators (`onnx.backend.test.case.node`) make into the build tree at test time, with the venv "
+      "`scripts/install-deps.sh` installs. They run on CpuRef alone and with CpuAcc in front, and ONNX Runtime "
+      "runs the same cases in the same ctest run (`tests/conformance/run_onnxruntime.py`);")
+    w(f"- Debian's `libonnx-testdata` (ONNX 1.12, opsets up to 17; version {data_version()}), on CpuRef.")
+    w("")
+    w("Each case is a model and its expected outputs; a case passes when every output has the expected type and "
+      "shape and its values match (floats within ONNX's tolerance, `|got - want| <= 1e-7 + 1e-3 * |want|`; "
+      "integers and booleans exactly). A case that does not pass either *fails* (wrong result, or an error other "
+      "than a refusal) or is *unsupported* (the importer or the optimizer refused the model, with a reason; for "
+      "ONNX Runtime: creating its session failed).")
     w("")
     w("This file is generated; do not edit it. To regenerate it:")
     w("")
@@ -249,26 +293,55 @@ def main():
     w("    --gpu tests/conformance/gpuacc_node_results.json -o docs/conformance.md")
     w("```")
     w("")
-    w("The ctest tests `onnx_conformance_<dir>` fail when fewer cases pass than "
-      "`tests/conformance/expected_pass_counts.json` records; raise the count there when more pass.")
+    w("The ctest tests `onnx_conformance_<suite>[_<backends>]` fail when fewer cases pass than "
+      "`tests/conformance/expected_pass_counts.json` records (or when `trellis onnx-test` crashes or hangs); raise "
+      "the count there when more pass. `onnx_conformance_onnx_*_onnxruntime` only measures.")
     w("")
     w("## Summary")
     w("")
-    w("| directory | cases | pass | fail | unsupported | excluded | pass outside exclusions | target | recorded pass count |")
-    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    w("| suite | run on | cases | pass | fail | unsupported | excluded | pass outside exclusions | target | "
+      "recorded pass count |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     for label in labels:
-        mine = [c for c in cases if c["label"] == label]
-        count = collections.Counter(c["status"] for c in mine)
-        inside = [c for c in mine if not c["excluded"]]
-        inside_pass = sum(1 for c in inside if c["status"] == "pass")
-        rate = f"{inside_pass} of {len(inside)} ({100.0 * inside_pass / len(inside):.1f}%)" if inside else "-"
-        target = f"{TARGETS[label] * 100:.0f}%" if label in TARGETS else "-"
-        w(f"| {label} | {len(mine)} | {count['pass']} | {count['fail']} | {count['unsupported']} | "
-          f"{len(mine) - len(inside)} | {rate} | {target} | {expected.get(label, '-')} |")
+        ort = ort_run(label)
+        ordered = trellis_runs(label) + ([ort] if ort else [])
+        for run in ordered:
+            mine = run["cases"]
+            count = collections.Counter(c["status"] for c in mine)
+            passed, inside = inside_pass(run)
+            if run["onnxruntime"]:
+                target, recorded, who = "-", "-", run["backends"][0]
+            else:
+                if label in TARGETS:
+                    target = f"{TARGETS[label] * 100:.0f}%"
+                elif ort:
+                    target = f">= ONNX Runtime ({inside_pass(ort)[0]})"
+                else:
+                    target = "-"
+                recorded = expected.get(run_key(label, run["backends"]), "-")
+                who = "Trellis: " + ", ".join(run["backends"])
+            w(f"| {label} | {who} | {len(mine)} | {count['pass']} | {count['fail']} | {count['unsupported']} | "
+              f"{len(mine) - inside} | {percent(passed, inside)} | {target} | {recorded} |")
     w("")
     w("The `_expanded` variants of the node tests (a function op written out as its body) count like any "
       "other case.")
     w("")
+    for label in labels:
+        ort = ort_run(label)
+        reference = trellis_runs(label)[0] if trellis_runs(label) else None
+        if not ort or not reference:
+            continue
+        ort_status = {c["case"]: c for c in ort["cases"]}
+        inside = [c for c in reference["cases"] if not c["excluded"]]
+        only_ort = [c for c in inside if c["status"] != "pass" and ort_status.get(c["case"], {}).get("status") == "pass"]
+        only_trellis = [c for c in inside if c["status"] == "pass" and
+                        ort_status.get(c["case"], {}).get("status") != "pass"]
+        w(f"On {label}, outside the exclusions, ONNX Runtime passes {len(only_ort)} cases that Trellis "
+          f"({', '.join(reference['backends'])}) does not, and Trellis passes {len(only_trellis)} that ONNX Runtime "
+          "does not. ONNX Runtime's count is measured through its Python API, which cannot exchange the sub-byte "
+          "types (int4, uint4, int2, uint2, float4e2m1) nor return float8/bfloat16 tensors it has no numpy type "
+          "for: those cases fail for it with the API's message, listed below.")
+        w("")
 
     w("## Exclusions")
     w("")
@@ -286,8 +359,9 @@ def main():
       "when the network is optimized, pinning graph inputs that decide the trip count or the condition per run, "
       "so the Loop cases, the `range_*_expanded` ones among them, count like any other.)")
     w("")
+    reference_cases = [c for label in labels if trellis_runs(label) for c in trellis_runs(label)[0]["cases"]]
     for category, title in exclusions.CATEGORIES.items():
-        mine = [c for c in cases if c["excluded"] and c["excluded"][0] == category]
+        mine = [c for c in reference_cases if c["excluded"] and c["excluded"][0] == category]
         w(f"### {title} ({len(mine)} cases)")
         w("")
         if not mine:
@@ -300,21 +374,32 @@ def main():
             w(f"| {c['label']}/`{c['case']}` | {c['excluded'][1]} | {c['status']} |")
         w("")
 
-    failing = [c for c in cases if not c["excluded"] and c["status"] != "pass"]
+    failing = [c for c in reference_cases if not c["excluded"] and c["status"] != "pass"]
+    ort_by_case = {}
+    for label in labels:
+        ort = ort_run(label)
+        if ort:
+            for c in ort["cases"]:
+                ort_by_case[(label, c["case"])] = c
     groups = collections.OrderedDict()
     for c in failing:
         c["cause"] = cause_of(c["status"], c["reason"])
         groups.setdefault((c["status"], c["cause"]), []).append(c)
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0][0], kv[0][1]))
 
+    def ort_passes(c):
+        o = ort_by_case.get((c["label"], c["case"]))
+        return o is not None and o["status"] == "pass"
+
     w("## Cases that do not pass, by cause")
     w("")
-    w(f"{len(failing)} cases outside the exclusions do not pass. Causes by number of cases:")
+    w(f"{len(failing)} cases outside the exclusions do not pass on the reference run of each suite (CpuRef). "
+      "Causes by number of cases (the last column counts those ONNX Runtime passes, where it ran the suite):")
     w("")
-    w("| cases | result | cause |")
-    w("|---:|---|---|")
+    w("| cases | result | cause | ONNX Runtime passes |")
+    w("|---:|---|---|---:|")
     for (status, cause), members in ordered:
-        w(f"| {len(members)} | {status} | {cause} |")
+        w(f"| {len(members)} | {status} | {cause} | {sum(1 for c in members if ort_passes(c))} |")
     w("")
     for (status, cause), members in ordered:
         w(f"### {cause} ({status}, {len(members)} cases)")
@@ -324,7 +409,7 @@ def main():
         if len(reasons) == 1 and cause != "wrong values":
             w(f"Reason, for example: {members[0]['label']}/`{members[0]['case']}`: {members[0]['reason']}")
             w("")
-            w(case_list([(c["label"], c["case"]) for c in members]))
+            w(case_list([(c["label"], c["case"] + (" (ORT passes)" if ort_passes(c) else "")) for c in members]))
             if len(notes) == 1 and None not in notes:
                 w("")
                 w(f"Why it stays so: {notes.pop()}")
@@ -332,11 +417,45 @@ def main():
             for c in members:
                 ops = ", ".join(model_ops(c["path"]))
                 note = note_for(c)
-                w(f"- {c['label']}/`{c['case']}` (ops: {ops}): {c['reason']}" +
-                  (f"\n\n  Why it stays so: {note}\n" if note else ""))
+                w(f"- {c['label']}/`{c['case']}` (ops: {ops}{'; ONNX Runtime passes it' if ort_passes(c) else ''}): "
+                  f"{c['reason']}" + (f"\n\n  Why it stays so: {note}\n" if note else ""))
         w("")
-    for c in cases:
-        if c["status"] == "pass" and c["case"] in NOTES:
+
+    # Other runs of a suite (CpuAcc in front) against its reference run.
+    for label in labels:
+        runs_here = trellis_runs(label)
+        for run in runs_here[1:]:
+            ref = {c["case"]: c for c in runs_here[0]["cases"]}
+            differ = [c for c in run["cases"] if not c["excluded"] and c["status"] != ref[c["case"]]["status"]]
+            w(f"## {label} with {', '.join(run['backends'])}: cases whose result differs from CpuRef's")
+            w("")
+            if not differ:
+                w("None: every case outside the exclusions has the same result as on CpuRef alone.")
+                w("")
+                continue
+            for c in differ:
+                w(f"- `{c['case']}`: {c['status']} (CpuRef: {ref[c['case']]['status']})"
+                  + (f": {c['reason']}" if c["reason"] else ""))
+            w("")
+
+    for label in labels:
+        ort = ort_run(label)
+        if not ort:
+            continue
+        bad = [c for c in ort["cases"] if not c["excluded"] and c["status"] != "pass"]
+        by_cause = collections.OrderedDict()
+        for c in bad:
+            by_cause.setdefault(ort_cause(c["reason"]), []).append(c)
+        w(f"## {label}: cases outside the exclusions that ONNX Runtime does not pass ({len(bad)})")
+        w("")
+        w("| cases | cause | cases |")
+        w("|---:|---|---|")
+        for cause, members in sorted(by_cause.items(), key=lambda kv: -len(kv[1])):
+            w(f"| {len(members)} | {cause} | {', '.join('`' + c['case'] + '`' for c in members)} |")
+        w("")
+
+    for c in reference_cases:
+        if c["status"] == "pass" and c["label"] == "node" and c["case"] in NOTES:
             print(f"note: {c['case']} passes now; remove its entry from NOTES", file=sys.stderr)
 
     if args.gpu:
@@ -348,6 +467,37 @@ def main():
     else:
         with open(args.output, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def ort_cause(reason):
+    """A short cause for an ONNX Runtime failure, so equal causes group."""
+    m = re.search(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)", reason)
+    if m:
+        return f"refuses the model's IR version {m[1]} (it reads up to {m[2]})"
+    m = re.search(r"Opset (\d+) is under development.*support for domain ai.onnx is till opset (\d+)", reason)
+    if m:
+        return f"refuses opsets above {m[2]} (opset {m[1]} and later are in development for it)"
+    m = re.search(r"Unrecognized attribute: (\w+) for operator (\w+)", reason)
+    if m:
+        return f"does not know {m[2]}'s attribute {m[1]}"
+    m = re.search(r"Failed to find kernel for (\w+)\((\d+)\)", reason)
+    if m:
+        return f"no kernel for {m[1]}-{m[2]}"
+    m = re.search(r"Could not find an implementation for (\w+)\((\d+)\) node", reason)
+    if m:
+        return f"no kernel for {m[1]}-{m[2]} (for these types)"
+    if re.search(r"Numpy_type \d+ can't be converted|No corresponding Numpy type", reason):
+        return "its Python API cannot exchange the tensor type"
+    m = re.search(r"running (\w+) node", reason)
+    if m:
+        return f"{m[1]} failed at run time"
+    if re.search(r"element \d+ \(", reason):
+        return "wrong values"
+    if "shape" in reason and "got" in reason:
+        return "wrong output shape"
+    reason = re.sub(r"/\S+/model\.onnx", "model.onnx", reason)
+    reason = re.sub(r"/onnxruntime_src/\S+ ", "", reason)
+    return strip_names(reason)[:160]
 
 
 if __name__ == "__main__":

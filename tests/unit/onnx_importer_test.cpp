@@ -1094,4 +1094,119 @@ TEST_F(OnnxImporterTest, SignalParameterFedAsGraphInputIsReadPerRun) {
     }
 }
 
+// ---- Opsets up to kHighestSupportedOpset ----
+
+TEST_F(OnnxImporterTest, OpsetsUpToTheHighestSupportedAreReadNewerAreRefused) {
+    TestModel current(IOnnxParser::kHighestSupportedOpset);
+    current.Input("x", {3}).Output("y", {3});
+    current.Node("Relu", {"x"}, {"y"});
+    ExpectFloats(ParseAndRun(current.Bytes(), {FloatTensor({3}, {-1, 2, -3})}).at(0), {3}, {0, 2, 0});
+
+    TestModel newer(IOnnxParser::kHighestSupportedOpset + 1);
+    newer.Input("x", {3}).Output("y", {3});
+    newer.Node("Relu", {"x"}, {"y"});
+    const std::string message = ParseError(newer.Bytes());
+    const std::string highest = std::to_string(IOnnxParser::kHighestSupportedOpset);
+    EXPECT_NE(message.find("opset " + std::to_string(IOnnxParser::kHighestSupportedOpset + 1) +
+                           " is newer than the highest supported opset " + highest),
+              std::string::npos) << message;
+}
+
+TEST_F(OnnxImporterTest, CastLikeTargetTypeComesFromTypeInference) {
+    // The target is the type of a tensor other nodes compute (as in ONNX's function-expanded
+    // Attention): inference learns it when the network is optimized, not the importer.
+    TestModel m(23);
+    m.Input("x", {4}).Input("a", {2}, kInt64).Output("y", {4}, kInt64);
+    m.Node("Shape", {"a"}, {"shape"});              // Signed64
+    m.Node("Add", {"shape", "shape"}, {"like"});    // Signed64, computed
+    m.Node("CastLike", {"x", "like"}, {"y"}, "castlike");
+    OwnedTensor a;
+    a.m_Info = TensorInfo(TensorShape({2}), DataType::Signed64);
+    a.m_Data.assign(2 * sizeof(int64_t), 0);
+    const auto outs = ParseAndRun(m.Bytes(), {FloatTensor({4}, {1.5f, -2.5f, 3.0f, 7.9f}), a});
+    ASSERT_EQ(outs.size(), 1u);
+    ASSERT_EQ(outs[0].m_Info.GetDataType(), DataType::Signed64);
+    std::vector<int64_t> got(4);
+    std::memcpy(got.data(), outs[0].m_Data.data(), sizeof(int64_t) * 4);
+    EXPECT_EQ(got, (std::vector<int64_t>{1, -2, 3, 7}));
+
+    // The like input is a graph input of a dynamic network: its type is still known when each
+    // specialization is inferred.
+    TestModel dynamic(23);
+    dynamic.Input("x", {-1}).Input("like", {-1}, kInt64).Output("y", {-1}, kInt64);
+    dynamic.Node("Relu", {"like"}, {"like_relu"});
+    dynamic.Node("CastLike", {"x", "like_relu"}, {"y"});
+    OwnedTensor like;
+    like.m_Info = TensorInfo(TensorShape({1}), DataType::Signed64);
+    like.m_Data.assign(sizeof(int64_t), 0);
+    const auto dynamicOuts = ParseAndRun(dynamic.Bytes(), {FloatTensor({2}, {2.5f, -1.0f}), like});
+    ASSERT_EQ(dynamicOuts.size(), 1u);
+    EXPECT_EQ(dynamicOuts[0].m_Info, TensorInfo(TensorShape({2}), DataType::Signed64));
+}
+
+TEST_F(OnnxImporterTest, WrapPadReadsTheInputPeriodically) {
+    // Pad-19 mode wrap: index j of a padded axis reads (j - begin) mod dim, here with more
+    // padding than the dim (two periods on the left).
+    TestModel m(19);
+    m.Input("x", {2, 3}).Output("y", {2, 10});
+    m.IntInit("pads", {4}, {0, 5, 0, 2});
+    AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap"), "mode", "wrap");
+    ExpectFloats(ParseAndRun(m.Bytes(), {FloatTensor({2, 3}, {0, 1, 2, 3, 4, 5})}).at(0), {2, 10},
+                 {1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 4, 5, 3, 4, 5, 3, 4, 5, 3, 4});
+}
+
+TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
+    const auto expectError = [](const TestModel& m, const std::string& want) {
+        const std::string message = ParseError(m.Bytes());
+        EXPECT_NE(message.find(want), std::string::npos) << message;
+    };
+    {
+        TestModel m(19);  // wrap plans its slices from X's shape
+        m.Input("x", {-1, 3}).Output("y", {-1, 5});
+        m.IntInit("pads", {4}, {0, 1, 0, 1});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap_dyn"), "mode", "wrap");
+        expectError(m, "node 'wrap_dyn' (Pad, opset 19): mode='wrap' needs data's shape when the model is imported");
+    }
+    {
+        TestModel m(19);
+        m.Input("x", {2, 3}).Output("y", {2, 2});
+        m.IntInit("pads", {4}, {0, -1, 0, 0});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap_neg"), "mode", "wrap");
+        expectError(m, "node 'wrap_neg' (Pad, opset 19): mode='wrap' takes no negative pads (axis 1)");
+    }
+    {
+        TestModel m(18);  // wrap is an opset-19 mode
+        m.Input("x", {2, 3}).Output("y", {2, 5});
+        m.IntInit("pads", {4}, {0, 1, 0, 1});
+        AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap18"), "mode", "wrap");
+        expectError(m, "node 'wrap18' (Pad, opset 18): attribute mode='wrap' is not supported");
+    }
+    {
+        TestModel m(18);
+        m.Input("x", {4, 4}).Input("shape", {2}, kInt64).Output("y", {2, 2});
+        m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
+        expectError(m, "node 'ccp' (CenterCropPad, opset 18): input 1 (shape, 'shape') must be a constant");
+    }
+    {
+        TestModel m(22);
+        m.Input("x", {1, 2, 4, 4}).Output("y", {1, 2, 3, 3});
+        onnx::NodeProto& n = m.Node("LpPool", {"x"}, {"y"}, "lppool");
+        AttrInts(n, "kernel_shape", {2, 2});
+        AttrInt(n, "p", 0);
+        expectError(m, "node 'lppool' (LpPool, opset 22): attribute p=0 must be at least 1");
+    }
+    {
+        TestModel m(22);
+        m.Input("x", {2, 3}).Output("y", {2, 3});
+        AttrInt(m.Node("LpNormalization", {"x"}, {"y"}, "lpnorm"), "p", 3);
+        expectError(m, "node 'lpnorm' (LpNormalization, opset 22): attribute p=3 is not supported");
+    }
+    {
+        TestModel m(21);
+        m.Input("x", {1, 4, 2}).Input("s", {4}).Input("b", {4}).Output("y", {1, 4, 2});
+        AttrInt(m.Node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 0);
+        expectError(m, "node 'gn' (GroupNormalization, opset 21): attribute num_groups=0 must be at least 1");
+    }
+}
+
 }  // namespace

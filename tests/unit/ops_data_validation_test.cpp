@@ -141,9 +141,20 @@ TEST(OpsDataValidation, SplitSizesNotSummingToTheDim) {
 }
 
 TEST(OpsDataValidation, SplitIntoUnequalParts) {
-    DataNet n;
-    n.Layer(LayerType::Split, SplitDescriptor{0, {}}, "split_uneven", {&n.Input({7})}, 2);
-    ExpectRejected(n, "split_uneven", "equal parts");
+    {
+        // Split-18's num_outputs: parts of ceil(7 / 2) = 4, the last one smaller.
+        DataNet n;
+        n.Layer(LayerType::Split, SplitDescriptor{0, {}}, "split_uneven", {&n.Input({7})}, 2);
+        NetworkId id = 0;
+        ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+        EXPECT_EQ(n.runtime->GetOutputTensorInfo(id, 0).GetShape(), TensorShape({4}));
+        EXPECT_EQ(n.runtime->GetOutputTensorInfo(id, 1).GetShape(), TensorShape({3}));
+    }
+    {
+        DataNet n;  // 2 into 4 parts of 1 would need 3 before the last
+        n.Layer(LayerType::Split, SplitDescriptor{0, {}}, "split_short", {&n.Input({2})}, 4);
+        ExpectRejected(n, "split_short", "is too small for 4 parts");
+    }
 }
 
 TEST(OpsDataValidation, SliceStepZero) {

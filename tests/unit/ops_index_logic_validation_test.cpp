@@ -65,7 +65,7 @@ TEST(OpsIssue4aValidation, ModOnFloatNeedsFMod) {
     Net n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_float",
             {&n.Input({3}), &n.Input({3})});
-    ExpectRejected(n, "mod_float", "Mod (fmod=0) integers only");
+    ExpectRejected(n, "mod_float", "Mod (fmod=0), Bitwise* and BitShift integers only");
 }
 
 TEST(OpsIssue4aValidation, TriluNeedsRankTwo) {

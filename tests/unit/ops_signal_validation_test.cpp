@@ -157,6 +157,22 @@ TEST(OpsSignalValidation, DftAxisMustBeASignalDim) {
     }
 }
 
+TEST(OpsSignalValidation, DftAxisInputIsOneValueNamingASignalDim) {
+    {
+        // DFT-20's axis as input 2 (input 1, dft_length, omitted): two values are refused.
+        LayerNet n;
+        n.Layer(LayerType::Dft, DftDescriptor{}, "dft_axis_pair",
+                {&n.Input({1, 4, 5, 1}), &n.ConstInts({}, TensorShape{0}), &n.ConstInts({1, 2}, TensorShape{2})});
+        ExpectRejected(n, "dft_axis_pair", "axis 2 must be a scalar");
+    }
+    {
+        LayerNet n;  // the batch dim is no signal dim, whichever input names it
+        n.Layer(LayerType::Dft, DftDescriptor{}, "dft_axis_batch",
+                {&n.Input({1, 4, 5, 1}), &n.ConstInts({}, TensorShape{0}), &n.ConstInts({0}, TensorShape{})});
+        ExpectRejected(n, "dft_axis_batch", "axis=0 must name a signal dim");
+    }
+}
+
 TEST(OpsSignalValidation, DftInputEndsInRealOrComplex) {
     LayerNet n;
     n.Layer(LayerType::Dft, DftDescriptor{}, "dft_last3", {&n.Input({1, 4, 3})});

@@ -1,5 +1,7 @@
 #include "Tensors.hpp"
 
+#include <trellis/backends/SmallTypes.hpp>
+
 #include "Args.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -101,8 +103,14 @@ void TakeUInt16AsBFloat16(TensorInfo& file, DataType expected) {
 }
 
 bool IsFloatType(DataType type) {
-    return type == DataType::Float32 || type == DataType::Float16 || type == DataType::BFloat16 ||
-           type == DataType::Float64;
+    switch (type) {
+        case DataType::Float32: case DataType::Float16: case DataType::BFloat16: case DataType::Float64:
+        case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Float4E2M1:
+            return true;
+        default:
+            return false;
+    }
 }
 
 OwnedTensor MakeZeroTensor(const std::string& name, const TensorInfo& info) {
@@ -139,6 +147,11 @@ OwnedTensor MakeRandomTensor(const std::string& name, const TensorInfo& info, st
             case DataType::UInt16: Store<uint16_t>(tensor, i, static_cast<uint16_t>(digits(rng))); break;
             case DataType::UInt32: Store<uint32_t>(tensor, i, static_cast<uint32_t>(digits(rng))); break;
             case DataType::UInt64: Store<uint64_t>(tensor, i, static_cast<uint64_t>(digits(rng))); break;
+            case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+            case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Float4E2M1:
+            case DataType::Int4: case DataType::UInt4: case DataType::Int2: case DataType::UInt2:
+                Store<uint8_t>(tensor, i, EncodeSmallType(info.GetDataType(), digits(rng) % 2));
+                break;
         }
     }
     return tensor;

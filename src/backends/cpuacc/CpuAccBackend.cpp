@@ -155,13 +155,17 @@ namespace {
 /// (IWorkload::ReadsConstantInput): weights are never resident twice in full. A cut costs at most
 /// one layout change of the tensors crossing it.
 constexpr std::size_t kRegionWeightBudget = 64u << 20;
+/// Inputs one region takes at most (the op table allows a PreCompiled layer 1024).
+constexpr std::size_t kRegionMaxInputs = 1000;
 
 std::size_t ConstantBytes(const IConnectableLayer& layer, std::set<const IOutputSlot*>& seen) {
     std::size_t bytes = 0;
     for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
         const IOutputSlot* src = layer.GetInputSlot(i).GetConnection();
         if (src && src->GetOwningIConnectableLayer().GetType() == LayerType::Constant && seen.insert(src).second) {
-            bytes += src->GetTensorInfo().GetNumBytes();
+            // Weights folded from int8 (they carry their dequantization scales) are packed as int8.
+            const TensorInfo& info = src->GetTensorInfo();
+            bytes += info.GetQuantizationScales().empty() ? info.GetNumBytes() : info.GetNumBytes() / 4;
         }
     }
     return bytes;
@@ -224,17 +228,36 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
     const auto& layers = subgraph.GetLayers();
     if (layers.empty()) return views;
     std::vector<IConnectableLayer*> part;
-    std::size_t bytes = 0;
+    std::size_t bytes = 0, slots = 0;
     std::set<const IOutputSlot*> seen;
     for (IConnectableLayer* l : layers) {
         const std::size_t add = ConstantBytes(*l, seen);
-        if (!part.empty() && bytes + add > kRegionWeightBudget) {
+        // The input slots of a part bound its region's inputs, which a PreCompiled layer has at
+        // most kRegionMaxInputs of (quantized models read two constants per Quantize/Dequantize).
+        if (!part.empty() && (bytes + add > kRegionWeightBudget || slots + l->GetNumInputSlots() > kRegionMaxInputs)) {
+            // In a quantized model the cut goes right after a QuantizeLinear (8-bit data crosses
+            // it, and the int8 fusion needs DequantizeLinear -> Conv/MatMul -> QuantizeLinear in
+            // one region): the last few layers after the last QuantizeLinear move to the next
+            // part; failing that, at least a trailing DequantizeLinear does.
+            std::size_t keep = part.size();
+            for (std::size_t k = part.size(); k > 1 && part.size() - k < 8; --k) {
+                if (part[k - 1]->GetType() == LayerType::QuantizeLinear) {
+                    keep = k;
+                    break;
+                }
+            }
+            while (keep == part.size() && keep > 1 && part[keep - 1]->GetType() == LayerType::DequantizeLinear) --keep;
+            std::vector<IConnectableLayer*> carry(part.begin() + static_cast<std::ptrdiff_t>(keep), part.end());
+            part.resize(keep);
             AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
-            part.clear();
+            part = std::move(carry);
             bytes = 0;
+            slots = 0;
+            for (const IConnectableLayer* c : part) slots += c->GetNumInputSlots();
         }
         part.push_back(l);
         bytes += add;
+        slots += l->GetNumInputSlots();
     }
     AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
     return views;

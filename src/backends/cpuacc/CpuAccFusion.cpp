@@ -11,8 +11,13 @@
 //   - c / x                                                              => eltwise pow (c * x^-1)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
-// into MatMul, and scalar scales. Every fusion is logged in RegionGraph::m_FusionLog.
+// into MatMul, and scalar scales; last, int8: DequantizeLinear -> Conv/MatMul/Gemm -> [Relu] ->
+// QuantizeLinear becomes one oneDNN int8 primitive where oneDNN computes what ONNX defines (see
+// FuseInt8). Every fusion is logged in RegionGraph::m_FusionLog.
 #include "CpuAccGraph.hpp"
+#include "CpuAccRegion.hpp"
+
+#include <algorithm>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -365,6 +370,16 @@ void FusePostOps(RegionGraph& g) {
             Node& cn = N(g, c);
             const TensorShape& vs = g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape();
             if (cn.m_Kind == NodeKind::Eltwise && cn.m_Inputs.size() == 1 && cn.m_Inputs[0] == v) {
+                // oneDNN 2.6 applies a second eltwise_linear post-op of a convolution or matmul
+                // with the first one's alpha and beta (matmul, x / c, tanh, x * c gave tanh(x / c) / c:
+                // ONNX's expanded Attention softcap), so a second linear starts a node of its own.
+                const auto isLinear = [](const EltwiseOp& e) { return e.m_Algorithm == static_cast<int>(dnnl_eltwise_linear); };
+                if (kind != NodeKind::Eltwise &&
+                    std::any_of(cn.m_Eltwise.begin(), cn.m_Eltwise.end(), isLinear) &&
+                    std::any_of(n.m_PostOps.begin(), n.m_PostOps.end(),
+                                [&](const PostOp& p) { return p.m_Kind == PostOp::Kind::Eltwise && isLinear(p.m_Eltwise); })) {
+                    break;
+                }
                 if (kind == NodeKind::Eltwise) {
                     n.m_Eltwise.insert(n.m_Eltwise.end(), cn.m_Eltwise.begin(), cn.m_Eltwise.end());
                 } else {
@@ -413,6 +428,191 @@ void FusePostOps(RegionGraph& g) {
     }
 }
 
+/// The per-tensor scale and zero point of a Quantize/Dequantize node, if constant.
+bool QuantParamsOf(const RegionGraph& g, const Node& n, float& scale, int32_t& zeroPoint) {
+    if (!ScalarOf(g, n.m_Inputs[1], scale)) return false;
+    zeroPoint = 0;
+    if (n.m_Inputs.size() > 2) {
+        const std::optional<int32_t>& zp = g.m_Values[static_cast<std::size_t>(n.m_Inputs[2])].m_IntScalar;
+        if (!zp) return false;
+        zeroPoint = *zp;
+    }
+    return true;
+}
+
+/// Why node `i` (Conv, MatMul or Gemm) cannot run as a oneDNN int8 primitive between the
+/// DequantizeLinear feeding it and the QuantizeLinear reading it; empty when it can, with `dq`
+/// and `q` set to those nodes.
+std::string Int8Obstacle(const RegionGraph& g, int i, int& dq, int& q) {
+    const Node& n = g.m_Nodes[static_cast<std::size_t>(i)];
+    dq = ProducerIndex(g, n.m_Inputs[0]);
+    if (dq < 0 || g.m_Nodes[static_cast<std::size_t>(dq)].m_Dead ||
+        g.m_Nodes[static_cast<std::size_t>(dq)].m_Kind != NodeKind::Dequantize) {
+        return "its input is not dequantized 8-bit data";
+    }
+    q = SoleConsumer(g, Out(n));
+    if (q < 0 || g.m_Nodes[static_cast<std::size_t>(q)].m_Kind != NodeKind::Quantize) {
+        return "its output is not quantized (read by a QuantizeLinear alone)";
+    }
+    const Value& w = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    if (!w.m_Int8Values) {
+        return w.m_Info.GetQuantizationScales().empty() ? "its weights were not dequantized from 8-bit constants"
+                                                        : "its weights cannot be taken back to int8: " + w.m_Int8Why;
+    }
+    for (const PostOp& p : n.m_PostOps) {
+        if (p.m_Kind != PostOp::Kind::Eltwise || p.m_Eltwise.m_Algorithm != dnnl_eltwise_relu || p.m_Eltwise.m_Alpha != 0.0f) {
+            return "post-op '" + p.m_Name + "' is not a plain Relu";
+        }
+    }
+    // Output channels and where the weights' per-channel scales must run.
+    const TensorShape& ws = w.m_Info.GetShape();
+    std::size_t channels = 0, channelAxis = 0;
+    if (n.m_Kind == NodeKind::Conv) {
+        if (ws.GetNumDimensions() != 4) return "it is not a 2-D convolution";
+        channels = ws[0];
+    } else {
+        if (ws.GetNumDimensions() != 2) return "its weights are not 2-D";
+        const bool transB = n.m_LayerType == LayerType::Gemm && std::get<GemmDescriptor>(n.m_Descriptor).m_TransB;
+        if (n.m_LayerType == LayerType::Gemm) {
+            const auto& d = std::get<GemmDescriptor>(n.m_Descriptor);
+            if (d.m_TransA || d.m_Alpha != 1.0f || (n.m_Inputs.size() > 2 && d.m_Beta != 1.0f)) {
+                return "Gemm with transA, alpha != 1 or beta != 1";
+            }
+        }
+        channelAxis = transB ? 0 : 1;
+        channels = ws[static_cast<unsigned int>(channelAxis)];
+    }
+    const std::size_t scales = w.m_Info.GetQuantizationScales().size();
+    if (scales != 1 && (scales != channels || w.m_Info.GetQuantizationDim() != std::optional<unsigned int>(channelAxis))) {
+        return "its weight scales are per axis along another dim than the output channels";
+    }
+    if (n.m_Inputs.size() > 2) {
+        const Value& b = g.m_Values[static_cast<std::size_t>(n.m_Inputs[2])];
+        if (!b.m_Constant || b.m_Info.GetNumElements() != channels) return "its bias is not a constant vector of the output channels";
+    }
+    float scale = 0.0f;
+    int32_t zp = 0;
+    if (!QuantParamsOf(g, g.m_Nodes[static_cast<std::size_t>(dq)], scale, zp) ||
+        !QuantParamsOf(g, g.m_Nodes[static_cast<std::size_t>(q)], scale, zp)) {
+        return "the scales or zero points are not constant scalars";
+    }
+    return "";
+}
+
+/// DequantizeLinear -> Conv/MatMul/Gemm (weights folded from int8) -> [Relu] -> QuantizeLinear
+/// becomes one int8 Conv/MatMul node (Int8Params), where oneDNN computes it as ONNX does.
+void FuseInt8(RegionGraph& g) {
+    std::string why;
+    const bool exact = OneDnnInt8IsExact(&why);
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        const Node& n = N(g, i);
+        if (n.m_Dead || (n.m_Kind != NodeKind::Conv && n.m_Kind != NodeKind::MatMul)) continue;
+        int dq = -1, q = -1;
+        const std::string obstacle = Int8Obstacle(g, i, dq, q);
+        if (!obstacle.empty()) {
+            // Only worth a line where the model is quantized around this node.
+            if (dq >= 0 && N(g, dq).m_Kind == NodeKind::Dequantize) {
+                g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + obstacle);
+            }
+            continue;
+        }
+        if (!exact) {
+            g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + why);
+            continue;
+        }
+        Int8Params p;
+        const Node& dqn = N(g, dq);
+        const Node& qn = N(g, q);
+        QuantParamsOf(g, dqn, p.m_SrcScale, p.m_SrcZeroPoint);
+        QuantParamsOf(g, qn, p.m_DstScale, p.m_DstZeroPoint);
+        p.m_SrcType = g.m_Values[static_cast<std::size_t>(dqn.m_Inputs[0])].m_Info.GetDataType();
+        p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(qn))].m_Info.GetDataType();
+        const int x = N(g, i).m_Inputs[0];
+        std::string probe;
+        if (!Int8NodeRunsFast(g, N(g, i), p, dqn.m_Inputs[0], Out(qn), &probe)) {
+            g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + probe);
+            continue;
+        }
+        Node& node = N(g, i);
+        node.m_Inputs[0] = dqn.m_Inputs[0];
+        node.m_Int8 = p;
+        g.m_FusionLog.push_back("int8: " + std::string(GetNodeKindName(node.m_Kind)) + " '" + node.m_Name + "' between '" +
+                                dqn.m_Name + "' and '" + qn.m_Name + "'");
+        Absorb(g, i, q, {q});
+        if (g.Consumers(x).empty() && !g.IsRegionOutput(x)) N(g, dq).m_Dead = true;
+    }
+}
+
+/// DequantizeLinear a, DequantizeLinear b -> Add -> [Relu] -> QuantizeLinear (a QDQ model's
+/// residual addition) becomes one QuantizedAdd pass over the 8-bit tensors.
+void FuseQuantizedAdd(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        if (!IsBinaryOp(N(g, i), BinaryOperation::Add)) continue;
+        const Node& add = N(g, i);
+        const int va = add.m_Inputs[0], vb = add.m_Inputs[1];
+        const int da = ProducerIndex(g, va), db = ProducerIndex(g, vb);
+        const auto isDq = [&](int d) { return d >= 0 && !N(g, d).m_Dead && N(g, d).m_Kind == NodeKind::Dequantize; };
+        if (va == vb || !isDq(da) || !isDq(db)) continue;
+        const TensorInfo& out = g.m_Values[static_cast<std::size_t>(Out(add))].m_Info;
+        if (g.m_Values[static_cast<std::size_t>(va)].m_Info.GetShape() != out.GetShape() ||
+            g.m_Values[static_cast<std::size_t>(vb)].m_Info.GetShape() != out.GetShape()) {
+            continue;
+        }
+        int next = SoleConsumer(g, Out(add));
+        int relu = -1;
+        if (next >= 0 && N(g, next).m_Kind == NodeKind::Eltwise && N(g, next).m_Eltwise.size() == 1 &&
+            IsSingleEltwise(N(g, next), dnnl_eltwise_relu, 0.0f, 0.0f)) {
+            relu = next;
+            next = SoleConsumer(g, Out(N(g, relu)));
+        }
+        if (next < 0 || N(g, next).m_Kind != NodeKind::Quantize || N(g, next).m_Int8) continue;
+        const int qa = N(g, da).m_Inputs[0], qb = N(g, db).m_Inputs[0];
+        const DataType t = g.m_Values[static_cast<std::size_t>(qa)].m_Info.GetDataType();
+        if (g.m_Values[static_cast<std::size_t>(qb)].m_Info.GetDataType() != t ||
+            g.m_Values[static_cast<std::size_t>(Out(N(g, next)))].m_Info.GetDataType() != t) {
+            continue;
+        }
+        Int8Params p;
+        if (!QuantParamsOf(g, N(g, da), p.m_SrcScale, p.m_SrcZeroPoint) ||
+            !QuantParamsOf(g, N(g, db), p.m_Src2Scale, p.m_Src2ZeroPoint) ||
+            !QuantParamsOf(g, N(g, next), p.m_DstScale, p.m_DstZeroPoint)) {
+            continue;
+        }
+        p.m_SrcType = p.m_DstType = t;
+        p.m_Relu = relu >= 0;
+        Node& n = N(g, i);
+        n.m_Kind = NodeKind::QuantizedAdd;
+        n.m_Inputs = {qa, qb};
+        n.m_Int8 = p;
+        g.m_FusionLog.push_back("quantized-add: '" + n.m_Name + "' between '" + N(g, da).m_Name + "', '" + N(g, db).m_Name +
+                                "' and '" + N(g, next).m_Name + "'");
+        if (relu >= 0) N(g, relu).m_Dead = true;
+        Absorb(g, i, next, {next});
+        for (int d : {da, db}) {
+            const int v = Out(N(g, d));
+            if (g.Consumers(v).empty() && !g.IsRegionOutput(v)) N(g, d).m_Dead = true;
+        }
+    }
+}
+
+/// QuantizeLinear whose only reader is a DequantizeLinear (the "fake quantization" a QDQ model
+/// puts between float ops) becomes one kernel pass, Float32 to Float32.
+void FuseQuantizeDequantize(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        if (N(g, i).m_Dead || N(g, i).m_Kind != NodeKind::Quantize || N(g, i).m_Int8) continue;
+        const int d = SoleConsumer(g, Out(N(g, i)));
+        if (d < 0 || N(g, d).m_Kind != NodeKind::Dequantize || N(g, d).m_Inputs[0] != Out(N(g, i))) continue;
+        Int8Params p;
+        if (!QuantParamsOf(g, N(g, i), p.m_SrcScale, p.m_SrcZeroPoint) || !QuantParamsOf(g, N(g, d), p.m_DstScale, p.m_DstZeroPoint)) {
+            continue;
+        }
+        p.m_SrcType = p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, i)))].m_Info.GetDataType();
+        N(g, i).m_Int8 = p;
+        g.m_FusionLog.push_back("fake-quant: Quantize '" + N(g, i).m_Name + "' + Dequantize '" + N(g, d).m_Name + "'");
+        Absorb(g, i, d, {d});
+    }
+}
+
 }  // namespace
 
 void FuseRegion(RegionGraph& g) {
@@ -422,6 +622,9 @@ void FuseRegion(RegionGraph& g) {
     ScalarBinaryToLinear(g);
     FuseRmsNorm(g);
     FusePostOps(g);
+    FuseInt8(g);
+    FuseQuantizedAdd(g);
+    FuseQuantizeDequantize(g);
 }
 
 }  // namespace trellis::cpuacc

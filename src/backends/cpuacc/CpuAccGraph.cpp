@@ -7,6 +7,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -35,8 +36,12 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::BatchNorm: return "BatchNorm";
         case NodeKind::Pad: return "Pad";
         case NodeKind::Resize: return "Resize";
+        case NodeKind::Attention: return "Attention";
         case NodeKind::Expand: return "Expand";
         case NodeKind::RmsNorm: return "RmsNorm";
+        case NodeKind::Quantize: return "Quantize";
+        case NodeKind::Dequantize: return "Dequantize";
+        case NodeKind::QuantizedAdd: return "QuantizedAdd";
     }
     return "?";
 }
@@ -68,6 +73,8 @@ std::string RegionGraph::Describe() const {
         if (n.m_Dead) continue;
         ++live;
         std::string key = GetNodeKindName(n.m_Kind);
+        if (n.m_Int8 && n.m_Kind == NodeKind::Quantize) key += "+dequantize";
+        if (n.m_Int8 && (n.m_Kind == NodeKind::Conv || n.m_Kind == NodeKind::MatMul)) key += "(int8)";
         for (const PostOp& p : n.m_PostOps) key += p.m_Kind == PostOp::Kind::Add ? "+add" : "+eltwise";
         ++counts[key];
     }
@@ -96,10 +103,58 @@ namespace {
 
 std::vector<float> SmallConstantOf(const ConstTensor& t) {
     std::vector<float> values;
-    if (t.GetDataType() != DataType::Float32 || t.GetNumElements() > 64 || !t.GetMemoryArea()) return values;
+    if (t.GetDataType() != DataType::Float32 || t.GetNumElements() == 0 || t.GetNumElements() > 64 ||
+        !t.GetMemoryArea()) {
+        return values;  // an empty constant has no data to copy (memcpy from or to null is undefined)
+    }
     values.resize(t.GetNumElements());
     std::memcpy(values.data(), t.GetMemoryArea(), values.size() * sizeof(float));
     return values;
+}
+
+/// Fills v.m_Int8Values from a constant Float32 tensor that carries the scales of the
+/// DequantizeLinear it was folded from (see Value::m_Int8Values).
+void RecoverInt8Values(Value& v, const ConstTensor& t) {
+    const TensorInfo& info = v.m_Info;
+    const std::vector<float>& scales = info.GetQuantizationScales();
+    if (info.GetDataType() != DataType::Float32 || scales.empty() || !t.GetMemoryArea()) return;
+    const std::size_t count = scales.size();
+    std::size_t inner = 1;
+    if (count > 1) {
+        const std::optional<unsigned int> axis = info.GetQuantizationDim();
+        if (!axis || *axis >= info.GetNumDimensions() || info.GetShape()[*axis] != count) {
+            v.m_Int8Why = "its per-axis scales do not line up with its shape";
+            return;
+        }
+        for (unsigned int d = *axis + 1; d < info.GetNumDimensions(); ++d) inner *= info.GetShape()[d];
+    }
+    const float* w = static_cast<const float*>(t.GetMemoryArea());
+    auto q = std::make_shared<std::vector<int8_t>>(t.GetNumElements());
+    for (std::size_t i = 0; i < q->size(); ++i) {
+        const float scale = scales[count == 1 ? 0 : (i / inner) % count];
+        if (!(scale > 0.0f) || !std::isfinite(scale)) {
+            v.m_Int8Why = "a scale is not positive and finite";
+            return;
+        }
+        const float r = std::nearbyint(w[i] / scale);
+        if (r < -128.0f || r > 127.0f) {
+            v.m_Int8Why = "q - zero_point leaves [-128, 127] (oneDNN's int8 weights are signed 8-bit)";
+            return;
+        }
+        if (r * scale != w[i]) {
+            v.m_Int8Why = "its values are not (q - zero_point) * scale (rewritten after folding)";
+            return;
+        }
+        (*q)[i] = static_cast<int8_t>(r);
+    }
+    v.m_Int8Values = std::move(q);
+}
+
+std::optional<int32_t> IntScalarOf(const ConstTensor& t) {
+    if (t.GetNumElements() != 1 || !t.GetMemoryArea()) return std::nullopt;
+    if (t.GetDataType() == DataType::UInt8) return *static_cast<const uint8_t*>(t.GetMemoryArea());
+    if (t.GetDataType() == DataType::Signed8) return *static_cast<const int8_t*>(t.GetMemoryArea());
+    return std::nullopt;
 }
 
 Node MakeNode(LayerType type, const LayerDescriptor& descriptor, const std::string& name) {
@@ -149,6 +204,8 @@ std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph) {
             if (producer.GetType() == LayerType::Constant) {
                 v.m_Constant = true;
                 v.m_SmallConstant = SmallConstantOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
+                RecoverInt8Values(v, std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
+                v.m_IntScalar = IntScalarOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
             }
             graph->m_Values.push_back(std::move(v));
             it = valueOf.emplace(src, static_cast<int>(graph->m_Values.size() - 1)).first;
@@ -201,6 +258,8 @@ std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descri
         if (c) {
             v.m_Constant = true;
             v.m_SmallConstant = SmallConstantOf(*c);
+            RecoverInt8Values(v, *c);
+            v.m_IntScalar = IntScalarOf(*c);
         }
         graph->m_Values.push_back(std::move(v));
         graph->m_InputValues.push_back(static_cast<int>(i));

@@ -11,6 +11,7 @@
 #include <trellis/backends/IWorkload.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,13 @@ enum class NodeKind {
     BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
+    Attention,  ///< ONNX Attention, one fused own kernel (CpuAccKernels.hpp); inputs Q, K, V, [mask]
     Expand,     ///< numpy broadcast to the output shape (shape input folded)
-    RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor
+    RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor, or
+                ///< RmsNormalizationDescriptor for an ONNX RMSNormalization layer
+    Quantize,   ///< QuantizeLinear, per tensor, Float32 -> UInt8/Signed8 (own kernel); x, scale, [zero point]
+    Dequantize, ///< DequantizeLinear, per tensor, UInt8/Signed8 -> Float32 (own kernel); x, scale, [zero point]
+    QuantizedAdd,  ///< DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear in one pass (own kernel); a, b 8-bit
 };
 const char* GetNodeKindName(NodeKind kind);
 
@@ -60,6 +66,22 @@ struct PostOp {
     std::string m_Name;  ///< the layer it came from
 };
 
+/// A Conv or MatMul node run as a oneDNN int8 primitive: fused from DequantizeLinear (input 0)
+/// -> Conv/MatMul/Gemm (weights folded from an int8 DequantizeLinear) -> [Relu] -> QuantizeLinear.
+/// Input 0 is then the 8-bit tensor the DequantizeLinear read, the output the 8-bit tensor the
+/// QuantizeLinear wrote; the weights stay the Float32 constant (the int8 values are in its Value).
+struct Int8Params {
+    DataType m_SrcType = DataType::UInt8;
+    float m_SrcScale = 1.0f;
+    int32_t m_SrcZeroPoint = 0;
+    DataType m_DstType = DataType::UInt8;
+    float m_DstScale = 1.0f;
+    int32_t m_DstZeroPoint = 0;
+    float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
+    int32_t m_Src2ZeroPoint = 0;
+    bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear
+};
+
 struct Node {
     NodeKind m_Kind = NodeKind::Eltwise;
     LayerType m_LayerType = LayerType::Input;
@@ -69,6 +91,9 @@ struct Node {
     std::vector<int> m_Outputs;  ///< value ids
     std::vector<EltwiseOp> m_Eltwise;  ///< Eltwise nodes: applied in order
     std::vector<PostOp> m_PostOps;
+    /// Conv/MatMul run in int8 (see Int8Params); on a Quantize node: a DequantizeLinear fused after
+    /// it (m_Dst* are the DequantizeLinear's scale and zero point; the output is Float32).
+    std::optional<Int8Params> m_Int8;
     bool m_Dead = false;
 };
 
@@ -78,6 +103,12 @@ struct Value {
     int m_RegionInput = -1;          ///< region input index feeding it (the first one)
     bool m_Constant = false;         ///< fed by a Constant layer
     std::vector<float> m_SmallConstant;  ///< the value, when constant Float32 with at most 64 elements
+    /// A constant Float32 tensor folded from DequantizeLinear of 8-bit data (the scales are in
+    /// m_Info): the integers q - zero_point when each is in [-128, 127] and q * scale gives back
+    /// every value bit for bit; empty otherwise (or when not checked).
+    std::shared_ptr<const std::vector<int8_t>> m_Int8Values;
+    std::optional<int32_t> m_IntScalar;  ///< the value, when a constant UInt8/Signed8 with one element
+    std::string m_Int8Why;  ///< why m_Int8Values is empty for a tensor carrying scales
 };
 
 class RegionGraph {

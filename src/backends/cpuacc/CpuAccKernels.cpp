@@ -6,6 +6,9 @@
 // - swish: oneDNN has it, but computes the sigmoid with a vector division per element, which
 //   bounds a convolution whose output it follows; this one uses a reciprocal estimate and a
 //   Newton step instead (measured in docs/performance.md).
+// - attention: oneDNN 2.6 has no fused attention; as matmul, softmax and matmul primitives the
+//   scores would make a round trip through memory and a mask or causal bias a primitive of its
+//   own. One pass per (batch, head) block keeps them in a thread's buffer.
 #include "CpuAccKernels.hpp"
 
 #include <trellis/Exceptions.hpp>
@@ -15,8 +18,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace trellis::cpuacc {
 
@@ -272,6 +279,477 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa) {
         case KernelIsa::Avx2: ErfAvx2(in, out, n); return;
         case KernelIsa::Scalar: ErfScalar(in, out, n); return;
     }
+}
+
+// ---- attention -------------------------------------------------------------------------------
+// x[j] = exp(x[j] - maxValue) over a row of scores (masked ones -inf, giving 0), returning the
+// sum: the swish kernel's exp (range reduction, degree-5 polynomial) eight at a time.
+float SoftmaxExpScalar(float* x, std::size_t n, float maxValue) {
+    float sum = 0.0f;
+    for (std::size_t j = 0; j < n; ++j) {
+        x[j] = std::exp(x[j] - maxValue);
+        sum += x[j];
+    }
+    return sum;
+}
+
+__attribute__((target("avx2,fma"))) float SoftmaxExpAvx2(float* x, std::size_t n, float maxValue) {
+    __m256 sum8 = _mm256_setzero_ps();
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        const __m256 in = _mm256_sub_ps(_mm256_loadu_ps(x + j), _mm256_set1_ps(maxValue));  // <= 0
+        const __m256 t = _mm256_max_ps(in, _mm256_set1_ps(-kExpHi));
+        const __m256 nf = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Hi), t);
+        r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Lo), r);
+        __m256 p = _mm256_set1_ps(kE[0]);
+        for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kE[i]));
+        p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+        const __m256 nc = _mm256_max_ps(nf, _mm256_set1_ps(-126.0f));
+        const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+        // 0 below -88 (masked scores are -inf).
+        const __m256 keep = _mm256_cmp_ps(in, _mm256_set1_ps(-kExpHi), _CMP_NLT_UQ);
+        const __m256 e = _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
+        _mm256_storeu_ps(x + j, e);
+        sum8 = _mm256_add_ps(sum8, e);
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sum8);
+    float sum = 0.0f;
+    for (float l : lanes) sum += l;
+    return sum + SoftmaxExpScalar(x + j, n - j, maxValue);
+}
+
+// The AVX2 inner loops of Attention: a row's scores against K^T (kT: hd rows of `padded` keys),
+// four tiles of 8 keys in flight; and the row's probability-weighted sum of V rows, two
+// accumulators per 8 outputs (even and odd keys) so the multiply-adds do not wait on each other.
+__attribute__((target("avx2,fma"))) void ScoresAvx2(const float* qRow, const float* kT, std::size_t hd, std::size_t padded,
+                                                    float scale, float* score) {
+    std::size_t j0 = 0;
+    for (; j0 + 32 <= padded; j0 += 32) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) {
+            const __m256 q = _mm256_set1_ps(qRow[e]);
+            const float* k = kT + e * padded + j0;
+            a0 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k), a0);
+            a1 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 8), a1);
+            a2 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 16), a2);
+            a3 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 24), a3);
+        }
+        const __m256 sc = _mm256_set1_ps(scale);
+        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a0, sc));
+        _mm256_storeu_ps(score + j0 + 8, _mm256_mul_ps(a1, sc));
+        _mm256_storeu_ps(score + j0 + 16, _mm256_mul_ps(a2, sc));
+        _mm256_storeu_ps(score + j0 + 24, _mm256_mul_ps(a3, sc));
+    }
+    for (; j0 < padded; j0 += 8) {
+        __m256 a = _mm256_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) a = _mm256_fmadd_ps(_mm256_set1_ps(qRow[e]), _mm256_loadu_ps(kT + e * padded + j0), a);
+        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a, _mm256_set1_ps(scale)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* p, const float* vb, std::size_t total,
+                                                         std::size_t vStride, std::size_t vd, float inv, float* yRow) {
+    std::size_t e0 = 0;
+    for (; e0 + 8 <= vd; e0 += 8) {
+        __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
+        std::size_t j = 0;
+        for (; j + 2 <= total; j += 2) {
+            even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
+            odd = _mm256_fmadd_ps(_mm256_set1_ps(p[j + 1]), _mm256_loadu_ps(vb + (j + 1) * vStride + e0), odd);
+        }
+        if (j < total) even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
+        _mm256_storeu_ps(yRow + e0, _mm256_mul_ps(_mm256_add_ps(even, odd), _mm256_set1_ps(inv)));
+    }
+    for (; e0 < vd; ++e0) {
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < total; ++j) sum += p[j] * vb[j * vStride + e0];
+        yRow[e0] = sum * inv;
+    }
+}
+
+// One (batch, query head) block of Attention: every query row against the keys of its kv head.
+// `kT` holds K^T of that head (hd x keys rounded up to 8), reloaded when the kv head changes;
+// `score` is one row's scores, then its probabilities. Inlined into a scalar and an AVX2 version (the library is built for
+// baseline x86-64), so the row loops vectorize to the CPU's width.
+struct AttentionIo {
+    const float* q;
+    const float* k;
+    const float* v;
+    const void* mask;
+    float* y;
+};
+
+template <bool kAvx2>
+inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& s, const AttentionIo& io, std::size_t b,
+                                                          std::size_t h, float* kT, std::size_t& loaded, float* score) {
+    const std::size_t hd = s.m_HeadSize, vd = s.m_VHeadSize, total = s.m_KvLen, qLen = s.m_QLen;
+    const std::size_t kvh = h / (s.m_QHeads / s.m_KvHeads);
+    const std::size_t qStride = s.m_Rank3 ? s.m_QHeads * hd : hd, yStride = s.m_Rank3 ? s.m_QHeads * vd : vd;
+    const std::size_t kStride = s.m_Rank3 ? s.m_KvHeads * hd : hd, vStride = s.m_Rank3 ? s.m_KvHeads * vd : vd;
+    const auto start = [&](std::size_t head, std::size_t heads, std::size_t len, std::size_t size) {
+        return s.m_Rank3 ? (b * len * heads + head) * size : (b * heads + head) * len * size;
+    };
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    const std::size_t kvBlock = b * s.m_KvHeads + kvh;
+    const std::size_t padded = (total + 7) / 8 * 8;  // kT's row length: whole tiles of 8 keys, zero-padded
+    if (loaded != kvBlock) {
+        const float* kb = io.k + start(kvh, s.m_KvHeads, total, hd);
+        for (std::size_t e = 0; e < hd; ++e) {
+            for (std::size_t j = 0; j < padded; ++j) kT[e * padded + j] = j < total ? kb[j * kStride + e] : 0.0f;
+        }
+        loaded = kvBlock;
+    }
+    const float* qb = io.q + start(h, s.m_QHeads, qLen, hd);
+    const float* vb = io.v + start(kvh, s.m_KvHeads, total, vd);
+    float* yb = io.y + start(h, s.m_QHeads, qLen, vd);
+    for (std::size_t i = 0; i < qLen; ++i) {
+        const float* qRow = qb + i * qStride;
+        // Scores in tiles of 8 keys, each summed over the head size in registers (a running sum
+        // in memory would wait on its own store at every step).
+        if constexpr (kAvx2) {
+            ScoresAvx2(qRow, kT, hd, padded, s.m_Scale, score);
+        } else {
+            for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
+                float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                for (std::size_t e = 0; e < hd; ++e) {
+                    const float qe = qRow[e];
+                    const float* kRow = kT + e * padded + j0;
+                    for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+                }
+                for (int jj = 0; jj < 8; ++jj) score[j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
+            }
+        }
+        if (s.m_Mask != AttentionShape::Mask::None) {
+            const std::size_t maskRow = b * s.m_MaskStride[0] + h * s.m_MaskStride[1] + i * s.m_MaskStride[2];
+            for (std::size_t j = 0; j < total; ++j) {
+                if (j >= s.m_MaskLen) {
+                    score[j] = kNegInf;
+                    continue;
+                }
+                const std::size_t m = maskRow + j * s.m_MaskStride[3];
+                if (s.m_Mask == AttentionShape::Mask::Boolean) {
+                    if (!static_cast<const uint8_t*>(io.mask)[m]) score[j] = kNegInf;
+                } else {
+                    score[j] += static_cast<const float*>(io.mask)[m];
+                }
+            }
+        }
+        if (s.m_Causal) {
+            for (std::size_t j = i + 1; j < total; ++j) score[j] = kNegInf;
+        }
+        float maxValue = kNegInf;
+        for (std::size_t j = 0; j < total; ++j) maxValue = std::max(maxValue, score[j]);
+        float* yRow = yb + i * yStride;
+        if (maxValue == kNegInf) {  // every key masked: Y is 0, as ONNX's reference gives
+            for (std::size_t e = 0; e < vd; ++e) yRow[e] = 0.0f;
+            continue;
+        }
+        float sum;
+        if constexpr (kAvx2) sum = SoftmaxExpAvx2(score, total, maxValue);
+        else sum = SoftmaxExpScalar(score, total, maxValue);
+        const float inv = 1.0f / sum;
+        // Y row = probabilities x V, in tiles of 8 output elements held in registers over the keys.
+        if constexpr (kAvx2) {
+            WeightedSumAvx2(score, vb, total, vStride, vd, inv, yRow);
+            continue;
+        }
+        std::size_t e0 = 0;
+        for (; e0 + 8 <= vd; e0 += 8) {
+            float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (std::size_t j = 0; j < total; ++j) {
+                const float p = score[j];
+                const float* vj = vb + j * vStride + e0;
+                for (int ee = 0; ee < 8; ++ee) tile[ee] += p * vj[ee];
+            }
+            for (int ee = 0; ee < 8; ++ee) yRow[e0 + static_cast<std::size_t>(ee)] = tile[ee] * inv;
+        }
+        for (; e0 < vd; ++e0) {
+            float sumE = 0.0f;
+            for (std::size_t j = 0; j < total; ++j) sumE += score[j] * vb[j * vStride + e0];
+            yRow[e0] = sumE * inv;
+        }
+    }
+}
+
+void AttentionBlockScalar(const AttentionShape& s, const AttentionIo& io, std::size_t b, std::size_t h, float* kT,
+                          std::size_t& loaded, float* score) {
+    AttentionBlock<false>(s, io, b, h, kT, loaded, score);
+}
+
+__attribute__((target("avx2,fma"))) void AttentionBlockAvx2(const AttentionShape& s, const AttentionIo& io, std::size_t b,
+                                                            std::size_t h, float* kT, std::size_t& loaded, float* score) {
+    AttentionBlock<true>(s, io, b, h, kT, loaded, score);
+}
+
+void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y) {
+    const AttentionIo io{q, k, v, mask, y};
+    const long long blocks = static_cast<long long>(s.m_Batch * s.m_QHeads);
+    const auto run = s.m_Isa == KernelIsa::Scalar ? &AttentionBlockScalar : &AttentionBlockAvx2;
+    // Threads only for about a million multiply-adds or more: below, starting the team costs more.
+#pragma omp parallel if (blocks > 1 && blocks * s.m_QLen * s.m_KvLen * s.m_HeadSize >= (1 << 20))
+    {
+        const std::size_t padded = (s.m_KvLen + 7) / 8 * 8;
+        std::vector<float> kT(s.m_HeadSize * padded), score(padded);
+        std::size_t loaded = SIZE_MAX;
+#pragma omp for schedule(static)
+        for (long long bh = 0; bh < blocks; ++bh) {
+            run(s, io, static_cast<std::size_t>(bh) / s.m_QHeads, static_cast<std::size_t>(bh) % s.m_QHeads, kT.data(),
+                loaded, score.data());
+        }
+    }
+}
+
+}  // namespace trellis::cpuacc
+
+namespace trellis::cpuacc {
+
+namespace {
+
+// ONNX QuantizeLinear per tensor, one body compiled for each ISA by its callers. x / scale in
+// float32 (as ONNX and CpuRef), clamped to [min - zp, max - zp] first (integers, so clamping
+// before rounding equals saturating after; NaN becomes the minimum), rounded half to even by
+// adding and subtracting 1.5 * 2^23 (exact for |v| < 2^22 in the default rounding mode; IEEE
+// arithmetic without -ffast-math keeps both steps), then zp added in int32.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizeBody(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+/// QuantizeBody then DequantizeLinear with (dqScale, dqZp), in one pass: Float32 out.
+template <typename Q>
+__attribute__((always_inline)) inline void FakeQuantBody(const float* in, float* out, std::size_t n, float scale, int32_t zp,
+                                                         float dqScale, int32_t dqZp) {
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        float v = in[i] / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<float>(static_cast<int32_t>(r) + zp - dqZp) * dqScale;
+    }
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void FakeQuantAvx2(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+template <typename Q>
+void FakeQuantScalar(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz) {
+    FakeQuantBody<Q>(in, out, n, s, z, ds, dz);
+}
+
+/// Q((a - za) * sa + (b - zb) * sb) (Relu first when asked), each step as the separate kernels
+/// compute it.
+template <typename Q>
+__attribute__((always_inline)) inline void QuantizedAddBody(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                            const QuantizedAddParams& p) {
+    // Locals: `out` is a character type, which may alias `p`, so reading p in the loop would
+    // reload it every element and keep the loop scalar.
+    const float scaleA = p.m_ScaleA, scaleB = p.m_ScaleB, scale = p.m_Scale;
+    const int32_t zpA = p.m_ZpA, zpB = p.m_ZpB, zp = p.m_Zp;
+    const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
+    const float floor = p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity();
+    constexpr float magic = 12582912.0f;
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) {
+        const float x = static_cast<float>(static_cast<int32_t>(a[i]) - zpA) * scaleA;
+        const float y = static_cast<float>(static_cast<int32_t>(b[i]) - zpB) * scaleB;
+        float s = x + y;
+        s = s > floor ? s : floor;
+        float v = s / scale;
+        v = v > lo ? v : lo;
+        v = v < hi ? v : hi;
+        const float r = (v + magic) - magic;
+        out[i] = static_cast<Q>(static_cast<int32_t>(r) + zp);
+    }
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizedAddAvx2(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+template <typename Q>
+void QuantizedAddScalar(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
+    QuantizedAddBody(a, b, out, n, p);
+}
+
+template <typename Q>
+__attribute__((always_inline)) inline void DequantizeBody(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+#pragma omp simd
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int32_t>(in[i]) - zp) * scale;
+}
+
+template <typename Q>
+__attribute__((target("avx2,fma"))) void QuantizeAvx2(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void QuantizeScalar(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    QuantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx2,fma"))) void DequantizeAvx2(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+template <typename Q>
+void DequantizeScalar(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    DequantizeBody(in, out, n, scale, zp);
+}
+
+
+// AVX-512F versions, 16 elements at a time (the compiler vectorizes the bodies above only 4 wide
+// there, held back by the 8-bit conversions); the tail runs the body. Same steps and roundings:
+// division, clamp (NaN -> the minimum: vmaxps returns its second operand), round half to even
+// (vrndscaleps), then the zero point in int32; no FMA (the file is built with -ffp-contract=off).
+template <typename Q>
+__attribute__((target("avx512f"), always_inline)) inline __m512i Load16(const Q* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    if constexpr (std::is_signed_v<Q>) return _mm512_mask_cvtepi8_epi32(_mm512_setzero_si512(), 0xFFFF, b);
+    else return _mm512_mask_cvtepu8_epi32(_mm512_setzero_si512(), 0xFFFF, b);
+}
+template <typename Q>
+__attribute__((target("avx512f"), always_inline)) inline void Store16(Q* p, __m512i v) {  // v within Q's range
+    _mm512_mask_cvtepi32_storeu_epi8(p, 0xFFFF, v);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 ToFloat16(__m512i v) {
+    return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi,
+                                                                          __m512i zp) {
+    // The masked forms with every lane set: the plain ones start from _mm512_undefined_*, which
+    // GCC 12 reports as maybe-uninitialized.
+    constexpr __mmask16 all = 0xFFFF;
+    __m512 v = _mm512_div_ps(x, scale);
+    v = _mm512_mask_max_ps(v, all, v, lo);
+    v = _mm512_mask_min_ps(v, all, v, hi);
+    v = _mm512_mask_roundscale_ps(v, all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm512_add_epi32(_mm512_mask_cvtps_epi32(zp, all, v), zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void QuantizeAvx512Wide(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
+    const __m512 vs = _mm512_set1_ps(scale);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - zp));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
+    const __m512i vz = _mm512_set1_epi32(zp);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) Store16(out + i, Quantize16(_mm512_loadu_ps(in + i), vs, lo, hi, vz));
+    QuantizeBody(in + i, out + i, n - i, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void DequantizeAvx512Wide(const Q* in, float* out, std::size_t n, float scale, int32_t zp) {
+    const __m512 vs = _mm512_set1_ps(scale);
+    const __m512i vz = _mm512_set1_epi32(zp);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(in + i), vz)), vs));
+    }
+    DequantizeBody(in + i, out + i, n - i, scale, zp);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void FakeQuantAvx512Wide(const float* in, float* out, std::size_t n, float s, int32_t z, float ds,
+                                                             int32_t dz) {
+    const __m512 vs = _mm512_set1_ps(s), vds = _mm512_set1_ps(ds);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - z));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - z));
+    const __m512i vz = _mm512_set1_epi32(z), vdz = _mm512_set1_epi32(dz);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512i q = Quantize16(_mm512_loadu_ps(in + i), vs, lo, hi, vz);
+        _mm512_storeu_ps(out + i, _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(q, vdz)), vds));
+    }
+    FakeQuantBody<Q>(in + i, out + i, n - i, s, z, ds, dz);
+}
+template <typename Q>
+__attribute__((target("avx512f"))) void QuantizedAddAvx512Wide(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                                const QuantizedAddParams& p) {
+    const __m512 sa = _mm512_set1_ps(p.m_ScaleA), sb = _mm512_set1_ps(p.m_ScaleB), vs = _mm512_set1_ps(p.m_Scale);
+    const __m512i za = _mm512_set1_epi32(p.m_ZpA), zb = _mm512_set1_epi32(p.m_ZpB), vz = _mm512_set1_epi32(p.m_Zp);
+    const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - p.m_Zp));
+    const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - p.m_Zp));
+    const __m512 floor = _mm512_set1_ps(p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity());
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m512 x = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(a + i), za)), sa);
+        const __m512 y = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(b + i), zb)), sb);
+        const __m512 sum = _mm512_add_ps(x, y);
+        Store16(out + i, Quantize16(_mm512_mask_max_ps(sum, 0xFFFF, sum, floor), vs, lo, hi, vz));
+    }
+    QuantizedAddBody(a + i, b + i, out + i, n - i, p);
+}
+
+template <typename Q>
+void FakeQuantAny(const float* in, float* out, std::size_t n, float s, int32_t z, float ds, int32_t dz, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: FakeQuantAvx512Wide<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Avx2: FakeQuantAvx2<Q>(in, out, n, s, z, ds, dz); return;
+        case KernelIsa::Scalar: FakeQuantScalar<Q>(in, out, n, s, z, ds, dz); return;
+    }
+}
+template <typename Q>
+void QuantizedAddAny(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizedAddAvx512Wide(a, b, out, n, p); return;
+        case KernelIsa::Avx2: QuantizedAddAvx2(a, b, out, n, p); return;
+        case KernelIsa::Scalar: QuantizedAddScalar(a, b, out, n, p); return;
+    }
+}
+template <typename Q>
+void QuantizeAny(const float* in, Q* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: QuantizeAvx512Wide(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: QuantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: QuantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+template <typename Q>
+void DequantizeAny(const Q* in, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: DequantizeAvx512Wide(in, out, n, scale, zp); return;
+        case KernelIsa::Avx2: DequantizeAvx2(in, out, n, scale, zp); return;
+        case KernelIsa::Scalar: DequantizeScalar(in, out, n, scale, zp); return;
+    }
+}
+
+}  // namespace
+
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) QuantizeAny(in, static_cast<int8_t*>(out), n, scale, zp, isa);
+    else QuantizeAny(in, static_cast<uint8_t*>(out), n, scale, zp, isa);
+}
+
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa) {
+    if (s8) FakeQuantAny<int8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+    else FakeQuantAny<uint8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);
+}
+
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa) {
+    if (s8) {
+        QuantizedAddAny(static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), static_cast<int8_t*>(out), n, p, isa);
+    } else {
+        QuantizedAddAny(static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), static_cast<uint8_t*>(out), n, p, isa);
+    }
+}
+
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {
+    if (s8) DequantizeAny(static_cast<const int8_t*>(in), out, n, scale, zp, isa);
+    else DequantizeAny(static_cast<const uint8_t*>(in), out, n, scale, zp, isa);
 }
 
 }  // namespace trellis::cpuacc

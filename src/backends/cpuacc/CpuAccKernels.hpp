@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 namespace trellis::cpuacc {
@@ -34,6 +35,27 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// 0; +inf gives +inf, NaN stays NaN.
 void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 
+/// The sizes and options of one ONNX Attention (Y only; no past, softcap or window).
+struct AttentionShape {
+    std::size_t m_Batch = 0, m_QHeads = 0, m_KvHeads = 0, m_QLen = 0, m_KvLen = 0, m_HeadSize = 0, m_VHeadSize = 0;
+    bool m_Rank3 = false;  ///< (batch, sequence, heads * size) layouts; else (batch, heads, sequence, size)
+    float m_Scale = 1.0f;
+    bool m_Causal = false;  ///< key j > query i is masked (no past: the frontier starts at 0)
+    enum class Mask { None, Boolean, Additive } m_Mask = Mask::None;
+    /// Mask element of (batch, q head, query, key) = sum of index * stride (0 where it broadcasts);
+    /// keys at or past m_MaskLen are masked.
+    std::size_t m_MaskStride[4] = {0, 0, 0, 0};
+    std::size_t m_MaskLen = 0;
+    KernelIsa m_Isa = KernelIsa::Scalar;  ///< the softmax's exp: scalar libm, or AVX2 (also on AVX-512)
+};
+
+/// Y = softmax(scale * Q K^T + bias) V for every (batch, head, query) row, one fused pass per row
+/// over the OpenMP team: the scores of a row stay in a thread's buffer, never in memory between
+/// primitives. Grouped-query: q head h reads kv head h / (q heads / kv heads). A row whose keys
+/// are all masked gives 0 (as ONNX's reference). `mask` is bytes (Boolean: 0 masks) or floats
+/// (added), per m_Mask; Float32 throughout, the dot products and the softmax in float.
+void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y);
+
 /// RMS normalization of `rows` rows of `inner` floats: y = x / sqrt(mean(x^2) + eps) * gamma
 /// (gamma: `inner` floats, or nullptr for none), as T5 and LLaMA compute it (exported as Pow,
 /// ReduceMean, Add, Sqrt, Div/Reciprocal, Mul, Mul; ONNX 23's RMSNormalization). Float32 sums over
@@ -41,5 +63,24 @@ void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// the calling thread's OpenMP team.
 void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
              KernelIsa isa);
+
+/// ONNX QuantizeLinear per tensor of n floats to UInt8 (s8: Signed8) at `out`:
+/// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
+/// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).
+void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa);
+/// Quantize then DequantizeLinear with (dqScale, dqZp) in one pass, Float32 to Float32: the same
+/// values as the two kernels one after the other.
+void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
+                        int32_t dqZp, KernelIsa isa);
+struct QuantizedAddParams {
+    float m_ScaleA = 1.0f, m_ScaleB = 1.0f, m_Scale = 1.0f;  ///< a's, b's and the output's scales
+    int32_t m_ZpA = 0, m_ZpB = 0, m_Zp = 0;
+    bool m_Relu = false;
+};
+/// DequantizeLinear a and b, add, [Relu], QuantizeLinear, in one pass over n 8-bit elements of
+/// one type (s8: Signed8, else UInt8): the values the separate kernels give.
+void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa);
+/// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
+void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 
 }  // namespace trellis::cpuacc

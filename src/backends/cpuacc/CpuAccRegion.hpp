@@ -67,6 +67,16 @@ bool IsWinogradShape(const ConvolutionDescriptor& d, const TensorShape& weights,
 /// The Winograd-shaped convolutions of a region (see IsWinogradShape).
 std::size_t CountWinogradShapes(const RegionGraph& graph);
 
+/// Whether oneDNN's int8 convolutions and matmuls compute ONNX's integer products exactly on this
+/// CPU (as capped by ONEDNN_MAX_CPU_ISA): they need VNNI or AMX. Without it oneDNN 2.6 multiplies
+/// u8 x s8 pairs with vpmaddubsw, whose 16-bit sums saturate, and halves convolution weights
+/// (scale_adjust 0.5) to avoid that - not what ONNX defines. `why` says which ISA is missing.
+bool OneDnnInt8IsExact(std::string* why);
+/// Whether oneDNN has a kernel other than its reference one for int8 node `n` (Conv or MatMul with
+/// constant int8-recoverable weights) reading value `src` and writing value `dst` with params
+/// `p`; `why` names the implementation when not.
+bool Int8NodeRunsFast(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst, std::string* why);
+
 class CompiledRegion;
 
 class CpuAccRegionWorkload final : public IWorkload {

@@ -92,6 +92,7 @@ std::optional<std::vector<EltwiseOp>> EltwiseOf(const ElementwiseUnaryDescriptor
         case UnaryOperation::Reciprocal: return one(dnnl_eltwise_pow, 1.0f, -1.0f);
         case UnaryOperation::Softplus: return one(dnnl_eltwise_soft_relu);
         case UnaryOperation::Mish: return one(dnnl_eltwise_mish);
+        case UnaryOperation::Swish: return one(dnnl_eltwise_swish, d.m_A);  // x * sigmoid(alpha * x)
         default: return std::nullopt;
     }
 }
@@ -137,7 +138,11 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::BatchNormalization: return NodeKind::BatchNorm;
         case LayerType::Pad: return NodeKind::Pad;
         case LayerType::Resize: return NodeKind::Resize;
+        case LayerType::Attention: return NodeKind::Attention;
+        case LayerType::RmsNormalization: return NodeKind::RmsNorm;
         case LayerType::Expand: return NodeKind::Expand;
+        case LayerType::QuantizeLinear: return NodeKind::Quantize;
+        case LayerType::DequantizeLinear: return NodeKind::Dequantize;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -241,10 +246,86 @@ bool IsRecurrentSupported(const RecurrentDescriptor& d, const std::vector<Tensor
     return true;
 }
 
+/// Attention as CpuAcc's fused kernel computes it (CpuAccKernels.hpp): Float32 Q, K, V (3-D or
+/// 4-D, grouped-query), a Boolean or Float32 mask, is_causal and scale; Y only.
+bool IsAttentionSupported(const AttentionDescriptor& d, const std::vector<TensorInfo>& in,
+                          const std::vector<TensorInfo>& out, std::string* reason) {
+    if (out.size() != 1) {
+        return Refuse(reason, "Attention: present_key, present_value and qk_matmul_output are not supported (CpuAcc "
+                              "computes Y only)");
+    }
+    if (d.m_HasPast || d.m_HasNonpadKvSeqlen || in.size() > 4 || (in.size() == 4 && !d.m_HasMask)) {
+        return Refuse(reason, "Attention: past_key/past_value and nonpad_kv_seqlen are not supported");
+    }
+    if (d.m_Softcap != 0.0f) return Refuse(reason, "Attention: softcap is not supported");
+    if (d.m_LeftWindow >= 0 || d.m_RightWindow >= 0) return Refuse(reason, "Attention: sliding windows are not supported");
+    if (d.m_QNumHeads == 0 || d.m_KvNumHeads == 0) return Refuse(reason, "Attention: the head counts are not resolved");
+    for (std::size_t i = 0; i < 3; ++i) {
+        if (in[i].GetDataType() != DataType::Float32) {
+            return Refuse(reason, std::string("Attention: CpuAcc runs Float32 only, input ") + std::to_string(i) + " is " +
+                                      GetDataTypeName(in[i].GetDataType()));
+        }
+        if (in[i].GetNumElements() == 0) return Refuse(reason, "Attention: empty tensors are not supported");
+    }
+    if (d.m_HasMask && in[3].GetDataType() != DataType::Float32 && in[3].GetDataType() != DataType::Boolean) {
+        return Refuse(reason, std::string("Attention: the mask must be Boolean or Float32, not ") +
+                                  GetDataTypeName(in[3].GetDataType()));
+    }
+    if (out[0].GetDataType() != DataType::Float32 || out[0].GetNumElements() == 0) {
+        return Refuse(reason, "Attention: Y must be a non-empty Float32 tensor");
+    }
+    return true;
+}
+
+/// QuantizeLinear (Float32 -> UInt8/Signed8) and DequantizeLinear (UInt8/Signed8 -> Float32) per
+/// tensor with a constant scale and zero point: CpuAcc's own kernels compute them exactly as ONNX
+/// does (x / scale in Float32, rounded half to even, saturated), and they let int8 convolutions
+/// and matmuls fuse with their neighbours (CpuAccFusion.cpp).
+bool IsQuantizeSupported(LayerType type, const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out,
+                         const std::vector<bool>& constants, std::string* reason) {
+    const std::string op = GetLayerTypeName(type);
+    const bool quantize = type == LayerType::QuantizeLinear;
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    const auto is8Bit = [](DataType t) { return t == DataType::UInt8 || t == DataType::Signed8; };
+    const DataType x = in[0].GetDataType(), y = out[0].GetDataType();
+    if (quantize ? x != DataType::Float32 : !is8Bit(x)) {
+        return Refuse(reason, op + ": x is " + GetDataTypeName(x) + "; CpuAcc " +
+                                  (quantize ? "quantizes Float32" : "dequantizes UInt8 or Signed8") + " only");
+    }
+    if (quantize && !is8Bit(y)) return Refuse(reason, op + ": output type " + GetDataTypeName(y) + " is not UInt8 or Signed8");
+    if (!quantize && y != DataType::Float32) {
+        return Refuse(reason, op + ": output type " + GetDataTypeName(y) + "; CpuAcc dequantizes to Float32 only");
+    }
+    if (in[1].GetDataType() != DataType::Float32) {
+        return Refuse(reason, op + ": scale type " + GetDataTypeName(in[1].GetDataType()) + "; CpuAcc takes Float32 scales");
+    }
+    if (!isConst(1)) {
+        return Refuse(reason, op + ": the scale must be constant (CpuAcc folds it into its kernels and the int8 "
+                                   "primitives' output scales)");
+    }
+    if (in[1].GetNumElements() != 1) {
+        return Refuse(reason, op + ": per-axis scales (" + in[1].GetShape().ToString() +
+                                  ") are not supported on activations; CpuAcc quantizes per tensor");
+    }
+    if (in.size() > 2) {
+        if (!isConst(2)) return Refuse(reason, op + ": the zero point must be constant");
+        if (!is8Bit(in[2].GetDataType())) {
+            return Refuse(reason, op + ": zero point type " + GetDataTypeName(in[2].GetDataType()) +
+                                      " is not supported (UInt8 or Signed8)");
+        }
+    }
+    if (in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+    return true;
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
+    if (type == LayerType::QuantizeLinear || type == LayerType::DequantizeLinear) {
+        return IsQuantizeSupported(type, in, out, constants, reason);
+    }
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
+    if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);
     if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
         // Their other inputs are parameters Optimize() folded into the descriptor.
         if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {
@@ -387,6 +468,20 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             if (in.size() != 1) return Refuse(reason, "Slice: parameter inputs must be constant");
             return true;
         }
+        case LayerType::RmsNormalization: {
+            // CpuAcc's kernel (the fused RMS normalization's) takes one scale value per normalized element.
+            const auto& d = std::get<RmsNormalizationDescriptor>(descriptor);
+            const unsigned int rank = in[0].GetNumDimensions();
+            const int axis = d.m_Axis < 0 ? d.m_Axis + static_cast<int>(rank) : d.m_Axis;
+            if (axis < 0 || axis >= static_cast<int>(rank)) return Refuse(reason, "RmsNormalization: the axis is not resolved");
+            std::size_t normalized = 1;
+            for (unsigned int i = static_cast<unsigned int>(axis); i < rank; ++i) normalized *= in[0].GetShape()[i];
+            if (in[1].GetNumElements() != normalized) {
+                return Refuse(reason, "RmsNormalization: the scale must hold one value per normalized element (" +
+                                          std::to_string(normalized) + "), not " + in[1].GetShape().ToString());
+            }
+            return true;
+        }
         case LayerType::Reduce: {
             const auto& d = std::get<ReduceDescriptor>(descriptor);
             switch (d.m_Operation) {
@@ -397,6 +492,10 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             if (in.size() != 1) return Refuse(reason, "Reduce: the axes must be constant");
             if (in[0].GetNumDimensions() == 0) return Refuse(reason, "Reduce: scalar input");
+            if (in[0].GetNumElements() == 0) {
+                // ONNX: Max over an empty set is -inf, Min +inf; oneDNN gives the largest finite value.
+                return Refuse(reason, "Reduce: an empty input (reductions over an empty set run on the reference)");
+            }
             return true;
         }
         default: break;

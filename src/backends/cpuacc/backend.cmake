@@ -10,7 +10,8 @@ if(TRELLIS_CPUACC)
     add_subdirectory(${PROJECT_SOURCE_DIR}/src/backends/cpuacc ${CMAKE_BINARY_DIR}/src/backends/cpuacc)
     list(APPEND trellisBackendLibraries trellisCpuAccBackend)
     list(APPEND trellisBackendLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
-    list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccTests.cpp)
+    list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccTests.cpp
+      ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccInt8Tests.cpp)
     # The tests read oneDNN's verbose log to see which primitives ran.
     list(APPEND trellisBackendTestLinkLibraries ${TRELLIS_DNNL_LIBRARY})
     list(APPEND trellisBackendTestIncludeDirs ${TRELLIS_DNNL_INCLUDE_DIR})

@@ -30,6 +30,25 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             if (value == "on") r.m_ConvAutotune = true;
             else if (value == "off") r.m_ConvAutotune = false;
             else throw InvalidArgumentException("GpuAcc: option ConvAutotune='" + value + "' is not one of: on, off");
+        } else if (name == "ConvTf32") {
+            if (value == "on") r.m_ConvTf32 = true;
+            else if (value == "off") r.m_ConvTf32 = false;
+            else throw InvalidArgumentException("GpuAcc: option ConvTf32='" + value + "' is not one of: on, off");
+        } else if (name == "DepthwiseConv") {
+            if (value == "auto") r.m_Depthwise = RegionOptions::Depthwise::Auto;
+            else if (value == "own") r.m_Depthwise = RegionOptions::Depthwise::Own;
+            else if (value == "cudnn") r.m_Depthwise = RegionOptions::Depthwise::Cudnn;
+            else throw InvalidArgumentException("GpuAcc: option DepthwiseConv='" + value + "' is not one of: auto, own, cudnn");
+        } else if (name == "CheckConvs") {
+            if (value == "on") r.m_CheckConvs = true;
+            else if (value == "off") r.m_CheckConvs = false;
+            else throw InvalidArgumentException("GpuAcc: option CheckConvs='" + value + "' is not one of: on, off");
+        } else if (name == "StepBarrier") {
+            if (value == "off") r.m_StepBarrier = RegionOptions::Barrier::Off;
+            else if (value == "event") r.m_StepBarrier = RegionOptions::Barrier::Event;
+            else if (value == "kernel") r.m_StepBarrier = RegionOptions::Barrier::Kernel;
+            else if (value == "sync") r.m_StepBarrier = RegionOptions::Barrier::Sync;
+            else throw InvalidArgumentException("GpuAcc: option StepBarrier='" + value + "' is not one of: off, event, kernel, sync");
         } else if (name == "StepTimesFile") {
             r.m_StepTimesFile = value;
         }

@@ -138,6 +138,7 @@ ThreadContext::ThreadContext() {
     CheckCudnn(cudnnCreate(&m_Cudnn), "creating this thread's cuDNN handle");
     CheckCudnn(cudnnSetStream(m_Cudnn, m_Stream), "binding the cuDNN handle to the stream");
     CheckCuda(cudaEventCreateWithFlags(&m_InDone, cudaEventDisableTiming), "creating a staging event");
+    CheckCuda(cudaEventCreateWithFlags(&m_StepEvent, cudaEventDisableTiming), "creating a step event");
     CheckCuda(cudaMallocHost(reinterpret_cast<void**>(&m_Flag), sizeof(int)), "allocating a pinned flag");
     Count(Counter::PinnedAllocations);
 }
@@ -149,6 +150,7 @@ ThreadContext::~ThreadContext() {
     if (m_Out) cudaFreeHost(m_Out);
     if (m_Flag) cudaFreeHost(m_Flag);
     if (m_InDone) cudaEventDestroy(m_InDone);
+    if (m_StepEvent) cudaEventDestroy(m_StepEvent);
     if (m_Cudnn) cudnnDestroy(m_Cudnn);
     if (m_Stream) cudaStreamDestroy(m_Stream);
 }

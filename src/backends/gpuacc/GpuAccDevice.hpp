@@ -43,6 +43,8 @@ std::string DeviceDescription();
 struct ThreadContext {
     cudaStream_t m_Stream = nullptr;
     cudnnHandle_t m_Cudnn = nullptr;
+    /// Recorded between a region's steps with StepBarrier=event.
+    cudaEvent_t m_StepEvent = nullptr;
     /// Pinned staging for copies to the device (m_In) and to the host (m_Out); m_InDone is
     /// recorded after the last copy out of m_In, so it is reused only once that copy is done.
     void* m_In = nullptr;

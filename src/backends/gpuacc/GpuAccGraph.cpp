@@ -154,6 +154,9 @@ bool UnaryOpOf(const ElementwiseUnaryDescriptor& d, EwNode& n) {
         case UnaryOperation::IsInf: n.m_Op = EwOp::IsInf; n.m_F0 = 1.0f; n.m_F1 = 1.0f; return true;
         case UnaryOperation::IsPosInf: n.m_Op = EwOp::IsInf; n.m_F0 = 1.0f; n.m_F1 = 0.0f; return true;
         case UnaryOperation::IsNegInf: n.m_Op = EwOp::IsInf; n.m_F0 = 0.0f; n.m_F1 = 1.0f; return true;
+        case UnaryOperation::Swish:       // opset 24; no GpuAcc program yet (CpuRef runs it)
+        case UnaryOperation::BitwiseNot:  // integers only
+            return false;
     }
     return false;
 }

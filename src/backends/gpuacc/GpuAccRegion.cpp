@@ -2,6 +2,7 @@
 #include "GpuAccRegion.hpp"
 
 #include "GpuAccConv.hpp"
+#include "GpuAccConvCheck.hpp"
 #include "GpuAccDevice.hpp"
 #include "GpuAccMatMul.hpp"
 #include "GpuAccSupport.hpp"
@@ -203,7 +204,12 @@ public:
                    const RegionOptions& options, const std::string& name);
     ~CompiledRegion();
     void Execute(const WorkloadIo& io) const;
-    std::size_t ScratchBytes() const { return m_ScratchBytes; }
+    /// The runtime aligns scratch memory to 64 bytes only (IWorkload.hpp); the region rounds the
+    /// address up to kAlign itself, so it asks for kAlign bytes more: cuBLASLt wants its
+    /// workspace 256-byte aligned (an algorithm that used workspace failed with
+    /// CUBLAS_STATUS_INVALID_VALUE at run time in one H100 run, after running at load on
+    /// cudaMalloc'd buffers), and every offset planned inside is a multiple of kAlign.
+    std::size_t ScratchBytes() const { return m_ScratchBytes ? m_ScratchBytes + kAlign : 0; }
     bool IsConstantInput(unsigned int index) const {
         return index < m_ConstantInput.size() && m_ConstantInput[index];
     }
@@ -227,6 +233,9 @@ private:
     void LowerNode(const Node& node);
     void LowerEltwise(const Node& node);
     void LowerConv(const Node& node);
+    void AddConvCheck(const std::string& what, const ConvShape& s, const ConvEpilogue& done, const DevTensor& x,
+                      const std::vector<float>& kcrs, const Buf& biasF32, const Buf& residual, const DevTensor& y,
+                      double tolerance);
     void LowerMatMul(const Node& node);
     bool LowerRowPermutedMatMul(const Node& node, const DevTensor& a, const DevTensor& b, const MatOperand& ob,
                                 const std::vector<int64_t>& outDims);
@@ -610,116 +619,15 @@ void CompiledRegion::LowerEltwise(const Node& node) {
     EltwiseInto(p, ins, o, what);
 }
 
-namespace {
-
-std::vector<float> ToHostFloats(const void* device, std::size_t count, DType type, cudaStream_t stream) {
-    std::vector<unsigned char> raw(count * DTypeSize(type));
-    CheckCuda(cudaMemcpyAsync(raw.data(), device, raw.size(), cudaMemcpyDeviceToHost, stream), "validation copy");
-    CheckCuda(cudaStreamSynchronize(stream), "validation copy");
-    std::vector<float> out(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        if (type == DType::F16) out[i] = __half2float(reinterpret_cast<const __half*>(raw.data())[i]);
-        else if (type == DType::BF16) out[i] = __bfloat162float(reinterpret_cast<const __nv_bfloat16*>(raw.data())[i]);
-        else out[i] = reinterpret_cast<const float*>(raw.data())[i];
-    }
-    return out;
-}
-
-/// Runs a cuDNN plan on pseudo-random data and compares its first and last images with GpuAcc's
-/// direct kernel plus the epilogue the plan fused, computed on the host: the relative L2 error.
-double ConvPlanError(const ConvPlan& plan, const ConvShape& s, DType type, const std::vector<float>& wKcrs,
-                     const std::vector<float>& wPacked, const std::vector<float>& bias, cudnnHandle_t handle) {
-    cudaStream_t stream = nullptr;
-    cudnnGetStream(handle, &stream);
-    const std::size_t es = DTypeSize(type);
-    const int64_t xCount = s.m_N * s.m_C * s.m_H * s.m_W, yCount = s.m_N * s.m_K * s.m_OH * s.m_OW;
-    const int64_t xImg = s.m_C * s.m_H * s.m_W, img = s.m_K * s.m_OH * s.m_OW;
-    const ConvEpilogue& e = plan.Fused();
-    DeviceBuffer x(static_cast<std::size_t>(xCount) * es), z(static_cast<std::size_t>(yCount) * es),
-        y(static_cast<std::size_t>(yCount) * es), ref(static_cast<std::size_t>(img) * es),
-        ws(std::max<std::size_t>(plan.WorkspaceBytes(), 1));
-    auto upload = [&](const std::vector<float>& v) {
-        const auto bytes = ToType(v.data(), v.size(), type);
-        DeviceBuffer b(std::max<std::size_t>(bytes.size(), 1));
-        CheckCuda(cudaMemcpy(b.Get(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "validation upload");
-        return b;
-    };
-    DeviceBuffer wp = upload(wPacked), wk = upload(wKcrs), b = upload(bias.empty() ? std::vector<float>(1) : bias);
-    // Non-negative inputs of a non-zero mean, as after a ReLU: transform-based engines (Winograd,
-    // FFT) lose far more precision on such data than on zero-mean noise.
-    CheckCuda(LaunchFillRandom(x.Get(), type, xCount, 1234u, 1.0f, stream, 1.0f), "validation data");
-    CheckCuda(LaunchFillRandom(z.Get(), type, yCount, 5678u, 1.0f, stream), "validation data");
-    plan.Run(handle, x.Get(), wp.Get(), b.Get(), z.Get(), y.Get(), ws.Get());
-    DirectConvLaunch l;
-    l.m_W = wk.Get();
-    l.m_Y = ref.Get();
-    l.m_Type = type;
-    l.m_N = 1; l.m_C = s.m_C; l.m_H = s.m_H; l.m_W_ = s.m_W; l.m_K = s.m_K; l.m_OH = s.m_OH; l.m_OW = s.m_OW;
-    l.m_R = static_cast<int32_t>(s.m_R); l.m_S = static_cast<int32_t>(s.m_S);
-    l.m_SH = static_cast<int32_t>(s.m_StrideH); l.m_SW = static_cast<int32_t>(s.m_StrideW);
-    l.m_PH = static_cast<int32_t>(s.m_PadTop); l.m_PW = static_cast<int32_t>(s.m_PadLeft);
-    l.m_DH = static_cast<int32_t>(s.m_DilationH); l.m_DW = static_cast<int32_t>(s.m_DilationW);
-    l.m_Groups = static_cast<int32_t>(s.m_Groups);
-    const std::vector<int64_t> xs = s.m_ChannelsLast ? std::vector<int64_t>{xImg, 1, s.m_W * s.m_C, s.m_C}
-                                                     : std::vector<int64_t>{xImg, s.m_H * s.m_W, s.m_W, 1};
-    const int64_t ys[4] = {img, s.m_OH * s.m_OW, s.m_OW, 1};
-    for (int i = 0; i < 4; ++i) {
-        l.m_XStrides[i] = xs[static_cast<std::size_t>(i)];
-        l.m_YStrides[i] = ys[i];
-    }
-    double num = 0.0, den = 0.0;
-    // The first and the last image (an engine that mishandles later images shows there).
-    for (int64_t n : {int64_t(0), s.m_N - 1}) {
-        l.m_X = static_cast<const char*>(x.Get()) + n * xImg * static_cast<int64_t>(es);
-        CheckCuda(LaunchDirectConv(l, stream), "validation reference");
-        const std::vector<float> got = ToHostFloats(static_cast<const char*>(y.Get()) + n * img * static_cast<int64_t>(es),
-                                                    static_cast<std::size_t>(img), type, stream);
-        const std::vector<float> want = ToHostFloats(ref.Get(), static_cast<std::size_t>(img), type, stream);
-        const std::vector<float> zh = ToHostFloats(static_cast<const char*>(z.Get()) + n * img * static_cast<int64_t>(es),
-                                                   static_cast<std::size_t>(img), type, stream);
-        for (int64_t k = 0; k < s.m_K; ++k) {
-            for (int64_t p = 0; p < s.m_OH * s.m_OW; ++p) {
-                const std::size_t at = static_cast<std::size_t>(s.m_ChannelsLast ? p * s.m_K + k : k * s.m_OH * s.m_OW + p);
-                double v = want[static_cast<std::size_t>(k * s.m_OH * s.m_OW + p)];
-                if (e.m_Bias) v += bias[static_cast<std::size_t>(k)];
-                if (e.m_Residual) v += zh[at];
-                switch (e.m_Activation) {
-                    case Activation::Relu: v = std::max(v, 0.0); break;
-                    case Activation::Clip:
-                        v = std::min(std::max(v, static_cast<double>(e.m_ClipLow)), static_cast<double>(e.m_ClipHigh));
-                        break;
-                    case Activation::Sigmoid: v = 1.0 / (1.0 + std::exp(-v)); break;
-                    case Activation::Tanh: v = std::tanh(v); break;
-                    case Activation::Swish: v = v / (1.0 + std::exp(-v)); break;
-                    default: break;
-                }
-                const double d = got[at] - v;
-                num += d * d;
-                den += v * v;
-            }
-        }
-        if (s.m_N == 1) break;
-    }
-    return den > 0.0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-
-/// The error a validated convolution may have against the direct kernel: what its precision
-/// costs on one layer, no more.
-double ConvTolerance(Precision p) {
-    switch (p) {
-        case Precision::Fp32: return 1e-4;
-        case Precision::Bf16: return 4e-2;
-        default: return 1e-2;  // tf32 and fp16: 10 and 11 mantissa bits
-    }
-}
-
-}  // namespace
-
 void CompiledRegion::LowerConv(const Node& node) {
     const auto& d = std::get<ConvolutionDescriptor>(node.m_Descriptor);
+    // tf32 regions run their convolutions as fp32 ones unless ConvTf32=on (see GpuAccRegion.hpp).
+    const Precision precision = m_Options.m_Precision == Precision::Tf32 && !m_Options.m_ConvTf32
+                                    ? Precision::Fp32
+                                    : m_Options.m_Precision;
     // NHWC for tensor cores; NCHW in fp32, where cuDNN's CUDA-core kernels run NHWC far slower
     // (resnet50 at batch 32: 145 ms against PyTorch's 12 ms).
-    const bool channelsLast = m_Options.m_Precision != Precision::Fp32;
+    const bool channelsLast = precision != Precision::Fp32;
     const DevTensor x = Need(node.m_Inputs[0], m_Compute, channelsLast);
     const int wv = node.m_Inputs[1];
     const TensorShape& ws = m_Graph->m_Values[static_cast<std::size_t>(wv)].m_Info.GetShape();
@@ -776,29 +684,127 @@ void CompiledRegion::LowerConv(const Node& node) {
                         packed[static_cast<std::size_t>(((k * s.m_R + r) * s.m_S + q) * cg + c)] =
                             w[static_cast<std::size_t>(((k * cg + c) * s.m_R + r) * s.m_S + q)];
     }
-    // cuDNN's plan is checked against the direct kernel on pseudo-random data before it is
-    // trusted; an engine that disagrees is replaced by one without transforms (Winograd, FFT),
-    // then by the heuristics' first such choice, then by the direct kernel (never silently wrong).
-    std::string why, rejected;
+    const Buf biasF32{BufKind::Const, hasBias ? AddConst(bias.data(), bias.size() * sizeof(float)) : 0};
+
+    // Each candidate - cuDNN's plan, GpuAcc's depthwise kernel - is checked against the direct
+    // kernel on pseudo-random data, every image of the batch, before it is trusted; a cuDNN
+    // engine that disagrees is replaced by one without transforms (Winograd, FFT), then by the
+    // heuristics' first such choice, then by the direct kernel (never silently wrong).
     cudnnHandle_t handle = CurrentThreadContext().m_Cudnn;
+    cudaStream_t stream = nullptr;
+    cudnnGetStream(handle, &stream);
+    ConvTestData test(s, m_Compute, kcrs, bias, stream);
+    const DeviceBuffer testW = ConvTestData::Upload(packed, m_Compute);
+    const DeviceBuffer testB = ConvTestData::Upload(bias, m_Compute);
+    const double tolerance = ConvTolerance(precision);
+    const bool depthwise = s.m_Groups == s.m_C && s.m_K == s.m_C && s.m_C > 1 && s.m_DilationH == 1 &&
+                           s.m_DilationW == 1 && !wanted.m_Residual && wanted.m_Activation != Activation::Gelu &&
+                           DepthwiseConvSupports(static_cast<int32_t>(s.m_R), static_cast<int32_t>(s.m_S), m_Compute);
+    const auto mode = m_Options.m_Depthwise;
+    std::string why, rejected;
     std::unique_ptr<ConvPlan> plan;
-    struct Attempt {
-        bool m_Autotune;
-        bool m_Exact;  // without transform-based (Winograd, FFT) engines
-    };
-    for (const Attempt a : {Attempt{m_Options.m_ConvAutotune, false}, Attempt{m_Options.m_ConvAutotune, true},
-                            Attempt{false, true}}) {
-        plan = ConvPlan::Build(s, m_Compute, m_Options.m_Precision, wanted, a.m_Autotune, a.m_Exact, handle, why);
-        if (!plan) break;
-        const double err = ConvPlanError(*plan, s, m_Compute, kcrs, packed, bias, handle);
-        if (err <= ConvTolerance(m_Options.m_Precision)) break;
-        rejected += (rejected.empty() ? "" : "; ") + plan->Description() + " disagreed with the direct kernel by " +
-                    std::to_string(err);
-        plan.reset();
+    if (!(depthwise && mode == RegionOptions::Depthwise::Own)) {
+        struct Attempt {
+            bool m_Autotune;
+            bool m_Exact;  // without transform-based (Winograd, FFT) engines
+        };
+        for (const Attempt a : {Attempt{m_Options.m_ConvAutotune, false}, Attempt{m_Options.m_ConvAutotune, true},
+                                Attempt{false, true}}) {
+            plan = ConvPlan::Build(s, m_Compute, precision, wanted, a.m_Autotune, a.m_Exact, handle, why);
+            if (!plan) break;
+            const ConvPlan* p = plan.get();
+            const ConvCheckResult r = test.Check(
+                [&](const void* tx, const void* tz, void* ty, void* tws) {
+                    p->Run(handle, tx, testW.Get(), testB.Get(), tz, ty, tws);
+                },
+                p->Fused(), p->WorkspaceBytes());
+            if (r.Passes(tolerance)) break;
+            rejected += (rejected.empty() ? "" : "; ") + plan->Description() + " failed its check against the direct kernel: " +
+                        r.ToString(s.m_N);
+            plan.reset();
+        }
+        if (!plan && !rejected.empty()) why = rejected;
     }
-    if (!plan && !rejected.empty()) why = rejected;
+
+    // GpuAcc's depthwise kernel (bias and activation fused): where it is asked for, where cuDNN
+    // has no plan, or where it is faster than cuDNN's plan on this shape.
+    DepthwiseConvLaunch dw;
+    std::vector<float> dwWeights;  // NHWC: [R][S][C]; NCHW: [C][R][S] (KCRS as it is)
+    std::string dwChoice;
+    bool useDepthwise = false;
+    if (depthwise && mode != RegionOptions::Depthwise::Cudnn) {
+        dw.m_Type = m_Compute;
+        dw.m_Nhwc = channelsLast;
+        dw.m_N = s.m_N; dw.m_C = s.m_C; dw.m_H = s.m_H; dw.m_W_ = s.m_W; dw.m_OH = s.m_OH; dw.m_OW = s.m_OW;
+        dw.m_R = static_cast<int32_t>(s.m_R); dw.m_S = static_cast<int32_t>(s.m_S);
+        dw.m_SH = static_cast<int32_t>(s.m_StrideH); dw.m_SW = static_cast<int32_t>(s.m_StrideW);
+        dw.m_PH = static_cast<int32_t>(s.m_PadTop); dw.m_PW = static_cast<int32_t>(s.m_PadLeft);
+        dw.m_Act = ToConvAct(wanted.m_Activation);
+        dw.m_ClipLow = wanted.m_ClipLow;
+        dw.m_ClipHigh = wanted.m_ClipHigh;
+        dwWeights = kcrs;
+        if (channelsLast) {
+            for (int64_t c = 0; c < s.m_C; ++c)
+                for (int64_t rs = 0; rs < s.m_R * s.m_S; ++rs)
+                    dwWeights[static_cast<std::size_t>(rs * s.m_C + c)] = kcrs[static_cast<std::size_t>(c * s.m_R * s.m_S + rs)];
+        }
+        const DeviceBuffer dwW = ConvTestData::Upload(dwWeights, m_Compute);
+        auto runOwn = [&](const void* tx, const void*, void* ty, void*) {
+            DepthwiseConvLaunch l = dw;
+            l.m_X = tx;
+            l.m_W = dwW.Get();
+            l.m_Bias = hasBias ? test.FloatBias() : nullptr;
+            l.m_Y = ty;
+            CheckCuda(LaunchDepthwiseConv(l, stream), "depthwise convolution kernel");
+        };
+        ConvEpilogue own = wanted;
+        const ConvCheckResult r = test.Check(runOwn, own, 0);
+        if (!r.Passes(tolerance)) {
+            rejected += std::string(rejected.empty() ? "" : "; ") + "depthwise kernel failed its check against the direct kernel: " +
+                        r.ToString(s.m_N);
+        } else if (!plan || mode == RegionOptions::Depthwise::Own) {
+            useDepthwise = true;
+            dwChoice = plan ? "" : " (cuDNN: " + why + ")";
+        } else {
+            const ConvPlan* p = plan.get();
+            const float cudnnMs = test.TimeMs(
+                [&](const void* tx, const void* tz, void* ty, void* tws) {
+                    p->Run(handle, tx, testW.Get(), testB.Get(), tz, ty, tws);
+                },
+                p->WorkspaceBytes());
+            const float ownMs = test.TimeMs(runOwn, 0);
+            char times[96];
+            std::snprintf(times, sizeof(times), "%.4f ms against %.4f ms for ", ownMs, cudnnMs);
+            useDepthwise = ownMs < cudnnMs;
+            dwChoice = std::string(" (") + times + plan->Description() + ")";
+            if (!useDepthwise) {
+                char kept[96];
+                std::snprintf(kept, sizeof(kept), " (GpuAcc's depthwise kernel: %.4f ms against %.4f ms)", ownMs, cudnnMs);
+                dwChoice = kept;
+            }
+        }
+    }
+
     ConvEpilogue done;
-    if (plan) {
+    const std::string rejectedNote = rejected.empty() ? "" : " [" + rejected + "]";
+    std::string description;
+    if (useDepthwise) {
+        const auto wBytes = ToType(dwWeights.data(), dwWeights.size(), m_Compute);
+        const Buf wBuf{BufKind::Const, AddConst(wBytes.data(), wBytes.size())};
+        done = wanted;
+        description = std::string("GpuAcc depthwise kernel") + (hasBias ? "+bias" : "") +
+                      (wanted.m_Activation != Activation::None ? std::string("+") + ActivationName(wanted.m_Activation) : "") +
+                      dwChoice + rejectedNote;
+        AddStep("conv '" + node.m_Name + "': " + description, {x.m_Buf, wBuf, biasF32, y.m_Buf},
+                [dw, hasBias](const RunContext& c) {
+                    DepthwiseConvLaunch l = dw;  // a copy: steps may run on several threads at once
+                    l.m_X = c.Ptr(0);
+                    l.m_W = c.Ptr(1);
+                    l.m_Bias = hasBias ? static_cast<const float*>(c.Ptr(2)) : nullptr;
+                    l.m_Y = c.Ptr(3);
+                    CheckCuda(LaunchDepthwiseConv(l, c.m_Stream), "depthwise convolution kernel");
+                });
+    } else if (plan) {
         const auto wBytes = ToType(packed.data(), wn, m_Compute);
         const Buf wBuf{BufKind::Const, AddConst(wBytes.data(), wBytes.size())};
         Buf bBuf{BufKind::Const, 0};
@@ -811,8 +817,8 @@ void CompiledRegion::LowerConv(const Node& node) {
         const ConvPlan* p = plan.get();
         const bool useResidual = done.m_Residual;
         std::vector<Buf> bufs{x.m_Buf, wBuf, bBuf, useResidual ? residual->m_Buf : bBuf, y.m_Buf};
-        AddStep("conv '" + node.m_Name + "': " + p->Description() + (rejected.empty() ? "" : " [" + rejected + "]"), bufs,
-                [p](const RunContext& c) {
+        description = p->Description() + dwChoice + rejectedNote;
+        AddStep("conv '" + node.m_Name + "': " + description, bufs, [p](const RunContext& c) {
             p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.Ptr(4), c.m_Workspace);
         });
         m_ConvPlans.push_back(std::move(plan));
@@ -820,8 +826,6 @@ void CompiledRegion::LowerConv(const Node& node) {
         // cuDNN has no engine for it: GpuAcc's direct kernel (bias included).
         const auto wBytes = ToType(w, wn, m_Compute);
         const Buf wBuf{BufKind::Const, AddConst(wBytes.data(), wBytes.size())};
-        Buf bBuf{BufKind::Const, 0};
-        if (hasBias) bBuf.m_Index = AddConst(bias.data(), bias.size() * sizeof(float));
         DirectConvLaunch l;
         l.m_Type = m_Compute;
         l.m_N = s.m_N; l.m_C = s.m_C; l.m_H = s.m_H; l.m_W_ = s.m_W; l.m_K = s.m_K; l.m_OH = s.m_OH; l.m_OW = s.m_OW;
@@ -836,7 +840,8 @@ void CompiledRegion::LowerConv(const Node& node) {
             l.m_YStrides[i] = ys[static_cast<std::size_t>(i)];
         }
         done.m_Bias = hasBias;
-        AddStep("conv '" + node.m_Name + "': direct kernel (cuDNN: " + why + ")", {x.m_Buf, wBuf, bBuf, y.m_Buf},
+        description = "direct kernel (cuDNN: " + why + ")";
+        AddStep("conv '" + node.m_Name + "': " + description, {x.m_Buf, wBuf, biasF32, y.m_Buf},
                 [l, hasBias](const RunContext& c) mutable {
                     l.m_X = c.Ptr(0);
                     l.m_W = c.Ptr(1);
@@ -845,7 +850,9 @@ void CompiledRegion::LowerConv(const Node& node) {
                     CheckCuda(LaunchDirectConv(l, c.m_Stream), "direct convolution kernel");
                 });
     }
-    // What the cuDNN graph did not do: one element-wise pass over y, in place.
+    if (m_Options.m_CheckConvs) AddConvCheck(node.m_Name + ": " + description, s, done, x, kcrs, biasF32,
+                                             residual ? residual->m_Buf : x.m_Buf, y, tolerance);
+    // What the convolution did not do: one element-wise pass over y, in place.
     const bool needResidual = residual && !done.m_Residual;
     const bool needActivation = node.m_Activation != Activation::None && done.m_Activation == Activation::None;
     if (!needResidual && !needActivation) return;
@@ -879,6 +886,25 @@ void CompiledRegion::LowerConv(const Node& node) {
     EltwiseInto(p, ins, y, "conv '" + node.m_Name + "' epilogue (not fused by cuDNN)");
 }
 
+void CompiledRegion::AddConvCheck(const std::string& what, const ConvShape& s, const ConvEpilogue& done,
+                                  const DevTensor& x, const std::vector<float>& kcrs, const Buf& biasF32,
+                                  const Buf& residual, const DevTensor& y, double tolerance) {
+    // The direct kernel reads KCRS weights in the compute type; its F32 result and the per-image
+    // sums live in scratch of their own.
+    const auto wBytes = ToType(kcrs.data(), kcrs.size(), m_Compute);
+    const Buf wBuf{BufKind::Const, AddConst(wBytes.data(), wBytes.size())};
+    const Buf ref = NewTemp(static_cast<std::size_t>(y.Count()) * sizeof(float));
+    const Buf sums = NewTemp(static_cast<std::size_t>(2 * std::max<int64_t>(s.m_N, 1)) * sizeof(double));
+    const DType type = m_Compute;
+    AddStep("check of conv " + what, {x.m_Buf, wBuf, biasF32, residual, y.m_Buf, ref, sums},
+            [what, s, done, type, tolerance](const RunContext& c) {
+                const ConvCheckResult r = CheckConvOutput(s, type, done, c.Ptr(0), c.Ptr(1), static_cast<const float*>(c.Ptr(2)),
+                                                          c.Ptr(3), c.Ptr(4), static_cast<float*>(c.Ptr(5)),
+                                                          static_cast<double*>(c.Ptr(6)), c.m_Stream);
+                std::fprintf(stderr, "GpuAcc CheckConvs: %s %s: conv '%s'\n", r.m_Error <= tolerance ? "ok" : "DIFFERS",
+                             r.ToString(s.m_N).c_str(), what.c_str());
+            });
+}
 
 bool CompiledRegion::LowerRowPermutedMatMul(const Node& node, const DevTensor& a, const DevTensor& b,
                                             const MatOperand& ob, const std::vector<int64_t>& outDims) {
@@ -1589,6 +1615,14 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
             m_Values[static_cast<std::size_t>(v)] = t;
         }
     }
+    if (m_Options.m_Precision == Precision::Tf32 && m_Options.m_ConvTf32 &&
+        std::any_of(m_Graph->m_Nodes.begin(), m_Graph->m_Nodes.end(),
+                    [](const Node& n) { return !n.m_Dead && n.m_Kind == NodeKind::Conv; })) {
+        std::fprintf(stderr,
+                     "GpuAcc warning: region '%s': ConvTf32=on: TF32 convolutions are not trusted (resnet50 at batch 32 "
+                     "was 0.16 off PyTorch with them, cause not found); ConvTf32=off runs them as in fp32\n",
+                     m_Name.c_str());
+    }
     for (const Node& node : m_Graph->m_Nodes) {
         if (node.m_Dead) continue;
         try {
@@ -1632,7 +1666,11 @@ std::vector<std::string> CompiledRegion::Describe() const {
 
 void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& ptrs) const {
     std::size_t at = 0;
-    for (const Step& s : m_Steps) {
+    const auto barrier = m_Options.m_StepBarrier;
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (barrier == RegionOptions::Barrier::Event) CheckCuda(cudaStreamIsCapturing(base.m_Stream, &capturing), "step barrier");
+    for (std::size_t i = 0; i < m_Steps.size(); ++i) {
+        const Step& s = m_Steps[i];
         RunContext c = base;
         c.m_Ptrs = ptrs.data() + at;
         at += s.m_Bufs.size();
@@ -1641,6 +1679,18 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         } catch (const Exception& e) {
             throw RuntimeException("GpuAcc: " + s.m_What + ": " + e.what());
         }
+        if (i + 1 == m_Steps.size()) break;
+        switch (barrier) {
+            case RegionOptions::Barrier::Off: break;
+            case RegionOptions::Barrier::Event:
+                CheckCuda(cudaEventRecordWithFlags(CurrentThreadContext().m_StepEvent, base.m_Stream,
+                                                   capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal
+                                                                                              : cudaEventRecordDefault),
+                          "step barrier");
+                break;
+            case RegionOptions::Barrier::Kernel: CheckCuda(LaunchStepBarrier(base.m_Stream), "step barrier"); break;
+            case RegionOptions::Barrier::Sync: CheckCuda(cudaStreamSynchronize(base.m_Stream), "step barrier"); break;
+        }
     }
 }
 
@@ -1648,6 +1698,7 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     ThreadContext& tc = CurrentThreadContext();
     char* scratch = static_cast<char*>(io.m_Scratch);
     if (m_ScratchBytes && !scratch) throw RuntimeException("GpuAcc: region '" + m_Name + "' was given no scratch memory");
+    if (scratch) scratch = reinterpret_cast<char*>(AlignUp(reinterpret_cast<uintptr_t>(scratch)));  // see ScratchBytes()
     // Every step's buffers, resolved for this call.
     std::vector<void*> ptrs;
     ptrs.reserve(m_NumPtrs);
@@ -1678,12 +1729,13 @@ void CompiledRegion::Execute(const WorkloadIo& io) const {
     };
 
     bool done = false;
-    if (!m_Options.m_StepTimesFile.empty()) {
+    const bool hostSyncs = m_Options.m_CheckConvs || m_Options.m_StepBarrier == RegionOptions::Barrier::Sync;
+    if (!m_Options.m_StepTimesFile.empty() && !hostSyncs) {
         if (m_RuntimeChecks) CheckCuda(cudaMemsetAsync(base.m_ErrorFlag, 0, sizeof(int), tc.m_Stream), "clearing the error flag");
         RunTimed(base, ptrs);
         Count(Counter::EagerRegionRuns);
         done = true;
-    } else if (m_Options.m_CudaGraphs) {
+    } else if (m_Options.m_CudaGraphs && !hostSyncs) {
         // The graph's key: the addresses this call's buffers have (constants never move).
         std::vector<void*> key;
         for (const auto* h : io.m_Inputs) key.push_back(h->Map());

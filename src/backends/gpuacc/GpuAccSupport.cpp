@@ -97,6 +97,9 @@ bool IsReduceSupported(const ReduceDescriptor& d, const std::vector<TensorInfo>&
     if (in.size() != 1) return Refuse(reason, "Reduce: the axes must be constant");
     const unsigned int rank = in[0].GetNumDimensions();
     if (rank == 0) return Refuse(reason, "Reduce: scalar input");
+    if (in[0].GetNumElements() == 0) {
+        return Refuse(reason, "Reduce: an empty input (reductions over an empty set run on the reference)");
+    }
     if (d.m_Axes.empty() && d.m_NoopWithEmptyAxes) return Refuse(reason, "Reduce: noop_with_empty_axes is not supported");
     // The reduced dims (size-1 dims aside) must be consecutive: x is then [outer, reduced, inner].
     std::vector<bool> reduced(rank, d.m_Axes.empty());

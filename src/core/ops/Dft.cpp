@@ -1,7 +1,8 @@
-// Dft (ONNX DFT-17): validation and shape inference. The input is (batch, ..., n, 1) real or
-// (batch, ..., n, 2) complex; the transform runs along m_Axis, which may be neither the batch
-// dim nor the last (re, im) dim. Optional parameter input 1 (dft_length, a scalar) is folded
-// into m_DftLength. The output has the input's shape with the axis dim set to the length
+// Dft (ONNX DFT-17 and DFT-20): validation and shape inference. The input is (batch, ..., n, 1)
+// real or (batch, ..., n, 2) complex; the transform runs along m_Axis, which may be neither the
+// batch dim nor the last (re, im) dim. Optional parameter input 1 (dft_length, a scalar) is folded
+// into m_DftLength, optional parameter input 2 (DFT-20's axis, a scalar) into m_Axis; either may be
+// a graph input, read when the network is specialized for a run. The output has the input's shape with the axis dim set to the length
 // (length / 2 + 1 when onesided) and a last dim of 2.
 #include "core/InferContext.hpp"
 
@@ -20,6 +21,13 @@ std::vector<TensorInfo> DftInfer(InferContext& ctx) {
                  std::to_string(xs[r - 1]));
     }
     ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float64});
+    if (ctx.GetNumInputs() > 2) {
+        if (ctx.HasInput(2)) {
+            if (ctx.Input(2).GetNumElements() != 1) ctx.Fail("axis " + ctx.Input(2).GetShape().ToString() + " must be a scalar");
+            d.m_Axis = ctx.GetParamInts(2, "axis")[0];
+        }
+        ctx.AbsorbInput(2);
+    }
     const int64_t axis = d.m_Axis < 0 ? d.m_Axis + static_cast<int64_t>(r) : d.m_Axis;
     if (axis < 1 || axis >= static_cast<int64_t>(r) - 1) {
         ctx.Fail("axis=" + std::to_string(d.m_Axis) + " must name a signal dim of input " + xs.ToString() +

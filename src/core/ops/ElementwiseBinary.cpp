@@ -1,13 +1,22 @@
 // ElementwiseBinary: validation and shape inference.
 // Both inputs must hold the same type; shapes broadcast both ways (numpy rules). Comparisons
 // produce Boolean; And/Or/Xor take and produce Boolean; every other operation gives the inputs'
-// type. BitShiftLeft/BitShiftRight take unsigned integers.
+// type. BitShiftLeft/BitShiftRight and the Bitwise operations take integers.
 #include "core/InferContext.hpp"
 #include "core/ops/DataOpsUtil.hpp"
 
 namespace trellis::core {
 
 namespace {
+bool IsIntegerType(DataType t) {
+    switch (t) {
+        case DataType::Signed8: case DataType::Signed16: case DataType::Signed32: case DataType::Signed64:
+        case DataType::UInt8: case DataType::UInt16: case DataType::UInt32: case DataType::UInt64:
+            return true;
+        default:
+            return false;
+    }
+}
 bool IsComparison(BinaryOperation op) {
     switch (op) {
         case BinaryOperation::Equal:
@@ -37,9 +46,15 @@ std::vector<TensorInfo> ElementwiseBinaryInfer(InferContext& ctx) {
     }
     const bool shift = op == BinaryOperation::BitShiftLeft || op == BinaryOperation::BitShiftRight;
     const DataType t = a.GetDataType();
-    if (shift && t != DataType::UInt8 && t != DataType::UInt16 && t != DataType::UInt32 && t != DataType::UInt64) {
+    if (shift && !IsIntegerType(t)) {
         ctx.Fail(std::string(GetBinaryOperationName(op)) + ": inputs are " + GetDataTypeName(t) +
-                 "; bit shifts take unsigned integers (UInt8, UInt16, UInt32, UInt64)");
+                 "; bit shifts take integer types (signed ones from ONNX opset 28)");
+    }
+    const bool bitwise = op == BinaryOperation::BitwiseAnd || op == BinaryOperation::BitwiseOr ||
+                         op == BinaryOperation::BitwiseXor;
+    if (bitwise && !IsIntegerType(t)) {
+        ctx.Fail(std::string(GetBinaryOperationName(op)) + ": inputs are " + GetDataTypeName(t) +
+                 "; bitwise operations take integer types");
     }
     const TensorShape shape = ctx.BroadcastShapes(a.GetShape(), b.GetShape());
     if (IsComparison(op) || logical) return {TensorInfo(shape, DataType::Boolean)};

@@ -32,6 +32,15 @@ std::vector<TensorInfo> ElementwiseUnaryInfer(InferContext& ctx) {
                          "; it must be a floating-point type");
             }
             return {TensorInfo(in.GetShape(), DataType::Boolean)};
+        case UnaryOperation::BitwiseNot:
+            switch (in.GetDataType()) {
+                case DataType::Signed8: case DataType::Signed16: case DataType::Signed32: case DataType::Signed64:
+                case DataType::UInt8: case DataType::UInt16: case DataType::UInt32: case DataType::UInt64: break;
+                default:
+                    ctx.Fail(std::string("BitwiseNot: input is ") + GetDataTypeName(in.GetDataType()) +
+                             "; it must be an integer type");
+            }
+            break;
         case UnaryOperation::Celu:
             if (d.m_A == 0.0f) ctx.Fail("Celu: alpha is 0; Celu divides by alpha");
             break;

@@ -54,8 +54,9 @@ std::vector<TensorInfo> GatherNDInfer(InferContext& ctx) {
 std::vector<TensorInfo> ScatterNDInfer(InferContext& ctx) {
     const auto& d = ctx.Desc<ScatterNDDescriptor>();
     if (d.m_Reduction != ScatterReduction::None && d.m_Reduction != ScatterReduction::Add &&
-        d.m_Reduction != ScatterReduction::Mul) {
-        ctx.Fail(std::string("reduction ") + GetScatterReductionName(d.m_Reduction) + " is not one of none, add, mul");
+        d.m_Reduction != ScatterReduction::Mul && d.m_Reduction != ScatterReduction::Max &&
+        d.m_Reduction != ScatterReduction::Min) {
+        ctx.Fail(std::string("reduction ") + GetScatterReductionName(d.m_Reduction) + " is not one of none, add, mul, max, min");
     }
     const unsigned int k = CheckTupleIndices(ctx, 0);
     ctx.ExpectType(2, ctx.Input(0).GetDataType());

@@ -14,7 +14,12 @@ std::vector<TensorInfo> ReduceInfer(InferContext& ctx) {
     auto& d = ctx.Desc<ReduceDescriptor>();
     const TensorInfo& x = ctx.Input(0);
     ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float16, DataType::BFloat16, DataType::Float64,
-                         DataType::Signed32, DataType::Signed64, DataType::UInt8});
+                         DataType::Signed32, DataType::Signed64, DataType::UInt8, DataType::Boolean});
+    if (x.GetDataType() == DataType::Boolean && d.m_Operation != ReduceOperation::Max &&
+        d.m_Operation != ReduceOperation::Min) {
+        ctx.Fail(std::string("Reduce") + GetReduceOperationName(d.m_Operation) +
+                 " takes no Boolean input (ReduceMax and ReduceMin do, from ONNX opset 20)");
+    }
     const unsigned int rank = x.GetNumDimensions();
     const TensorShape& xs = x.GetShape();
 
@@ -43,10 +48,6 @@ std::vector<TensorInfo> ReduceInfer(InferContext& ctx) {
     std::vector<unsigned int> out;
     for (unsigned int i = 0; i < rank; ++i) {
         const bool reduced = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
-        if (reduced && xs[i] == 0 && (d.m_Operation == ReduceOperation::Max || d.m_Operation == ReduceOperation::Min)) {
-            ctx.Fail(std::string("Reduce") + GetReduceOperationName(d.m_Operation) + " over the empty dim " +
-                     std::to_string(i) + " of " + xs.ToString() + " has no value");
-        }
         if (!reduced) out.push_back(xs[i]);
         else if (d.m_KeepDims) out.push_back(1);
     }

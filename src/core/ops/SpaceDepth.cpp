@@ -35,7 +35,6 @@ std::vector<TensorInfo> DepthToSpaceInfer(InferContext& ctx) {
 std::vector<TensorInfo> SpaceToDepthInfer(InferContext& ctx) {
     const auto& d = ctx.Desc<SpaceDepthDescriptor>();
     CheckCommon(ctx, d);
-    if (d.m_ColumnRowCrd) ctx.Fail("mode CRD is a DepthToSpace mode; SpaceToDepth has only DCR");
     const TensorInfo& x = ctx.Input(0);
     const TensorShape& s = x.GetShape();
     const int64_t b = d.m_BlockSize;

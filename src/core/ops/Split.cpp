@@ -18,12 +18,17 @@ std::vector<TensorInfo> SplitInfer(InferContext& ctx) {
     if (numOutputs == 0) ctx.Fail("layer has no outputs; Split needs at least one");
     const int64_t dim = in.GetShape()[axis];
     if (d.m_Sizes.empty()) {
-        // Equal parts need an exact division: the uneven opset-18 form must come with explicit sizes.
-        if (dim % numOutputs != 0) {
-            ctx.Fail("dim " + std::to_string(dim) + " along axis " + std::to_string(axis) + " does not split into " +
-                     std::to_string(numOutputs) + " equal parts; give explicit sizes");
+        // Equal parts of ceil(dim / outputs), the last one smaller when the division is uneven
+        // (ONNX Split-18's num_outputs; earlier opsets allow even divisions only, which this
+        // rule splits the same way).
+        const int64_t chunk = (dim + numOutputs - 1) / numOutputs;
+        if (chunk * (numOutputs - 1) > dim) {
+            ctx.Fail("dim " + std::to_string(dim) + " along axis " + std::to_string(axis) + " is too small for " +
+                     std::to_string(numOutputs) + " parts of " + std::to_string(chunk) + " (ceil(dim / outputs)) with "
+                     "only the last one smaller");
         }
-        d.m_Sizes.assign(numOutputs, dim / numOutputs);
+        d.m_Sizes.assign(numOutputs, chunk);
+        d.m_Sizes.back() = dim - chunk * (numOutputs - 1);
     }
     if (d.m_Sizes.size() != numOutputs) {
         ctx.Fail("split sizes " + DimsToString(d.m_Sizes) + " have " + std::to_string(d.m_Sizes.size()) +

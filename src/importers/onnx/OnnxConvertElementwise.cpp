@@ -29,6 +29,9 @@ constexpr BinaryRow kBinaryOps[] = {
     {"And", BinaryOperation::And},
     {"Or", BinaryOperation::Or},
     {"Xor", BinaryOperation::Xor},
+    {"BitwiseAnd", BinaryOperation::BitwiseAnd},
+    {"BitwiseOr", BinaryOperation::BitwiseOr},
+    {"BitwiseXor", BinaryOperation::BitwiseXor},
     {"Sum", BinaryOperation::Add},
     {"Mean", BinaryOperation::Add},
 };
@@ -78,6 +81,8 @@ constexpr UnaryRow kUnaryOps[] = {
     {"Atanh", UnaryOperation::Atanh},
     {"IsNaN", UnaryOperation::IsNaN},
     {"IsInf", UnaryOperation::IsInf},
+    {"Swish", UnaryOperation::Swish},
+    {"BitwiseNot", UnaryOperation::BitwiseNot},
 };
 
 template <typename Row, std::size_t N>
@@ -279,6 +284,7 @@ void ConvertUnary(OnnxNodeContext& ctx) {
             if (d.m_A == 0.0f) ctx.Fail("attribute alpha=0 is not allowed (Celu divides by alpha)");
             break;
         case UnaryOperation::ThresholdedRelu: d.m_A = ctx.GetFloat("alpha", 1.0f); break;
+        case UnaryOperation::Swish: d.m_A = ctx.GetFloat("alpha", 1.0f); break;
         case UnaryOperation::Shrink:
             d.m_A = ctx.GetFloat("lambd", 0.5f);
             d.m_B = ctx.GetFloat("bias", 0.0f);
@@ -374,36 +380,74 @@ void ConvertWhere(OnnxNodeContext& ctx) {
     ctx.AddNodeLayer(LayerType::Where, EmptyDescriptor{}, 3);
 }
 
+namespace {
+
+// saturate (opset 19: float8/float4 targets) and round_mode (opset 24: Float8E8M0 targets).
+void ReadCastRounding(OnnxNodeContext& ctx, CastDescriptor& d) {
+    d.m_Saturate = ctx.GetBool("saturate", true);
+    const std::string mode = ctx.GetString("round_mode", "up");
+    if (mode == "up") d.m_Rounding = SmallTypeRounding::Up;
+    else if (mode == "down") d.m_Rounding = SmallTypeRounding::Down;
+    else if (mode == "nearest") d.m_Rounding = SmallTypeRounding::Nearest;
+    else ctx.Fail("attribute round_mode='" + mode + "' is not supported (expected up, down or nearest)");
+}
+
+}  // namespace
+
 void ConvertCast(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(1, 1);
     ctx.ExpectOutputs(1, 1);
-    // saturate (opset 19) only affects float8 targets, which are refused below anyway.
-    ctx.IgnoreAttributes({"saturate"});
+    CastDescriptor d;
+    ReadCastRounding(ctx, d);
     const int64_t to = ctx.GetRequiredInt("to");
     const std::optional<DataType> type = FromOnnxDataType(static_cast<int32_t>(to));
     if (!type) {
         ctx.Fail("attribute to=" + OnnxDataTypeName(static_cast<int32_t>(to)) +
                  " names a data type Trellis does not support");
     }
-    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
+    d.m_To = *type;
+    ctx.AddNodeLayer(LayerType::Cast, d, 1);
+}
+
+void ConvertSwiGlu(OnnxNodeContext& ctx) {
+    // SwiGLU (opset 28): Y = Swish_alpha(A) * B, a Swish layer and a multiplication.
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    ElementwiseUnaryDescriptor swish;
+    swish.m_Operation = UnaryOperation::Swish;
+    swish.m_A = ctx.GetFloat("alpha", 1.0f);
+    IOutputSlot& gate = ctx.AddLayer(LayerType::ElementwiseUnary, swish, {&ctx.InputSlot(0)}, 1, "/gate")->GetOutputSlot(0);
+    IConnectableLayer* y = ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul},
+                                        {&gate, &ctx.InputSlot(1)});
+    ctx.SetOutput(0, y->GetOutputSlot(0));
+}
+
+void ConvertBitCast(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    const int64_t to = ctx.GetRequiredInt("to");
+    const std::optional<DataType> type = FromOnnxDataType(static_cast<int32_t>(to));
+    if (!type) {
+        ctx.Fail("attribute to=" + OnnxDataTypeName(static_cast<int32_t>(to)) + " names a data type Trellis does not support");
+    }
+    CastDescriptor d;
+    d.m_To = *type;
+    ctx.AddNodeLayer(LayerType::BitCast, d, 1);
 }
 
 void ConvertCastLike(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
-    ctx.IgnoreAttributes({"saturate"});  // float8 targets only, which Trellis does not have
-    // The target is input 1's type: known here when it is a constant or a typed graph input.
-    std::optional<DataType> type;
+    CastDescriptor d;
+    ReadCastRounding(ctx, d);
+    // The target is input 1's type: a constant's is known here; otherwise the Cast layer keeps
+    // input 1 and the optimizer's type inference reads it (core/ops/Cast.cpp).
     if (const OnnxTensor* like = ctx.ConstantInput(1)) {
-        type = like->m_Info.GetDataType();
-    } else if (ctx.InputSlot(1).IsTensorInfoSet()) {
-        type = ctx.InputSlot(1).GetTensorInfo().GetDataType();
+        d.m_To = like->m_Info.GetDataType();
+        ctx.AddNodeLayer(LayerType::Cast, d, 1);
+        return;
     }
-    if (!type) {
-        ctx.Fail("input 1 ('" + ctx.InputName(1) + "') has no known type at import time; Trellis needs the CastLike "
-                 "target type from a constant or a graph input");
-    }
-    ctx.AddNodeLayer(LayerType::Cast, CastDescriptor{*type}, 1);
+    ctx.AddNodeLayer(LayerType::Cast, d, 2);
 }
 
 void ConvertIdentity(OnnxNodeContext& ctx) {

@@ -79,6 +79,7 @@ void ConvertCumSum(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
     CumSumDescriptor d;
+    d.m_Product = ctx.OpType() == "CumProd";
     d.m_Exclusive = ctx.GetBool("exclusive", false);
     d.m_Reverse = ctx.GetBool("reverse", false);
     // axis: folded when constant, else a runtime input (it moves no dims).
@@ -98,14 +99,13 @@ void ConvertSpaceDepth(OnnxNodeContext& ctx) {
     const int64_t block = ctx.GetRequiredInt("blocksize");
     if (block < 1 || block > 65536) ctx.Fail("attribute blocksize=" + std::to_string(block) + " must lie in [1, 65536]");
     d.m_BlockSize = static_cast<unsigned int>(block);
-    if (ctx.OpType() == "DepthToSpace") {
-        const std::string mode = ctx.GetString("mode", "DCR");  // opset 11
+    const bool toSpace = ctx.OpType() == "DepthToSpace";
+    if (toSpace || ctx.Opset() >= 28) {  // DepthToSpace-11 and SpaceToDepth-28 have a mode
+        const std::string mode = ctx.GetString("mode", "DCR");
         if (mode == "CRD") d.m_ColumnRowCrd = true;
         else if (mode != "DCR") ctx.Fail("attribute mode='" + mode + "' is not supported (expected DCR or CRD)");
-        ctx.AddNodeLayer(LayerType::DepthToSpace, d, 1);
-    } else {
-        ctx.AddNodeLayer(LayerType::SpaceToDepth, d, 1);
     }
+    ctx.AddNodeLayer(toSpace ? LayerType::DepthToSpace : LayerType::SpaceToDepth, d, 1);
 }
 
 void ConvertOneHot(OnnxNodeContext& ctx) {
@@ -194,7 +194,10 @@ void ConvertScatterND(OnnxNodeContext& ctx) {
     if (reduction == "none") d.m_Reduction = ScatterReduction::None;
     else if (reduction == "add") d.m_Reduction = ScatterReduction::Add;
     else if (reduction == "mul") d.m_Reduction = ScatterReduction::Mul;
-    else ctx.Fail("attribute reduction='" + reduction + "' is not supported (expected none, add or mul)");
+    else if (reduction == "max" && ctx.Opset() >= 18) d.m_Reduction = ScatterReduction::Max;
+    else if (reduction == "min" && ctx.Opset() >= 18) d.m_Reduction = ScatterReduction::Min;
+    else ctx.Fail("attribute reduction='" + reduction + "' is not supported (expected none, add or mul; max and min "
+                  "from opset 18)");
     ctx.AddNodeLayer(LayerType::ScatterND, d, 3);
 }
 

@@ -114,6 +114,57 @@ void ConvertAveragePool(OnnxNodeContext& ctx) {
     ctx.AddNodeLayer(LayerType::Pooling, d, 1);
 }
 
+namespace {
+
+// A scalar `value` of `like`'s type (a ConstantOfShape, folded, cast like `like` by inference).
+IOutputSlot& ScalarLike(OnnxNodeContext& ctx, double value, IOutputSlot& like, const std::string& suffix) {
+    ConstantOfShapeDescriptor d;
+    d.m_Value = value;
+    IOutputSlot& f = ctx.AddLayer(LayerType::ConstantOfShape, d, {}, 1, suffix + "_float")->GetOutputSlot(0);
+    return ctx.AddLayer(LayerType::Cast, CastDescriptor{}, {&f, &like}, 1, suffix)->GetOutputSlot(0);
+}
+
+IOutputSlot& BinaryLayer(OnnxNodeContext& ctx, BinaryOperation op, IOutputSlot& a, IOutputSlot& b, const std::string& suffix) {
+    return ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {&a, &b}, 1, suffix)->GetOutputSlot(0);
+}
+
+}  // namespace
+
+void ConvertLpPool(OnnxNodeContext& ctx) {
+    // (sum over each window of |x|^p)^(1/p): |x|^p, an average pooling that counts the padding
+    // (which adds zeros) times the window's size, then the p-th root.
+    ctx.ExpectInputs(1, 1);
+    ctx.ExpectOutputs(1, 1);
+    const int64_t p = ctx.GetInt("p", 2);
+    if (p < 1) ctx.Fail("attribute p=" + std::to_string(p) + " must be at least 1");
+    PoolingDescriptor d;
+    d.m_Algorithm = PoolingAlgorithm::Average;
+    d.m_CountIncludePad = true;
+    const bool global = ctx.OpType() == "GlobalLpPool";
+    double window = 1.0;
+    if (global) {
+        d.m_Global = true;
+        if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
+            ctx.Fail("GlobalLpPool needs X's shape when the model is imported (its window is all of X's spatial dims)");
+        }
+        const TensorShape& xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
+        for (unsigned int i = 2; i < xs.GetNumDimensions(); ++i) window *= xs[i];
+    } else {
+        ReadPoolingAttributes(ctx, d);
+        if (d.m_CeilMode) ctx.Fail("attribute ceil_mode=1 is not supported for LpPool (a partial window's size would differ)");
+        for (unsigned int k : d.m_KernelShape) window *= k;
+    }
+    IOutputSlot& x = ctx.InputSlot(0);
+    IOutputSlot& absX = ctx.AddLayer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Abs, 0.0f, 0.0f},
+                                     {&x}, 1, "/abs")->GetOutputSlot(0);
+    IOutputSlot& powered = BinaryLayer(ctx, BinaryOperation::Pow, absX, ScalarLike(ctx, static_cast<double>(p), x, "/p"), "/pow");
+    IOutputSlot& mean = ctx.AddLayer(LayerType::Pooling, d, {&powered}, 1, "/window_mean")->GetOutputSlot(0);
+    IOutputSlot& sum = BinaryLayer(ctx, BinaryOperation::Mul, mean, ScalarLike(ctx, window, x, "/window_size"), "/window_sum");
+    IConnectableLayer* y = ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Pow},
+                                        {&sum, &ScalarLike(ctx, 1.0 / static_cast<double>(p), x, "/inverse_p")});
+    ctx.SetOutput(0, y->GetOutputSlot(0));
+}
+
 void ConvertGlobalPool(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(1, 1);
     ctx.ExpectOutputs(1, 1);

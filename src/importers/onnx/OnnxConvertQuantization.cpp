@@ -104,7 +104,27 @@ void ConvertQuantizeLinear(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     QuantizeLinearDescriptor d;
     if (ctx.Opset() >= 13) d.m_Axis = ctx.GetInt("axis", 1);  // opset 10 has per-tensor parameters only
-    const LayerType type = ctx.OpType() == "QuantizeLinear" ? LayerType::QuantizeLinear : LayerType::DequantizeLinear;
+    const bool quantize = ctx.OpType() == "QuantizeLinear";
+    const LayerType type = quantize ? LayerType::QuantizeLinear : LayerType::DequantizeLinear;
+    d.m_BlockSize = ctx.GetInt("block_size", 0);
+    if (quantize) {
+        d.m_Saturate = ctx.GetBool("saturate", true);
+        // precision (opset 23) names the type of x / scale; CpuRef divides in Float32 or wider.
+        ctx.IgnoreAttributes({"precision"});
+    }
+    if (const std::optional<int64_t> dtype = ctx.FindInt("output_dtype"); dtype && *dtype != 0) {
+        const std::optional<DataType> t = FromOnnxDataType(static_cast<int32_t>(*dtype));
+        if (!t) ctx.Fail("attribute output_dtype=" + OnnxDataTypeName(static_cast<int32_t>(*dtype)) + " is not supported");
+        if (quantize) {
+            if (ctx.HasInput(2) && ctx.ConstantInput(2) && ctx.ConstantInput(2)->m_Info.GetDataType() != *t) {
+                ctx.Fail("attribute output_dtype=" + OnnxDataTypeName(static_cast<int32_t>(*dtype)) +
+                         " contradicts the zero point's type");
+            }
+            d.m_DataType = *t;
+        } else {
+            d.m_OutputDataType = *t;
+        }
+    }
     ctx.AddNodeLayer(type, d, ctx.HasInput(2) ? 3 : 2);
 }
 
@@ -133,13 +153,17 @@ void ConvertQLinear(OnnxNodeContext& ctx) {
     RequireScalarParameter(ctx, 7, "y_zero_point");
     const std::optional<unsigned int> bias = conv && ctx.HasInput(8) ? std::optional<unsigned int>(8) : std::nullopt;
     IOutputSlot& product = IntegerProduct(ctx, conv, 0, 2, 3, 5, bias, "/int32_product");
-    // multiplier = a_scale * b_scale / y_scale (Float32, in that order, as ONNX Runtime computes it).
-    // A per-row a_scale ([M]) becomes a column [M, 1] so that it lines up with A's rows.
+    // multiplier = a_scale * b_scale / y_scale (Float32, in that order, as ONNX Runtime computes it;
+    // Float16 scales, allowed from opset 21, are widened first). A per-row a_scale ([M]) becomes a
+    // column [M, 1] so that it lines up with A's rows.
     const std::optional<std::size_t> aScaleCount = KnownElements(ctx, 1);
-    IOutputSlot& aScale = !conv && aScaleCount && *aScaleCount > 1 ? AsColumn(ctx, ctx.InputSlot(1), 1, "/a_scale_column")
-                                                                   : ctx.InputSlot(1);
-    IOutputSlot& scales = Binary(ctx, BinaryOperation::Mul, aScale, ctx.InputSlot(4), "/input_scales");
-    IOutputSlot* multiplier = &Binary(ctx, BinaryOperation::Div, scales, ctx.InputSlot(6), "/multiplier");
+    IOutputSlot& aScale32 = CastTo(ctx, DataType::Float32, ctx.InputSlot(1), "/a_scale_float");
+    IOutputSlot& bScale32 = CastTo(ctx, DataType::Float32, ctx.InputSlot(4), "/b_scale_float");
+    IOutputSlot& yScale32 = CastTo(ctx, DataType::Float32, ctx.InputSlot(6), "/y_scale_float");
+    IOutputSlot& aScale = !conv && aScaleCount && *aScaleCount > 1 ? AsColumn(ctx, aScale32, 1, "/a_scale_column")
+                                                                   : aScale32;
+    IOutputSlot& scales = Binary(ctx, BinaryOperation::Mul, aScale, bScale32, "/input_scales");
+    IOutputSlot* multiplier = &Binary(ctx, BinaryOperation::Div, scales, yScale32, "/multiplier");
     const std::optional<std::size_t> wScaleCount = KnownElements(ctx, 4);
     if (conv && wScaleCount && *wScaleCount > 1) {
         // Per output channel: [M, 1, ...] lines up with Y's dim 1.

@@ -5,6 +5,8 @@
 // here; computed ones become input slots that the core resolves after constant folding.
 #include "OnnxConverters.hpp"
 
+#include <limits>
+
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -158,6 +160,63 @@ void ConvertExpand(OnnxNodeContext& ctx) {
     ctx.AddNodeLayer(LayerType::Expand, d, slots);
 }
 
+namespace {
+
+// Pad-19's wrap mode: along each padded axis, the output's index j reads X at (j - begin) mod dim.
+// Planned here from X's shape and the constant pads as slices of X (one per stretch that stays
+// within one period) concatenated along the axis, axis by axis.
+void ConvertWrapPad(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 4);
+    if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
+        ctx.Fail("mode='wrap' needs data's shape when the model is imported ('" + ctx.InputName(0) +
+                 "' is computed by other nodes or has unknown dims)");
+    }
+    if (!ctx.InputsConstant(1)) ctx.Fail("mode='wrap' needs constant pads and axes");
+    const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
+    const int64_t rank = xs.GetNumDimensions();
+    const std::vector<int64_t> given = ctx.ConstInts(1, "pads");
+    std::vector<int64_t> axes;
+    if (ctx.HasInput(3)) {
+        for (int64_t a : ctx.ConstInts(3, "axes")) {
+            if (a < -rank || a >= rank) ctx.Fail("input 3 (axes) names the axis " + std::to_string(a) + " outside data's rank");
+            axes.push_back(a < 0 ? a + rank : a);
+        }
+    } else {
+        for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    }
+    if (given.size() != 2 * axes.size()) {
+        ctx.Fail("input 1 (pads) has " + std::to_string(given.size()) + " values for " + std::to_string(axes.size()) + " axes");
+    }
+    IOutputSlot* y = &ctx.InputSlot(0);
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const int64_t a = axes[i], begin = given[i], end = given[axes.size() + i];
+        const int64_t dim = xs[static_cast<unsigned int>(a)];
+        if (begin < 0 || end < 0) ctx.Fail("mode='wrap' takes no negative pads (axis " + std::to_string(a) + ")");
+        if (begin == 0 && end == 0) continue;
+        if (dim == 0) ctx.Fail("mode='wrap' cannot pad the empty axis " + std::to_string(a));
+        std::vector<IOutputSlot*> parts;
+        // Output index j in [-begin, dim + end) reads X at j mod dim: cut into whole-period runs.
+        for (int64_t j = -begin; j < dim + end;) {
+            const int64_t src = ((j % dim) + dim) % dim;
+            const int64_t len = std::min(dim - src, dim + end - j);
+            SliceDescriptor s;
+            s.m_Axes = {a};
+            s.m_Starts = {src};
+            s.m_Ends = {src + len};
+            parts.push_back(&ctx.AddLayer(LayerType::Slice, s, {y}, 1, "/wrap_axis" + std::to_string(a) + "_" +
+                                                                            std::to_string(parts.size()))->GetOutputSlot(0));
+            j += len;
+        }
+        ConcatDescriptor c;
+        c.m_Axis = static_cast<int>(a);
+        y = &ctx.AddLayer(LayerType::Concat, c, parts, 1, "/wrap_axis" + std::to_string(a))->GetOutputSlot(0);
+    }
+    if (y == &ctx.InputSlot(0)) y = &ctx.AddLayer(LayerType::Identity, EmptyDescriptor{}, {y}, 1)->GetOutputSlot(0);
+    ctx.SetOutput(0, *y);
+}
+
+}  // namespace
+
 void ConvertPad(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     PadDescriptor d;
@@ -165,7 +224,8 @@ void ConvertPad(OnnxNodeContext& ctx) {
     if (mode == "constant") d.m_Mode = PadMode::Constant;
     else if (mode == "reflect") d.m_Mode = PadMode::Reflect;
     else if (mode == "edge") d.m_Mode = PadMode::Edge;
-    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected constant, reflect or edge)");
+    else if (mode == "wrap" && ctx.Opset() >= 19) return ConvertWrapPad(ctx);
+    else ctx.Fail("attribute mode='" + mode + "' is not supported (expected constant, reflect, edge or, from opset 19, wrap)");
 
     if (ctx.Opset() < 11) {
         // Pad-2: pads and value are attributes.
@@ -224,6 +284,67 @@ NearestMode ReadNearestMode(OnnxNodeContext& ctx) {
 
 }  // namespace
 
+namespace {
+
+// Resize-18's axes and keep_aspect_ratio_policy, as ONNX's reference applies them, turned into
+// the full-rank scales / sizes the core reads: scales, sizes and roi given for `axes` only are
+// completed with 1, X's dims and the whole range; keep_aspect_ratio_policy replaces the sizes
+// along the axes by round_half_up(s * dim), s the smallest (not_larger) or largest (not_smaller)
+// of their size / dim. Needs X's shape when the model declares it (a graph input or a constant).
+void ExpandResizeAxes(OnnxNodeContext& ctx, ResizeDescriptor& d, const std::optional<std::vector<int64_t>>& axesAttr,
+                      const std::string& policy) {
+    if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
+        ctx.Fail("attributes axes and keep_aspect_ratio_policy need X's shape when the model is imported (X '" +
+                 ctx.InputName(0) + "' is computed by other nodes or has unknown dims)");
+    }
+    const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
+    const int64_t rank = xs.GetNumDimensions();
+    std::vector<int64_t> axes;
+    if (axesAttr) {
+        for (int64_t a : *axesAttr) {
+            if (a < -rank || a >= rank) ctx.Fail("attribute axes=" + FormatList(*axesAttr) + " names a dim outside X's rank");
+            axes.push_back(a < 0 ? a + rank : a);
+        }
+    } else {
+        for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    }
+    const std::size_t given = axes.size();
+    if (!d.m_Scales.empty()) {
+        if (d.m_Scales.size() != given) ctx.Fail("scales has " + std::to_string(d.m_Scales.size()) + " entries for axes " + FormatList(axes));
+        std::vector<float> full(static_cast<std::size_t>(rank), 1.0f);
+        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Scales[i];
+        d.m_Scales = full;
+    }
+    if (!d.m_Sizes.empty()) {
+        if (d.m_Sizes.size() != given) ctx.Fail("sizes has " + std::to_string(d.m_Sizes.size()) + " entries for axes " + FormatList(axes));
+        std::vector<int64_t> full(xs.GetDims().begin(), xs.GetDims().end());
+        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Sizes[i];
+        if (policy != "stretch") {
+            double s = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+            for (int64_t a : axes) {
+                const double r = static_cast<double>(full[static_cast<std::size_t>(a)]) / xs[static_cast<unsigned int>(a)];
+                s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+            }
+            for (int64_t a : axes) full[static_cast<std::size_t>(a)] = static_cast<int64_t>(s * xs[static_cast<unsigned int>(a)] + 0.5);
+        }
+        d.m_Sizes = full;
+    } else if (policy != "stretch") {
+        ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' needs sizes (input 3)");
+    }
+    if (!d.m_Roi.empty()) {
+        if (d.m_Roi.size() != 2 * given) ctx.Fail("roi has " + std::to_string(d.m_Roi.size()) + " entries for axes " + FormatList(axes));
+        std::vector<float> full(static_cast<std::size_t>(2 * rank), 0.0f);
+        for (int64_t a = 0; a < rank; ++a) full[static_cast<std::size_t>(rank + a)] = 1.0f;
+        for (std::size_t i = 0; i < given; ++i) {
+            full[static_cast<std::size_t>(axes[i])] = d.m_Roi[i];
+            full[static_cast<std::size_t>(rank + axes[i])] = d.m_Roi[given + i];
+        }
+        d.m_Roi = full;
+    }
+}
+
+}  // namespace
+
 void ConvertResize(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     ResizeDescriptor d;
@@ -234,6 +355,8 @@ void ConvertResize(OnnxNodeContext& ctx) {
     else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest, linear or, from opset 11, cubic)");
 
     unsigned int scalesInput = 2;
+    std::optional<std::vector<int64_t>> axes;
+    std::string policy = "stretch";
     if (ctx.Opset() < 11) {
         // Resize-10: inputs X, scales; it samples like Upsample, with asymmetric coordinates. The
         // spec leaves nearest rounding open; onnxruntime (the de-facto reference) floors where a
@@ -266,12 +389,11 @@ void ConvertResize(OnnxNodeContext& ctx) {
         d.m_ExtrapolationValue = ctx.GetFloat("extrapolation_value", 0.0f);
         const int64_t antialias = ctx.GetInt("antialias", 0);
         if (antialias != 0) ctx.Fail("attribute antialias=" + std::to_string(antialias) + " is not supported (only 0)");
-        if (std::optional<std::vector<int64_t>> axes = ctx.FindInts("axes")) {
-            ctx.Fail("attribute axes=" + FormatList(*axes) + " is not supported (scales/sizes must cover every dim)");
-        }
-        const std::string policy = ctx.GetString("keep_aspect_ratio_policy", "stretch");
-        if (policy != "stretch") {
-            ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' is not supported (only stretch)");
+        axes = ctx.FindInts("axes");  // opset 18
+        policy = ctx.GetString("keep_aspect_ratio_policy", "stretch");  // opset 18
+        if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+            ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' is not supported (expected stretch, not_larger "
+                     "or not_smaller)");
         }
     }
     const unsigned int sizesInput = 3;
@@ -290,7 +412,11 @@ void ConvertResize(OnnxNodeContext& ctx) {
         }
         if (ctx.HasInput(sizesInput)) d.m_Sizes = ctx.ConstInts(sizesInput, "sizes");
         if (d.m_Scales.empty() && d.m_Sizes.empty()) ctx.Fail("neither scales nor sizes is given");
+        if (axes || policy != "stretch") ExpandResizeAxes(ctx, d, axes, policy);
     } else {
+        if (axes || policy != "stretch") {
+            ctx.Fail("attributes axes and keep_aspect_ratio_policy need constant scales, sizes and roi");
+        }
         // Layer slots are always X, roi, scales[, sizes]; roi is an omitted placeholder unless
         // tf_crop_and_resize reads it. The core folds them (or says which one is not constant).
         OnnxGraphState& graph = ctx.Graph();
@@ -340,6 +466,57 @@ void ConvertUpsample(OnnxNodeContext& ctx) {
         d.m_Scales.push_back(static_cast<float>(s));
     }
     ctx.AddNodeLayer(LayerType::Resize, d, 1);
+}
+
+void ConvertCenterCropPad(OnnxNodeContext& ctx) {
+    // CenterCropPad (opset 18): each dim named by axes (all by default) becomes shape[i], cropped
+    // around its centre when smaller (start (dim - size) / 2, rounded down) and zero-padded
+    // around it when larger (before (size - dim) / 2, rounded down, the rest after): a Slice and a
+    // constant Pad, planned here from X's shape and the constant target shape.
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
+        ctx.Fail("CenterCropPad needs input_data's shape when the model is imported ('" + ctx.InputName(0) +
+                 "' is computed by other nodes or has unknown dims)");
+    }
+    if (!ctx.ConstantInput(1)) ctx.Fail("input 1 (shape, '" + ctx.InputName(1) + "') must be a constant");
+    const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
+    const int64_t rank = xs.GetNumDimensions();
+    const std::vector<int64_t> target = ctx.ConstInts(1, "shape");
+    std::vector<int64_t> axes = ctx.GetInts("axes");
+    if (axes.empty()) {
+        for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    }
+    if (axes.size() != target.size()) {
+        ctx.Fail("input 1 (shape) has " + std::to_string(target.size()) + " values for " + std::to_string(axes.size()) +
+                 " axes");
+    }
+    SliceDescriptor crop;
+    PadDescriptor pad;
+    pad.m_Pads.assign(static_cast<std::size_t>(2 * rank), 0);
+    bool cropped = false, padded = false;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+        const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (a < 0 || a >= rank) ctx.Fail("attribute axes=" + FormatList(axes) + " names a dim outside X's rank " + std::to_string(rank));
+        const int64_t dim = xs[static_cast<unsigned int>(a)], size = target[i];
+        if (size < 0) ctx.Fail("input 1 (shape) holds the negative size " + std::to_string(size));
+        if (size < dim) {
+            const int64_t start = (dim - size) / 2;
+            crop.m_Axes.push_back(a);
+            crop.m_Starts.push_back(start);
+            crop.m_Ends.push_back(start + size);
+            cropped = true;
+        } else if (size > dim) {
+            pad.m_Pads[static_cast<std::size_t>(a)] = (size - dim) / 2;
+            pad.m_Pads[static_cast<std::size_t>(rank + a)] = size - dim - (size - dim) / 2;
+            padded = true;
+        }
+    }
+    IOutputSlot* y = &ctx.InputSlot(0);
+    if (cropped) y = &ctx.AddLayer(LayerType::Slice, crop, {y}, 1, padded ? "/crop" : "")->GetOutputSlot(0);
+    if (padded) y = &ctx.AddLayer(LayerType::Pad, pad, {y}, 1)->GetOutputSlot(0);
+    if (!cropped && !padded) y = &ctx.AddLayer(LayerType::Identity, EmptyDescriptor{}, {y}, 1)->GetOutputSlot(0);
+    ctx.SetOutput(0, *y);
 }
 
 }  // namespace trellis::onnximport

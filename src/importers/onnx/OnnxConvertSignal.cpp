@@ -58,11 +58,19 @@ void ConvertWindow(OnnxNodeContext& ctx) {
 }
 
 void ConvertDft(OnnxNodeContext& ctx) {
-    if (ctx.Opset() >= 20) ctx.Fail("DFT-20 (axis as input 2) is not supported; Trellis reads DFT-17's axis attribute");
-    ctx.ExpectInputs(1, 2);
+    // DFT-17: axis attribute (default 1); DFT-20: axis as constant input 2 (default -2).
+    const bool axisInput = ctx.Opset() >= 20;
+    ctx.ExpectInputs(1, axisInput ? 3 : 2);
     ctx.ExpectOutputs(1, 1);
     DftDescriptor d;
-    d.m_Axis = ctx.GetInt("axis", 1);
+    if (axisInput) {
+        // A constant axis is folded here; one computed or fed at run time stays slot 2 (the core
+        // reads it when the network is optimized or specialized for a run).
+        d.m_Axis = -2;
+        if (ctx.HasInput(2) && ctx.ConstantInput(2)) d.m_Axis = ConstScalarInt(ctx, 2, "axis");
+    } else {
+        d.m_Axis = ctx.GetInt("axis", 1);
+    }
     d.m_Inverse = ctx.GetBool("inverse", false);
     d.m_Onesided = ctx.GetBool("onesided", false);
     const unsigned int slots = ctx.ParamSlots(1);

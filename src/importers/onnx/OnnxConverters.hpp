@@ -5,9 +5,10 @@
 // rejects the rest), folds constant parameter inputs into the descriptor, refuses anything it
 // cannot represent with ctx.Fail("<attribute/input> ... <rule>"), and registers every used output.
 //
-// Opsets: the forms of opsets 1-18 are handled (each converter branches on ctx.Opset() where an
-// op's form changed; CheckLegacyForm handles the attributes common to opsets below 7). Later opsets use the opset-18 form; a later change that adds an attribute is
-// caught by the unknown-attribute check, a new attribute value by the converter's value check.
+// Opsets: the forms of opsets 1 to IOnnxParser::kHighestSupportedOpset are handled (each converter
+// branches on ctx.Opset() where an op's form changed; CheckLegacyForm handles the attributes
+// common to opsets below 7). An attribute a converter does not read is refused by name, a new
+// attribute value by the converter's value check.
 #pragma once
 
 #include "OnnxNodeContext.hpp"
@@ -56,6 +57,7 @@ void ConvertMatMul(OnnxNodeContext& ctx);
 void ConvertMaxPool(OnnxNodeContext& ctx);
 void ConvertAveragePool(OnnxNodeContext& ctx);
 void ConvertGlobalPool(OnnxNodeContext& ctx);          // GlobalAveragePool, GlobalMaxPool
+void ConvertLpPool(OnnxNodeContext& ctx);              // LpPool, GlobalLpPool
 void ConvertBatchNormalization(OnnxNodeContext& ctx);
 void ConvertLayerNormalization(OnnxNodeContext& ctx);
 void ConvertSoftmax(OnnxNodeContext& ctx);             // Softmax, LogSoftmax
@@ -74,6 +76,8 @@ void ConvertClip(OnnxNodeContext& ctx);
 void ConvertPRelu(OnnxNodeContext& ctx);
 void ConvertWhere(OnnxNodeContext& ctx);
 void ConvertCast(OnnxNodeContext& ctx);
+void ConvertBitCast(OnnxNodeContext& ctx);
+void ConvertSwiGlu(OnnxNodeContext& ctx);
 void ConvertIdentity(OnnxNodeContext& ctx);
 void ConvertDropout(OnnxNodeContext& ctx);
 // OnnxConvertShape.cpp: ops that move or reshape data.
@@ -87,6 +91,7 @@ void ConvertTranspose(OnnxNodeContext& ctx);
 void ConvertGather(OnnxNodeContext& ctx);
 void ConvertExpand(OnnxNodeContext& ctx);
 void ConvertPad(OnnxNodeContext& ctx);
+void ConvertCenterCropPad(OnnxNodeContext& ctx);
 void ConvertResize(OnnxNodeContext& ctx);
 void ConvertUpsample(OnnxNodeContext& ctx);         // as Resize-10 (opsets 7-9)
 // OnnxConvertMisc.cpp: reductions, shape queries, generators, constants.
@@ -139,6 +144,13 @@ void ConvertTopK(OnnxNodeContext& ctx);
 void ConvertGatherND(OnnxNodeContext& ctx);
 void ConvertScatterND(OnnxNodeContext& ctx);
 void ConvertReverseSequence(OnnxNodeContext& ctx);
+// OnnxConvertNormalization.cpp: normalizations that become several layers.
+void ConvertLpNormalization(OnnxNodeContext& ctx);
+void ConvertGroupNormalization(OnnxNodeContext& ctx);
+// OnnxConvertTransformer.cpp: the fused transformer ops of opsets 23-25.
+void ConvertAttention(OnnxNodeContext& ctx);
+void ConvertRmsNormalization(OnnxNodeContext& ctx);
+void ConvertRotaryEmbedding(OnnxNodeContext& ctx);
 // OnnxConvertControlFlow.cpp
 void ConvertLoop(OnnxNodeContext& ctx);
 

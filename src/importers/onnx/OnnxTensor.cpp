@@ -2,6 +2,7 @@
 #include "OnnxTensor.hpp"
 
 #include <trellis/Exceptions.hpp>
+#include <trellis/backends/SmallTypes.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -19,7 +20,45 @@ static_assert(std::endian::native == std::endian::little, "the ONNX importer ass
 namespace {
 
 constexpr const char* kSupportedTypes =
-    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL";
+    "FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL, "
+    "FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, FLOAT8E8M0, INT4, UINT4, FLOAT4E2M1, INT2, UINT2";
+
+// ONNX element types newer than the onnx.proto Trellis builds against (the field is an int32).
+constexpr int32_t kFloat8E4M3FN = 17, kFloat8E4M3FNUZ = 18, kFloat8E5M2 = 19, kFloat8E5M2FNUZ = 20, kUInt4 = 21,
+                  kInt4 = 22, kFloat4E2M1 = 23, kFloat8E8M0 = 24, kUInt2 = 25, kInt2 = 26;
+
+/// Bytes an ONNX file uses for `n` elements of `type`: the 4- and 2-bit types are packed.
+std::size_t PackedBytes(DataType type, std::size_t n) {
+    const unsigned int bits = GetPackedBits(type);
+    return bits >= 8 ? n * (bits / 8) : (n * bits + 7) / 8;
+}
+
+/// `n` elements of a packed sub-byte type (low bits first) as one byte each, as held in memory.
+std::string UnpackElements(DataType type, const std::string& packed, std::size_t n) {
+    const unsigned int bits = GetPackedBits(type);
+    const unsigned int perByte = 8 / bits;
+    const unsigned int mask = (1u << bits) - 1;
+    std::string out(n, '\0');
+    for (std::size_t i = 0; i < n; ++i) {
+        const unsigned int code = (static_cast<unsigned char>(packed[i / perByte]) >> ((i % perByte) * bits)) & mask;
+        out[i] = static_cast<char>(type == DataType::Float4E2M1 ? code : EncodeSmallInt(type, code));
+    }
+    return out;
+}
+
+/// The packed file form of `n` one-byte elements of a sub-byte type.
+std::string PackElements(DataType type, const void* data, std::size_t n) {
+    const unsigned int bits = GetPackedBits(type);
+    const unsigned int perByte = 8 / bits;
+    const unsigned int mask = (1u << bits) - 1;
+    std::string out(PackedBytes(type, n), '\0');
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (std::size_t i = 0; i < n; ++i) {
+        out[i / perByte] = static_cast<char>(static_cast<unsigned char>(out[i / perByte]) |
+                                             ((p[i] & mask) << ((i % perByte) * bits)));
+    }
+    return out;
+}
 
 std::string DescribeTensor(const TensorInfo& info) {
     return std::string(GetDataTypeName(info.GetDataType())) + " " + info.GetShape().ToString();
@@ -127,6 +166,16 @@ std::optional<DataType> FromOnnxDataType(int32_t onnxType) {
         case onnx::TensorProto_DataType_UINT16: return DataType::UInt16;
         case onnx::TensorProto_DataType_UINT32: return DataType::UInt32;
         case onnx::TensorProto_DataType_UINT64: return DataType::UInt64;
+        case kFloat8E4M3FN: return DataType::Float8E4M3FN;
+        case kFloat8E4M3FNUZ: return DataType::Float8E4M3FNUZ;
+        case kFloat8E5M2: return DataType::Float8E5M2;
+        case kFloat8E5M2FNUZ: return DataType::Float8E5M2FNUZ;
+        case kFloat8E8M0: return DataType::Float8E8M0;
+        case kInt4: return DataType::Int4;
+        case kUInt4: return DataType::UInt4;
+        case kFloat4E2M1: return DataType::Float4E2M1;
+        case kInt2: return DataType::Int2;
+        case kUInt2: return DataType::UInt2;
         default: return std::nullopt;
     }
 }
@@ -146,12 +195,25 @@ std::optional<int32_t> ToOnnxDataType(DataType type) {
         case DataType::UInt16: return onnx::TensorProto_DataType_UINT16;
         case DataType::UInt32: return onnx::TensorProto_DataType_UINT32;
         case DataType::UInt64: return onnx::TensorProto_DataType_UINT64;
+        case DataType::Float8E4M3FN: return kFloat8E4M3FN;
+        case DataType::Float8E4M3FNUZ: return kFloat8E4M3FNUZ;
+        case DataType::Float8E5M2: return kFloat8E5M2;
+        case DataType::Float8E5M2FNUZ: return kFloat8E5M2FNUZ;
+        case DataType::Float8E8M0: return kFloat8E8M0;
+        case DataType::Int4: return kInt4;
+        case DataType::UInt4: return kUInt4;
+        case DataType::Float4E2M1: return kFloat4E2M1;
+        case DataType::Int2: return kInt2;
+        case DataType::UInt2: return kUInt2;
         default: return std::nullopt;  // quantized types: ONNX keeps scale/zero point elsewhere
     }
 }
 
 std::string OnnxDataTypeName(int32_t onnxType) {
     if (onnx::TensorProto_DataType_IsValid(onnxType)) return onnx::TensorProto_DataType_Name(onnxType);
+    static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+                                         "INT4", "FLOAT4E2M1", "FLOAT8E8M0", "UINT2", "INT2"};
+    if (onnxType >= kFloat8E4M3FN && onnxType <= kInt2) return kNewer[onnxType - kFloat8E4M3FN];
     return "type " + std::to_string(onnxType);
 }
 
@@ -243,6 +305,8 @@ OnnxTensor DecodeTensorProto(onnx::TensorProto& proto, const std::string& baseDi
     if (__builtin_mul_overflow(numElements, GetDataTypeSize(*type), &expectedBytes)) {
         throw ParseException(what + ": byte size overflows");
     }
+    const bool packed = GetPackedBits(*type) < 8;  // the 4- and 2-bit types: packed in files
+    if (packed) expectedBytes = PackedBytes(*type, numElements);
 
     auto bytes = std::make_shared<std::string>();
     if (proto.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
@@ -303,9 +367,20 @@ OnnxTensor DecodeTensorProto(onnx::TensorProto& proto, const std::string& baseDi
             case DataType::UInt64:
                 CopyTypedField<uint64_t>(proto.uint64_data(), "uint64_data", numElements, info, what, *bytes, identity);
                 break;
+            case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+            case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0:  // int32_data holds each code
+                CopyTypedField<uint8_t>(proto.int32_data(), "int32_data", numElements, info, what, *bytes,
+                                        [](int32_t v) { return static_cast<uint8_t>(v); });
+                break;
+            case DataType::Int4: case DataType::UInt4: case DataType::Float4E2M1: case DataType::Int2:
+            case DataType::UInt2:  // int32_data holds the packed bytes
+                CopyTypedField<uint8_t>(proto.int32_data(), "int32_data", expectedBytes, info, what, *bytes,
+                                        [](int32_t v) { return static_cast<uint8_t>(v); });
+                break;
             default: throw ParseException(what + ": internal error: unhandled data type");  // FromOnnxDataType covers all
         }
     }
+    if (packed) *bytes = UnpackElements(*type, *bytes, numElements);
     tensor.m_Data = bytes->data();
     tensor.m_Storage = std::move(bytes);
     return tensor;
@@ -321,7 +396,11 @@ onnx::TensorProto EncodeTensorProto(const TensorInfo& info, const void* data, co
     proto.set_name(name);
     proto.set_data_type(*onnxType);
     for (unsigned int d : info.GetShape().GetDims()) proto.add_dims(d);
-    proto.set_raw_data(data, info.GetNumBytes());
+    if (GetPackedBits(info.GetDataType()) < 8) {
+        proto.set_raw_data(PackElements(info.GetDataType(), data, info.GetNumElements()));
+    } else {
+        proto.set_raw_data(data, info.GetNumBytes());
+    }
     return proto;
 }
 

@@ -514,6 +514,39 @@ TEST(CpuAccOps, DeclinedLayersFallBackToCpuRefWithReasons) {
     EXPECT_NE(r.m_Optimized.find("CpuAcc has no kernel for Sin"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccOps, AttentionAndRmsNormRunFusedOnEveryIsaAndDeclineWhatTheyDoNotCompute) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    const char* before = std::getenv("TRELLIS_MAX_CPU_ISA");
+    const std::string saved = before ? before : "";
+    for (const char* isa : {"scalar", "avx2"}) {
+        ::setenv("TRELLIS_MAX_CPU_ISA", isa, 1);
+        // Grouped-query (4 query heads on 2 kv heads), causal, 21 keys (a vector and a remainder),
+        // then RMSNormalization over the heads' outputs.
+        Net net;
+        AttentionDescriptor a;
+        a.m_IsCausal = true;
+        IOutputSlot* y = net.Op(LayerType::Attention, a, {net.Input({2, 4, 21, 8}), net.Input({2, 2, 21, 8}), net.Input({2, 2, 21, 8})});
+        RmsNormalizationDescriptor rms;
+        rms.m_Axis = -1;
+        net.Output(net.Op(LayerType::RmsNormalization, rms, {y, net.Const({8}, 0.7f)}));
+        Net::Result r = net.Check(1e-5, std::string("attention ") + isa);
+        EXPECT_EQ(r.m_Counts["CpuRef"], 0u) << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("Attention x1"), std::string::npos) << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("RmsNorm x1"), std::string::npos) << r.m_Optimized;
+    }
+    if (!saved.empty()) ::setenv("TRELLIS_MAX_CPU_ISA", saved.c_str(), 1);
+    else ::unsetenv("TRELLIS_MAX_CPU_ISA");
+    // softcap is CpuRef's: declined by name, and the result still agrees.
+    Net net;
+    AttentionDescriptor a;
+    a.m_Softcap = 2.0f;
+    net.Output(net.Op(LayerType::Attention, a, {net.Input({1, 2, 5, 4}), net.Input({1, 2, 6, 4}), net.Input({1, 2, 6, 4})}));
+    const Net::Result r = net.Run({"CpuAcc", "CpuRef"});
+    EXPECT_EQ(r.m_Counts.at("CpuRef"), 1u) << r.m_Optimized;
+    EXPECT_NE(r.m_Optimized.find("Attention: softcap is not supported"), std::string::npos) << r.m_Optimized;
+}
+
 // ---- options, threads ----------------------------------------------------------------------------
 
 Net SmallConvNet() {

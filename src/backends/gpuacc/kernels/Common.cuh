@@ -72,6 +72,19 @@ __device__ __forceinline__ float WarpSum(float v) {
     return v;
 }
 
+/// A convolution epilogue's activation (ConvAct), in float.
+__device__ __forceinline__ float ApplyConvAct(ConvAct act, float v, float lo, float hi) {
+    switch (act) {
+        case ConvAct::Relu: return v > 0.0f ? v : 0.0f;
+        case ConvAct::Clip: return fminf(fmaxf(v, lo), hi);
+        case ConvAct::Sigmoid: return 1.0f / (1.0f + expf(-v));
+        case ConvAct::Tanh: return tanhf(v);
+        case ConvAct::Swish: return v / (1.0f + expf(-v));
+        case ConvAct::None: break;
+    }
+    return v;
+}
+
 constexpr int kThreads = 256;
 
 inline unsigned int Blocks(int64_t count, int threads = kThreads) {

@@ -176,12 +176,56 @@ struct DirectConvLaunch {
     const float* m_Bias = nullptr;
     void* m_Y = nullptr;
     DType m_Type = DType::F32;
+    /// Y is written as F32 whatever m_Type is (the reference of a plan's check keeps its precision).
+    bool m_FloatOut = false;
     int64_t m_N = 0, m_C = 0, m_H = 0, m_W_ = 0, m_K = 0, m_OH = 0, m_OW = 0;
     int32_t m_R = 1, m_S = 1, m_SH = 1, m_SW = 1, m_PH = 0, m_PW = 0, m_DH = 1, m_DW = 1, m_Groups = 1;
     int64_t m_XStrides[4] = {};
     int64_t m_YStrides[4] = {};
 };
 cudaError_t LaunchDirectConv(const DirectConvLaunch& launch, cudaStream_t stream);
+
+/// The activation a convolution kernel or check applies after bias and residual.
+enum class ConvAct : int32_t { None = 0, Relu, Clip, Sigmoid, Tanh, Swish };
+
+/// The check of a convolution plan against the direct kernel, per image: for every element of
+/// image n, want = act(ref + residual) and got = the plan's output (m_Type; ref F32; residual of
+/// m_Type or null; all three in the same layout, image n at [n * perImage, (n + 1) * perImage)).
+/// m_Sums (device, 2 * images doubles, zeroed by the launcher) receives per image
+/// sum((got - want)^2) and sum(want^2); a NaN in got counts as an infinite difference.
+struct ConvCheckLaunch {
+    const void* m_Got = nullptr;
+    const float* m_Ref = nullptr;
+    const void* m_Residual = nullptr;
+    DType m_Type = DType::F32;
+    ConvAct m_Act = ConvAct::None;
+    float m_ClipLow = 0.0f, m_ClipHigh = 0.0f;
+    int64_t m_Images = 0, m_PerImage = 0;
+    double* m_Sums = nullptr;
+};
+cudaError_t LaunchConvCheck(const ConvCheckLaunch& launch, cudaStream_t stream);
+
+// ---- depthwise convolution (dwconv.cu) ----------------------------------------------------------
+
+/// Depthwise 2-D convolution (groups = C = K) with bias and activation fused: NHWC (weights
+/// [R][S][C], several channels per thread in 16-byte vectors where C allows) or NCHW (weights
+/// [C][R][S], one output per thread). Any R, S up to 7, stride and padding, no dilation;
+/// accumulates in float; the bias (F32, may be null) and activation are applied before the store.
+struct DepthwiseConvLaunch {
+    const void* m_X = nullptr;
+    const void* m_W = nullptr;
+    const float* m_Bias = nullptr;
+    void* m_Y = nullptr;
+    DType m_Type = DType::F32;
+    bool m_Nhwc = true;
+    int64_t m_N = 0, m_C = 0, m_H = 0, m_W_ = 0, m_OH = 0, m_OW = 0;
+    int32_t m_R = 3, m_S = 3, m_SH = 1, m_SW = 1, m_PH = 0, m_PW = 0;
+    ConvAct m_Act = ConvAct::None;
+    float m_ClipLow = 0.0f, m_ClipHigh = 0.0f;
+};
+/// Whether LaunchDepthwiseConv takes this shape (R, S <= 7; a type it is built for).
+bool DepthwiseConvSupports(int32_t r, int32_t s, DType type);
+cudaError_t LaunchDepthwiseConv(const DepthwiseConvLaunch& launch, cudaStream_t stream);
 
 /// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
 /// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
@@ -203,6 +247,9 @@ cudaError_t LaunchGemmReference(const GemmReferenceLaunch& launch, cudaStream_t 
 
 /// Fills `count` elements of `type` at p with `value`.
 cudaError_t LaunchFill(void* p, DType type, int64_t count, float value, cudaStream_t stream);
+/// An empty kernel: launched between two steps, it starts only when the step before has finished
+/// (it is launched without programmatic dependent launch), and the step after follows it.
+cudaError_t LaunchStepBarrier(cudaStream_t stream);
 /// Fills `count` elements of `type` at p with pseudo-random values uniform in
 /// [offset - scale, offset + scale) (a hash of `seed` and the index: the same every time).
 cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, float scale, cudaStream_t stream,

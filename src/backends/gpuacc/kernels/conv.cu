@@ -1,8 +1,13 @@
 // GpuAcc kernels: direct 2-D convolution, the fallback for a convolution for which cuDNN offers no
-// engine (GpuAccConv.cpp tries cuDNN first and logs when it falls back here). One thread per
+// engine (GpuAccConv.cpp tries cuDNN first and logs when it falls back here), and the reference
+// every convolution plan is checked against at load (with the per-image check below). One thread per
 // output element, accumulating in float; strided views serve NCHW and NHWC alike. Correct for
 // every group count, stride, dilation and padding, but far slower than cuDNN's kernels.
 #include "Common.cuh"
+
+#include <math_constants.h>
+
+#include <algorithm>
 
 namespace trellis::gpuacc {
 
@@ -41,8 +46,44 @@ __global__ void DirectConvKernel(const DirectConvLaunch l) {
                 }
             }
         }
-        StoreF(l.m_Y, n * l.m_YStrides[0] + k * l.m_YStrides[1] + oh * l.m_YStrides[2] + ow * l.m_YStrides[3], l.m_Type,
-               acc);
+        StoreF(l.m_Y, n * l.m_YStrides[0] + k * l.m_YStrides[1] + oh * l.m_YStrides[2] + ow * l.m_YStrides[3],
+               l.m_FloatOut ? DType::F32 : l.m_Type, acc);
+    }
+}
+
+/// One block per (image, slice of the image): block-reduced sums, one atomic add per block.
+__global__ void ConvCheckKernel(const ConvCheckLaunch l) {
+    const int64_t n = blockIdx.y;
+    const int64_t base = n * l.m_PerImage;
+    double diff = 0.0, norm = 0.0;
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < l.m_PerImage;
+         i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+        float want = l.m_Ref[base + i];
+        if (l.m_Residual) want += LoadF(l.m_Residual, base + i, l.m_Type);
+        want = ApplyConvAct(l.m_Act, want, l.m_ClipLow, l.m_ClipHigh);
+        const float got = LoadF(l.m_Got, base + i, l.m_Type);
+        const double d = static_cast<double>(got) - static_cast<double>(want);
+        diff += isnan(got) ? CUDART_INF : d * d;
+        norm += static_cast<double>(want) * want;
+    }
+    __shared__ double sd[kThreads / 32], sn[kThreads / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        diff += __shfl_xor_sync(0xffffffffu, diff, o);
+        norm += __shfl_xor_sync(0xffffffffu, norm, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        sd[threadIdx.x / 32] = diff;
+        sn[threadIdx.x / 32] = norm;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double a = 0.0, b = 0.0;
+        for (int w = 0; w < kThreads / 32; ++w) {
+            a += sd[w];
+            b += sn[w];
+        }
+        atomicAdd(&l.m_Sums[2 * n], a);
+        atomicAdd(&l.m_Sums[2 * n + 1], b);
     }
 }
 
@@ -53,6 +94,16 @@ cudaError_t LaunchDirectConv(const DirectConvLaunch& l, cudaStream_t stream) {
     const int64_t count = l.m_N * l.m_K * l.m_OH * l.m_OW;
     if (count == 0) return cudaSuccess;
     kernels::DirectConvKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(l);
+    return cudaGetLastError();
+}
+
+cudaError_t LaunchConvCheck(const ConvCheckLaunch& l, cudaStream_t stream) {
+    if (l.m_Images <= 0 || l.m_Images > 65535) return cudaErrorInvalidValue;
+    const cudaError_t zeroed = cudaMemsetAsync(l.m_Sums, 0, static_cast<std::size_t>(2 * l.m_Images) * sizeof(double), stream);
+    if (zeroed != cudaSuccess) return zeroed;
+    const int64_t perImageBlocks = std::min<int64_t>((l.m_PerImage + kernels::kThreads - 1) / kernels::kThreads, 256);
+    const dim3 grid(static_cast<unsigned int>(std::max<int64_t>(perImageBlocks, 1)), static_cast<unsigned int>(l.m_Images));
+    kernels::ConvCheckKernel<<<grid, kernels::kThreads, 0, stream>>>(l);
     return cudaGetLastError();
 }
 

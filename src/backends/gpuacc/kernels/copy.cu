@@ -134,6 +134,8 @@ __global__ void GatherKernel(const T* data, const void* indices, T* out, DType i
     }
 }
 
+__global__ void StepBarrierKernel() {}
+
 __global__ void FillKernel(void* p, DType type, int64_t count, float value) {
     const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
     for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
@@ -257,6 +259,11 @@ cudaError_t LaunchFillRandom(void* p, DType type, int64_t count, uint32_t seed, 
                              float offset) {
     if (count == 0) return cudaSuccess;
     kernels::FillRandomKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(p, type, count, seed, scale, offset);
+    return cudaGetLastError();
+}
+
+cudaError_t LaunchStepBarrier(cudaStream_t stream) {
+    kernels::StepBarrierKernel<<<1, 1, 0, stream>>>();
     return cudaGetLastError();
 }
 

@@ -1,5 +1,5 @@
-// Kernel snippet: CumSum along an axis, inclusive or exclusive, forward or reversed. Sums run in
-// double for floats and wrap (the unsigned type) for integers. The axis is the parameters' or,
+// Kernel snippet: CumSum (or CumProd, `product`) along an axis, inclusive or exclusive, forward or
+// reversed. Sums and products run in double for floats and wrap (the unsigned type) for integers. The axis is the parameters' or,
 // when given, read from the axis input (int32 or int64) at run time; an axis outside
 // [-rank, rank) then throws std::out_of_range.
 #pragma once
@@ -19,10 +19,11 @@ template <typename T> struct CumSumAcc<T, false> { using Type = std::make_unsign
 
 struct CumSumParams {
     bool exclusive = false, reverse = false;
+    bool product = false;           ///< running products (CumProd) instead of sums
     int64_t axis = 0;
     int axisInputBits = 0;          ///< 32 or 64 when the axis is a run-time input, else 0
     std::vector<std::size_t> shape;
-    template <typename F> void Fields(F&& f) const { f(exclusive); f(reverse); f(axis); f(axisInputBits); f(shape); }
+    template <typename F> void Fields(F&& f) const { f(exclusive); f(reverse); f(product); f(axis); f(axisInputBits); f(shape); }
 };
 
 /// `axisInput` may be null (the axis from the parameters).
@@ -46,15 +47,15 @@ void CumSum(const CumSumParams& p, const T* x, const void* axisInput, T* y) {
     for (std::size_t o = 0; o < outer; ++o) {
         for (std::size_t i = 0; i < inner; ++i) {
             const std::size_t base = o * dim * inner + i;
-            Acc acc = 0;
+            Acc acc = p.product ? Acc(1) : Acc(0);
             for (std::size_t k = 0; k < dim; ++k) {
                 const std::size_t at = base + (p.reverse ? dim - 1 - k : k) * inner;
                 const Acc v = static_cast<Acc>(x[at]);
                 if (p.exclusive) {
                     y[at] = static_cast<T>(acc);
-                    acc += v;
+                    acc = p.product ? Acc(acc * v) : Acc(acc + v);
                 } else {
-                    acc += v;
+                    acc = p.product ? Acc(acc * v) : Acc(acc + v);
                     y[at] = static_cast<T>(acc);
                 }
             }

@@ -1,5 +1,5 @@
 // Kernel snippet: ElementwiseBinary - Add, Sub, Mul, Div, Pow, Max, Min, the comparisons, And,
-// Or, Xor, Mod/FMod and BitShift - with numpy broadcasting (Broadcast.hpp).
+// Or, Xor, Mod/FMod, BitShift and BitwiseAnd/Or/Xor - with numpy broadcasting (Broadcast.hpp).
 //
 // Integer semantics: Add/Sub/Mul/Pow wrap (two's complement, like numpy); Div truncates toward
 // zero; Pow with a negative exponent gives the truncated real result; an integer division or
@@ -102,15 +102,37 @@ struct ModOp {
     }
 };
 
-// Unsigned integers only (the kernel table gives them no other type).
+// Integers only (the kernel table gives them no other type).
+struct BitAndOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a & b); }
+};
+struct BitOrOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a | b); }
+};
+struct BitXorOp {
+    template <typename T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); }
+};
+// Shifts (ONNX BitShift; signed types from opset 28): a shift by a negative amount or by the bit
+// width or more leaves only the sign fill - 0, or -1 for a right shift of a negative value; a
+// signed left shift drops the bits it moves past the sign bit (two's complement); a signed right
+// shift is arithmetic.
 struct ShiftLeftOp {
     template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a << b);
+        using U = std::make_unsigned_t<T>;
+        const bool out = IsNegativeAmount(b) || static_cast<U>(b) >= static_cast<U>(sizeof(T) * 8);
+        return out ? T(0) : static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<U>(b)));
+    }
+    template <typename T> static bool IsNegativeAmount(T b) {
+        if constexpr (std::is_signed_v<T>) return b < 0;
+        else return false;
     }
 };
 struct ShiftRightOp {
     template <typename T> T operator()(T a, T b) const {
-        return b >= std::numeric_limits<T>::digits ? T(0) : static_cast<T>(a >> b);
+        using U = std::make_unsigned_t<T>;
+        const bool out = ShiftLeftOp::IsNegativeAmount(b) || static_cast<U>(b) >= static_cast<U>(sizeof(T) * 8);
+        if (out) return ShiftLeftOp::IsNegativeAmount(a) ? T(-1) : T(0);
+        return static_cast<T>(a >> b);  // arithmetic for signed T (C++20)
     }
 };
 

@@ -1,12 +1,12 @@
-// Kernel snippet: ElementwiseUnary. Float32 for every operation but Not (Boolean); Neg, Abs,
-// Relu, Clip and Sign also on the integer types; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 to
-// Boolean. Float results are computed in double and rounded once.
+// Kernel snippet: ElementwiseUnary. Float32 for every operation but Not (Boolean) and BitwiseNot;
+// Neg, Abs, Relu, Clip, Sign and BitwiseNot on the integer types; IsNaN/IsInf/IsPosInf/IsNegInf
+// map Float32 to Boolean (CpuRef runs them on the other float types outside the snippet). Float results are computed in double and rounded once.
 // Semantics: Gelu = 0.5x(1 + erf(x/sqrt 2)); GeluTanh = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
 // HardSigmoid = max(0, min(1, A*x + B)); HardSwish = x * max(0, min(1, x/6 + 1/2));
 // Elu = x > 0 ? x : A(e^x - 1); LeakyRelu = x >= 0 ? x : A*x; Clip = min(max(x, A), B).
 // Round is half-to-even; Sign(NaN) = NaN; Softplus = log(1 + e^x) (no overflow for large x);
 // Selu = B(x > 0 ? x : A(e^x - 1)); Celu = max(0, x) + min(0, A(e^(x/A) - 1)); Mish =
-// x tanh(softplus(x)); ThresholdedRelu = x > A ? x : 0; Shrink = x < -A ? x + B : x > A ? x - B : 0.
+// x tanh(softplus(x)); Swish = x * sigmoid(A*x); BitwiseNot = ~x; ThresholdedRelu = x > A ? x : 0; Shrink = x < -A ? x + B : x > A ? x - B : 0.
 // NaN propagates through Relu, Clip and the rest. Integer Neg/Abs wrap at the minimum value
 // (like numpy); integer Clip clamps to [ceil(A), floor(B)] saturated to the type's range.
 #pragma once
@@ -26,7 +26,8 @@ namespace trellis::kernels {
 enum class UnaryOp {
     Abs, Neg, Exp, Log, Sqrt, Reciprocal, Relu, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid, HardSwish, Erf, Gelu,
     GeluTanh, Clip, Not, Round, Floor, Ceil, Sign, Softplus, Softsign, Selu, Celu, Mish, ThresholdedRelu, Shrink,
-    Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, IsPosInf, IsNegInf,
+    Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, IsNaN, IsInf, IsPosInf, IsNegInf, Swish,
+    BitwiseNot,
 };
 inline const char* KernelEnumType(UnaryOp) { return "UnaryOp"; }
 inline const char* KernelEnumName(UnaryOp v) {
@@ -75,6 +76,8 @@ inline const char* KernelEnumName(UnaryOp v) {
         case UnaryOp::IsInf: return "IsInf";
         case UnaryOp::IsPosInf: return "IsPosInf";
         case UnaryOp::IsNegInf: return "IsNegInf";
+        case UnaryOp::Swish: return "Swish";
+        case UnaryOp::BitwiseNot: return "BitwiseNot";
     }
     return "";
 }
@@ -89,7 +92,7 @@ struct UnaryParams {
 
 inline bool UnarySupportsIntegers(UnaryOp op) {
     return op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu ||
-           op == UnaryOp::Clip || op == UnaryOp::Sign;
+           op == UnaryOp::Clip || op == UnaryOp::Sign || op == UnaryOp::BitwiseNot;
 }
 
 inline bool IsClassification(UnaryOp op) {
@@ -200,6 +203,14 @@ inline void RunFloat(UnaryOp op, double a, double b, const void* in, void* out, 
         case UnaryOp::Asinh: return MapFloat(in, out, n, [](double x) { return std::asinh(x); });
         case UnaryOp::Acosh: return MapFloat(in, out, n, [](double x) { return std::acosh(x); });
         case UnaryOp::Atanh: return MapFloat(in, out, n, [](double x) { return std::atanh(x); });
+        case UnaryOp::Swish:
+            return MapFloat(in, out, n, [a](double x) {
+                const double z = a * x;  // x * sigmoid(z), exp never overflowing
+                if (z >= 0) return x / (1.0 + std::exp(-z));
+                const double e = std::exp(z);
+                return x * e / (1.0 + e);
+            });
+        case UnaryOp::BitwiseNot:
         case UnaryOp::Not:
         case UnaryOp::IsNaN:
         case UnaryOp::IsInf:
@@ -232,6 +243,7 @@ void RunInteger(UnaryOp op, double a, double b, const void* in, void* out, std::
             return Map<T>(in, out, n, [lo, hi](T x) { return x < lo ? lo : (x > hi ? hi : x); });
         }
         case UnaryOp::Sign: return Map<T>(in, out, n, [](T x) { return T(x > 0 ? 1 : (IsNegative(x) ? -1 : 0)); });
+        case UnaryOp::BitwiseNot: return Map<T>(in, out, n, [](T x) { return T(~x); });
         default: return;  // refused by the support check
     }
 }

@@ -3,7 +3,7 @@
 // negative index counts from the end of its dim; one outside [-dim, dim) throws std::out_of_range
 // before anything is written. GatherND copies raw slices (every data type). ScatterND copies the
 // data, then writes each update slice (reduction none: raw; a repeated tuple keeps the last) or
-// combines it (add, mul: on T, float, int32 or int64). The tuples' offsets are in the workspace.
+// combines it (add, mul, max, min: on T, float, int32 or int64). The tuples' offsets are in the workspace.
 #pragma once
 
 #include "GatherElements.hpp"
@@ -61,7 +61,7 @@ inline void GatherND(const TupleParams& p, const void* data, const int64_t* indi
     for (std::size_t t = 0; t < p.batches * p.tuplesPerBatch; ++t) std::memcpy(y + t * bytes, in + offsets[t] * p.elementSize, bytes);
 }
 
-/// T: the element type add and mul compute in (unused for reduction none).
+/// T: the element type add, mul, max and min compute in (unused for reduction none).
 template <typename T>
 void ScatterND(const TupleParams& p, const void* data, const int64_t* indices, const void* updates, void* output,
                void* workspace) {
@@ -82,7 +82,13 @@ void ScatterND(const TupleParams& p, const void* data, const int64_t* indices, c
         T* dst = y + offsets[t];
         const T* src = u + t * p.slice;
         for (std::size_t i = 0; i < p.slice; ++i) {
-            dst[i] = p.reduction == ScatterReduction::Add ? static_cast<T>(dst[i] + src[i]) : static_cast<T>(dst[i] * src[i]);
+            switch (p.reduction) {
+                case ScatterReduction::Add: dst[i] = static_cast<T>(dst[i] + src[i]); break;
+                case ScatterReduction::Mul: dst[i] = static_cast<T>(dst[i] * src[i]); break;
+                case ScatterReduction::Max: dst[i] = src[i] > dst[i] ? src[i] : dst[i]; break;
+                case ScatterReduction::Min: dst[i] = src[i] < dst[i] ? src[i] : dst[i]; break;
+                case ScatterReduction::None: dst[i] = src[i]; break;
+            }
         }
     }
 }

@@ -1,7 +1,9 @@
 // Kernel snippet: Reduce - Mean / Sum / Max / Min / L1 / L2 / Prod / LogSum / LogSumExp / SumSquare
 // over any set of axes (none: a copy, the noop_with_empty_axes case). keepdims does not change the
 // memory layout. float and double for every operation; int32/int64 for those with an integer result
-// (Sum, Max, Min, L1, Prod, SumSquare).
+// (Sum, Max, Min, L1, Prod, SumSquare); uint8 and Boolean (uint8 0/1, `boolean`) for Max and Min.
+// Over an empty set (ONNX 18+) Max gives -inf (the type's lowest value for integers, false for
+// Boolean) and Min +inf (the highest, true for Boolean).
 //
 // Each operation is a fold (the accumulator's start value and how an element joins it) and a
 // finish (Mean divides, L2 takes the root, LogSum and LogSumExp the log). LogSumExp subtracts
@@ -48,7 +50,10 @@ struct ReduceParams {
     std::vector<std::size_t> outStride;  ///< per input dim: its stride in the output (0: reduced)
     std::size_t outCount = 1, reducedCount = 1;
     bool copy = false;                   ///< no axes: the output is the input
-    template <typename F> void Fields(F&& f) const { f(op); f(in); f(inCount); f(outStride); f(outCount); f(reducedCount); f(copy); }
+    bool boolean = false;                ///< the elements are Boolean 0/1 bytes (T is uint8_t)
+    template <typename F> void Fields(F&& f) const {
+        f(op); f(in); f(inCount); f(outStride); f(outCount); f(reducedCount); f(copy); f(boolean);
+    }
 };
 
 template <typename T> using ReduceAccumulator = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
@@ -65,7 +70,10 @@ void ReduceCombine(ReduceOp op, Acc& a, T v) {
         case ReduceOp::Sum: a += static_cast<Acc>(v); break;
         case ReduceOp::Max: a = std::max(a, static_cast<Acc>(v)); break;
         case ReduceOp::Min: a = std::min(a, static_cast<Acc>(v)); break;
-        case ReduceOp::L1: a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v); break;
+        case ReduceOp::L1:
+            if constexpr (std::is_signed_v<T>) a += v < T(0) ? -static_cast<Acc>(v) : static_cast<Acc>(v);
+            else a += static_cast<Acc>(v);
+            break;
         case ReduceOp::L2:
         case ReduceOp::SumSquare: a += static_cast<Acc>(v) * static_cast<Acc>(v); break;
         case ReduceOp::Prod: a *= static_cast<Acc>(v); break;
@@ -100,8 +108,11 @@ void Reduce(const ReduceParams& p, const T* x, T* y, void* workspace) {
     Acc* acc = static_cast<Acc*>(workspace);
     std::size_t* idx = reinterpret_cast<std::size_t*>(acc + p.outCount);
     Acc init = 0;
-    if (p.op == ReduceOp::Max) init = std::numeric_limits<Acc>::lowest();
-    if (p.op == ReduceOp::Min) init = std::numeric_limits<Acc>::max();
+    constexpr bool kFloat = std::is_floating_point_v<Acc>;
+    if (p.op == ReduceOp::Max) init = kFloat ? -std::numeric_limits<Acc>::infinity() : Acc(std::numeric_limits<T>::lowest());
+    if (p.op == ReduceOp::Min) {
+        init = kFloat ? std::numeric_limits<Acc>::infinity() : (p.boolean ? Acc(1) : Acc(std::numeric_limits<T>::max()));
+    }
     if (p.op == ReduceOp::Prod) init = 1;
     std::fill_n(acc, p.outCount, init);
     const std::size_t rank = p.in.size();

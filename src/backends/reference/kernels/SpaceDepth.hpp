@@ -1,5 +1,5 @@
 // Kernel snippet: DepthToSpace / SpaceToDepth on NCHW, raw elements (every data type). The DCR
-// order puts the block offset first in the depth dim, CRD (DepthToSpace only) the channel.
+// order puts the block offset first in the depth dim, CRD (both directions; SpaceToDepth since opset 28) the channel.
 #pragma once
 
 #include <cstddef>

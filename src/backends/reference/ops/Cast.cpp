@@ -1,12 +1,15 @@
 // CpuRef Cast: between Float32, Float64, Float16, BFloat16, the plain integer types (Signed8/16/
-// 32/64, UInt8/16/32/64) and Boolean (every pair; quantized types are refused). Conversion rules, including IEEE half rounding and
+// 32/64, UInt8/16/32/64) and Boolean (every pair; quantized types are refused), plus casts from
+// or to the small float8/float4/int4/int2 types (SmallTypeCastWorkload, outside the snippets). Conversion rules, including IEEE half rounding and
 // float-to-integer truncation, are RefConvert.hpp's. Each (source, target) pair is its own
-// instantiated loop (kernels/Convert.hpp), picked once at creation.
+// instantiated loop (kernels/Convert.hpp), picked once at creation; small-type casts go element by element
+// through double (SmallTypes.hpp's encoding).
 #include "RefConvert.hpp"
 #include "RefDataMovement.hpp"
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 
+#include <trellis/backends/SmallTypes.hpp>
 
 namespace trellis::ref {
 
@@ -59,6 +62,41 @@ CastFn PickCast(DataType from, DataType to) {
     }
 }
 
+// Element i of a plain type set to the nearest value of that type to `v` (RefConvert.hpp's rules).
+void StorePlain(DataType t, void* data, std::size_t i, double v) {
+    switch (t) {
+#define TRELLIS_STORE(T) \
+    case DataType::T: static_cast<ElementTraits<DataType::T>::Storage*>(data)[i] = ElementTraits<DataType::T>::FromDouble(v); break;
+        TRELLIS_STORE(Float32) TRELLIS_STORE(Float64) TRELLIS_STORE(Float16) TRELLIS_STORE(BFloat16)
+        TRELLIS_STORE(Signed8) TRELLIS_STORE(Signed16) TRELLIS_STORE(Signed32) TRELLIS_STORE(Signed64)
+        TRELLIS_STORE(UInt8) TRELLIS_STORE(UInt16) TRELLIS_STORE(UInt32) TRELLIS_STORE(UInt64) TRELLIS_STORE(Boolean)
+#undef TRELLIS_STORE
+        default: break;  // the support check admits plain targets only
+    }
+}
+
+// Casts from or to a small type (float8, float4, int4, int2: backends/SmallTypes.hpp): each value
+// goes through double, which holds every source value exactly, then rounds once to the target.
+class SmallTypeCastWorkload final : public IWorkload {
+public:
+    SmallTypeCastWorkload(TensorInfo from, DataType to, bool saturate, SmallTypeRounding rounding)
+        : m_From(std::move(from)), m_To(to), m_Saturate(saturate), m_Rounding(rounding) {}
+    void Execute(const WorkloadIo& io) const override {
+        const ConstTensor in(m_From, io.m_Inputs[0]->Map());
+        void* out = io.m_Outputs[0]->Map();
+        for (std::size_t i = 0; i < m_From.GetNumElements(); ++i) {
+            const double v = GetElementAsDouble(in, i);
+            if (IsSmallType(m_To)) static_cast<uint8_t*>(out)[i] = EncodeSmallType(m_To, v, m_Saturate, m_Rounding);
+            else StorePlain(m_To, out, i, v);
+        }
+    }
+private:
+    const TensorInfo m_From;
+    const DataType m_To;
+    const bool m_Saturate;
+    const SmallTypeRounding m_Rounding;
+};
+
 class CastWorkload final : public IWorkload {
 public:
     CastWorkload(CastFn fn, kernels::CastParams p) : m_Fn(fn), m_P(p) {}
@@ -78,10 +116,14 @@ bool CastRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std:
         return Refuse(reason, std::string("Cast: output is ") + GetDataTypeName(to) + " but the descriptor says " +
                                   GetDataTypeName(layer.Get<CastDescriptor>().m_To));
     }
+    if ((IsSmallType(from) || IsSmallType(to)) && (IsSmallType(from) || IsPlainConvertibleType(from)) &&
+        (IsSmallType(to) || IsPlainConvertibleType(to))) {
+        return true;
+    }
     if (PickCast(from, to) == nullptr) {
         return Refuse(reason, std::string("Cast: ") + GetDataTypeName(from) + " to " + GetDataTypeName(to) +
                                   " is not supported (CpuRef casts between Float32, Float64, Float16, BFloat16, the integer "
-                                  "types and Boolean)");
+                                  "types, Boolean and the small float8/float4/int4/int2 types)");
     }
     return true;
 }
@@ -91,6 +133,11 @@ kernels::CastParams CastRefParams(const QueueDescriptor&, const WorkloadInfo& in
 }
 
 IWorkloadPtr CastRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const DataType from = info.m_InputTensorInfos[0].GetDataType(), to = info.m_OutputTensorInfos[0].GetDataType();
+    if (IsSmallType(from) || IsSmallType(to)) {
+        const auto& d = layer.Get<CastDescriptor>();
+        return std::make_unique<SmallTypeCastWorkload>(info.m_InputTensorInfos[0], to, d.m_Saturate, d.m_Rounding);
+    }
     return std::make_unique<CastWorkload>(
         PickCast(info.m_InputTensorInfos[0].GetDataType(), info.m_OutputTensorInfos[0].GetDataType()),
         CastRefParams(layer, info));

@@ -1,5 +1,6 @@
-// CpuRef CumSum: Float32 and Float64 (summed in double), Signed32 and Signed64
-// (wrapping, like numpy). m_Exclusive leaves each element out of its own sum; m_Reverse runs the
+// CpuRef CumSum and CumProd (m_Product: running products, wrapping for integers): Float32 and
+// Float64 (summed in double), Signed32 and Signed64 (wrapping, like numpy); both run the
+// kernels/CumSum.hpp snippet. m_Exclusive leaves each element out of its own sum; m_Reverse runs the
 // sums from the end of the axis. The axis is m_Axis, or read from input 1 (one Signed32/Signed64
 // value, in [-rank, rank) or the run throws) when the core left that input in place.
 #include "RefDataMovement.hpp"
@@ -71,6 +72,7 @@ kernels::CumSumParams CumSumRefParams(const QueueDescriptor& layer, const Worklo
     const auto& d = layer.Get<CumSumDescriptor>();
     kernels::CumSumParams p;
     p.exclusive = d.m_Exclusive;
+    p.product = d.m_Product;
     p.reverse = d.m_Reverse;
     p.axis = d.m_Axis;
     if (info.m_InputTensorInfos.size() > 1) {

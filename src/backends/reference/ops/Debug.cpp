@@ -32,6 +32,10 @@ const char* NpyDescr(DataType t) {
         case DataType::UInt16: return "<u2";
         case DataType::UInt32: return "<u4";
         case DataType::UInt64: return "<u8";
+        case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+        case DataType::Float8E5M2FNUZ: case DataType::Float8E8M0: case DataType::Int4: case DataType::UInt4:
+        case DataType::Float4E2M1: case DataType::Int2: case DataType::UInt2:
+            return "|u1";  // the one-byte codes (backends/SmallTypes.hpp): numpy has no such types
     }
     return nullptr;
 }

@@ -1,10 +1,10 @@
 // CpuRef ElementwiseBinary: Add, Sub, Mul, Div, Pow, Maximum, Minimum, the comparisons, Mod/FMod
-// and BitShift, with numpy broadcasting.
+// BitShift and BitwiseAnd/Or/Xor, with numpy broadcasting (the kernels/ElementwiseBinary.hpp snippet).
 //
 // Types: the arithmetic operations, Max/Min, FMod and the comparisons run on Float32, Float64,
 // Float16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
 // Boolean for Equal, And, Or and Xor; Mod (divisor's sign) on the integer types; BitShiftLeft /
-// BitShiftRight on the unsigned integer types (a shift by the bit width or more gives 0).
+// BitShiftRight on the integer types (ONNX BitShift; see ShiftLeftOp for the signed rules).
 // Float16 operands are widened exactly to double, the operation runs in double and the result is
 // rounded to half (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
 // are exact).
@@ -69,10 +69,19 @@ BinaryFn PickForType(BinaryOperation op) {
             if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp<true>>;
             else return nullptr;
         case BinaryOperation::BitShiftLeft:
-            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftLeftOp>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ShiftLeftOp>;
             else return nullptr;
         case BinaryOperation::BitShiftRight:
-            if constexpr (std::is_integral_v<V> && std::is_unsigned_v<V>) return &RunBinary<E, ShiftRightOp>;
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ShiftRightOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseAnd:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitAndOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseOr:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitOrOp>;
+            else return nullptr;
+        case BinaryOperation::BitwiseXor:
+            if constexpr (std::is_integral_v<V>) return &RunBinary<E, BitXorOp>;
             else return nullptr;
         case BinaryOperation::And:
         case BinaryOperation::Or:
@@ -140,7 +149,7 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     if (PickKernel(op, a.GetDataType()) == nullptr) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(a.GetDataType()) +
                                   " is not supported (CpuRef: Float32, Float64, Float16 and the integer types; Boolean for "
-                                  "Equal, And, Or, Xor; Mod (fmod=0) integers only; BitShift unsigned integers only)");
+                                  "Equal, And, Or, Xor; Mod (fmod=0), Bitwise* and BitShift integers only)");
     }
     const DataType expected = IsComparison(op) ? DataType::Boolean : a.GetDataType();
     return CheckType(name.c_str(), "output", out, expected, reason);

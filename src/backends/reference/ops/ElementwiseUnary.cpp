@@ -1,7 +1,9 @@
 // CpuRef ElementwiseUnary; the kernel is the snippet kernels/ElementwiseUnary.hpp.
 //
-// Supports Float32 for every operation but Not, and every plain integer type (Signed8/16/32/64,
-// UInt8/16/32/64) for Neg, Abs, Relu, Clip and Sign. Not maps Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 to Boolean.
+// Supports Float32 for every operation but Not and BitwiseNot, and every plain integer type
+// (Signed8/16/32/64, UInt8/16/32/64) for Neg, Abs, Relu, Clip, Sign and BitwiseNot. Not maps
+// Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 (the snippet) and Float64,
+// Float16, BFloat16 (ClassifyWorkload, outside the snippet) to Boolean. Swish = x * sigmoid(A*x).
 // Float results are computed in double and rounded once, so this kernel is a tight reference.
 // Semantics: Gelu = 0.5x(1 + erf(x/sqrt 2)); GeluTanh = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
 // HardSigmoid = max(0, min(1, A*x + B)); HardSwish = x * max(0, min(1, x/6 + 1/2));
@@ -33,7 +35,9 @@ bool SupportsIntegers(UnaryOperation op) { return kernels::UnarySupportsIntegers
 
 // kernels::UnaryOp lists the operations in trellis::UnaryOperation's order.
 static_assert(static_cast<int>(UnaryOp::Clip) == static_cast<int>(UnaryOperation::Clip) &&
-              static_cast<int>(UnaryOp::IsNegInf) == static_cast<int>(UnaryOperation::IsNegInf));
+              static_cast<int>(UnaryOp::IsNegInf) == static_cast<int>(UnaryOperation::IsNegInf) &&
+              static_cast<int>(UnaryOp::Swish) == static_cast<int>(UnaryOperation::Swish) &&
+              static_cast<int>(UnaryOp::BitwiseNot) == static_cast<int>(UnaryOperation::BitwiseNot));
 
 using UnaryFn = void (*)(const kernels::UnaryParams&, const void*, void*);
 
@@ -62,6 +66,32 @@ private:
     UnaryFn m_Fn;
 };
 
+// IsNaN/IsInf/IsPosInf/IsNegInf on Float64, Float16 and BFloat16 (Float32 runs the snippet):
+// each value widened exactly to double (NaN and the infinities stay what they are).
+class ClassifyWorkload final : public IWorkload {
+public:
+    ClassifyWorkload(UnaryOperation op, TensorInfo in) : m_Op(op), m_In(std::move(in)) {}
+    void Execute(const WorkloadIo& io) const override {
+        const ConstTensor x(m_In, io.m_Inputs[0]->Map());
+        uint8_t* y = static_cast<uint8_t*>(io.m_Outputs[0]->Map());
+        for (std::size_t i = 0; i < x.GetNumElements(); ++i) {
+            const double v = GetElementAsDouble(x, i);
+            bool r = false;
+            switch (m_Op) {
+                case UnaryOperation::IsNaN: r = std::isnan(v); break;
+                case UnaryOperation::IsInf: r = std::isinf(v); break;
+                case UnaryOperation::IsPosInf: r = std::isinf(v) && v > 0; break;
+                case UnaryOperation::IsNegInf: r = std::isinf(v) && v < 0; break;
+                default: break;
+            }
+            y[i] = r ? 1 : 0;
+        }
+    }
+private:
+    const UnaryOperation m_Op;
+    const TensorInfo m_In;
+};
+
 }  // namespace
 
 bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
@@ -74,18 +104,19 @@ bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo
         return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
     }
     if (IsClassification(op)) {
-        if (t != DataType::Float32) {
-            return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32 only)");
+        if (t != DataType::Float32 && t != DataType::Float64 && t != DataType::Float16 && t != DataType::BFloat16) {
+            return Refuse(reason, name + ": data type " + GetDataTypeName(t) +
+                                      " is not supported (CpuRef: Float32, Float64, Float16, BFloat16)");
         }
         return CheckType(name.c_str(), "output", info.m_OutputTensorInfos[0], DataType::Boolean, reason);
     }
     const bool integer = t == DataType::Signed8 || t == DataType::Signed16 || t == DataType::Signed32 ||
                          t == DataType::Signed64 || t == DataType::UInt8 || t == DataType::UInt16 ||
                          t == DataType::UInt32 || t == DataType::UInt64;
-    const bool ok = t == DataType::Float32 || (integer && SupportsIntegers(op));
+    const bool ok = (t == DataType::Float32 && op != UnaryOperation::BitwiseNot) || (integer && SupportsIntegers(op));
     if (!ok) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32; " +
-                                  "the integer types for Neg, Abs, Relu, Clip and Sign only)");
+                                  "the integer types for Neg, Abs, Relu, Clip, Sign and BitwiseNot only)");
     }
     return CheckSameEncoding(name.c_str(), "output", info.m_OutputTensorInfos[0], "input", info.m_InputTensorInfos[0], reason);
 }
@@ -96,6 +127,10 @@ kernels::UnaryParams ElementwiseUnaryRefParams(const QueueDescriptor& layer, con
 }
 
 IWorkloadPtr ElementwiseUnaryRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    const UnaryOperation op = layer.Get<ElementwiseUnaryDescriptor>().m_Operation;
+    if (IsClassification(op) && info.m_InputTensorInfos[0].GetDataType() != DataType::Float32) {
+        return std::make_unique<ClassifyWorkload>(op, info.m_InputTensorInfos[0]);
+    }
     return std::make_unique<ElementwiseUnaryWorkload>(ElementwiseUnaryRefParams(layer, info),
                                                       PickKernel(info.m_InputTensorInfos[0].GetDataType()));
 }

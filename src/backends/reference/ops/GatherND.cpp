@@ -4,8 +4,8 @@
 // RuntimeException naming the layer before anything is written.
 // GatherND: every data type (raw slice copies).
 // ScatterND: the output starts as a copy of data, then each update slice is written (reduction
-// none: every data type; a repeated tuple keeps the last) or combined (add, mul: Float32,
-// Signed32, Signed64) in place.
+// none: every data type; a repeated tuple keeps the last) or combined (add, mul, max, min:
+// Float32, Signed32, Signed64) in place (the kernels/GatherND.hpp snippet).
 #include "RefDataMovement.hpp"
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
@@ -104,10 +104,6 @@ bool ScatterNDRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info,
     }
     const ScatterReduction r = layer.Get<ScatterNDDescriptor>().m_Reduction;
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
-    if (r != ScatterReduction::None && r != ScatterReduction::Add && r != ScatterReduction::Mul) {
-        return Refuse(reason, std::string("ScatterND: reduction ") + GetScatterReductionName(r) +
-                                  " not supported by CpuRef (none, add, mul)");
-    }
     if (r != ScatterReduction::None && t != DataType::Float32 && t != DataType::Signed32 && t != DataType::Signed64) {
         return Refuse(reason, std::string("ScatterND: reduction ") + GetScatterReductionName(r) + " on " +
                                   GetDataTypeName(t) + " not supported by CpuRef (Float32, Signed32, Signed64)");

@@ -11,6 +11,7 @@
 // Per-axis parameters: element i uses the scale and zero point of its index along m_Axis.
 #include "RefDataMovement.hpp"
 #include "RefKernelTable.hpp"
+#include "ops/QuantizeLinearGeneral.hpp"
 
 #include <trellis/Exceptions.hpp>
 
@@ -179,7 +180,8 @@ bool HasZeroPoint(const WorkloadInfo& info) {
 
 }  // namespace
 
-bool QuantizeLinearRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
+bool QuantizeLinearRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    if (QuantizeLinearNeedsGeneralKernel(layer, info)) return QuantizeLinearGeneralSupport(layer, info, reason);
     if (!CheckParameters("QuantizeLinear", info, reason)) return false;
     const DataType in = info.m_InputTensorInfos[0].GetDataType();
     const DataType out = info.m_OutputTensorInfos[0].GetDataType();
@@ -195,10 +197,12 @@ bool QuantizeLinearRefSupport(const QueueDescriptor&, const WorkloadInfo& info, 
 }
 
 IWorkloadPtr QuantizeLinearRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    if (QuantizeLinearNeedsGeneralKernel(layer, info)) return QuantizeLinearGeneralCreate(layer, info);
     return std::make_unique<QuantizeLinearWorkload>(layer, info);
 }
 
-bool DequantizeLinearRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
+bool DequantizeLinearRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    if (QuantizeLinearNeedsGeneralKernel(layer, info)) return QuantizeLinearGeneralSupport(layer, info, reason);
     if (!CheckParameters("DequantizeLinear", info, reason)) return false;
     const TensorInfo& x = info.m_InputTensorInfos[0];
     const DataType in = x.GetDataType();
@@ -213,6 +217,7 @@ bool DequantizeLinearRefSupport(const QueueDescriptor&, const WorkloadInfo& info
 }
 
 IWorkloadPtr DequantizeLinearRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
+    if (QuantizeLinearNeedsGeneralKernel(layer, info)) return QuantizeLinearGeneralCreate(layer, info);
     return std::make_unique<DequantizeLinearWorkload>(layer, info);
 }
 

@@ -1,7 +1,7 @@
 // CpuRef Reduce: Mean / Sum / Max / Min / L1 / L2 / Prod / LogSum / LogSumExp / SumSquare over
 // any set of axes (the core normalized m_Axes; empty means "copy", the noop_with_empty_axes case).
 // keepdims does not change the memory layout. Float32 and Float64 for every operation; Signed32 / Signed64
-// for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare).
+// for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare); UInt8 and Boolean for Max and Min.
 //
 // Each operation is a fold (Combine: the accumulator's start value and how an element joins it)
 // and a finish (Mean divides, L2 takes the root, LogSum and LogSumExp the log). LogSumExp
@@ -9,6 +9,8 @@
 //
 // One pass over the input: each element is folded into the output element it maps to (stride 0
 // along reduced dims). Accumulators live in scratch, in double (float) or int64 (integers).
+// The kernel is the snippet kernels/Reduce.hpp (also for UInt8/Boolean Max and Min, with the
+// empty-set values of ONNX 18+: -inf/+inf, the integer type's lowest/highest, false/true).
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Reduce.hpp"
@@ -66,6 +68,7 @@ kernels::ReduceParams ReduceRefParams(const QueueDescriptor& layer, const Worklo
     }
     p.outCount = s;
     p.copy = d.m_Axes.empty();
+    p.boolean = info.m_InputTensorInfos[0].GetDataType() == DataType::Boolean;
     return p;
 }
 
@@ -74,6 +77,9 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
     if (t == DataType::Float32 || t == DataType::Float64) return true;
     const ReduceOperation op = d.m_Operation;
+    if ((t == DataType::UInt8 || t == DataType::Boolean) && (op == ReduceOperation::Max || op == ReduceOperation::Min)) {
+        return true;
+    }
     if (t == DataType::Signed32 || t == DataType::Signed64) {
         if (op != ReduceOperation::Mean && op != ReduceOperation::L2 && op != ReduceOperation::LogSum &&
             op != ReduceOperation::LogSumExp) {
@@ -85,7 +91,7 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
     }
     return math::Refuse(reason, std::string("Reduce: data type ") + GetDataTypeName(t) +
                                     " not supported by CpuRef (Float32, Float64; Signed32/Signed64 for Sum, Max, Min, "
-                                    "L1, Prod, SumSquare)");
+                                    "L1, Prod, SumSquare; UInt8 and Boolean for Max, Min)");
 }
 
 IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
@@ -94,6 +100,8 @@ IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& i
         case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(std::move(p));
         case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(std::move(p));
         case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(std::move(p));
+        case DataType::UInt8:
+        case DataType::Boolean: return std::make_unique<ReduceWorkload<uint8_t>>(std::move(p));
         default: return std::make_unique<ReduceWorkload<float>>(std::move(p));
     }
 }

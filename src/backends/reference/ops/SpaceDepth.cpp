@@ -49,8 +49,7 @@ IWorkloadPtr DepthToSpaceRefCreate(const QueueDescriptor& layer, const WorkloadI
     return std::make_unique<SpaceDepthWorkload>(DepthToSpaceRefParams(layer, info));
 }
 
-bool SpaceToDepthRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
-    if (layer.Get<SpaceDepthDescriptor>().m_ColumnRowCrd) return Refuse(reason, "SpaceToDepth: CRD mode does not exist for SpaceToDepth");
+bool SpaceToDepthRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
     return Support("SpaceToDepth", info, reason);
 }
 

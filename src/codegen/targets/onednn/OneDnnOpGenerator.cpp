@@ -1126,13 +1126,18 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Split:
             case NodeKind::Slice: CompileSplitSlice(n); break;
             // CpuAcc's newer node kinds: their layers are refused by the target's support check
-            // (below); RmsNorm is a fusion CpuAcc makes of several layers, so it is met here.
+            // (below); RmsNorm and QuantizedAdd are fusions CpuAcc makes of several layers, so
+            // they can be met here.
             case NodeKind::Recurrent:
             case NodeKind::BatchNorm:
             case NodeKind::Pad:
             case NodeKind::Resize:
             case NodeKind::Expand:
             case NodeKind::RmsNorm:
+            case NodeKind::Attention:
+            case NodeKind::Quantize:
+            case NodeKind::Dequantize:
+            case NodeKind::QuantizedAdd:
                 throw InvalidArgumentException("the onednn target cannot generate layer '" + n.m_Name + "': CpuAcc runs it as a " +
                                                cpuacc::GetNodeKindName(n.m_Kind) +
                                                " node, which the onednn target has no generator for yet");
@@ -1463,6 +1468,10 @@ public:
             case LayerType::Pad:
             case LayerType::Resize:
             case LayerType::Expand:
+            case LayerType::Attention:
+            case LayerType::RmsNormalization:
+            case LayerType::QuantizeLinear:
+            case LayerType::DequantizeLinear:
                 if (reason) {
                     *reason = std::string(GetLayerTypeName(layer.m_Type)) +
                               ": CpuAcc runs it, the onednn target has no generator for it yet";

@@ -7,6 +7,8 @@
 
 #include <RefKernelParams.hpp>
 
+#include <trellis/backends/SmallTypes.hpp>
+
 #include <algorithm>
 #include <initializer_list>
 
@@ -84,6 +86,9 @@ const char* BinaryFunctor(BinaryOperation op, bool boolean) {
         case BinaryOperation::FMod: return "ModOp<false>";
         case BinaryOperation::BitShiftLeft: return "ShiftLeftOp";
         case BinaryOperation::BitShiftRight: return "ShiftRightOp";
+        case BinaryOperation::BitwiseAnd: return "BitAndOp";
+        case BinaryOperation::BitwiseOr: return "BitOrOp";
+        case BinaryOperation::BitwiseXor: return "BitXorOp";
     }
     return "";
 }
@@ -469,9 +474,36 @@ bool SupportFloatOnly(const QueueDescriptor& layer, const WorkloadInfo& info, st
     return SupportFloat32(GetLayerTypeName(layer.m_Type), info, reason);
 }
 
+// CpuRef runs these outside its kernel snippets (main's opset 28 additions), so the soft target
+// has no snippet to emit for them: casts from or to the small float8/float4/int4/int2 types, and
+// IsNaN/IsInf/IsPosInf/IsNegInf on other float types than Float32.
+bool SupportCastSnippet(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
+    for (const DataType t : {info.m_InputTensorInfos[0].GetDataType(), info.m_OutputTensorInfos[0].GetDataType()}) {
+        if (IsSmallType(t)) {
+            if (reason) *reason = std::string("Cast: data type ") + GetDataTypeName(t) +
+                                  " (the soft target has no snippet for the small float8/float4/int4/int2 types)";
+            return false;
+        }
+    }
+    return true;
+}
+
+bool SupportElementwiseUnarySnippet(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
+    const UnaryOperation op = layer.Get<ElementwiseUnaryDescriptor>().m_Operation;
+    const bool classify = op == UnaryOperation::IsNaN || op == UnaryOperation::IsInf || op == UnaryOperation::IsPosInf ||
+                          op == UnaryOperation::IsNegInf;
+    const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    if (classify && t != DataType::Float32) {
+        if (reason) *reason = std::string("ElementwiseUnary ") + GetUnaryOperationName(op) + ": data type " +
+                              GetDataTypeName(t) + " (the soft target generates it for Float32)";
+        return false;
+    }
+    return true;
+}
+
 const SoftOpRow kRows[] = {
     {LayerType::ElementwiseBinary, &EmitElementwiseBinary, nullptr},
-    {LayerType::ElementwiseUnary, &EmitElementwiseUnary, nullptr},
+    {LayerType::ElementwiseUnary, &EmitElementwiseUnary, &SupportElementwiseUnarySnippet},
     {LayerType::PRelu, &EmitPRelu, nullptr},
     {LayerType::Where, &EmitWhere, nullptr},
     {LayerType::Softmax, &EmitSoftmax, &SupportFloatOnly},
@@ -490,7 +522,7 @@ const SoftOpRow kRows[] = {
     {LayerType::Slice, &EmitSlice, nullptr},
     {LayerType::Concat, &EmitConcat, nullptr},
     {LayerType::Split, &EmitSplit, nullptr},
-    {LayerType::Cast, &EmitCast, nullptr},
+    {LayerType::Cast, &EmitCast, &SupportCastSnippet},
     {LayerType::Gather, &EmitGather, nullptr},
     {LayerType::Reduce, &EmitReduce, nullptr},
     {LayerType::Pad, &EmitPad, nullptr},

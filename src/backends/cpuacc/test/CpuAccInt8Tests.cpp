@@ -1,0 +1,499 @@
+// CpuAcc int8: QDQ and QOperator models on oneDNN's int8 primitives, against CpuRef.
+//
+// How close: CpuRef dequantizes, computes the convolution / matmul in float32 and quantizes the
+// result (x / scale, rounded half to even); CpuAcc's int8 primitive sums the 8-bit products
+// exactly in int32 and scales that sum once. Both are the same real number up to float32
+// rounding, so a quantized output can differ only where that number lies within a rounding
+// error of a .5 boundary: by one quantization step, in a few elements. The tests below assert
+// exactly that for single layers; whole models may carry such a one-step difference into later
+// layers, so for them the bound is stated on the dequantized outputs (see QuantizedModels).
+#include "unit/TestHelpers.hpp"
+#include "backends/cpuacc/CpuAccRegion.hpp"
+
+#include <trellis/Trellis.hpp>
+#include <trellis/backends/BackendRegistry.hpp>
+
+#include <gtest/gtest.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+using namespace trellis;
+using namespace trellis::test;
+
+namespace {
+
+/// A Quantize/DequantizeLinear descriptor with only the axis set (the other fields' defaults).
+QuantizeLinearDescriptor AxisDescriptor(int64_t axis) {
+    QuantizeLinearDescriptor d;
+    d.m_Axis = axis;
+    return d;
+}
+
+bool CpuAccAvailable() { return BackendRegistryInstance().IsBackendRegistered("CpuAcc"); }
+
+#define SKIP_WITHOUT_CPUACC() \
+    if (!CpuAccAvailable()) GTEST_SKIP() << "CpuAcc is not built (no oneDNN)"
+
+/// Whether oneDNN computes int8 exactly here (VNNI); the int8 fusions happen only then.
+bool Int8Exact(std::string* why = nullptr) { return cpuacc::OneDnnInt8IsExact(why); }
+
+/// A QDQ network built through the public API: float input -> QuantizeLinear -> DequantizeLinear
+/// -> Conv or Gemm with weights DequantizeLinear(int8 constant) -> [Relu] -> QuantizeLinear ->
+/// DequantizeLinear -> output. The 8-bit tensor before the last DequantizeLinear is a second output,
+/// so the comparison counts quantization steps exactly.
+class QdqNet {
+public:
+    QdqNet() : m_Net(INetwork::Create()) {}
+
+    IOutputSlot* Const(const TensorInfo& info, const void* data) {
+        return &m_Net->AddConstantLayer(ConstTensor(info, data))->GetOutputSlot(0);
+    }
+    IOutputSlot* Scale(float s) { return Keep(TensorInfo(TensorShape(), DataType::Float32, 0.0f, 0, true), &s, sizeof s); }
+    IOutputSlot* ZeroPoint(DataType t, int32_t zp) {
+        if (t == DataType::UInt8) {
+            const uint8_t v = static_cast<uint8_t>(zp);
+            return Keep(TensorInfo(TensorShape(), t, 0.0f, 0, true), &v, 1);
+        }
+        const int8_t v = static_cast<int8_t>(zp);
+        return Keep(TensorInfo(TensorShape(), t, 0.0f, 0, true), &v, 1);
+    }
+    IOutputSlot* Keep(const TensorInfo& info, const void* data, std::size_t bytes) {
+        m_Storage.emplace_back(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + bytes);
+        return Const(info, m_Storage.back().data());
+    }
+    IOutputSlot* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs) {
+        const std::string name = std::string(GetLayerTypeName(type)) + "_" + std::to_string(m_Count++);
+        auto* l = m_Net->AddLayer(type, d, name.c_str(), static_cast<int>(inputs.size()), 1);
+        for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
+        return &l->GetOutputSlot(0);
+    }
+    IOutputSlot* Quantize(IOutputSlot* x, float s, DataType t, int32_t zp) {
+        return Layer(LayerType::QuantizeLinear, QuantizeLinearDescriptor{}, {x, Scale(s), ZeroPoint(t, zp)});
+    }
+    IOutputSlot* Dequantize(IOutputSlot* x, float s, DataType t, int32_t zp) {
+        return Layer(LayerType::DequantizeLinear, QuantizeLinearDescriptor{}, {x, Scale(s), ZeroPoint(t, zp)});
+    }
+    /// Int8 weights of `shape` with one scale per index of `axis` (or one scale), dequantized.
+    IOutputSlot* Weights(const TensorShape& shape, std::size_t scales, int64_t axis) {
+        std::vector<int8_t> q(shape.GetNumElements());
+        std::uniform_int_distribution<int> d(-127, 127);
+        for (int8_t& v : q) v = static_cast<int8_t>(d(m_Rng));
+        std::vector<float> s(scales);
+        for (std::size_t i = 0; i < scales; ++i) s[i] = 0.002f + 0.001f * static_cast<float>(i % 7);
+        IOutputSlot* w = Keep(TensorInfo(shape, DataType::Signed8, 0.0f, 0, true), q.data(), q.size());
+        IOutputSlot* sc = Keep(TensorInfo(scales == 1 ? TensorShape() : TensorShape({static_cast<unsigned int>(scales)}),
+                                          DataType::Float32, 0.0f, 0, true),
+                               s.data(), s.size() * sizeof(float));
+        return Layer(LayerType::DequantizeLinear, AxisDescriptor(axis), {w, sc});
+    }
+    IOutputSlot* FloatConst(const TensorShape& shape, float scale) {
+        std::vector<float> v(shape.GetNumElements());
+        std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+        for (float& x : v) x = scale * d(m_Rng);
+        return Keep(TensorInfo(shape, DataType::Float32, 0.0f, 0, true), v.data(), v.size() * sizeof(float));
+    }
+    void Output(IOutputSlot* s) {
+        auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
+        s->Connect(l->GetInputSlot(0));
+    }
+    IOutputSlot* Input(const TensorShape& shape) {
+        auto* l = m_Net->AddInputLayer(0);
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, DataType::Float32));
+        m_InputShape = shape;
+        return &l->GetOutputSlot(0);
+    }
+
+    struct Result {
+        std::vector<std::vector<uint8_t>> m_Outputs;  ///< raw bytes
+        std::map<BackendId, unsigned int> m_Counts;
+        std::string m_Text;  ///< the optimized network and every declined layer's reasons
+    };
+    Result Run(const std::vector<BackendId>& backends) {
+        Result r;
+        IRuntimePtr runtime = IRuntime::Create({});
+        IOptimizedNetworkPtr opt = Optimize(*m_Net, backends, runtime->GetDeviceSpec());
+        r.m_Counts = opt->GetBackendLayerCounts();
+        r.m_Text = opt->ToString();
+        for (const LayerPlacement& p : opt->GetLayerPlacements()) {
+            r.m_Text += "\n" + p.m_LayerName + " on " + p.m_Backend.Get();
+            for (const std::string& sub : p.m_SubstitutedLayers) r.m_Text += "\n" + sub + " on " + p.m_Backend.Get();
+            for (const auto& [backend, reason] : p.m_Declined) r.m_Text += "\n  declined by " + backend.Get() + ": " + reason;
+        }
+        NetworkId id = 0;
+        std::string error;
+        if (runtime->LoadNetwork(id, std::move(opt), error) != Status::Success) throw RuntimeException(error);
+        std::vector<float> x(m_InputShape.GetNumElements());
+        std::mt19937 rng(5);
+        std::normal_distribution<float> d(0.0f, 1.0f);
+        for (float& v : x) v = d(rng);
+        InputTensors in{{0, ConstTensor(TensorInfo(m_InputShape, DataType::Float32, 0.0f, 0, true), x.data())}};
+        OutputTensors out;
+        r.m_Outputs.resize(static_cast<std::size_t>(m_NumOutputs));
+        for (int o = 0; o < m_NumOutputs; ++o) {
+            const TensorInfo info = runtime->GetOutputTensorInfo(id, o);
+            r.m_Outputs[static_cast<std::size_t>(o)].assign(info.GetNumBytes(), 0xAB);
+            out.emplace_back(o, Tensor(info, r.m_Outputs[static_cast<std::size_t>(o)].data()));
+        }
+        if (runtime->EnqueueWorkload(id, in, out) != Status::Success) throw RuntimeException("EnqueueWorkload failed");
+        return r;
+    }
+
+private:
+    INetworkPtr m_Net;
+    std::vector<std::vector<uint8_t>> m_Storage;
+    TensorShape m_InputShape;
+    int m_NumOutputs = 0;
+    int m_Count = 0;
+    std::mt19937 m_Rng{11};
+};
+
+/// Steps between two 8-bit outputs: the largest and the number of elements that differ.
+template <typename Q>
+std::pair<int, std::size_t> StepDiff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    const Q* pa = reinterpret_cast<const Q*>(a.data());
+    const Q* pb = reinterpret_cast<const Q*>(b.data());
+    int worst = 0;
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const int d = std::abs(static_cast<int>(pa[i]) - static_cast<int>(pb[i]));
+        worst = std::max(worst, d);
+        differing += d != 0;
+    }
+    return {worst, differing};
+}
+
+struct Int8LayerCase {
+    const char* m_Name;
+    bool m_Conv;
+    bool m_PerChannel;
+    DataType m_Activations;  ///< UInt8 or Signed8
+    bool m_Relu;
+};
+
+class CpuAccInt8Layer : public ::testing::TestWithParam<Int8LayerCase> {};
+
+// One quantized convolution or Gemm: CpuAcc's int8 primitive against CpuRef's float path, within
+// one quantization step (see the top of this file), and the layer must be the int8 node.
+TEST_P(CpuAccInt8Layer, WithinOneQuantizationStepOfCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    const Int8LayerCase& c = GetParam();
+    const DataType t = c.m_Activations;
+    const int32_t zx = t == DataType::UInt8 ? 128 : 3, zy = t == DataType::UInt8 ? 120 : -5;
+    QdqNet net;
+    IOutputSlot* y = nullptr;
+    if (c.m_Conv) {
+        IOutputSlot* x = net.Dequantize(net.Quantize(net.Input({1, 19, 13, 11}), 0.03f, t, zx), 0.03f, t, zx);
+        ConvolutionDescriptor d;
+        d.m_Strides = {1, 1};
+        d.m_PadsBegin = {1, 1};
+        d.m_PadsEnd = {1, 1};
+        y = net.Layer(LayerType::Convolution, d,
+                      {x, net.Weights({24, 19, 3, 3}, c.m_PerChannel ? 24 : 1, 0), net.FloatConst({24}, 0.2f)});
+    } else {
+        IOutputSlot* x = net.Dequantize(net.Quantize(net.Input({7, 37}), 0.03f, t, zx), 0.03f, t, zx);
+        GemmDescriptor d;
+        d.m_TransB = true;
+        y = net.Layer(LayerType::Gemm, d, {x, net.Weights({29, 37}, c.m_PerChannel ? 29 : 1, 0), net.FloatConst({29}, 0.2f)});
+    }
+    if (c.m_Relu) y = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {y});
+    IOutputSlot* q = net.Quantize(y, 0.02f, t, zy);
+    net.Output(q);
+    net.Output(net.Dequantize(q, 0.02f, t, zy));
+    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+    const QdqNet::Result ref = net.Run({"CpuRef"});
+    EXPECT_EQ(acc.m_Counts.count("CpuRef") ? acc.m_Counts.at("CpuRef") : 0u, 0u) << acc.m_Text;
+    const auto [worst, differing] = t == DataType::UInt8 ? StepDiff<uint8_t>(acc.m_Outputs[0], ref.m_Outputs[0])
+                                                         : StepDiff<int8_t>(acc.m_Outputs[0], ref.m_Outputs[0]);
+    std::printf("[ int8 ] %s: %zu of %zu quantized outputs differ from CpuRef's, by at most %d step(s)\n", c.m_Name, differing,
+                acc.m_Outputs[0].size(), worst);
+    EXPECT_LE(worst, 1) << c.m_Name << ": " << differing << " of " << acc.m_Outputs[0].size() << " differ\n" << acc.m_Text;
+    EXPECT_LE(differing * 100, acc.m_Outputs[0].size()) << c.m_Name << ": more than 1% of the outputs differ by a step";
+    std::string why;
+    if (Int8Exact(&why)) {
+        EXPECT_NE(acc.m_Text.find("(int8)"), std::string::npos) << "no int8 node\n" << acc.m_Text;
+    } else {
+        std::printf("[ int8 off ] %s\n", why.c_str());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Layer,
+                         ::testing::Values(Int8LayerCase{"ConvU8PerTensor", true, false, DataType::UInt8, false},
+                                           Int8LayerCase{"ConvU8PerChannelRelu", true, true, DataType::UInt8, true},
+                                           Int8LayerCase{"ConvS8PerChannel", true, true, DataType::Signed8, false},
+                                           Int8LayerCase{"GemmU8PerTensor", false, false, DataType::UInt8, false},
+                                           Int8LayerCase{"GemmU8PerChannelRelu", false, true, DataType::UInt8, true},
+                                           Int8LayerCase{"GemmS8PerChannel", false, true, DataType::Signed8, false}),
+                         [](const ::testing::TestParamInfo<Int8LayerCase>& i) { return std::string(i.param.m_Name); });
+
+// QuantizeLinear alone: CpuAcc's own kernel must equal CpuRef bit for bit (ONNX: x / scale in
+// float32, half to even, saturated), ties and saturation included.
+TEST(CpuAccInt8, QuantizeLinearRoundsHalfToEvenAndSaturatesLikeCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+        QdqNet net;
+        IOutputSlot* x = net.Input({3, 1000});
+        // Scale 0.5: x = k * 0.25 gives exact ties k / 2 (x is N(0,1) * 40 below, so saturation too).
+        IOutputSlot* scaled = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul},
+                                        {x, net.Scale(40.0f)});
+        IOutputSlot* floor = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Floor}, {scaled});
+        IOutputSlot* ties = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul},
+                                      {floor, net.Scale(0.25f)});
+        net.Output(net.Quantize(ties, 0.5f, t, t == DataType::UInt8 ? 7 : -3));
+        net.Output(net.Quantize(x, 0.013f, t, t == DataType::UInt8 ? 128 : 0));
+        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+        const QdqNet::Result ref = net.Run({"CpuRef"});
+        EXPECT_NE(acc.m_Text.find("QuantizeLinear_3 on CpuAcc"), std::string::npos) << acc.m_Text;
+        EXPECT_NE(acc.m_Text.find("QuantizeLinear_4 on CpuAcc"), std::string::npos) << acc.m_Text;
+        EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]) << GetDataTypeName(t);
+        EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]) << GetDataTypeName(t);
+    }
+}
+
+// DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear (a residual addition) runs as one
+// CpuAcc pass and gives CpuRef's 8-bit values exactly (the same float32 steps, in one loop).
+TEST(CpuAccInt8, QuantizedResidualAddIsOnePassAndExact) {
+    SKIP_WITHOUT_CPUACC();
+    for (bool relu : {false, true}) {
+        for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+            QdqNet net;
+            IOutputSlot* x = net.Input({2, 24, 9, 7});
+            IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.03f, t, 5), 0.03f, t, 5);
+            IOutputSlot* half = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, {x, net.Scale(-0.7f)});
+            IOutputSlot* b = net.Dequantize(net.Quantize(half, 0.011f, t, -3), 0.011f, t, -3);
+            IOutputSlot* y = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {a, b});
+            if (relu) y = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {y});
+            net.Output(net.Quantize(y, 0.02f, t, t == DataType::UInt8 ? 100 : 7));
+            const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+            const QdqNet::Result ref = net.Run({"CpuRef"});
+            EXPECT_NE(acc.m_Text.find("QuantizedAdd x1"), std::string::npos) << acc.m_Text;
+            const auto [worst, differing] = t == DataType::UInt8 ? StepDiff<uint8_t>(acc.m_Outputs[0], ref.m_Outputs[0])
+                                                                 : StepDiff<int8_t>(acc.m_Outputs[0], ref.m_Outputs[0]);
+            EXPECT_EQ(differing, 0u) << GetDataTypeName(t) << (relu ? " with Relu" : "") << ": worst " << worst;
+        }
+    }
+}
+
+// A QDQ chain with more constant scales and zero points than one PreCompiled layer takes (1024
+// inputs; the BERT encoder's QDQ model has 1776) is cut into several regions, and a region cut
+// never separates a DequantizeLinear from the int8 layer it feeds.
+TEST(CpuAccInt8, LongQdqChainsAreCutIntoRegionsThatKeepTheirInt8Layers) {
+    SKIP_WITHOUT_CPUACC();
+    QdqNet net;
+    IOutputSlot* x = net.Input({4, 16});
+    for (int i = 0; i < 200; ++i) {
+        IOutputSlot* dq = net.Dequantize(net.Quantize(x, 0.05f, DataType::UInt8, 128), 0.05f, DataType::UInt8, 128);
+        GemmDescriptor d;
+        d.m_TransB = true;
+        x = net.Layer(LayerType::Gemm, d, {dq, net.Weights({16, 16}, 16, 0), net.FloatConst({16}, 0.1f)});
+    }
+    IOutputSlot* q = net.Quantize(x, 0.05f, DataType::UInt8, 128);
+    net.Output(q);
+    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+    const QdqNet::Result ref = net.Run({"CpuRef"});
+    EXPECT_EQ(acc.m_Counts.count("CpuRef") ? acc.m_Counts.at("CpuRef") : 0u, 0u) << acc.m_Text;
+    EXPECT_GT(acc.m_Counts.at("CpuAcc"), 1u) << "one region for 1200 inputs?\n" << acc.m_Text;
+    const auto [worst, differing] = StepDiff<uint8_t>(acc.m_Outputs[0], ref.m_Outputs[0]);
+    EXPECT_LE(worst, 1) << differing << " differ";
+    if (Int8Exact()) {
+        std::size_t int8 = 0;
+        for (std::size_t at = 0; (at = acc.m_Text.find("MatMul(int8) x", at)) != std::string::npos; ++at) {
+            int8 += std::stoul(acc.m_Text.substr(at + std::strlen("MatMul(int8) x")));
+        }
+        EXPECT_EQ(int8, 200u) << acc.m_Text;
+    }
+}
+
+// What CpuAcc cannot run as ONNX defines it is declined by name, with the rule.
+TEST(CpuAccInt8, UnsupportedQuantizationIsDeclinedWithReasons) {
+    SKIP_WITHOUT_CPUACC();
+    INetworkPtr net = INetwork::Create();
+    auto input = [&](int id, const TensorShape& shape, DataType t) {
+        auto* l = net->AddInputLayer(id);
+        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, t));
+        return &l->GetOutputSlot(0);
+    };
+    std::vector<std::vector<uint8_t>> storage;
+    auto constant = [&](const TensorShape& shape, DataType t, std::vector<uint8_t> bytes) {
+        storage.push_back(std::move(bytes));
+        return &net->AddConstantLayer(ConstTensor(TensorInfo(shape, t, 0.0f, 0, true), storage.back().data()))->GetOutputSlot(0);
+    };
+    auto layer = [&](LayerType type, const char* name, std::vector<IOutputSlot*> in, int64_t axis = 1) {
+        auto* l = net->AddLayer(type, AxisDescriptor(axis), name, static_cast<int>(in.size()), 1);
+        for (std::size_t i = 0; i < in.size(); ++i) in[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
+        return &l->GetOutputSlot(0);
+    };
+    auto output = [&](int id, IOutputSlot* s) { s->Connect(net->AddOutputLayer(id)->GetInputSlot(0)); };
+    const float one = 1.0f;
+    std::vector<uint8_t> oneBytes(sizeof one);
+    std::memcpy(oneBytes.data(), &one, sizeof one);
+    IOutputSlot* x = input(0, {2, 4}, DataType::Float32);
+    // A scale computed at run time (a graph input).
+    output(0, layer(LayerType::QuantizeLinear, "q_runtime_scale", {x, input(1, {}, DataType::Float32), constant({}, DataType::UInt8, {0})}));
+    // Per-axis scales on activations.
+    std::vector<uint8_t> scales(4 * sizeof(float));
+    for (int i = 0; i < 4; ++i) std::memcpy(scales.data() + i * sizeof(float), &one, sizeof one);
+    output(1, layer(LayerType::QuantizeLinear, "q_per_axis", {x, constant({4}, DataType::Float32, scales),
+                                                             constant({4}, DataType::UInt8, {0, 0, 0, 0})}));
+    // A Signed32 tensor to dequantize (its zero point is Signed32 too).
+    output(2, layer(LayerType::DequantizeLinear, "dq_int32", {input(2, {2, 4}, DataType::Signed32),
+                                                              constant({}, DataType::Float32, oneBytes)}));
+    // A zero point computed at run time.
+    output(3, layer(LayerType::DequantizeLinear, "dq_runtime_zero_point", {input(3, {2, 4}, DataType::UInt8),
+                                                                           constant({}, DataType::Float32, oneBytes),
+                                                                           input(4, {}, DataType::UInt8)}));
+    IRuntimePtr runtime = IRuntime::Create({});
+    IOptimizedNetworkPtr opt = Optimize(*net, {"CpuAcc", "CpuRef"}, runtime->GetDeviceSpec());
+    std::map<std::string, std::string> reasons;
+    for (const LayerPlacement& p : opt->GetLayerPlacements()) {
+        for (const auto& [backend, reason] : p.m_Declined) {
+            if (backend == BackendId("CpuAcc")) reasons[p.m_LayerName] = reason;
+        }
+    }
+    EXPECT_NE(reasons["q_runtime_scale"].find("QuantizeLinear: the scale must be constant"), std::string::npos)
+        << reasons["q_runtime_scale"];
+    EXPECT_NE(reasons["q_per_axis"].find("per-axis scales"), std::string::npos) << reasons["q_per_axis"];
+    EXPECT_NE(reasons["dq_int32"].find("DequantizeLinear: x is Signed32"), std::string::npos) << reasons["dq_int32"];
+    EXPECT_NE(reasons["dq_runtime_zero_point"].find("the zero point must be constant"), std::string::npos)
+        << reasons["dq_runtime_zero_point"];
+}
+
+// ---- models made by onnxruntime's quantization tool in the test set-up ---------------------------
+
+std::string SkipReason() {
+    std::ifstream f(std::string(TRELLIS_TEST_MODELS_DIR) + "/int8_models.skip");
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+struct ModelCase {
+    const char* m_Model;
+    /// Largest |CpuAcc - CpuRef| over the dequantized output, in the output's quantization steps
+    /// where the model ends quantized (0: exact).
+    double m_MaxSteps;
+};
+
+class CpuAccInt8Model : public ::testing::TestWithParam<std::string> {};
+
+// The int8 models on CpuAcc (CpuRef behind it) against CpuRef alone, and against the float model's
+// PyTorch output (the accuracy of int8, printed). Every Conv, Gemm and MatMul with constant
+// weights must be on CpuAcc, and with VNNI the quantized ones int8 nodes.
+TEST_P(CpuAccInt8Model, MatchesCpuRefAndRunsTheQuantizedLayersOnCpuAcc) {
+    SKIP_WITHOUT_CPUACC();
+    const std::string reason = SkipReason();
+    if (!reason.empty()) GTEST_SKIP() << "int8 models were not made: " << reason;
+    const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + GetParam();
+    ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: quantize_test_models makes it";
+    const std::vector<OwnedTensor> inputs = LoadModelInputs(base);
+    LoadedModel acc = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
+    LoadedModel ref = LoadedModel::Load(base + ".onnx", {"CpuRef"});
+    const std::vector<OwnedTensor> a = acc.Run(inputs), r = ref.Run(inputs);
+    ASSERT_EQ(a.size(), 1u);
+    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
+    double worst = 0, range = 0;
+    std::vector<double> levels;
+    for (std::size_t i = 0; i < r[0].m_Info.GetNumElements(); ++i) {
+        worst = std::max(worst, std::fabs(ToDouble(a[0], i) - ToDouble(r[0], i)));
+        levels.push_back(ToDouble(r[0], i));
+    }
+    // The output's quantization step: the smallest gap between distinct output values of CpuRef
+    // (every output is a multiple of it after the last DequantizeLinear).
+    std::sort(levels.begin(), levels.end());
+    double step = 0;
+    for (std::size_t i = 1; i < levels.size(); ++i) {
+        const double gap = levels[i] - levels[i - 1];
+        if (gap > 1e-7 && (step == 0 || gap < step)) step = gap;
+    }
+    range = levels.empty() ? 0 : levels.back() - levels.front();
+    const double vsFloat = RelativeL2(r[0], want), accVsFloat = RelativeL2(a[0], want);
+    std::printf("[ int8 ] %s: CpuAcc vs CpuRef max |diff| %.4g (%.2f output steps of %.4g); relative L2 vs float32 "
+                "PyTorch: CpuRef %.4f, CpuAcc %.4f (output range %.3g)\n",
+                GetParam().c_str(), worst, step > 0 ? worst / step : 0.0, step, vsFloat, accVsFloat, range);
+    // Within 2 output steps: one-step differences in intermediate tensors (see the top of the file)
+    // move the output by at most about one step more on these small models.
+    EXPECT_LE(worst, 2.0 * step + 1e-6) << GetParam();
+    EXPECT_LT(accVsFloat, vsFloat + 0.02) << GetParam() << ": CpuAcc's int8 is less accurate than CpuRef's";
+    EXPECT_GT(acc.m_LayerCounts["CpuAcc"], 0u);
+}
+
+std::vector<std::string> Int8Models() {
+    std::vector<std::string> out;
+    for (const char* m : {"tiny_cnn", "transformer"}) {
+        for (const char* v : {"qdq", "qdq_pc", "qop", "dyn"}) out.push_back(std::string(m) + "_int8_" + v);
+    }
+    return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Model, ::testing::ValuesIn(Int8Models()),
+                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+// Placement: in the QDQ models every quantized Conv, Gemm and MatMul with constant weights is in a
+// CpuAcc region, as an int8 node where oneDNN computes int8 exactly, and no oneDNN reference
+// implementation runs (checked from oneDNN's verbose log, as for the float models).
+TEST(CpuAccInt8, QdqModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
+    SKIP_WITHOUT_CPUACC();
+    const std::string reason = SkipReason();
+    if (!reason.empty()) GTEST_SKIP() << "int8 models were not made: " << reason;
+    std::string why;
+    const bool exact = Int8Exact(&why);
+    for (const char* model : {"tiny_cnn_int8_qdq", "tiny_cnn_int8_qdq_pc", "transformer_int8_qdq", "transformer_int8_qdq_pc",
+                              "tiny_cnn_int8_qop", "transformer_int8_qop"}) {
+        const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
+        IOnnxParserPtr parser = IOnnxParser::Create();
+        INetworkPtr net = parser->CreateNetworkFromBinaryFile(base + ".onnx");
+        IRuntimePtr runtime = IRuntime::Create({});
+        IOptimizedNetworkPtr opt = Optimize(*net, {"CpuAcc", "CpuRef"}, runtime->GetDeviceSpec());
+        const std::string text = opt->ToString();
+        std::size_t quantizedOnRef = 0;
+        std::string offenders;
+        for (const LayerPlacement& p : opt->GetLayerPlacements()) {
+            const bool product = p.m_LayerName.find("Conv") != std::string::npos ||
+                                 p.m_LayerName.find("Gemm") != std::string::npos ||
+                                 p.m_LayerName.find("MatMul") != std::string::npos;
+            if (product && p.m_Backend == BackendId("CpuRef") && p.m_LayerName.find("int32") == std::string::npos) {
+                ++quantizedOnRef;
+                offenders += "\n  " + p.m_LayerName;
+                for (const auto& [b, r] : p.m_Declined) offenders += " (" + b.Get() + ": " + r + ")";
+            }
+        }
+        const bool qdq = std::string(model).find("qdq") != std::string::npos;
+        if (qdq) {
+            EXPECT_EQ(quantizedOnRef, 0u) << model << ": products on CpuRef:" << offenders;
+            if (exact) {
+                EXPECT_NE(text.find("(int8)"), std::string::npos) << model << ": no int8 node\n" << text;
+            }
+        }
+        LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
+        const std::vector<OwnedTensor> inputs = LoadModelInputs(base);
+        dnnl_set_verbose(1);
+        ::testing::internal::CaptureStdout();
+        (void)m.Run(inputs);
+        std::fflush(stdout);
+        const std::string log = ::testing::internal::GetCapturedStdout();
+        dnnl_set_verbose(0);
+        std::size_t at = 0, executed = 0, int8Primitives = 0;
+        while ((at = log.find("onednn_verbose,exec,cpu,", at)) != std::string::npos) {
+            const std::size_t primitive = at + std::strlen("onednn_verbose,exec,cpu,");
+            const std::size_t impl = log.find(',', primitive) + 1;
+            const std::size_t end = log.find('\n', impl);
+            const std::string line = log.substr(at, end - at);
+            ++executed;
+            if (line.find("src_u8") != std::string::npos || line.find("src_s8") != std::string::npos) ++int8Primitives;
+            EXPECT_NE(log.compare(impl, 3, "ref"), 0) << model << " runs a reference implementation: " << line;
+            at = end;
+        }
+        EXPECT_GT(executed, 0u) << model;
+        if (qdq && exact) {
+            EXPECT_GT(int8Primitives, 0u) << model << ": no int8 primitive ran\n" << log;
+        }
+    }
+    if (!exact) std::printf("[ int8 off ] %s\n", why.c_str());
+}
+
+}  // namespace
