@@ -540,6 +540,21 @@ bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd) {
     return impl && std::string(impl).rfind("ref", 0) == 0;
 }
 
+/// Sets `pd` to `make()` and returns true when oneDNN can make it and its implementation is not one
+/// of oneDNN's reference kernels; otherwise leaves `pd` alone and returns false, so the caller tries
+/// the next layout.
+template <typename Pd, typename Make>
+bool MadeWithoutReference(Pd& pd, const Make& make) {
+    try {
+        Pd made = make();
+        if (IsReferenceImplementation(made)) return false;
+        pd = std::move(made);
+        return true;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
 bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
                          const TensorShape& output, bool bias, std::string* implementation) {
     const Dims src = DimsOf(input), ws = DimsOf(weights), dst = DimsOf(output);
@@ -702,28 +717,17 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         // implementation (grouped convolutions with few channels per group in a blocked layout,
         // for one) is orders of magnitude slower, so the next layout is tried instead.
         if (winograd) {
-            try {
-                pd = make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd);
-                made = !IsReferenceImplementation(pd);
-            } catch (const dnnl::error&) {
-            }
+            made = MadeWithoutReference(
+                pd, [&] { return make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd); });
         }
         if (!made) {
-            try {
-                pd = make(srcWant, memory::desc(dst, dt, *blocked));
-                made = !IsReferenceImplementation(pd);
-            } catch (const dnnl::error&) {
-            }
+            made = MadeWithoutReference(pd, [&] { return make(srcWant, memory::desc(dst, dt, *blocked)); });
         }
     }
     if (!made && dt != memory::data_type::f32 && current != PlainMd(src)) {
-        try {
-            pd = make(memory::desc(src, dt, current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc
-                                                                                      : memory::format_tag::any),
-                      AnyMd(dst, dt));
-            made = !IsReferenceImplementation(pd);
-        } catch (const dnnl::error&) {
-        }
+        const memory::format_tag tag =
+            current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc : memory::format_tag::any;
+        made = MadeWithoutReference(pd, [&] { return make(memory::desc(src, dt, tag), AnyMd(dst, dt)); });
     }
     // oneDNN chooses the layouts. CpuAccLayerSupport declined the convolutions for which even this
     // is oneDNN's reference implementation (ConvolutionRunsFast).
@@ -1009,12 +1013,7 @@ void CompiledRegion::CompilePool(const Node& n) {
     };
     // The input's layout as it is, unless oneDNN has only its reference kernel for it.
     dnnl::pooling_v2_forward::primitive_desc pd;
-    bool made = false;
-    try {
-        pd = make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md);
-        made = !IsReferenceImplementation(pd);
-    } catch (const dnnl::error&) {
-    }
+    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md); });
     if (!made) pd = make(PlainMd(src));
     const int srcMem = Ensure(x, pd.src_desc());
     const int dstMem = NewInternal(pd.dst_desc());
@@ -1472,12 +1471,7 @@ void CompiledRegion::CompileBatchNorm(const Node& n) {
     };
     int src = MemOf(x);
     dnnl::batch_normalization_forward::primitive_desc pd;
-    bool made = false;
-    try {
-        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
-        made = !IsReferenceImplementation(pd);
-    } catch (const dnnl::error&) {
-    }
+    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md); });
     if (!made) {
         src = EnsurePlain(x);
         pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
@@ -1529,12 +1523,7 @@ void CompiledRegion::CompileResize(const Node& n) {
     };
     int src = MemOf(x);
     dnnl::resampling_forward::primitive_desc pd;
-    bool made = false;
-    try {
-        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
-        made = !IsReferenceImplementation(pd);
-    } catch (const dnnl::error&) {
-    }
+    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md); });
     if (!made) {
         src = EnsurePlain(x);
         pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
