@@ -41,6 +41,7 @@ const char* NodeKindName(NodeKind kind) {
         case NodeKind::Split: return "Split";
         case NodeKind::Gather: return "Gather";
         case NodeKind::Alias: return "Alias";
+        case NodeKind::Attention: return "Attention";
     }
     return "?";
 }

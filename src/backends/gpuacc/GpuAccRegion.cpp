@@ -1,6 +1,7 @@
 // GpuAcc: compiling a region graph into device steps, and running them (see GpuAccRegion.hpp).
 #include "GpuAccRegion.hpp"
 
+#include "GpuAccAttention.hpp"
 #include "GpuAccConv.hpp"
 #include "GpuAccConvCheck.hpp"
 #include "GpuAccDevice.hpp"
@@ -131,6 +132,10 @@ struct Step {
     std::string m_What;  ///< "conv 'name': cuDNN conv+bias+relu"
     std::vector<Buf> m_Bufs;
     std::function<void(const RunContext&)> m_Run;
+    /// Separated from the step before it by an empty kernel (StepBarrier=auto): cuDNN's TF32
+    /// convolution engines, which on an H100 corrupted their first image when launched straight
+    /// after the step before them (see RegionOptions::m_StepBarrier).
+    bool m_FenceBefore = false;
 };
 
 
@@ -242,6 +247,8 @@ private:
     void LowerPool(const Node& node);
     void LowerBatchNorm(const Node& node);
     void LowerSoftmax(const Node& node);
+    void LowerAttention(const Node& node);
+    bool LowerFusedAttention(const Node& node, std::string& why);
     void LowerLayerNorm(const Node& node);
     void LowerReduce(const Node& node);
     void LowerCopy(const Node& node);
@@ -268,6 +275,7 @@ private:
     std::vector<Step> m_Steps;
     std::vector<std::unique_ptr<ConvPlan>> m_ConvPlans;
     std::vector<std::unique_ptr<MatMulPlan>> m_MatMulPlans;
+    std::vector<std::unique_ptr<AttentionPlan>> m_AttentionPlans;
     std::vector<std::pair<MatMulPlan*, int64_t>> m_BiasToSet;  // plan, constant offset
     std::size_t m_Workspace = 0;
     bool m_RuntimeChecks = false;
@@ -329,6 +337,9 @@ void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& 
             RunContext c = base;
             c.m_Ptrs = ptrs.data() + at;
             at += m_Steps[i].m_Bufs.size();
+            if (i > 0 && m_Steps[i].m_FenceBefore && m_Options.m_StepBarrier == RegionOptions::Barrier::Auto) {
+                CheckCuda(LaunchStepBarrier(base.m_Stream), "step barrier");
+            }
             m_Steps[i].m_Run(c);
             record(events[i + 1]);
         }
@@ -525,7 +536,8 @@ void CompiledRegion::CopyInto(const DevTensor& src, const DevTensor& dst, const 
     }
     l.m_InType = src.m_Type;
     l.m_OutType = dst.m_Type;
-    AddStep(what, {src.m_Buf, dst.m_Buf}, [l](const RunContext& c) mutable {
+    AddStep(what, {src.m_Buf, dst.m_Buf}, [l0 = l](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         l.m_In = c.Ptr(0);
         l.m_Out = c.Ptr(1);
         CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
@@ -591,7 +603,8 @@ void CompiledRegion::EltwiseInto(const EltwiseProgram& program, const std::vecto
     l.m_Program.m_ResultReg = regs[static_cast<std::size_t>(program.m_Result)];
     l.m_Program.m_OutputType = out.m_Type;
     const std::size_t numInputs = inputs.size();
-    AddStep(what, bufs, [l, numInputs](const RunContext& c) mutable {
+    AddStep(what, bufs, [l0 = l, numInputs](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         for (std::size_t k = 0; k < numInputs; ++k) l.m_Inputs[k] = c.Ptr(k);
         l.m_Output = c.Ptr(numInputs);
         CheckCuda(LaunchEltwise(l, c.m_Stream), "element-wise kernel");
@@ -821,6 +834,7 @@ void CompiledRegion::LowerConv(const Node& node) {
         AddStep("conv '" + node.m_Name + "': " + description, bufs, [p](const RunContext& c) {
             p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.Ptr(4), c.m_Workspace);
         });
+        m_Steps.back().m_FenceBefore = precision == Precision::Tf32;
         m_ConvPlans.push_back(std::move(plan));
     } else {
         // cuDNN has no engine for it: GpuAcc's direct kernel (bias included).
@@ -842,7 +856,8 @@ void CompiledRegion::LowerConv(const Node& node) {
         done.m_Bias = hasBias;
         description = "direct kernel (cuDNN: " + why + ")";
         AddStep("conv '" + node.m_Name + "': " + description, {x.m_Buf, wBuf, biasF32, y.m_Buf},
-                [l, hasBias](const RunContext& c) mutable {
+                [l0 = l, hasBias](const RunContext& c) {
+                    auto l = l0;  // a copy: steps may run on several threads at once
                     l.m_X = c.Ptr(0);
                     l.m_W = c.Ptr(1);
                     l.m_Bias = hasBias ? static_cast<const float*>(c.Ptr(2)) : nullptr;
@@ -1156,7 +1171,8 @@ void CompiledRegion::LowerPool(const Node& node) {
         l.m_XStrides[i] = xs[static_cast<std::size_t>(i)];
         l.m_YStrides[i] = ys[static_cast<std::size_t>(i)];
     }
-    AddStep("pool '" + node.m_Name + "'", {x.m_Buf, y.m_Buf}, [l](const RunContext& c) mutable {
+    AddStep("pool '" + node.m_Name + "'", {x.m_Buf, y.m_Buf}, [l0 = l](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         l.m_X = c.Ptr(0);
         l.m_Y = c.Ptr(1);
         CheckCuda(LaunchPool(l, c.m_Stream), "pooling kernel");
@@ -1191,6 +1207,116 @@ void CompiledRegion::LowerBatchNorm(const Node& node) {
                  EwNode{EwOp::Add, 2, 3}};
     p.m_Result = 4;
     EltwiseInto(p, {x, ta, tb}, y, "batchnorm '" + node.m_Name + "' (folded scale and shift)");
+}
+
+void CompiledRegion::LowerAttention(const Node& node) {
+    std::string why;
+    if (LowerFusedAttention(node, why)) return;
+    // The three steps it replaced, and on the last one why they were not fused.
+    for (const Node& part : node.m_Parts) LowerNode(part);
+    m_Steps.back().m_What += " [not fused into attention: " + why + "]";
+}
+
+bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
+    if (m_Compute != DType::F16 && m_Compute != DType::BF16) {
+        why = std::string("cuDNN's fused attention takes fp16 and bf16, this region computes in ") + DTypeName(m_Compute);
+        return false;
+    }
+    // Q, K and V as they are (head splits and transposes are views), in the compute type; K is
+    // K^T with its last two dims swapped. cuDNN reads each with unit stride along the head dim:
+    // a tensor without it is copied densely first.
+    const DevTensor kT = Need(node.m_Inputs[1], m_Compute, false, true);
+    DevTensor kView = kT;
+    const std::size_t rank = kT.m_Dims.size();
+    {
+        std::vector<int64_t> st = kT.Strides();
+        std::swap(kView.m_Dims[rank - 1], kView.m_Dims[rank - 2]);
+        std::swap(st[rank - 1], st[rank - 2]);
+        kView.m_ViewStrides = st;
+        kView.m_Nhwc = false;
+    }
+    auto unitLast = [&](DevTensor t, const char* name) {
+        if (t.Strides().back() == 1) return t;
+        DevTensor dense = t;
+        dense.m_ViewStrides.clear();
+        dense.m_Nhwc = false;
+        dense.m_Buf = NewTemp(dense.Bytes());
+        CopyInto(t, dense, std::string("copy of attention's ") + name + " '" + node.m_Name + "' with unit stride along d");
+        return dense;
+    };
+    const DevTensor q = unitLast(Need(node.m_Inputs[0], m_Compute, false, true), "Q");
+    const DevTensor k = unitLast(kView, "K");
+    const DevTensor v = unitLast(Need(node.m_Inputs[2], m_Compute, false, true), "V");
+    const int out = node.m_Outputs[0];
+    const auto qs = q.Strides(), ks = k.Strides(), vs = v.Strides();
+    AttentionShape s;
+    // [b, h, s, d]: rank 3 is [b, s, d] with one head (whose stride is never stepped: the batch's).
+    auto dims4 = [&](const std::vector<int64_t>& st, std::size_t i) {
+        return rank == 4 ? st[i] : (i == 0 || i == 1 ? st[0] : st[i - 1]);
+    };
+    s.m_B = q.m_Dims[0];
+    s.m_H = rank == 4 ? q.m_Dims[1] : 1;
+    s.m_Sq = q.m_Dims[rank - 2];
+    s.m_D = q.m_Dims[rank - 1];
+    s.m_Skv = k.m_Dims[rank - 2];
+    s.m_Dv = v.m_Dims[rank - 1];
+    for (std::size_t i = 0; i < 4; ++i) {
+        s.m_QStrides[i] = dims4(qs, i);
+        s.m_KStrides[i] = dims4(ks, i);
+        s.m_VStrides[i] = dims4(vs, i);
+    }
+    s.m_OStrides = {s.m_H * s.m_Sq * s.m_Dv, s.m_Sq * s.m_Dv, s.m_Dv, 1};
+    s.m_Scale = node.m_Scale;
+    std::optional<DevTensor> mask;
+    if (node.m_Mask >= 0) {
+        mask = Need(node.m_Mask, m_Compute, false, true);
+        // Right-aligned to [b, h, sq, skv]; dims of 1 broadcast.
+        const auto ms = mask->Strides();
+        const std::size_t mr = mask->m_Dims.size();
+        if (mr > 4) {
+            why = "a mask of rank above 4";
+            return false;
+        }
+        s.m_Mask = true;
+        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
+        for (std::size_t i = 0; i < mr; ++i) {
+            md[4 - mr + i] = mask->m_Dims[i];
+            mst[4 - mr + i] = ms[i];
+        }
+        if (rank == 3 && mr == 3) {  // [b, sq, skv] of a one-head [b, s, d]
+            md = {mask->m_Dims[0], 1, mask->m_Dims[1], mask->m_Dims[2]};
+            mst = {ms[0], 0, ms[1], ms[2]};
+        }
+        // Strides of broadcast dims as a dense tensor of these dims would have them.
+        int64_t dense = 1;
+        for (std::size_t i = 4; i-- > 0;) {
+            if (md[i] == 1) mst[i] = dense;
+            dense *= md[i];
+        }
+        s.m_MaskDims = md;
+        s.m_MaskStrides = mst;
+    }
+    auto plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
+    if (!plan) return false;
+    const DevTensor o = NewOutput(out, m_Compute, false);
+    m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
+    const AttentionPlan* p = plan.get();
+    std::vector<Buf> bufs{q.m_Buf, k.m_Buf, v.m_Buf, o.m_Buf};
+    if (mask) bufs.push_back(mask->m_Buf);
+    const bool hasMask = mask.has_value();
+    std::string what = "attention '" + node.m_Name + "': " + p->Description();
+    char dims[96];
+    std::snprintf(dims, sizeof(dims), " [%lld x %lld heads, %lld x %lld keys, d %lld]", static_cast<long long>(s.m_B),
+                  static_cast<long long>(s.m_H), static_cast<long long>(s.m_Sq), static_cast<long long>(s.m_Skv),
+                  static_cast<long long>(s.m_D));
+    AddStep(what + dims, bufs, [p, hasMask](const RunContext& c) {
+        p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), hasMask ? c.Ptr(4) : nullptr, c.Ptr(3), c.m_Workspace);
+    });
+    // cuDNN's runtime-compiled attention engines, like its TF32 convolutions, may be launched as
+    // programmatic dependents of the step before: an empty kernel in between (StepBarrier=auto).
+    m_Steps.back().m_FenceBefore = true;
+    m_AttentionPlans.push_back(std::move(plan));
+    return true;
 }
 
 void CompiledRegion::LowerSoftmax(const Node& node) {
@@ -1228,7 +1354,8 @@ void CompiledRegion::LowerSoftmax(const Node& node) {
     }
     const bool mask = node.m_Mask >= 0;
     AddStep("softmax '" + node.m_Name + "'" + (mask ? " (+mask)" : "") + (node.m_Scale != 1.0f ? " (+scale)" : ""), bufs,
-            [l, mask](const RunContext& c) mutable {
+            [l0 = l, mask](const RunContext& c) {
+                auto l = l0;  // a copy: steps may run on several threads at once
                 l.m_X = c.Ptr(0);
                 l.m_Y = c.Ptr(1);
                 if (mask) l.m_Mask = c.Ptr(2);
@@ -1377,7 +1504,8 @@ void CompiledRegion::LowerConcat(const Node& node) {
         at += x.m_Dims[static_cast<std::size_t>(d.m_Axis)];
         l.m_InType = x.m_Type;
         l.m_OutType = y.m_Type;
-        AddStep("concat '" + node.m_Name + "' part", {x.m_Buf, y.m_Buf}, [l](const RunContext& c) mutable {
+        AddStep("concat '" + node.m_Name + "' part", {x.m_Buf, y.m_Buf}, [l0 = l](const RunContext& c) {
+            auto l = l0;  // a copy: steps may run on several threads at once
             l.m_In = c.Ptr(0);
             l.m_Out = c.Ptr(1);
             CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
@@ -1538,6 +1666,7 @@ void CompiledRegion::LowerNode(const Node& node) {
         case NodeKind::Split: LowerSplit(node); break;
         case NodeKind::Gather: LowerGather(node); break;
         case NodeKind::Alias: LowerAlias(node); break;
+        case NodeKind::Attention: LowerAttention(node); break;
     }
 }
 
@@ -1616,11 +1745,12 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
         }
     }
     if (m_Options.m_Precision == Precision::Tf32 && m_Options.m_ConvTf32 &&
+        (m_Options.m_StepBarrier == RegionOptions::Barrier::Off || m_Options.m_StepBarrier == RegionOptions::Barrier::Event) &&
         std::any_of(m_Graph->m_Nodes.begin(), m_Graph->m_Nodes.end(),
                     [](const Node& n) { return !n.m_Dead && n.m_Kind == NodeKind::Conv; })) {
         std::fprintf(stderr,
-                     "GpuAcc warning: region '%s': ConvTf32=on: TF32 convolutions are not trusted (resnet50 at batch 32 "
-                     "was 0.16 off PyTorch with them, cause not found); ConvTf32=off runs them as in fp32\n",
+                     "GpuAcc warning: region '%s': TF32 convolutions without StepBarrier=auto|kernel|sync are not trusted "
+                     "(resnet50 at batch 32 was 0.16 off PyTorch so on an H100)\n",
                      m_Name.c_str());
     }
     for (const Node& node : m_Graph->m_Nodes) {
@@ -1674,6 +1804,9 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         RunContext c = base;
         c.m_Ptrs = ptrs.data() + at;
         at += s.m_Bufs.size();
+        if (i > 0 && s.m_FenceBefore && barrier == RegionOptions::Barrier::Auto) {
+            CheckCuda(LaunchStepBarrier(base.m_Stream), "step barrier");
+        }
         try {
             s.m_Run(c);
         } catch (const Exception& e) {
@@ -1681,7 +1814,8 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         }
         if (i + 1 == m_Steps.size()) break;
         switch (barrier) {
-            case RegionOptions::Barrier::Off: break;
+            case RegionOptions::Barrier::Off:
+            case RegionOptions::Barrier::Auto: break;
             case RegionOptions::Barrier::Event:
                 CheckCuda(cudaEventRecordWithFlags(CurrentThreadContext().m_StepEvent, base.m_Stream,
                                                    capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal

@@ -227,6 +227,31 @@ struct DepthwiseConvLaunch {
 bool DepthwiseConvSupports(int32_t r, int32_t s, DType type);
 cudaError_t LaunchDepthwiseConv(const DepthwiseConvLaunch& launch, cudaStream_t stream);
 
+// ---- attention reference (attention.cu) ---------------------------------------------------------
+
+/// out = softmax(scale * Q K^T + mask) V per (batch, head), naively in float: what a fused
+/// attention plan is checked against at load. Q [B,H,Sq,D], K [B,H,Skv,D], V [B,H,Skv,Dv] of
+/// m_Type with element strides per dim; the mask (may be null) of m_MaskType, read at strides per
+/// dim of the scores [B,H,Sq,Skv] (0 where it broadcasts); out dense F32 [B,H,Sq,Dv].
+struct AttentionRefLaunch {
+    const void* m_Q = nullptr;
+    const void* m_K = nullptr;
+    const void* m_V = nullptr;
+    DType m_Type = DType::F16;
+    int64_t m_B = 0, m_H = 0, m_Sq = 0, m_Skv = 0, m_D = 0, m_Dv = 0;
+    int64_t m_QStrides[4] = {};
+    int64_t m_KStrides[4] = {};
+    int64_t m_VStrides[4] = {};
+    const void* m_Mask = nullptr;
+    DType m_MaskType = DType::F32;
+    int64_t m_MaskStrides[4] = {};
+    float m_Scale = 1.0f;
+    float* m_Out = nullptr;
+};
+/// The reference keeps a row of scores in shared memory: Skv up to this.
+constexpr int64_t kAttentionRefMaxKeys = 8192;
+cudaError_t LaunchAttentionReference(const AttentionRefLaunch& launch, cudaStream_t stream);
+
 /// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
 /// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
 /// M x K row-major with leading dimension ldA (K x M when transA), B is K x N (N x K when
