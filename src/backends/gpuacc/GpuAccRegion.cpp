@@ -235,6 +235,14 @@ private:
     void EltwiseInto(const EltwiseProgram& program, const std::vector<DevTensor>& inputs, const DevTensor& out,
                      const std::string& what);
 
+    // Pending views (see PendingView).
+    void Resolve(int v);
+    std::optional<std::vector<int64_t>> CollapsedStrides(int v, const std::vector<int64_t>& dims) const;
+    /// Element strides of value `v` read as [d0 / heads, heads, d1, ...] (rank 3 split in two) or
+    /// as it is (heads = 0): of `given` (what Need() gave for it), or where that is null of the
+    /// pending value `v`; nullopt where the pending value is not one strided view so.
+    std::optional<std::vector<int64_t>> OperandStrides(int v, int64_t heads, const DevTensor* given) const;
+
     void LowerNode(const Node& node);
     void LowerEltwise(const Node& node);
     void LowerConv(const Node& node);
@@ -268,6 +276,22 @@ private:
     std::string m_Name;
 
     std::vector<std::optional<DevTensor>> m_Values;
+    /// A value reached from a view by reshapes that strides cannot express (a reshape merging dims
+    /// of a view whose strides do not merge), and transposes after them: kept as that view plus the
+    /// index operations until a reader asks for it. Then it is one strided view where the
+    /// composition is one (BERT's heads: the packed projection's [S, B, E] view reshaped to
+    /// [S, B*H, D], transposed and split again into [B, H, S, D]), else the operations replay as
+    /// before - a dense copy where a reshape needs one.
+    struct PendingView {
+        int m_From = -1;  ///< the value whose DevTensor the operations start from
+        struct Op {
+            bool m_Transpose = false;
+            std::vector<int64_t> m_Dims;       ///< the dims after this op
+            std::vector<unsigned int> m_Perm;  ///< Transpose
+        };
+        std::vector<Op> m_Ops;
+    };
+    std::map<int, PendingView> m_Pending;
     std::map<std::tuple<int, int, int>, DevTensor> m_Converted;  // (value, type or -1, nhwc or -1)
     std::vector<std::size_t> m_TempBytes;
     std::vector<unsigned char> m_ConstStaging;
@@ -467,6 +491,7 @@ DevTensor CompiledRegion::Need(int v, std::optional<DType> type, std::optional<b
         m_Converted[key] = t;
         return t;
     }
+    if (m_Pending.count(v)) Resolve(v);
     if (!m_Values[static_cast<std::size_t>(v)]) {
         throw LayerValidationException("GpuAcc: region '" + m_Name + "': a value is read before it is produced");
     }
@@ -1222,50 +1247,125 @@ bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
         why = std::string("cuDNN's fused attention takes fp16 and bf16, this region computes in ") + DTypeName(m_Compute);
         return false;
     }
-    // Q, K and V as they are (head splits and transposes are views), in the compute type; K is
-    // K^T with its last two dims swapped. cuDNN reads each with unit stride along the head dim:
-    // a tensor without it is copied densely first.
-    const DevTensor kT = Need(node.m_Inputs[1], m_Compute, false, true);
-    DevTensor kView = kT;
-    const std::size_t rank = kT.m_Dims.size();
-    {
-        std::vector<int64_t> st = kT.Strides();
-        std::swap(kView.m_Dims[rank - 1], kView.m_Dims[rank - 2]);
-        std::swap(st[rank - 1], st[rank - 2]);
-        kView.m_ViewStrides = st;
-        kView.m_Nhwc = false;
+    // Q, K^T and V where they are, in the compute type: views (head splits and transposes), or
+    // pending views that compose to one strided view - for rank 3 ([b * h, s, d], as PyTorch
+    // exports its heads) possibly only once the first dim is split as [b, h] for some h, which is
+    // just as good (every (b, h) pair is one independent attention).
+    const int operands[3] = {node.m_Inputs[0], node.m_Inputs[1], node.m_Inputs[2]};
+    std::optional<DevTensor> given[3];  // as Need() gives them (converted), where not pending
+    for (int i = 0; i < 3; ++i) {
+        auto it = m_Pending.find(operands[i]);
+        if (it == m_Pending.end() || m_Values[static_cast<std::size_t>(it->second.m_From)]->m_Type != m_Compute) {
+            given[i] = Need(operands[i], m_Compute, false, true);
+        }
     }
-    auto unitLast = [&](DevTensor t, const char* name) {
-        if (t.Strides().back() == 1) return t;
-        DevTensor dense = t;
-        dense.m_ViewStrides.clear();
-        dense.m_Nhwc = false;
-        dense.m_Buf = NewTemp(dense.Bytes());
-        CopyInto(t, dense, std::string("copy of attention's ") + name + " '" + node.m_Name + "' with unit stride along d");
-        return dense;
+    const std::vector<int64_t> qDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[0])].m_Info);
+    const std::size_t rank = qDims.size();
+    int64_t heads = 0;
+    std::vector<int64_t> st[3];
+    auto tryHeads = [&](int64_t h) {
+        for (int i = 0; i < 3; ++i) {
+            auto r = OperandStrides(operands[i], h, given[i] ? &*given[i] : nullptr);
+            if (!r) return false;
+            st[i] = *r;
+        }
+        heads = h;
+        return true;
     };
-    const DevTensor q = unitLast(Need(node.m_Inputs[0], m_Compute, false, true), "Q");
-    const DevTensor k = unitLast(kView, "K");
-    const DevTensor v = unitLast(Need(node.m_Inputs[2], m_Compute, false, true), "V");
+    bool found = tryHeads(0);
+    for (int64_t h = 2; !found && rank == 3 && h <= qDims[0]; ++h) {
+        if (qDims[0] % h == 0) found = tryHeads(h);
+    }
+    if (!found) {
+        for (int i = 0; i < 3; ++i) given[i] = Need(operands[i], m_Compute, false, true);
+        found = tryHeads(0);
+    }
+    // cuDNN reads Q, K and V with unit stride along the head dim: a tensor without it is copied.
+    DevTensor t[3];
+    for (int i = 0; i < 3; ++i) {
+        const std::size_t last = st[i].size() - 1, dAxis = i == 1 ? last - 1 : last;  // K^T: d is second last
+        if (st[i][dAxis] != 1) {
+            DevTensor view = Need(operands[i], m_Compute, false, true);
+            DevTensor dense = view;
+            if (i == 1) {  // K^T -> K dense
+                const std::size_t r = dense.m_Dims.size();
+                std::swap(dense.m_Dims[r - 1], dense.m_Dims[r - 2]);
+                std::vector<int64_t> vs = view.Strides();
+                std::swap(vs[r - 1], vs[r - 2]);
+                view.m_Dims = dense.m_Dims;
+                view.m_ViewStrides = vs;
+                view.m_Nhwc = false;
+            }
+            dense.m_ViewStrides.clear();
+            dense.m_Nhwc = false;
+            dense.m_Buf = NewTemp(dense.Bytes());
+            CopyInto(view, dense, "copy of attention '" + node.m_Name + "' input " + std::to_string(i) +
+                                      " with unit stride along d");
+            std::vector<int64_t> ds = dense.DenseStrides();
+            if (i == 1) std::swap(ds[ds.size() - 1], ds[ds.size() - 2]);  // back to K^T's strides
+            if (heads > 0) ds.insert(ds.begin(), ds[0] * heads);
+            st[i] = ds;
+            t[i] = dense;
+        } else if (given[i]) {
+            t[i] = *given[i];
+        } else {
+            t[i] = *m_Values[static_cast<std::size_t>(m_Pending.at(operands[i]).m_From)];  // the buffer the view reads
+        }
+    }
+    const DevTensor& q = t[0];
+    const DevTensor& k = t[1];
+    const DevTensor& v = t[2];
     const int out = node.m_Outputs[0];
-    const auto qs = q.Strides(), ks = k.Strides(), vs = v.Strides();
     AttentionShape s;
-    // [b, h, s, d]: rank 3 is [b, s, d] with one head (whose stride is never stepped: the batch's).
-    auto dims4 = [&](const std::vector<int64_t>& st, std::size_t i) {
-        return rank == 4 ? st[i] : (i == 0 || i == 1 ? st[0] : st[i - 1]);
-    };
-    s.m_B = q.m_Dims[0];
-    s.m_H = rank == 4 ? q.m_Dims[1] : 1;
-    s.m_Sq = q.m_Dims[rank - 2];
-    s.m_D = q.m_Dims[rank - 1];
-    s.m_Skv = k.m_Dims[rank - 2];
-    s.m_Dv = v.m_Dims[rank - 1];
+    // [b, h, s, d] (rank 3 unsplit: [b, s, d] with one head, whose stride is never stepped).
+    const bool four = rank == 4 || heads > 0;
+    auto at4 = [&](const std::vector<int64_t>& x, std::size_t i) { return four ? x[i] : (i <= 1 ? x[0] : x[i - 1]); };
+    const std::vector<int64_t> kTDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[1])].m_Info);
+    const std::vector<int64_t> vDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[2])].m_Info);
+    s.m_B = heads > 0 ? qDims[0] / heads : qDims[0];
+    s.m_H = heads > 0 ? heads : (rank == 4 ? qDims[1] : 1);
+    s.m_Sq = qDims[rank - 2];
+    s.m_D = qDims[rank - 1];
+    s.m_Skv = kTDims[rank - 1];
+    s.m_Dv = vDims[rank - 1];
     for (std::size_t i = 0; i < 4; ++i) {
-        s.m_QStrides[i] = dims4(qs, i);
-        s.m_KStrides[i] = dims4(ks, i);
-        s.m_VStrides[i] = dims4(vs, i);
+        s.m_QStrides[i] = at4(st[0], i);
+        s.m_VStrides[i] = at4(st[2], i);
     }
-    s.m_OStrides = {s.m_H * s.m_Sq * s.m_Dv, s.m_Sq * s.m_Dv, s.m_Dv, 1};
+    // K [b, h, skv, d] is K^T [b, h, d, skv] with its last two strides swapped.
+    s.m_KStrides = {at4(st[1], 0), at4(st[1], 1), at4(st[1], 3), at4(st[1], 2)};
+    // The output dense, or - where its one reader is a transpose (the head merge) - laid out so
+    // that the transposed tensor is dense: the merge and the reshape after it are then views.
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    std::vector<int64_t> outStrides;
+    {
+        DevTensor dense;
+        dense.m_Dims = outDims;
+        outStrides = dense.DenseStrides();
+        const std::vector<int> readers = m_Graph->Consumers(out);
+        if (!m_Graph->IsRegionOutput(out) && readers.size() == 1) {
+            const Node& r = m_Graph->m_Nodes[static_cast<std::size_t>(readers[0])];
+            if (r.m_Kind == NodeKind::Copy && r.m_LayerType == LayerType::Transpose) {
+                std::vector<unsigned int> perm = std::get<TransposeDescriptor>(r.m_Descriptor).m_Perm;
+                if (perm.empty()) {
+                    for (std::size_t i = outDims.size(); i-- > 0;) perm.push_back(static_cast<unsigned int>(i));
+                }
+                DevTensor after;
+                for (unsigned int i : perm) after.m_Dims.push_back(outDims[i]);
+                const std::vector<int64_t> as = after.DenseStrides();
+                for (std::size_t i = 0; i < perm.size(); ++i) outStrides[perm[i]] = as[i];
+            }
+        }
+    }
+    if (rank == 4) {
+        s.m_OStrides = {outStrides[0], outStrides[1], outStrides[2], outStrides[3]};
+    } else if (heads > 0) {
+        s.m_OStrides = {outStrides[0] * heads, outStrides[0], outStrides[1], outStrides[2]};
+    } else {
+        s.m_OStrides = {outStrides[0], outStrides[0], outStrides[1], outStrides[2]};
+    }
+    DevTensor denseOut;
+    denseOut.m_Dims = outDims;
     s.m_Scale = node.m_Scale;
     std::optional<DevTensor> mask;
     if (node.m_Mask >= 0) {
@@ -1283,9 +1383,14 @@ bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
             md[4 - mr + i] = mask->m_Dims[i];
             mst[4 - mr + i] = ms[i];
         }
-        if (rank == 3 && mr == 3) {  // [b, sq, skv] of a one-head [b, s, d]
-            md = {mask->m_Dims[0], 1, mask->m_Dims[1], mask->m_Dims[2]};
-            mst = {ms[0], 0, ms[1], ms[2]};
+        if (rank == 3 && mr == 3) {  // [b * h, sq, skv] of rank-3 operands
+            if (heads > 0 && mask->m_Dims[0] != 1) {
+                md = {mask->m_Dims[0] / heads, heads, mask->m_Dims[1], mask->m_Dims[2]};
+                mst = {ms[0] * heads, ms[0], ms[1], ms[2]};
+            } else {
+                md = {mask->m_Dims[0], 1, mask->m_Dims[1], mask->m_Dims[2]};
+                mst = {ms[0], 0, ms[1], ms[2]};
+            }
         }
         // Strides of broadcast dims as a dense tensor of these dims would have them.
         int64_t dense = 1;
@@ -1298,7 +1403,16 @@ bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
     }
     auto plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
     if (!plan) return false;
-    const DevTensor o = NewOutput(out, m_Compute, false);
+    DevTensor o;
+    if (outStrides == denseOut.DenseStrides()) {
+        o = NewOutput(out, m_Compute, false);
+    } else {
+        o.m_Type = m_Compute;
+        o.m_Dims = outDims;
+        o.m_Buf = NewTemp(o.Bytes());
+        o.m_ViewStrides = outStrides;
+        m_Values[static_cast<std::size_t>(out)] = o;
+    }
     m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
     const AttentionPlan* p = plan.get();
     std::vector<Buf> bufs{q.m_Buf, k.m_Buf, v.m_Buf, o.m_Buf};
@@ -1440,6 +1554,19 @@ void CompiledRegion::LowerReduce(const Node& node) {
 void CompiledRegion::LowerCopy(const Node& node) {
     const int out = node.m_Outputs[0];
     const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    if (auto it = m_Pending.find(node.m_Inputs[0]); it != m_Pending.end() && node.m_LayerType == LayerType::Transpose) {
+        PendingView p = it->second;
+        PendingView::Op t;
+        t.m_Transpose = true;
+        t.m_Dims = outDims;
+        t.m_Perm = std::get<TransposeDescriptor>(node.m_Descriptor).m_Perm;
+        if (t.m_Perm.empty()) {
+            for (std::size_t i = outDims.size(); i-- > 0;) t.m_Perm.push_back(static_cast<unsigned int>(i));
+        }
+        p.m_Ops.push_back(t);
+        m_Pending[out] = p;
+        return;
+    }
     const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     const auto xs = x.Strides();
     const int64_t es = static_cast<int64_t>(DTypeSize(x.m_Type));
@@ -1631,6 +1758,14 @@ std::optional<std::vector<int64_t>> ReshapeStrides(const std::vector<int64_t>& o
 
 void CompiledRegion::LowerAlias(const Node& node) {
     const std::vector<int64_t> dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(node.m_Outputs[0])].m_Info);
+    PendingView::Op reshape;
+    reshape.m_Dims = dims;
+    if (auto it = m_Pending.find(node.m_Inputs[0]); it != m_Pending.end()) {
+        PendingView p = it->second;
+        p.m_Ops.push_back(reshape);
+        m_Pending[node.m_Outputs[0]] = p;
+        return;
+    }
     const DevTensor v = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     // The same bytes read with other dims: a view where the strides allow, else a dense copy.
     if (v.IsView() || (v.m_Nhwc && !v.PlainEquivalent())) {
@@ -1642,6 +1777,13 @@ void CompiledRegion::LowerAlias(const Node& node) {
             m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
             return;
         }
+        if (v.IsView()) {  // not expressible with strides: pending until read
+            PendingView p;
+            p.m_From = node.m_Inputs[0];
+            p.m_Ops.push_back(reshape);
+            m_Pending[node.m_Outputs[0]] = p;
+            return;
+        }
     }
     const DevTensor x = Need(node.m_Inputs[0], std::nullopt, false);
     DevTensor y = x;
@@ -1649,6 +1791,121 @@ void CompiledRegion::LowerAlias(const Node& node) {
     y.m_Nhwc = false;
     y.m_ViewStrides.clear();
     m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
+}
+
+std::optional<std::vector<int64_t>> CompiledRegion::CollapsedStrides(int v, const std::vector<int64_t>& dims) const {
+    const PendingView& p = m_Pending.at(v);
+    const DevTensor& base = *m_Values[static_cast<std::size_t>(p.m_From)];
+    const std::vector<int64_t> baseStrides = base.Strides();
+    const std::size_t rank = dims.size();
+    // The element offset of an index of `dims` (a reshape of the last op's dims): walk the ops
+    // back to an index of the base view.
+    auto offsetOf = [&](std::vector<int64_t> idx) {
+        auto relinearize = [](const std::vector<int64_t>& i, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+            int64_t linear = 0;
+            for (std::size_t d = 0; d < from.size(); ++d) linear = linear * from[d] + i[d];
+            std::vector<int64_t> r(to.size());
+            for (std::size_t d = to.size(); d-- > 0;) {
+                r[d] = linear % to[d];
+                linear /= to[d];
+            }
+            return r;
+        };
+        std::vector<int64_t> cur = dims;
+        for (std::size_t o = p.m_Ops.size(); o-- > 0;) {
+            const PendingView::Op& op = p.m_Ops[o];
+            if (cur != op.m_Dims) idx = relinearize(idx, cur, op.m_Dims);
+            const std::vector<int64_t> before = o == 0 ? base.m_Dims : p.m_Ops[o - 1].m_Dims;
+            if (op.m_Transpose) {
+                std::vector<int64_t> in(before.size());
+                for (std::size_t d = 0; d < op.m_Perm.size(); ++d) in[op.m_Perm[d]] = idx[d];
+                idx = in;
+            } else {
+                idx = relinearize(idx, op.m_Dims, before);
+            }
+            cur = before;
+        }
+        int64_t off = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d) off += idx[d] * baseStrides[d];
+        return off;
+    };
+    std::vector<int64_t> strides(rank, 0);
+    for (std::size_t d = 0; d < rank; ++d) {
+        std::vector<int64_t> e(rank, 0);
+        if (dims[d] > 1) {
+            e[d] = 1;
+            strides[d] = offsetOf(e);
+        }
+        // Every index along each dim...
+        for (int64_t k = 0; k < dims[d]; ++k) {
+            e[d] = k;
+            if (offsetOf(e) != k * strides[d]) return std::nullopt;
+        }
+    }
+    // ... and pseudo-random indices over all dims must be the strided offsets.
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (int t = 0; t < 512; ++t) {
+        std::vector<int64_t> idx(rank);
+        int64_t want = 0;
+        for (std::size_t d = 0; d < rank; ++d) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            idx[d] = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(std::max<int64_t>(dims[d], 1)));
+            want += idx[d] * strides[d];
+        }
+        if (offsetOf(idx) != want) return std::nullopt;
+    }
+    return strides;
+}
+
+void CompiledRegion::Resolve(int v) {
+    const PendingView p = m_Pending.at(v);
+    const std::vector<int64_t>& dims = p.m_Ops.back().m_Dims;
+    DevTensor t = *m_Values[static_cast<std::size_t>(p.m_From)];
+    if (auto strides = CollapsedStrides(v, dims)) {
+        t.m_Dims = dims;
+        t.m_Nhwc = false;
+        t.m_ViewStrides = *strides;
+    } else {
+        // The operations one by one, as LowerAlias and LowerCopy would have done them.
+        for (const PendingView::Op& op : p.m_Ops) {
+            if (op.m_Transpose) {
+                const std::vector<int64_t> st = t.Strides();
+                std::vector<int64_t> ns(op.m_Perm.size());
+                for (std::size_t d = 0; d < op.m_Perm.size(); ++d) ns[d] = st[op.m_Perm[d]];
+                t.m_ViewStrides = ns;
+            } else if (t.IsView() || (t.m_Nhwc && !t.PlainEquivalent())) {
+                auto strides = ReshapeStrides(t.m_Dims, t.Strides(), op.m_Dims);
+                if (!strides) {
+                    DevTensor dense = t;
+                    dense.m_ViewStrides.clear();
+                    dense.m_Nhwc = false;
+                    dense.m_Buf = NewTemp(dense.Bytes());
+                    CopyInto(t, dense, "convert 'value " + std::to_string(v) + "' to " + DTypeName(t.m_Type) + " plain");
+                    t = dense;
+                } else {
+                    t.m_ViewStrides = *strides;
+                }
+            } else {
+                t.m_ViewStrides.clear();
+            }
+            t.m_Dims = op.m_Dims;
+            t.m_Nhwc = false;
+        }
+    }
+    m_Pending.erase(v);
+    m_Values[static_cast<std::size_t>(v)] = t;
+}
+
+std::optional<std::vector<int64_t>> CompiledRegion::OperandStrides(int v, int64_t heads, const DevTensor* given) const {
+    std::vector<int64_t> dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info);
+    if (heads > 0) {
+        dims.insert(dims.begin() + 1, heads);
+        dims[0] /= heads;
+    }
+    if (!given) return CollapsedStrides(v, dims);
+    std::vector<int64_t> st = given->Strides();
+    if (heads > 0) st.insert(st.begin(), st[0] * heads);
+    return st;
 }
 
 void CompiledRegion::LowerNode(const Node& node) {
@@ -1766,6 +2023,7 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
     // Region outputs not written in place: a copy (with layout and type change) into each.
     for (std::size_t k = 0; k < m_Graph->m_OutputValues.size(); ++k) {
         const int v = m_Graph->m_OutputValues[k];
+        if (m_Pending.count(v)) Resolve(v);
         const DevTensor& t = *m_Values[static_cast<std::size_t>(v)];
         if (t.m_Buf.m_Kind == BufKind::Output && t.m_Buf.m_Index == static_cast<int64_t>(k) && t.m_Buf.m_Offset == 0 &&
             !t.IsView()) {

@@ -63,6 +63,10 @@ public:
         TensorInfo info(shape, DataType::Signed64, 0.0f, 0, true);
         return &m_Net->AddConstantLayer(ConstTensor(info, values.data()))->GetOutputSlot(0);
     }
+    IOutputSlot* Index(int64_t value) {
+        TensorInfo info(TensorShape(), DataType::Signed64, 0.0f, 0, true);
+        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
+    }
     IOutputSlot* Scalar(float value) {
         TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
         return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
@@ -606,6 +610,55 @@ TEST_P(GpuAccAttention, FusedMatchesCpuRef) {
             EXPECT_TRUE(fused) << precision << "\n" << text;
         }
     }
+    std::filesystem::remove(steps);
+}
+
+// nn.MultiheadAttention as PyTorch exports it (batch_first): the input transposed to [S, B, E], one
+// packed projection to [S, B, 3E] (a view of [B, S, 3E]), q, k and v picked from [S, B, 3, E],
+// each reshaped to [S, B*H, D] (which no strides express: B and H do not merge) and transposed
+// to [B*H, S, D], K^T to [B*H, D, S]; the context transposed back and merged to [S*B, E]. The
+// reshape-transpose chains compose to strided views again once B*H is split: in fp16 the fused
+// attention reads the projection in place - the only copies left are the input's conversion and
+// the merged context.
+TEST(GpuAccAttentionLayout, PyTorchHeadsAreReadInPlace) {
+    SKIP_WITHOUT_GPU();
+    const unsigned int b = 4, s = 64, heads = 2, d = 32, e = heads * d;
+    Net net;
+    IOutputSlot* x = net.Op(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, {net.Input({b, s, e})});
+    IOutputSlot* proj = net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({e, 3 * e}, 0.3f)});
+    ReshapeDescriptor packed;
+    packed.m_TargetShape = {s, b, 3, e};
+    IOutputSlot* qkv = net.Op(LayerType::Reshape, packed, {proj});
+    auto head = [&](int64_t which, std::vector<unsigned int> perm) {
+        IOutputSlot* index = net.Index(which);
+        ReshapeDescriptor split;
+        split.m_TargetShape = {s, b * heads, d};
+        IOutputSlot* picked = net.Op(LayerType::Gather, GatherDescriptor{2}, {qkv, index});
+        return net.Op(LayerType::Transpose, TransposeDescriptor{perm}, {net.Op(LayerType::Reshape, split, {picked})});
+    };
+    IOutputSlot* q = head(0, {1, 0, 2});
+    IOutputSlot* kT = head(1, {1, 2, 0});
+    IOutputSlot* v = head(2, {1, 0, 2});
+    IOutputSlot* scores = net.Binary(BinaryOperation::Mul, net.Op(LayerType::MatMul, EmptyDescriptor{}, {q, kT}),
+                                     net.Scalar(1.0f / std::sqrt(static_cast<float>(d))));
+    IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {scores});
+    IOutputSlot* ctx = net.Op(LayerType::Transpose, TransposeDescriptor{{1, 0, 2}}, {net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, v})});
+    ReshapeDescriptor merged;
+    merged.m_TargetShape = {s * b, e};
+    net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Op(LayerType::Reshape, merged, {ctx}), net.Const({e, e}, 0.3f)}));
+    net.Check(1e-5, "pytorch attention fp32");
+    const std::string steps = (std::filesystem::temp_directory_path() / "gpuacc_attention_layout_steps.tsv").string();
+    std::filesystem::remove(steps);
+    IRuntime::CreationOptions o = WithOption("Precision", "fp16");
+    o.m_BackendOptions["GpuAcc"]["StepTimesFile"] = steps;
+    net.Check(1e-2, "pytorch attention fp16", o);
+    std::ifstream f(steps);
+    const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("cuDNN fused attention"), std::string::npos) << text;
+    std::size_t copies = 0;
+    for (std::size_t at = text.find("\tconvert"); at != std::string::npos; at = text.find("\tconvert", at + 1)) ++copies;
+    for (std::size_t at = text.find("\tcopy"); at != std::string::npos; at = text.find("\tcopy", at + 1)) ++copies;
+    EXPECT_LE(copies, 2u) << text;
     std::filesystem::remove(steps);
 }
 
