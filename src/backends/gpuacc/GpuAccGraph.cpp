@@ -42,6 +42,8 @@ const char* NodeKindName(NodeKind kind) {
         case NodeKind::Gather: return "Gather";
         case NodeKind::Alias: return "Alias";
         case NodeKind::Attention: return "Attention";
+        case NodeKind::Remap: return "Remap";
+        case NodeKind::Arg: return "Arg";
     }
     return "?";
 }
@@ -336,6 +338,10 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Gather: return NodeKind::Gather;
         case LayerType::Reshape:
         case LayerType::Identity: return NodeKind::Alias;
+        case LayerType::Resize:
+        case LayerType::Pad:
+        case LayerType::Trilu: return NodeKind::Remap;
+        case LayerType::ArgMinMax: return NodeKind::Arg;
         default: return NodeKind::Eltwise;
     }
 }

@@ -53,6 +53,8 @@ enum class NodeKind {
     Gather,
     Alias,       ///< Reshape, Flatten, Squeeze, Unsqueeze, Identity: the same bytes
     Attention,   ///< MatMul(q, kT) -> Softmax(m_Scale, m_Mask) -> MatMul(p, v): inputs q, kT, v, [mask]
+    Remap,       ///< Resize, Pad, Trilu: each output element from input positions (input 0; the rest constant)
+    Arg,         ///< ArgMin / ArgMax
 };
 const char* NodeKindName(NodeKind kind);
 

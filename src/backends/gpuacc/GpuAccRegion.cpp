@@ -256,6 +256,8 @@ private:
     void LowerBatchNorm(const Node& node);
     void LowerSoftmax(const Node& node);
     void LowerAttention(const Node& node);
+    void LowerRemap(const Node& node);
+    void LowerArg(const Node& node);
     bool LowerFusedAttention(const Node& node, std::string& why);
     void LowerLayerNorm(const Node& node);
     void LowerReduce(const Node& node);
@@ -1234,6 +1236,180 @@ void CompiledRegion::LowerBatchNorm(const Node& node) {
     EltwiseInto(p, {x, ta, tb}, y, "batchnorm '" + node.m_Name + "' (folded scale and shift)");
 }
 
+namespace {
+
+/// ONNX Resize's source coordinate of output index x along one dim (coordinate_transformation_mode),
+/// in double as the ONNX reference computes it; `resized` is scale * input length (the output
+/// length where sizes were given).
+double ResizeSource(CoordinateTransform mode, double x, double scale, double resized, double in) {
+    switch (mode) {
+        case CoordinateTransform::HalfPixel: return (x + 0.5) / scale - 0.5;
+        case CoordinateTransform::PytorchHalfPixel: return resized == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+        case CoordinateTransform::AlignCorners: return resized == 1.0 ? 0.0 : x * (in - 1) / (resized - 1);
+        case CoordinateTransform::Asymmetric: return x / scale;
+        case CoordinateTransform::TfHalfPixelForNearest: return (x + 0.5) / scale;
+        case CoordinateTransform::TfCropAndResize: break;  // declined in GpuAccSupport.cpp
+    }
+    return 0.0;
+}
+
+int64_t ResizeNearest(NearestMode mode, double v) {
+    const double lo = std::floor(v);
+    if (v == lo) return static_cast<int64_t>(lo);
+    const double frac = v - lo;
+    switch (mode) {
+        case NearestMode::RoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? lo : lo + 1);
+        case NearestMode::RoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? lo : lo + 1);
+        case NearestMode::Floor: return static_cast<int64_t>(lo);
+        case NearestMode::Ceil: return static_cast<int64_t>(lo + 1);
+    }
+    return static_cast<int64_t>(lo);
+}
+
+}  // namespace
+
+void CompiledRegion::LowerRemap(const Node& node) {
+    // Any layout in (the kernel reads strides); the output in the input's layout, so a Resize or
+    // Pad between NHWC convolutions stays NHWC.
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const int out = node.m_Outputs[0];
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const bool nhwc = x.m_Nhwc && !x.IsView() && !x.PlainEquivalent() && outDims.size() == 4;
+    const DevTensor y = NewOutput(out, m_Compute, nhwc);
+    RemapLaunch l;
+    l.m_Type = m_Compute;
+    l.m_Rank = static_cast<int32_t>(x.m_Dims.size());
+    const auto xs = x.Strides(), ys = y.Strides();
+    for (std::size_t d = 0; d < x.m_Dims.size(); ++d) {
+        l.m_InDims[d] = x.m_Dims[d];
+        l.m_InStrides[d] = xs[d];
+        l.m_OutDims[d] = y.m_Dims[d];
+        l.m_OutStrides[d] = ys[d];
+    }
+    std::vector<Buf> bufs{x.m_Buf, y.m_Buf};
+    std::string what;
+    switch (node.m_LayerType) {
+        case LayerType::Pad: {
+            const auto& d = std::get<PadDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Pad;
+            for (std::size_t i = 0; i < x.m_Dims.size(); ++i) l.m_PadBegin[i] = d.m_Pads[i];
+            l.m_PadMode = d.m_Mode == PadMode::Constant ? 0 : d.m_Mode == PadMode::Reflect ? 1 : 2;
+            l.m_Value = d.m_Value;
+            what = "pad '" + node.m_Name + "'";
+            break;
+        }
+        case LayerType::Trilu: {
+            const auto& d = std::get<TriluDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Trilu;
+            l.m_Upper = d.m_Upper;
+            l.m_K = d.m_K;
+            if (node.m_Inputs.size() > 1) {
+                const ConstTensor& k = Constant(node.m_Inputs[1]);
+                l.m_K = k.GetDataType() == DataType::Signed64 ? *static_cast<const int64_t*>(k.GetMemoryArea())
+                                                              : *static_cast<const int32_t*>(k.GetMemoryArea());
+            }
+            what = "trilu '" + node.m_Name + "'";
+            break;
+        }
+        default: {  // Resize: per resampled dim a table of taps, computed here in double
+            const auto& d = std::get<ResizeDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Resize;
+            l.m_Taps = d.m_Mode == ResizeMode::Nearest ? 1 : d.m_Mode == ResizeMode::Linear ? 2 : 4;
+            std::vector<RemapLaunch::Tap> table;
+            for (std::size_t i = 0; i < x.m_Dims.size(); ++i) {
+                const int64_t inLen = x.m_Dims[i], outLen = y.m_Dims[i];
+                const bool bySizes = !d.m_Sizes.empty();
+                const double scale = bySizes ? static_cast<double>(outLen) / static_cast<double>(inLen)
+                                             : static_cast<double>(d.m_Scales[i]);
+                const double resized = bySizes ? static_cast<double>(outLen) : scale * static_cast<double>(inLen);
+                const std::size_t at = table.size();
+                auto clamp = [&](int64_t k) { return static_cast<int32_t>(std::clamp<int64_t>(k, 0, inLen - 1)); };
+                for (int64_t o = 0; o < outLen; ++o) {
+                    const double src = ResizeSource(d.m_CoordinateTransform, static_cast<double>(o), scale, resized,
+                                                    static_cast<double>(inLen));
+                    const double lo = std::floor(src);
+                    const int64_t f = static_cast<int64_t>(lo);
+                    const double t = src - lo;
+                    if (d.m_Mode == ResizeMode::Nearest) {
+                        table.push_back({clamp(ResizeNearest(d.m_NearestMode, src)), 1.0f});
+                    } else if (d.m_Mode == ResizeMode::Linear) {
+                        table.push_back({clamp(f), static_cast<float>(1.0 - t)});
+                        table.push_back({clamp(f + 1), static_cast<float>(t)});
+                    } else {
+                        // Keys' cubic convolution over the taps at floor - 1 .. floor + 2.
+                        const double a = d.m_CubicCoeffA;
+                        auto near = [a](double v) { return ((a + 2) * v - (a + 3)) * v * v + 1; };
+                        auto far = [a](double v) { return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a; };
+                        double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+                        if (d.m_ExcludeOutside) {
+                            double sum = 0.0;
+                            for (int k = 0; k < 4; ++k) {
+                                if (f - 1 + k < 0 || f - 1 + k > inLen - 1) w[k] = 0.0;
+                                sum += w[k];
+                            }
+                            for (double& v : w) v /= sum;
+                        }
+                        for (int k = 0; k < 4; ++k) table.push_back({clamp(f - 1 + k), static_cast<float>(w[k])});
+                    }
+                }
+                // A dim whose every output index reads its own index with weight 1 is not resampled
+                // (scale 1 mostly; not with tf_half_pixel_for_nn, which shifts by half a pixel).
+                bool identity = inLen == outLen;
+                for (int64_t o = 0; identity && o < outLen; ++o) {
+                    for (int k = 0; k < l.m_Taps; ++k) {
+                        const RemapLaunch::Tap& t = table[at + static_cast<std::size_t>(o * l.m_Taps + k)];
+                        identity = identity && (t.m_Weight == 0.0f || (t.m_Index == o && t.m_Weight == 1.0f));
+                    }
+                }
+                if (identity) {
+                    table.resize(at);
+                    continue;
+                }
+                l.m_Resampled[i] = true;
+                l.m_TableAt[i] = static_cast<int64_t>(at);
+            }
+            const Buf tableBuf{BufKind::Const, AddConst(table.data(), std::max<std::size_t>(table.size(), 1) * sizeof(RemapLaunch::Tap))};
+            bufs.push_back(tableBuf);
+            what = std::string("resize '") + node.m_Name + "' (" +
+                   (l.m_Taps == 1 ? "nearest" : l.m_Taps == 2 ? "linear" : "cubic") + ")";
+            break;
+        }
+    }
+    const bool resize = l.m_Kind == RemapLaunch::Kind::Resize;
+    AddStep(what, bufs, [l0 = l, resize](const RunContext& c) {
+        RemapLaunch k = l0;  // a copy: steps may run on several threads at once
+        k.m_X = c.Ptr(0);
+        k.m_Y = c.Ptr(1);
+        if (resize) k.m_Table = static_cast<const RemapLaunch::Tap*>(c.Ptr(2));
+        CheckCuda(LaunchRemap(k, c.m_Stream), "remap kernel");
+    });
+}
+
+void CompiledRegion::LowerArg(const Node& node) {
+    const auto& d = std::get<ArgMinMaxDescriptor>(node.m_Descriptor);
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const DevTensor y = NewOutput(node.m_Outputs[0], DType::I64, false);
+    ArgLaunch l;
+    l.m_Max = d.m_Function == ArgMinMaxFunction::Max;
+    l.m_SelectLast = d.m_SelectLastIndex;
+    l.m_Type = m_Compute;
+    l.m_Rank = static_cast<int32_t>(x.m_Dims.size());
+    const int64_t axis = d.m_Axis < 0 ? d.m_Axis + l.m_Rank : d.m_Axis;
+    l.m_Axis = static_cast<int32_t>(axis);
+    const auto xs = x.Strides();
+    for (std::size_t i = 0; i < x.m_Dims.size(); ++i) {
+        l.m_Dims[i] = x.m_Dims[i];
+        l.m_Strides[i] = xs[i];
+    }
+    AddStep(std::string(l.m_Max ? "argmax '" : "argmin '") + node.m_Name + "'", {x.m_Buf, y.m_Buf},
+            [l0 = l](const RunContext& c) {
+                ArgLaunch k = l0;  // a copy: steps may run on several threads at once
+                k.m_X = c.Ptr(0);
+                k.m_Y = static_cast<int64_t*>(c.Ptr(1));
+                CheckCuda(LaunchArg(k, c.m_Stream), "argmin/argmax kernel");
+            });
+}
+
 void CompiledRegion::LowerAttention(const Node& node) {
     std::string why;
     if (LowerFusedAttention(node, why)) return;
@@ -1924,6 +2100,8 @@ void CompiledRegion::LowerNode(const Node& node) {
         case NodeKind::Gather: LowerGather(node); break;
         case NodeKind::Alias: LowerAlias(node); break;
         case NodeKind::Attention: LowerAttention(node); break;
+        case NodeKind::Remap: LowerRemap(node); break;
+        case NodeKind::Arg: LowerArg(node); break;
     }
 }
 

@@ -252,6 +252,52 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::Resize: {
+            const auto& d = std::get<ResizeDescriptor>(descriptor);
+            if (!AllFloat32("Resize", in, 1, reason)) return false;
+            for (std::size_t i = 1; i < in.size(); ++i) {
+                if (!isConst[i]) return Refuse(reason, "Resize: roi, scales and sizes must be constant");
+            }
+            const unsigned int rank = in[0].GetNumDimensions();
+            if (d.m_Scales.size() != rank) return Refuse(reason, "Resize: the scales are not resolved (one per dim)");
+            if (d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize) {
+                return Refuse(reason, "Resize: tf_crop_and_resize is not supported by GpuAcc");
+            }
+            if (d.m_Mode != ResizeMode::Nearest && d.m_CoordinateTransform == CoordinateTransform::TfHalfPixelForNearest) {
+                return Refuse(reason, "Resize: tf_half_pixel_for_nn is defined for nearest mode only");
+            }
+            // Linear and cubic map dims of scale 1 index to index; every combination of the
+            // other dims' taps is read (2 or 4 per dim), so at most kMaxResampledDims of them.
+            int resampled = 0;
+            for (unsigned int i = 0; i < rank; ++i) {
+                resampled += in[0].GetShape()[i] != out[0].GetShape()[i] || d.m_Scales[i] != 1.0f ? 1 : 0;
+            }
+            if (d.m_Mode != ResizeMode::Nearest && resampled > kMaxResampledDims) {
+                return Refuse(reason, "Resize: " + std::to_string(resampled) + " resampled dims; GpuAcc resamples at most " +
+                                          std::to_string(kMaxResampledDims));
+            }
+            return true;
+        }
+        case LayerType::Pad: {
+            const auto& d = std::get<PadDescriptor>(descriptor);
+            if (!AllFloat32("Pad", in, 1, reason)) return false;
+            for (std::size_t i = 1; i < in.size(); ++i) {
+                if (!isConst[i]) return Refuse(reason, "Pad: pads, value and axes must be constant");
+            }
+            if (d.m_Pads.size() != 2 * static_cast<std::size_t>(in[0].GetNumDimensions())) {
+                return Refuse(reason, "Pad: the pads are not resolved (a begin and an end per dim)");
+            }
+            return true;
+        }
+        case LayerType::Trilu:
+            if (!AllFloat32("Trilu", in, 1, reason)) return false;
+            if (in.size() > 1 && !isConst[1]) return Refuse(reason, "Trilu: k must be constant");
+            if (in[0].GetNumDimensions() < 2) return Refuse(reason, "Trilu: the input needs two dims");
+            return true;
+        case LayerType::ArgMinMax:
+            if (!AllFloat32("ArgMinMax", in, 1, reason)) return false;
+            if (in[0].GetNumDimensions() == 0) return Refuse(reason, "ArgMinMax: scalar input");
+            return true;
         case LayerType::MemCopy:
             if (in[0].GetNumBytes() != out[0].GetNumBytes()) {
                 return Refuse(reason, "MemCopy: input " + in[0].ToString() + " and output " + out[0].ToString() +
