@@ -7,8 +7,8 @@
 #                                                                     # data and the bench scripts
 # then on the GPU machine, from the folder holding STAGE:
 #   source STAGE/env.sh && STAGE/gpu/device_run.sh STAGE [STAGES...]
-# STAGES (default: all but tf32, bert and mobilenet): env unit opcases node models sanitizer bench
-# smoke tf32 bert mobilenet
+# STAGES (default: all but tf32, bert, bf16 and mobilenet): env unit opcases node models sanitizer
+# bench smoke tf32 bert bf16 mobilenet
 # Logs go to $OUT (default /tmp/gpuacc-out): summary.txt, logs.tar.gz (one log per stage) and the
 # bench results (gpu_bench.json, gpu_bench.md) - few files, as the device tool returns at most 8.
 set -uo pipefail
@@ -136,6 +136,14 @@ for s in $stages; do
       run bert ${GPUACC_BERT_SECONDS:-400} $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" \
         --work "$work/bench" --out "$OUT/bert" --models bert_like --batches 1,32 --precisions fp16 --compile fp16 \
         --iters 50 --profile bert_like:32:fp16
+      cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null
+      ;;
+    bf16)
+      # GpuAcc in bf16 on the four benchmark models (its error against PyTorch's fp32 output and
+      # its time; no PyTorch runs), and a per-step profile of mobilenet_v2 b32 in fp32.
+      run bf16 ${GPUACC_BF16_SECONDS:-400} $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" \
+        --work "$work/bench" --out "$OUT/bf16" --models resnet50,mobilenet_v2,bert_like,vit_b_16 --batches 1,32 \
+        --precisions bf16 --no-torch --iters 20 --profile mobilenet_v2:32:fp32
       cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null
       ;;
     mobilenet)

@@ -325,7 +325,8 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Pooling: return NodeKind::Pool;
         case LayerType::BatchNormalization: return NodeKind::BatchNorm;
         case LayerType::Softmax: return NodeKind::Softmax;
-        case LayerType::LayerNormalization: return NodeKind::LayerNorm;
+        case LayerType::LayerNormalization:
+        case LayerType::RmsNormalization: return NodeKind::LayerNorm;
         case LayerType::Reduce: return NodeKind::Reduce;
         case LayerType::Transpose:
         case LayerType::Slice:

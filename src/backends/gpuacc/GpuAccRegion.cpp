@@ -1654,12 +1654,17 @@ void CompiledRegion::LowerSoftmax(const Node& node) {
 }
 
 void CompiledRegion::LowerLayerNorm(const Node& node) {
-    const auto& d = std::get<LayerNormalizationDescriptor>(node.m_Descriptor);
+    // LayerNormalization, or RMSNormalization (no mean, no bias: the same kernel with rms set).
+    const bool rms = node.m_LayerType == LayerType::RmsNormalization;
+    const int descAxis = rms ? std::get<RmsNormalizationDescriptor>(node.m_Descriptor).m_Axis
+                             : std::get<LayerNormalizationDescriptor>(node.m_Descriptor).m_Axis;
+    const float eps = rms ? std::get<RmsNormalizationDescriptor>(node.m_Descriptor).m_Eps
+                          : std::get<LayerNormalizationDescriptor>(node.m_Descriptor).m_Eps;
     const DevTensor x = Need(node.m_Inputs[0], m_Compute, false);
     std::optional<DevTensor> r;
     if (node.m_LnResidual >= 0) r = Need(node.m_LnResidual, m_Compute, false);
     const int rank = static_cast<int>(x.m_Dims.size());
-    const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+    const int axis = descAxis < 0 ? descAxis + rank : descAxis;
     int64_t rows = 1, cols = 1;
     for (int i = 0; i < rank; ++i) (i < axis ? rows : cols) *= x.m_Dims[static_cast<std::size_t>(i)];
     const float* g = ConstFloats(node.m_Inputs[1]);
@@ -1671,14 +1676,13 @@ void CompiledRegion::LowerLayerNorm(const Node& node) {
     std::optional<DevTensor> sum;
     if (node.m_LnSum >= 0) sum = NewOutput(node.m_LnSum, m_Compute, false);
     const DType type = m_Compute;
-    const float eps = d.m_Eps;
     const bool hasR = r.has_value(), hasSum = sum.has_value();
     std::vector<Buf> bufs{x.m_Buf, hasR ? r->m_Buf : x.m_Buf, gBuf, bBuf, y.m_Buf, hasSum ? sum->m_Buf : y.m_Buf};
-    AddStep("layernorm '" + node.m_Name + "'" + (hasR ? " (+residual)" : ""), bufs,
+    AddStep(std::string(rms ? "rmsnorm '" : "layernorm '") + node.m_Name + "'" + (hasR ? " (+residual)" : ""), bufs,
             [=](const RunContext& c) {
                 CheckCuda(LaunchLayerNorm(c.Ptr(0), hasR ? c.Ptr(1) : nullptr, static_cast<const float*>(c.Ptr(2)),
                                           hasBeta ? static_cast<const float*>(c.Ptr(3)) : nullptr, c.Ptr(4),
-                                          hasSum ? c.Ptr(5) : nullptr, type, rows, cols, eps, false, c.m_Stream),
+                                          hasSum ? c.Ptr(5) : nullptr, type, rows, cols, eps, rms, c.m_Stream),
                           "layer normalization kernel");
             });
 }

@@ -234,6 +234,20 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::RmsNormalization: {
+            if (!AllFloat32("RMSNormalization", in, in.size(), reason)) return false;
+            if (!isConst[1]) return Refuse(reason, "RMSNormalization: the scale must be constant");
+            const auto& d = std::get<RmsNormalizationDescriptor>(descriptor);
+            const int rank = static_cast<int>(in[0].GetNumDimensions());
+            const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+            std::size_t inner = 1;
+            for (int i = axis; i < rank; ++i) inner *= in[0].GetShape()[static_cast<unsigned int>(i)];
+            if (in[1].GetNumElements() != inner) {
+                return Refuse(reason, "RMSNormalization: the scale must have one value per normalized element (" +
+                                          std::to_string(inner) + "), has " + std::to_string(in[1].GetNumElements()));
+            }
+            return true;
+        }
         case LayerType::Reduce: return IsReduceSupported(std::get<ReduceDescriptor>(descriptor), in, reason);
         case LayerType::Transpose:
         case LayerType::Concat:

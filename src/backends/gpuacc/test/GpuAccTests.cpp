@@ -669,6 +669,26 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuAccAttention,
                                            AttentionCase{"rank3_fewer_keys_narrow_v", 6, 1, 77, 50, 64, 32, "none", true}),
                          [](const ::testing::TestParamInfo<AttentionCase>& i) { return std::string(i.param.m_Name); });
 
+// RMSNormalization (opset 23) on the layer-norm kernel without the mean: over the last axis and over
+// the last two, after a residual add (fused into the kernel), against CpuRef in fp32 and fp16.
+TEST(GpuAccOps, RmsNormalizationOverOneAndTwoAxes) {
+    SKIP_WITHOUT_GPU();
+    Net net;
+    IOutputSlot* x = net.Input({2, 5, 96});
+    IOutputSlot* r = net.Input({2, 5, 96});
+    RmsNormalizationDescriptor last;
+    last.m_Axis = -1;
+    last.m_Eps = 1e-5f;
+    net.Output(net.Op(LayerType::RmsNormalization, last, {net.Binary(BinaryOperation::Add, x, r), net.Const({96}, 0.5f, 1.0f)}));
+    RmsNormalizationDescriptor two;
+    two.m_Axis = 1;
+    two.m_Eps = 1e-3f;
+    net.Output(net.Op(LayerType::RmsNormalization, two, {x, net.Const({5, 96}, 0.5f, 1.0f)}));
+    const Net::Result res = net.Check(1e-5, "rmsnorm fp32");
+    EXPECT_NE(res.m_Optimized.find("LayerNorm+residual x1"), std::string::npos) << res.m_Optimized;
+    net.Check(1e-2, "rmsnorm fp16", WithOption("Precision", "fp16"));
+}
+
 // ---- element-wise, normalization, data movement ---------------------------------------------------------
 
 TEST(GpuAccOps, ElementwiseBroadcastingAndStridedInputs) {
