@@ -42,9 +42,11 @@ std::shared_ptr<fe::graph::Graph> TryBuild(const AttentionShape& s, DType type, 
         return g->tensor(fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(Vec(dims)).set_stride(Vec(strides)));
     };
     auto q = tensor("Q", kQ, {s.m_B, s.m_H, s.m_Sq, s.m_D}, s.m_QStrides);
-    auto k = tensor("K", kK, {s.m_B, s.m_H, s.m_Skv, s.m_D}, s.m_KStrides);
-    auto v = tensor("V", kV, {s.m_B, s.m_H, s.m_Skv, s.m_Dv}, s.m_VStrides);
+    const int64_t hkv = s.m_HKv > 0 ? s.m_HKv : s.m_H;
+    auto k = tensor("K", kK, {s.m_B, hkv, s.m_Skv, s.m_D}, s.m_KStrides);
+    auto v = tensor("V", kV, {s.m_B, hkv, s.m_Skv, s.m_Dv}, s.m_VStrides);
     auto options = fe::graph::SDPA_attributes().set_name("attention").set_generate_stats(false).set_attn_scale(s.m_Scale);
+    if (s.m_Causal) options.set_causal_mask(true);
     if (s.m_Mask) options.set_bias(tensor("mask", kMask, s.m_MaskDims, s.m_MaskStrides));
     auto outputs = g->sdpa(q, k, v, options);
     outputs[0]->set_output(true).set_uid(kO).set_dim({s.m_B, s.m_H, s.m_Sq, s.m_Dv}).set_stride(Vec(s.m_OStrides));
@@ -102,8 +104,9 @@ std::unique_ptr<AttentionPlan> AttentionPlan::Build(const AttentionShape& s, DTy
     cudnnGetStream(handle, &stream);
     const std::size_t es = DTypeSize(type);
     const int64_t qn = Span({s.m_B, s.m_H, s.m_Sq, s.m_D}, s.m_QStrides);
-    const int64_t kn = Span({s.m_B, s.m_H, s.m_Skv, s.m_D}, s.m_KStrides);
-    const int64_t vn = Span({s.m_B, s.m_H, s.m_Skv, s.m_Dv}, s.m_VStrides);
+    const int64_t hkv = s.m_HKv > 0 ? s.m_HKv : s.m_H;
+    const int64_t kn = Span({s.m_B, hkv, s.m_Skv, s.m_D}, s.m_KStrides);
+    const int64_t vn = Span({s.m_B, hkv, s.m_Skv, s.m_Dv}, s.m_VStrides);
     const int64_t on = Span({s.m_B, s.m_H, s.m_Sq, s.m_Dv}, s.m_OStrides);
     const int64_t mn = s.m_Mask ? Span(s.m_MaskDims, s.m_MaskStrides) : 1;
     const int64_t rows = s.m_B * s.m_H * s.m_Sq;
@@ -126,6 +129,8 @@ std::unique_ptr<AttentionPlan> AttentionPlan::Build(const AttentionShape& s, DTy
     r.m_V = v.Get();
     r.m_Type = type;
     r.m_B = s.m_B; r.m_H = s.m_H; r.m_Sq = s.m_Sq; r.m_Skv = s.m_Skv; r.m_D = s.m_D; r.m_Dv = s.m_Dv;
+    r.m_HKv = s.m_HKv;
+    r.m_Causal = s.m_Causal;
     for (int i = 0; i < 4; ++i) {
         r.m_QStrides[i] = s.m_QStrides[static_cast<std::size_t>(i)];
         r.m_KStrides[i] = s.m_KStrides[static_cast<std::size_t>(i)];
@@ -169,7 +174,8 @@ std::unique_ptr<AttentionPlan> AttentionPlan::Build(const AttentionShape& s, DTy
         why = text;
         return nullptr;
     }
-    std::snprintf(text, sizeof(text), "cuDNN fused attention%s, checked at load: %.2g", s.m_Mask ? "+mask" : "", error);
+    std::snprintf(text, sizeof(text), "cuDNN fused attention%s%s%s, checked at load: %.2g", s.m_Mask ? "+mask" : "",
+                  s.m_Causal ? "+causal" : "", s.m_HKv > 0 && s.m_HKv != s.m_H ? " (grouped-query)" : "", error);
     plan->m_Description = text;
     return plan;
 }

@@ -24,6 +24,8 @@ namespace trellis::gpuacc {
 /// Logical dims [b, h, s, d] with element strides per dim.
 struct AttentionShape {
     int64_t m_B = 1, m_H = 1, m_Sq = 0, m_Skv = 0, m_D = 0, m_Dv = 0;
+    int64_t m_HKv = 0;    ///< K's and V's heads (grouped-query attention); 0: m_H
+    bool m_Causal = false;  ///< query i sees keys 0..i (top-left aligned)
     std::array<int64_t, 4> m_QStrides{}, m_KStrides{}, m_VStrides{}, m_OStrides{};
     bool m_Mask = false;                      ///< an additive mask (the softmax's), of the io type
     std::array<int64_t, 4> m_MaskDims{};      ///< [b or 1, h or 1, sq or 1, skv or 1]

@@ -44,6 +44,7 @@ const char* NodeKindName(NodeKind kind) {
         case NodeKind::Attention: return "Attention";
         case NodeKind::Remap: return "Remap";
         case NodeKind::Arg: return "Arg";
+        case NodeKind::AttentionOp: return "AttentionOp";
     }
     return "?";
 }
@@ -343,6 +344,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Pad:
         case LayerType::Trilu: return NodeKind::Remap;
         case LayerType::ArgMinMax: return NodeKind::Arg;
+        case LayerType::Attention: return NodeKind::AttentionOp;
         default: return NodeKind::Eltwise;
     }
 }

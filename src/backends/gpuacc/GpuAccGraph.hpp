@@ -55,6 +55,7 @@ enum class NodeKind {
     Attention,   ///< MatMul(q, kT) -> Softmax(m_Scale, m_Mask) -> MatMul(p, v): inputs q, kT, v, [mask]
     Remap,       ///< Resize, Pad, Trilu: each output element from input positions (input 0; the rest constant)
     Arg,         ///< ArgMin / ArgMax
+    AttentionOp, ///< ONNX Attention (opset 23): inputs q, k, v, [mask]
 };
 const char* NodeKindName(NodeKind kind);
 

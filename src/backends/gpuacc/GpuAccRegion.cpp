@@ -258,6 +258,7 @@ private:
     void LowerAttention(const Node& node);
     void LowerRemap(const Node& node);
     void LowerArg(const Node& node);
+    void LowerAttentionOp(const Node& node);
     bool LowerFusedAttention(const Node& node, std::string& why);
     void LowerLayerNorm(const Node& node);
     void LowerReduce(const Node& node);
@@ -1410,6 +1411,109 @@ void CompiledRegion::LowerArg(const Node& node) {
             });
 }
 
+void CompiledRegion::LowerAttentionOp(const Node& node) {
+    // ONNX Attention: Q, K, V as [B, H, S, D] (4-D) or [B, S, H * D] (3-D, the heads from the
+    // attributes), read in place with strides; the output written straight in its layout. cuDNN's
+    // fused attention in fp16/bf16; the reference kernel (float) otherwise or where cuDNN declines.
+    const auto& d = std::get<AttentionDescriptor>(node.m_Descriptor);
+    const DevTensor q = Need(node.m_Inputs[0], m_Compute, false, true);
+    const DevTensor k = Need(node.m_Inputs[1], m_Compute, false, true);
+    const DevTensor v = Need(node.m_Inputs[2], m_Compute, false, true);
+    const int out = node.m_Outputs[0];
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const bool four = q.m_Dims.size() == 4;
+    AttentionShape s;
+    s.m_B = q.m_Dims[0];
+    s.m_H = four ? q.m_Dims[1] : d.m_QNumHeads;
+    s.m_HKv = four ? k.m_Dims[1] : d.m_KvNumHeads;
+    s.m_Sq = q.m_Dims[four ? 2 : 1];
+    s.m_Skv = k.m_Dims[four ? 2 : 1];
+    s.m_D = four ? q.m_Dims[3] : q.m_Dims[2] / s.m_H;
+    s.m_Dv = four ? v.m_Dims[3] : v.m_Dims[2] / s.m_HKv;
+    s.m_Causal = d.m_IsCausal;
+    s.m_Scale = d.m_Scale ? *d.m_Scale : 1.0f / std::sqrt(static_cast<float>(s.m_D));
+    auto bhsd = [&](const DevTensor& t, int64_t headDim) {
+        const auto st = t.Strides();
+        if (four) return std::array<int64_t, 4>{st[0], st[1], st[2], st[3]};
+        return std::array<int64_t, 4>{st[0], headDim * st[2], st[1], st[2]};  // [B, S, H * D]
+    };
+    s.m_QStrides = bhsd(q, s.m_D);
+    s.m_KStrides = bhsd(k, s.m_D);
+    s.m_VStrides = bhsd(v, s.m_Dv);
+    // The output in its own layout: [B, H, Sq, Dv], or [B, Sq, H * Dv].
+    s.m_OStrides = four ? std::array<int64_t, 4>{s.m_H * s.m_Sq * s.m_Dv, s.m_Sq * s.m_Dv, s.m_Dv, 1}
+                        : std::array<int64_t, 4>{s.m_Sq * s.m_H * s.m_Dv, s.m_Dv, s.m_H * s.m_Dv, 1};
+    std::optional<DevTensor> mask;
+    if (d.m_HasMask) {
+        mask = Need(node.m_Inputs[3], m_Compute, false, true);
+        const auto ms = mask->Strides();
+        const std::size_t mr = mask->m_Dims.size();
+        s.m_Mask = true;
+        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
+        for (std::size_t i = 0; i < mr; ++i) {
+            md[4 - mr + i] = mask->m_Dims[i];
+            mst[4 - mr + i] = ms[i];
+        }
+        int64_t dense = 1;
+        for (std::size_t i = 4; i-- > 0;) {
+            if (md[i] == 1) mst[i] = dense;
+            dense *= md[i];
+        }
+        s.m_MaskDims = md;
+        s.m_MaskStrides = mst;
+    }
+    const DevTensor y = NewOutput(out, m_Compute, false);
+    std::string why = "the region computes in " + std::string(DTypeName(m_Compute));
+    std::unique_ptr<AttentionPlan> plan;
+    if (m_Compute == DType::F16 || m_Compute == DType::BF16) plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
+    std::vector<Buf> bufs{q.m_Buf, k.m_Buf, v.m_Buf, y.m_Buf};
+    if (mask) bufs.push_back(mask->m_Buf);
+    const bool hasMask = mask.has_value();
+    if (plan) {
+        m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
+        const AttentionPlan* p = plan.get();
+        AddStep("attention '" + node.m_Name + "': " + p->Description(), bufs, [p, hasMask](const RunContext& c) {
+            p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), hasMask ? c.Ptr(4) : nullptr, c.Ptr(3), c.m_Workspace);
+        });
+        m_Steps.back().m_FenceBefore = true;  // see LowerFusedAttention
+        m_AttentionPlans.push_back(std::move(plan));
+        return;
+    }
+    // The reference kernel: float [B, H, Sq, Dv] into a temporary, then into y's layout and type.
+    AttentionRefLaunch r;
+    r.m_Type = m_Compute;
+    r.m_B = s.m_B; r.m_H = s.m_H; r.m_HKv = s.m_HKv; r.m_Sq = s.m_Sq; r.m_Skv = s.m_Skv; r.m_D = s.m_D; r.m_Dv = s.m_Dv;
+    r.m_Causal = s.m_Causal;
+    r.m_Scale = s.m_Scale;
+    for (std::size_t i = 0; i < 4; ++i) {
+        r.m_QStrides[i] = s.m_QStrides[i];
+        r.m_KStrides[i] = s.m_KStrides[i];
+        r.m_VStrides[i] = s.m_VStrides[i];
+        r.m_MaskStrides[i] = s.m_MaskDims[i] == 1 ? 0 : s.m_MaskStrides[i];
+    }
+    r.m_MaskType = m_Compute;
+    DevTensor tmp;
+    tmp.m_Type = DType::F32;
+    tmp.m_Dims = {s.m_B, s.m_H, s.m_Sq, s.m_Dv};
+    tmp.m_Buf = NewTemp(tmp.Bytes());
+    AddStep("attention '" + node.m_Name + "': reference kernel (" + why + ")", {q.m_Buf, k.m_Buf, v.m_Buf, tmp.m_Buf, mask ? mask->m_Buf : tmp.m_Buf},
+            [r0 = r, hasMask](const RunContext& c) {
+                AttentionRefLaunch l = r0;  // a copy: steps may run on several threads at once
+                l.m_Q = c.Ptr(0);
+                l.m_K = c.Ptr(1);
+                l.m_V = c.Ptr(2);
+                l.m_Out = static_cast<float*>(c.Ptr(3));
+                l.m_Mask = hasMask ? c.Ptr(4) : nullptr;
+                CheckCuda(LaunchAttentionReference(l, c.m_Stream), "attention reference kernel");
+            });
+    // y viewed as [B, H, Sq, Dv].
+    DevTensor yv = y;
+    yv.m_Dims = tmp.m_Dims;
+    yv.m_ViewStrides.assign(s.m_OStrides.begin(), s.m_OStrides.end());
+    yv.m_Nhwc = false;
+    CopyInto(tmp, yv, "attention '" + node.m_Name + "' output to " + DTypeName(m_Compute));
+}
+
 void CompiledRegion::LowerAttention(const Node& node) {
     std::string why;
     if (LowerFusedAttention(node, why)) return;
@@ -2106,6 +2210,7 @@ void CompiledRegion::LowerNode(const Node& node) {
         case NodeKind::Attention: LowerAttention(node); break;
         case NodeKind::Remap: LowerRemap(node); break;
         case NodeKind::Arg: LowerArg(node); break;
+        case NodeKind::AttentionOp: LowerAttentionOp(node); break;
     }
 }
 

@@ -234,6 +234,43 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::Attention: {
+            const auto& d = std::get<AttentionDescriptor>(descriptor);
+            if (!AllFloat32("Attention", in, in.size(), reason)) {
+                return Refuse(reason, "Attention: GpuAcc takes Float32 Q, K, V and an additive Float32 mask (a Boolean "
+                                      "mask runs on the reference)");
+            }
+            if (d.m_HasPast || d.m_HasNonpadKvSeqlen || out.size() != 1) {
+                return Refuse(reason, "Attention: past_key/past_value, nonpad_kv_seqlen and the present or qk outputs are "
+                                      "not supported by GpuAcc");
+            }
+            if (d.m_Softcap != 0.0f || d.m_QkMatmulOutputMode != 0 || d.m_LeftWindow >= 0 || d.m_RightWindow >= 0) {
+                return Refuse(reason, "Attention: softcap, qk_matmul_output_mode and windows are not supported by GpuAcc");
+            }
+            const unsigned int rank = in[0].GetNumDimensions();
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (in[i].GetNumDimensions() != rank || (rank != 3 && rank != 4)) {
+                    return Refuse(reason, "Attention: Q, K and V must all be 3-D or all 4-D");
+                }
+            }
+            const unsigned int hq = rank == 4 ? in[0].GetShape()[1] : d.m_QNumHeads;
+            const unsigned int hkv = rank == 4 ? in[1].GetShape()[1] : d.m_KvNumHeads;
+            if (hq == 0 || hkv == 0 || hq % hkv != 0) {
+                return Refuse(reason, "Attention: the query heads must be a multiple of the key/value heads");
+            }
+            const unsigned int skv = in[1].GetShape()[rank - 2];
+            if (skv > kAttentionRefMaxKeys) {
+                return Refuse(reason, "Attention: more than " + std::to_string(kAttentionRefMaxKeys) + " keys");
+            }
+            if (d.m_HasMask) {
+                const TensorShape& m = in[3].GetShape();
+                if (m.GetNumDimensions() > 4 || m.GetNumDimensions() < 2 || m[m.GetNumDimensions() - 1] != skv) {
+                    return Refuse(reason, "Attention: GpuAcc takes a mask whose last dim is the number of keys (" +
+                                              std::to_string(skv) + "), broadcast over the others");
+                }
+            }
+            return true;
+        }
         case LayerType::RmsNormalization: {
             if (!AllFloat32("RMSNormalization", in, in.size(), reason)) return false;
             if (!isConst[1]) return Refuse(reason, "RMSNormalization: the scale must be constant");

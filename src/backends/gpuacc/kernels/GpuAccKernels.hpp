@@ -230,7 +230,10 @@ cudaError_t LaunchDepthwiseConv(const DepthwiseConvLaunch& launch, cudaStream_t 
 // ---- attention reference (attention.cu) ---------------------------------------------------------
 
 /// out = softmax(scale * Q K^T + mask) V per (batch, head), naively in float: what a fused
-/// attention plan is checked against at load. Q [B,H,Sq,D], K [B,H,Skv,D], V [B,H,Skv,Dv] of
+/// attention plan is checked against at load, and ONNX Attention where no fused plan runs (fp32).
+/// Grouped-query: K and V have m_HKv heads (dividing m_H), query head h reading kv head
+/// h / (m_H / m_HKv); m_Causal hides key j from query i where j > i. Q [B,H,Sq,D], K [B,HKv,Skv,D],
+/// V [B,HKv,Skv,Dv] of
 /// m_Type with element strides per dim; the mask (may be null) of m_MaskType, read at strides per
 /// dim of the scores [B,H,Sq,Skv] (0 where it broadcasts); out dense F32 [B,H,Sq,Dv].
 struct AttentionRefLaunch {
@@ -239,6 +242,8 @@ struct AttentionRefLaunch {
     const void* m_V = nullptr;
     DType m_Type = DType::F16;
     int64_t m_B = 0, m_H = 0, m_Sq = 0, m_Skv = 0, m_D = 0, m_Dv = 0;
+    int64_t m_HKv = 0;  ///< 0: m_H
+    bool m_Causal = false;
     int64_t m_QStrides[4] = {};
     int64_t m_KStrides[4] = {};
     int64_t m_VStrides[4] = {};

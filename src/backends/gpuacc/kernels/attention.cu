@@ -34,8 +34,9 @@ __global__ void AttentionRefKernel(const AttentionRefLaunch l) {
     const int64_t i = row % l.m_Sq, bh = row / l.m_Sq;
     const int64_t h = bh % l.m_H, b = bh / l.m_H;
     const int64_t qb = b * l.m_QStrides[0] + h * l.m_QStrides[1] + i * l.m_QStrides[2];
-    const int64_t kb = b * l.m_KStrides[0] + h * l.m_KStrides[1];
-    const int64_t vb = b * l.m_VStrides[0] + h * l.m_VStrides[1];
+    const int64_t hkv = l.m_HKv > 0 ? h / (l.m_H / l.m_HKv) : h;
+    const int64_t kb = b * l.m_KStrides[0] + hkv * l.m_KStrides[1];
+    const int64_t vb = b * l.m_VStrides[0] + hkv * l.m_VStrides[1];
     const int64_t mb = b * l.m_MaskStrides[0] + h * l.m_MaskStrides[1] + i * l.m_MaskStrides[2];
     float localMax = -CUDART_INF_F;
     for (int64_t j = threadIdx.x; j < l.m_Skv; j += blockDim.x) {
@@ -46,6 +47,7 @@ __global__ void AttentionRefKernel(const AttentionRefLaunch l) {
         }
         s *= l.m_Scale;
         if (l.m_Mask) s += LoadF(l.m_Mask, mb + j * l.m_MaskStrides[3], l.m_MaskType);
+        if (l.m_Causal && j > i) s = -CUDART_INF_F;
         p[j] = s;
         localMax = fmaxf(localMax, s);
     }

@@ -669,6 +669,53 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GpuAccAttention,
                                            AttentionCase{"rank3_fewer_keys_narrow_v", 6, 1, 77, 50, 64, 32, "none", true}),
                          [](const ::testing::TestParamInfo<AttentionCase>& i) { return std::string(i.param.m_Name); });
 
+// ONNX Attention (opset 23) as one layer: 4-D heads, 3-D packed heads with grouped-query K/V and
+// a causal mask, an additive mask with fewer queries than keys. fp32 runs the reference kernel
+// (exact to 1e-5 against CpuRef); fp16 and bf16 cuDNN's fused attention where it plans.
+TEST(GpuAccOps, OnnxAttentionLayer) {
+    SKIP_WITHOUT_GPU();
+    struct Case {
+        const char* m_Name;
+        bool m_ThreeD, m_Causal, m_Mask;
+        unsigned int b, hq, hkv, sq, skv, d;
+    };
+    for (const Case& c : {Case{"4d", false, false, false, 2, 4, 4, 64, 64, 64},
+                          Case{"3d_gqa_causal", true, true, false, 2, 8, 2, 50, 50, 32},
+                          Case{"4d_mask_cross", false, false, true, 2, 2, 2, 24, 40, 64}}) {
+        Net net;
+        AttentionDescriptor d;
+        d.m_IsCausal = c.m_Causal;
+        d.m_HasMask = c.m_Mask;
+        std::vector<IOutputSlot*> in;
+        if (c.m_ThreeD) {
+            d.m_QNumHeads = c.hq;
+            d.m_KvNumHeads = c.hkv;
+            in = {net.Input({c.b, c.sq, c.hq * c.d}), net.Input({c.b, c.skv, c.hkv * c.d}), net.Input({c.b, c.skv, c.hkv * c.d})};
+        } else {
+            in = {net.Input({c.b, c.hq, c.sq, c.d}), net.Input({c.b, c.hkv, c.skv, c.d}), net.Input({c.b, c.hkv, c.skv, c.d})};
+        }
+        if (c.m_Mask) in.push_back(net.Const({1, 1, c.sq, c.skv}, 2.0f));
+        net.Output(net.Op(LayerType::Attention, d, in));
+        net.Check(1e-5, std::string(c.m_Name) + " fp32");
+        const std::string steps = (std::filesystem::temp_directory_path() / "gpuacc_onnx_attention_steps.tsv").string();
+        for (const char* precision : {"fp16", "bf16"}) {
+            std::filesystem::remove(steps);
+            IRuntime::CreationOptions o = WithOption("Precision", precision);
+            o.m_BackendOptions["GpuAcc"]["StepTimesFile"] = steps;
+            net.Check(std::string(precision) == "bf16" ? 3e-2 : 1e-2, std::string(c.m_Name) + " " + precision, o);
+            std::ifstream f(steps);
+            const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            std::cout << c.m_Name << " " << precision << ": "
+                      << (text.find("cuDNN fused attention") != std::string::npos ? "fused" : "reference kernel") << "\n";
+            EXPECT_EQ(text.find("failed its check"), std::string::npos) << text;
+            if (std::string(c.m_Name) == "4d") {
+                EXPECT_NE(text.find("cuDNN fused attention"), std::string::npos) << precision << "\n" << text;
+            }
+        }
+        std::filesystem::remove(steps);
+    }
+}
+
 // RMSNormalization (opset 23) on the layer-norm kernel without the mean: over the last axis and over
 // the last two, after a residual add (fused into the kernel), against CpuRef in fp32 and fp16.
 TEST(GpuAccOps, RmsNormalizationOverOneAndTwoAxes) {
