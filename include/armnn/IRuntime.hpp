@@ -82,9 +82,8 @@ public:
     static IRuntimePtr Create(const CreationOptions& options);
     static void Destroy(IRuntime* runtime);
 
-    /// Takes the network; on success `networkIdOut` names it. The first form throws
-    /// armnn::RuntimeException with the reason on failure; the others return Failure and set
-    /// `errorMessage`.
+    /// Takes the network; on success `networkIdOut` names it. On failure every form returns
+    /// Failure and logs the reason at Error (ConfigureLogging); the others also set `errorMessage`.
     Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network);
     Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network, std::string& errorMessage);
     Status LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr network, std::string& errorMessage,

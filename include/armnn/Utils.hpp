@@ -1,7 +1,8 @@
 // Arm NN compatibility layer: ConfigureLogging, the switch for what the compatibility layer logs
 // (Optimize()'s warnings and errors, load failures): to standard output when
 // `printToStandardOutput`, at `severity` and above. `printToDebugOutput` (Arm NN's Android/debugger
-// sink) has no Trellis equivalent and is ignored. Until it is called nothing is logged.
+// sink) has no Trellis equivalent and is ignored. Until it is called, Error and Fatal messages go
+// to standard error, so a failure is never silent.
 // Thread-safety: ConfigureLogging is not synchronized with logging from other threads; call it
 // at start-up.
 #pragma once

@@ -52,7 +52,8 @@ struct TimelineEvent {
 class IRuntime {
 public:
     struct CreationOptions {
-        /// Overrides the compile-time DYNAMIC_BACKEND_PATHS with one directory (empty = use those).
+        /// One directory scanned for dynamic backends instead of the defaults (empty = the
+        /// defaults: GetDefaultDynamicBackendPaths()).
         std::string m_DynamicBackendsPath;
         /// Free-form per-backend options: backend id -> (name -> value).
         std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
@@ -78,6 +79,13 @@ public:
         std::size_t m_Built = 0;    ///< specializations optimized and loaded so far
         std::size_t m_Evicted = 0;  ///< dropped from the cache to make room
     };
+
+    /// The folders a runtime scans for dynamic backends when m_DynamicBackendsPath is empty, in
+    /// order: the compile-time DYNAMIC_BACKEND_PATHS, then the installed default folder
+    /// <folder of libtrellis.so>/trellis/backends (where `cmake --install` puts the backends it
+    /// ships, e.g. /opt/trellis/lib/trellis/backends; skipped without a warning where it does not
+    /// exist, as in a build tree).
+    static std::vector<std::string> GetDefaultDynamicBackendPaths();
 
     static IRuntime* CreateRaw(const CreationOptions& options);
     static IRuntimePtr Create(const CreationOptions& options);

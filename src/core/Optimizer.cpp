@@ -93,6 +93,9 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
         p.m_LayerName = l->Name();
         p.m_Type = l->GetType();
         p.m_OpDetail = l->OpDetail();
+        // A constant made by constant folding says where it was evaluated (trellis inspect
+        // lists those with --all only).
+        if (l->GetType() == LayerType::Constant && !l->m_FoldedOn.IsEmpty()) p.m_OpDetail = "folded on " + l->m_FoldedOn.Get();
         p.m_Backend = l->GetBackendId();
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             // A dynamic network's layers are shown before inference: only inputs have infos.

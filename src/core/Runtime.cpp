@@ -1034,6 +1034,7 @@ private:
 
 namespace trellis {
 
+std::vector<std::string> IRuntime::GetDefaultDynamicBackendPaths() { return core::GetDefaultDynamicBackendPaths(); }
 IRuntime* IRuntime::CreateRaw(const CreationOptions& options) { return new core::RuntimeImpl(options); }
 IRuntimePtr IRuntime::Create(const CreationOptions& options) { return IRuntimePtr(CreateRaw(options), &IRuntime::Destroy); }
 void IRuntime::Destroy(IRuntime* runtime) { delete runtime; }

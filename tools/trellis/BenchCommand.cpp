@@ -44,9 +44,7 @@ std::string BenchHelp() {
            "                         chrome://tracing or ui.perfetto.dev); print the time\n"
            "                         per run by op and backend, and the slowest layers.\n"
            "                         Timing each layer adds a little to the latency.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
            "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
            "                         and 0: the machine's physical memory).\n"

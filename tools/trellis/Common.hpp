@@ -15,6 +15,14 @@
 #include <string>
 #include <vector>
 
+/// The help of --dynamic-backends-path, shared by every command that takes it. A string-literal
+/// macro so each command's help stays one literal.
+#define TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP                                                   \
+    "  --dynamic-backends-path DIR\n"                                                            \
+    "                         Load dynamic backends from DIR instead of the default\n"            \
+    "                         paths (DYNAMIC_BACKEND_PATHS, then the installed folder\n"          \
+    "                         <libdir>/trellis/backends where it exists).\n"
+
 namespace trellis::cli {
 
 /// The backends run, bench and inspect use when --backends is not given: CpuAcc first where it is

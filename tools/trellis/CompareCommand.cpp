@@ -46,9 +46,7 @@ std::string CompareHelp() {
            "  --backend-option BACKEND:NAME=VALUE\n"
            "                         Backend option of the candidate run (e.g.\n"
            "                         CpuAcc:Winograd=off). Repeatable.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "A backend that fuses layers into one region exposes only the region's outputs:\n"

@@ -44,9 +44,7 @@ std::string RunHelp() {
            "  --backend-option BACKEND:NAME=VALUE\n"
            "                         Backend option for BACKEND (e.g.\n"
            "                         CpuAcc:FastMath=bf16). Repeatable.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
            "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
            "                         and 0: the machine's physical memory).\n"
