@@ -1,6 +1,8 @@
 // Arm NN compatibility layer: tensors. TensorShape, TensorInfo and Tensor are Trellis's types;
-// ConstTensor is Trellis's ConstTensor with Arm NN's rule that its info must be marked constant
-// (TensorInfo::SetConstant()), checked when it is made.
+// ConstTensor is Trellis's ConstTensor whose info is always marked constant. (Arm NN 22.05 and
+// later throw when a ConstTensor's info is not marked constant with TensorInfo::SetConstant();
+// older Arm NN did not ask. The compatibility layer marks it instead, so programs written for
+// either run.)
 //
 // Ownership: Tensor and ConstTensor do not own the memory they point at; the caller keeps it
 // alive while the tensor is used (as in Arm NN). Value types.
@@ -20,17 +22,14 @@ using TensorShape = trellis::TensorShape;
 using TensorInfo = trellis::TensorInfo;
 using Tensor = trellis::Tensor;
 
-/// Read-only view of memory the caller owns. Throws InvalidArgumentException when `info` is not
-/// marked constant, as Arm NN does.
+/// Read-only view of memory the caller owns; GetInfo().IsConstant() is true.
 class ConstTensor : public trellis::ConstTensor {
 public:
     ConstTensor() = default;
     template <typename MemoryType>
     ConstTensor(const TensorInfo& info, MemoryType* memoryArea)
         : trellis::ConstTensor(info, static_cast<const void*>(memoryArea)) {
-        if (!info.IsConstant())
-            throw InvalidArgumentException("armnn::ConstTensor: its TensorInfo (" + info.ToString() +
-                                           ") must be marked constant: call TensorInfo::SetConstant() first");
+        m_Info.SetConstant(true);
     }
     template <typename T>
     ConstTensor(const TensorInfo& info, const std::vector<T>& memory) : ConstTensor(info, memory.data()) {}

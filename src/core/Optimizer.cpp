@@ -605,7 +605,10 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
         }
     }
     if (backends.empty()) {
-        throw BackendUnavailableException("none of the preferred backends is registered (registered: " +
+        std::string preferred;
+        for (const BackendId& id : preferences) preferred += (preferred.empty() ? "" : ", ") + id.Get();
+        throw BackendUnavailableException("none of the preferred backends (" + preferred +
+                                          ") is registered (registered: " +
                                           BackendRegistryInstance().GetBackendIdsAsString() + ")");
     }
     return backends;

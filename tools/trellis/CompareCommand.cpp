@@ -32,7 +32,7 @@ std::string CompareHelp() {
            "                         Repeatable.\n"
            "  --input-dir DIR        Feed graph input i from DIR/input_<i>.pb where that\n"
            "                         file exists.\n"
-           "  --shape NAME=AxBxC     Pin the shape of graph input NAME. Repeatable.\n"
+           TRELLIS_CLI_SHAPE_HELP
            "  --seed N               Seed of the random data for inputs not given\n"
            "                         (default: 0).\n"
            "  --rtol X               Relative tolerance (default: 1e-4).\n"

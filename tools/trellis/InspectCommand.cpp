@@ -20,20 +20,12 @@ std::string InspectHelp() {
            "listed with --all.\n"
            "\n"
            "Options:\n"
-           "  --backends LIST        Comma-separated backend ids in order of preference\n"
-           "                         (default: CpuAcc,CpuRef where CpuAcc is built in,\n"
-           "                         otherwise CpuRef).\n"
-           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
-           "                         dims are symbolic). Repeatable.\n"
+           TRELLIS_CLI_BACKENDS_HELP
+           TRELLIS_CLI_SHAPE_HELP
            TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  --all                  Also list the constants that constant folding made\n"
            "                         (by default only their count is shown).\n"
-           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
-           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
-           "                         and 0: the machine's physical memory).\n"
-           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
-           "                         working memory (intermediate tensors and scratch;\n"
-           "                         suffixes and default as above).\n"
+           TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Input and output types and shapes are the loaded network's; if loading fails,\n"
