@@ -115,8 +115,6 @@ enum class LayerType {
     Softmax,
     Subtraction,
     Transpose,
-    /// A layer of an ONNX-parsed network (its Trellis op is in the layer's name listing).
-    TrellisLayer,
 };
 const char* GetLayerTypeAsCString(LayerType type);
 

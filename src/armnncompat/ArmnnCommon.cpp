@@ -142,7 +142,6 @@ const char* GetLayerTypeAsCString(LayerType type) {
         case LayerType::Softmax: return "Softmax";
         case LayerType::Subtraction: return "Subtraction";
         case LayerType::Transpose: return "Transpose";
-        case LayerType::TrellisLayer: return "TrellisLayer";
     }
     return "Unknown";
 }

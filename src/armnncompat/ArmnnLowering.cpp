@@ -416,9 +416,9 @@ Lowered Lowerer::Lower(const LayerImpl& layer) {
             WrapLayout(d.m_DataLayout, label, bn, out);
             return out;
         }
-        case LayerType::TrellisLayer: break;
     }
-    throw UnimplementedException(DescribeLayer(layer) + ": this layer type cannot be translated to Trellis");
+    throw InvalidArgumentException(DescribeLayer(layer) + ": unknown layer type " +
+                                   std::to_string(static_cast<int>(layer.m_Type)));
 }
 
 }  // namespace
