@@ -8,6 +8,7 @@
 #include <armnn/INetwork.hpp>
 #include <armnn/IProfiler.hpp>
 #include <armnn/IRuntime.hpp>
+#include <armnn/Logging.hpp>
 #include <armnn/Optional.hpp>
 #include <armnn/Tensor.hpp>
 #include <armnn/Types.hpp>

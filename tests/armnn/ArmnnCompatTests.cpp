@@ -776,6 +776,16 @@ TEST(ArmnnCompatLogging, ConfigureLoggingSendsOptimizeErrorsToStandardOutput) {
     EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
 }
 
+TEST(ArmnnCompatLogging, ArmnnLogStatementsFollowTheConfiguredSeverity) {
+    ConfigureLogging(true, false, LogSeverity::Info);
+    testing::internal::CaptureStdout();
+    ARMNN_LOG(info) << "loaded " << 3 << " networks";
+    ARMNN_LOG(debug) << "below the severity";
+    ARMNN_LOG(warning) << "slow path";
+    EXPECT_EQ(testing::internal::GetCapturedStdout(), "Info: loaded 3 networks\nWarning: slow path\n");
+    ConfigureLogging(false, false, LogSeverity::Fatal);
+}
+
 // ---- the ONNX parser ----
 
 TEST(ArmnnCompatOnnxParser, ParsesAndRunsTheExampleModelLikeTrellis) {
