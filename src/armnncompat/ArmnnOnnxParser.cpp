@@ -5,6 +5,7 @@
 #include <armnnOnnxParser/IOnnxParser.hpp>
 #include <trellis/OnnxParser.hpp>
 
+#include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <filesystem>
@@ -31,9 +32,20 @@ struct OnnxParserImpl {
     }
     /// A text-format ModelProto as the binary form the importer reads.
     static std::string TextToBinary(const std::string& text, const std::string& what) {
+        // Errors go into the exception, not to protobuf's log on standard error.
+        struct Collector : google::protobuf::io::ErrorCollector {
+            std::string m_First;
+            void AddError(int line, google::protobuf::io::ColumnNumber column, const std::string& message) override {
+                if (m_First.empty())
+                    m_First = "line " + std::to_string(line + 1) + ", column " + std::to_string(column + 1) + ": " + message;
+            }
+        } collector;
+        google::protobuf::TextFormat::Parser parser;
+        parser.RecordErrorsTo(&collector);
         onnx::ModelProto model;
-        if (!google::protobuf::TextFormat::ParseFromString(text, &model))
-            throw armnn::ParseException(what + ": not a valid ONNX model in protobuf text format");
+        if (!parser.ParseFromString(text, &model))
+            throw armnn::ParseException(what + ": not a valid ONNX model in protobuf text format (" +
+                                        (collector.m_First.empty() ? std::string("no detail") : collector.m_First) + ")");
         std::string bytes;
         if (!model.SerializeToString(&bytes)) throw armnn::ParseException(what + ": the model could not be serialized");
         return bytes;
