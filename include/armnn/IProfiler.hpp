@@ -1,8 +1,9 @@
 // Arm NN compatibility layer: IProfiler, the per-network profiler IRuntime::GetProfiler() returns.
 //
 // While enabled (EnableProfiling(true), or INetworkProperties' profilingEnabled at load), every
-// EnqueueWorkload() of the network records the time of each workload (from Trellis's timeline,
-// IRuntime::TakeTimeline). Print() writes them as JSON; AnalyzeEventsAndWriteResults() as a table
+// EnqueueWorkload() of the network records the time of each workload (Trellis's timeline,
+// switched on for that network only while its profiler is enabled, so unprofiled runs pay
+// nothing). Print() writes them as JSON; AnalyzeEventsAndWriteResults() as a table
 // of per-layer totals. The format is Trellis's own, not Arm NN's (docs/armnn-compat.md).
 // Thread-safety: all methods may be called while the network runs on other threads.
 #pragma once

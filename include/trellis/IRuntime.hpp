@@ -64,7 +64,8 @@ public:
             /// Create backend profiling contexts and collect their counters.
             bool m_EnableProfiling = false;
             /// Time every workload of every EnqueueWorkload() (and what backends report inside
-            /// their workloads) into a timeline per network; read it with TakeTimeline().
+            /// their workloads) into a timeline per network; read it with TakeTimeline(). The
+            /// initial state of every loaded network: SetTimelineRecording() switches one.
             bool m_RecordTimeline = false;
         };
         ProfilingOptions m_ProfilingOptions;
@@ -146,6 +147,10 @@ public:
     /// The timeline events of `networkId` recorded since the last call (in recording order),
     /// which forgets them; empty unless m_RecordTimeline was set. Throws for an unknown network.
     virtual std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) = 0;
+    /// Switches the recording of `networkId`'s timeline on or off from its next
+    /// EnqueueWorkload() on; a network starts as m_ProfilingOptions.m_RecordTimeline says. Events
+    /// already recorded stay until TakeTimeline(). Throws for an unknown network.
+    virtual void SetTimelineRecording(NetworkId networkId, bool record) = 0;
 protected:
     virtual ~IRuntime() = default;
 };

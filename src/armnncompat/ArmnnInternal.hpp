@@ -8,6 +8,7 @@
 #include <trellis/INetwork.hpp>
 #include <trellis/IRuntime.hpp>
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -31,6 +32,9 @@ struct OptimizedNetworkImpl {
 struct ProfilerImpl {
     mutable std::mutex m_Mutex;
     bool m_Enabled = false;
+    /// Switches the Trellis timeline of the profiled network on or off; empty once the network
+    /// is unloaded or its runtime destroyed (the profiler may outlive both).
+    std::function<void(bool)> m_SetRecording;
     ProfilingDetailsMethod m_Details = ProfilingDetailsMethod::Undefined;
     std::vector<LayerDetail> m_Layers;
     /// One entry per profiled EnqueueWorkload (the timeline events it recorded).

@@ -15,6 +15,14 @@ namespace armnn {
 namespace detail {
 
 struct RuntimeImpl {
+    ~RuntimeImpl() {
+        // Profilers handed out may outlive the runtime: they stop reaching it.
+        for (auto& [id, profiler] : m_Profilers) Detach(*profiler);
+    }
+    static void Detach(IProfiler& profiler) {
+        std::lock_guard<std::mutex> lock(profiler.GetImpl().m_Mutex);
+        profiler.GetImpl().m_SetRecording = nullptr;
+    }
     trellis::IRuntimePtr m_Runtime{nullptr, &trellis::IRuntime::Destroy};
     mutable std::mutex m_Mutex;
     std::map<NetworkId, std::shared_ptr<IProfiler>> m_Profilers;
@@ -31,9 +39,9 @@ trellis::IRuntime::CreationOptions ToTrellis(const IRuntime::CreationOptions& op
         for (size_t i = 0; i < o.GetOptionCount(); ++i)
             to.m_BackendOptions[o.GetBackendId()][o.GetOption(i).GetName()] = o.GetOption(i).GetValue().ToString();
     to.m_ProfilingOptions.m_EnableProfiling = options.m_ProfilingOptions.m_EnableProfiling;
-    // Every run's workload times feed the network's IProfiler, which may be switched on at any
-    // time; EnqueueWorkload takes them after each run so they do not pile up.
-    to.m_ProfilingOptions.m_RecordTimeline = true;
+    // Workload times are recorded per network while its IProfiler is enabled
+    // (trellis::IRuntime::SetTimelineRecording), so a network nobody profiles pays nothing.
+    to.m_ProfilingOptions.m_RecordTimeline = false;
     return to;
 }
 }  // namespace
@@ -89,6 +97,16 @@ Status IRuntime::LoadNetwork(NetworkId& networkIdOut, IOptimizedNetworkPtr netwo
     std::string error;
     if (pRuntimeImpl->m_Runtime->LoadNetwork(networkIdOut, std::move(net), error) != Status::Success)
         return fail("IRuntime::LoadNetwork: " + error);
+    trellis::IRuntime* runtime = pRuntimeImpl->m_Runtime.get();
+    const NetworkId id = networkIdOut;
+    profiler->GetImpl().m_SetRecording = [runtime, id](bool record) {
+        try {
+            runtime->SetTimelineRecording(id, record);
+        } catch (const trellis::InvalidArgumentException&) {
+            // Unloaded meanwhile (UnloadNetwork detaches the profiler right after): nothing to record.
+        }
+    };
+    runtime->SetTimelineRecording(id, properties.m_ProfilingEnabled);
     std::lock_guard<std::mutex> lock(pRuntimeImpl->m_Mutex);
     pRuntimeImpl->m_Profilers[networkIdOut] = std::move(profiler);
     return Status::Success;
@@ -108,10 +126,20 @@ Status IRuntime::EnqueueWorkload(NetworkId networkId, const InputTensors& inputT
         throw UnimplementedException("IRuntime::EnqueueWorkload: pre-imported inputs and outputs are not covered "
                                      "(pass the tensors in inputTensors and outputTensors)");
     trellis::InputTensors inputs(inputTensors.begin(), inputTensors.end());
-    const Status status = pRuntimeImpl->m_Runtime->EnqueueWorkload(networkId, inputs, outputTensors);
-    std::vector<trellis::TimelineEvent> events = pRuntimeImpl->m_Runtime->TakeTimeline(networkId);
+    trellis::IRuntime& runtime = *pRuntimeImpl->m_Runtime;
+    Status status = Status::Failure;
+    try {
+        status = runtime.EnqueueWorkload(networkId, inputs, outputTensors);
+    } catch (const InvalidArgumentException&) {
+        throw;  // an unknown network or a bad binding: nothing ran
+    } catch (...) {
+        runtime.TakeTimeline(networkId);  // a failed run's events are not an inference
+        throw;
+    }
+    // The events of this run (and, when runs overlap on other threads, of theirs).
+    std::vector<trellis::TimelineEvent> events = runtime.TakeTimeline(networkId);
     std::shared_ptr<IProfiler> profiler = GetProfiler(networkId);
-    if (profiler) {
+    if (profiler && !events.empty()) {
         detail::ProfilerImpl& p = profiler->GetImpl();
         std::lock_guard<std::mutex> lock(p.m_Mutex);
         if (p.m_Enabled) p.m_Inferences.push_back(std::move(events));
@@ -122,7 +150,11 @@ Status IRuntime::EnqueueWorkload(NetworkId networkId, const InputTensors& inputT
 Status IRuntime::UnloadNetwork(NetworkId networkId) {
     const Status status = pRuntimeImpl->m_Runtime->UnloadNetwork(networkId);
     std::lock_guard<std::mutex> lock(pRuntimeImpl->m_Mutex);
-    pRuntimeImpl->m_Profilers.erase(networkId);
+    auto it = pRuntimeImpl->m_Profilers.find(networkId);
+    if (it != pRuntimeImpl->m_Profilers.end()) {
+        detail::RuntimeImpl::Detach(*it->second);
+        pRuntimeImpl->m_Profilers.erase(it);
+    }
     return status;
 }
 
@@ -140,6 +172,7 @@ IProfiler::~IProfiler() = default;
 void IProfiler::EnableProfiling(bool enableProfiling) {
     std::lock_guard<std::mutex> lock(pProfilerImpl->m_Mutex);
     pProfilerImpl->m_Enabled = enableProfiling;
+    if (pProfilerImpl->m_SetRecording) pProfilerImpl->m_SetRecording(enableProfiling);
 }
 bool IProfiler::IsProfilingEnabled() {
     std::lock_guard<std::mutex> lock(pProfilerImpl->m_Mutex);

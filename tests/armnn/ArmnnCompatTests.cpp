@@ -661,6 +661,33 @@ TEST_P(ArmnnCompatBackend, ProfilerAndNetworkPropertiesAndDot) {
     EXPECT_FALSE(h.Runtime().GetProfiler(id + 1000));
 }
 
+// A profiler handed out may outlive its network and its runtime; switching it then is harmless.
+TEST(ArmnnCompatProfiler, OutlivesItsNetworkAndRuntime) {
+    std::shared_ptr<IProfiler> unloaded, orphan;
+    {
+        IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
+        for (std::shared_ptr<IProfiler>* keep : {&unloaded, &orphan}) {
+            INetworkPtr net = INetwork::Create();
+            IConnectableLayer* in = net->AddInputLayer(0);
+            in->GetOutputSlot(0).SetTensorInfo(TensorInfo(TensorShape({2}), DataType::Float32));
+            in->GetOutputSlot(0).Connect(net->AddOutputLayer(0)->GetInputSlot(0));
+            NetworkId id = 0;
+            ASSERT_EQ(runtime->LoadNetwork(id, Optimize(*net, {Compute::CpuRef}, runtime->GetDeviceSpec())),
+                      Status::Success);
+            *keep = runtime->GetProfiler(id);
+            ASSERT_TRUE(*keep);
+            if (keep == &unloaded) ASSERT_EQ(runtime->UnloadNetwork(id), Status::Success);
+        }
+    }
+    for (const auto& profiler : {unloaded, orphan}) {
+        profiler->EnableProfiling(true);
+        EXPECT_TRUE(profiler->IsProfilingEnabled());
+        std::ostringstream table;
+        profiler->AnalyzeEventsAndWriteResults(table);
+        EXPECT_NE(table.str().find("Inferences profiled: 0"), std::string::npos) << table.str();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, ArmnnCompatBackend, ::testing::Values("CpuRef", "CpuAcc"),
                          [](const auto& info) { return info.param; });
 INSTANTIATE_TEST_SUITE_P(Backends, ArmnnCompatLayout,
