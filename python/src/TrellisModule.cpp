@@ -598,7 +598,9 @@ private:
     /// numpy.empty per output (with the GIL); `arrays` keeps them, the result binds their memory.
     trellis::OutputTensors AllocateOutputs(const std::vector<trellis::TensorInfo>& infos,
                                            std::vector<nb::object>& arrays) {
-        static nb::object empty = nb::module_::import_("numpy").attr("empty");
+        // Kept for the life of the process: a static nb::object would be released after the
+        // interpreter has finalized.
+        static nb::handle empty = nb::object(nb::module_::import_("numpy").attr("empty")).release();
         trellis::OutputTensors outputs;
         for (std::size_t i = 0; i < infos.size(); ++i) {
             const trellis::TensorInfo& info = infos[i];
