@@ -284,12 +284,6 @@ public:
         m_Inputs = parser->GetInputs();
         m_Outputs = parser->GetOutputs();
         m_Opset = parser->GetOpsetVersion();
-        for (const auto& [name, shape] : parseOptions.m_InputShapes) {
-            const bool known = std::any_of(m_Inputs.begin(), m_Inputs.end(),
-                                           [&](const BindingPointInfo& b) { return b.m_Name == name; });
-            if (!known) throw OptionError("shapes: '" + name + "' is not an input of the model (inputs: " +
-                                          InputNames() + ")");
-        }
         CheckBoundaryTypes();
 
         trellis::OptimizerOptions optimizerOptions;

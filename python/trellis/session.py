@@ -125,7 +125,7 @@ class InferenceSession:
             None if backends is None else [str(b) for b in backends],
             _string_options(backend_options),
             _shape_options(shapes),
-            "" if dynamic_backends_path is None else os.fspath(dynamic_backends_path),
+            "" if dynamic_backends_path is None else os.path.abspath(os.fspath(dynamic_backends_path)),
             int(max_tensor_bytes),
             int(max_working_memory_bytes),
         )
@@ -232,7 +232,7 @@ def backends(dynamic_backends_path: Optional[Union[str, "os.PathLike[str]"]] = N
     ``dynamic_backend_warnings``. ``dynamic_backends_path`` scans that directory instead of the
     built-in paths (loaded backends stay registered for the process).
     """
-    return _trellis.backends("" if dynamic_backends_path is None else os.fspath(dynamic_backends_path))
+    return _trellis.backends("" if dynamic_backends_path is None else os.path.abspath(os.fspath(dynamic_backends_path)))
 
 
 def supported_operators() -> List[str]:
