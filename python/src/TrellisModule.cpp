@@ -7,6 +7,10 @@
 // Inputs are bound in place when they are C-contiguous and of the model's dtype (numpy arrays,
 // DLPack capsules and objects with __dlpack__); anything strided is copied once and counted.
 // Outputs are numpy arrays allocated with numpy.empty, so they own their memory.
+// bfloat16, which numpy lacks, is exchanged as float32: a float32 input is rounded to bfloat16 (to
+// nearest even; a copy, counted), a DLPack bfloat16 tensor (torch.bfloat16) or a uint16 array of
+// bfloat16 bit patterns is read in place, and
+// a bfloat16 output comes back widened to float32 (exactly).
 // Errors: every trellis::Exception and the input checks below are translated into the classes of
 // trellis/errors.py by TranslateException; nothing is left to abort the interpreter.
 #include <nanobind/nanobind.h>
@@ -49,6 +53,8 @@ struct DtypeRow {
     const char* m_OrtType;   ///< ONNX Runtime's NodeArg.type spelling
     nb::dlpack::dtype_code m_Code;
     uint8_t m_Bits;
+    /// The Trellis type is bfloat16, given and returned as numpy float32 (m_Numpy).
+    bool m_Bfloat16AsFloat32 = false;
 };
 
 // Quantized Trellis types appear at graph boundaries only as their storage integers.
@@ -69,7 +75,24 @@ constexpr DtypeRow kDtypes[] = {
     {DataType::UInt32, "uint32", "tensor(uint32)", nb::dlpack::dtype_code::UInt, 32},
     {DataType::UInt64, "uint64", "tensor(uint64)", nb::dlpack::dtype_code::UInt, 64},
     {DataType::Boolean, "bool", "tensor(bool)", nb::dlpack::dtype_code::Bool, 8},
+    {DataType::BFloat16, "float32", "tensor(bfloat16)", nb::dlpack::dtype_code::Bfloat, 16, true},
 };
+
+/// float32 -> bfloat16 bits, rounded to nearest even (NaN stays a quiet NaN).
+uint16_t FloatToBfloat16(float value) {
+    uint32_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x0040u);
+    bits += 0x7fffu + ((bits >> 16) & 1u);
+    return static_cast<uint16_t>(bits >> 16);
+}
+
+float Bfloat16ToFloat(uint16_t value) {
+    const uint32_t bits = static_cast<uint32_t>(value) << 16;
+    float result;
+    std::memcpy(&result, &bits, sizeof(result));
+    return result;
+}
 
 const DtypeRow* FindDtype(DataType type) {
     for (const DtypeRow& row : kDtypes) {
@@ -81,7 +104,10 @@ const DtypeRow* FindDtype(DataType type) {
 /// "float32", or the DLPack code and bits of a dtype numpy does not name.
 std::string DescribeDlpackDtype(const nb::dlpack::dtype& d) {
     for (const DtypeRow& row : kDtypes) {
-        if (static_cast<uint8_t>(row.m_Code) == d.code && row.m_Bits == d.bits && d.lanes == 1) return row.m_Numpy;
+        if (!row.m_Bfloat16AsFloat32 && static_cast<uint8_t>(row.m_Code) == d.code && row.m_Bits == d.bits &&
+            d.lanes == 1) {
+            return row.m_Numpy;
+        }
     }
     if (d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Bfloat) && d.bits == 16) return "bfloat16";
     if (d.code == static_cast<uint8_t>(nb::dlpack::dtype_code::Complex)) return "complex" + std::to_string(d.bits);
@@ -339,10 +365,12 @@ public:
         } else {
             for (const BindingPointInfo& output : m_Outputs) infos.push_back(output.m_TensorInfo);
         }
-        trellis::OutputTensors outputs = AllocateOutputs(infos, arrays);
+        std::vector<WidenedOutput> widened;
+        trellis::OutputTensors outputs = AllocateOutputs(infos, arrays, widened);
         {
             nb::gil_scoped_release release;
             Enqueue(inputs.m_Tensors, outputs);
+            WidenOutputs(widened);
         }
         nb::list result;
         for (std::size_t index : wanted) result.append(arrays[index]);
@@ -362,7 +390,8 @@ public:
         } else {
             for (const BindingPointInfo& output : m_Outputs) infos.push_back(output.m_TensorInfo);
         }
-        trellis::OutputTensors outputs = AllocateOutputs(infos, arrays);
+        std::vector<WidenedOutput> widened;
+        trellis::OutputTensors outputs = AllocateOutputs(infos, arrays, widened);
         std::vector<double> times;
         {
             nb::gil_scoped_release release;
@@ -461,7 +490,7 @@ private:
                         "model '" + m_ModelName + "': " + what + " '" + b.m_Name + "' has type " +
                         trellis::GetDataTypeName(b.m_TensorInfo.GetDataType()) +
                         ", which has no numpy dtype (the Python package takes and gives float16/32/64, "
-                        "int8/16/32/64, uint8/16/32/64 and bool)");
+                        "int8/16/32/64, uint8/16/32/64, bool, and bfloat16 as float32)");
                 }
             }
         };
@@ -542,11 +571,19 @@ private:
                                  "__dlpack__ (a torch tensor: detached, on the CPU), got " + got);
             }
             const nb::dlpack::dtype dtype = array.dtype();
-            if (dtype.code != static_cast<uint8_t>(row->m_Code) || dtype.bits != row->m_Bits || dtype.lanes != 1) {
+            // A bfloat16 input also takes uint16 arrays as its bit patterns (ONNX's test data stores
+            // bfloat16 tensors that way), in place.
+            const bool exact = (dtype.code == static_cast<uint8_t>(row->m_Code) && dtype.bits == row->m_Bits &&
+                                dtype.lanes == 1) ||
+                               (row->m_Bfloat16AsFloat32 && dtype == nb::dtype<uint16_t>());
+            const bool bfloat16FromFloat32 = row->m_Bfloat16AsFloat32 && dtype == nb::dtype<float>();
+            if (!exact && !bfloat16FromFloat32) {
                 const std::string got = DescribeDlpackDtype(dtype);
-                throw InputError(input.m_Name, row->m_Numpy, got,
+                const std::string expected =
+                    row->m_Bfloat16AsFloat32 ? "float32 (or a bfloat16 tensor, or uint16 bfloat16 bits)" : row->m_Numpy;
+                throw InputError(input.m_Name, expected, got,
                                  "input '" + input.m_Name + "': dtype " + got + " does not match the model's " +
-                                     row->m_Numpy + " (convert it, e.g. with .astype(numpy." + row->m_Numpy + "))");
+                                     expected + " (convert it, e.g. with .astype(numpy." + row->m_Numpy + "))");
             }
             std::vector<std::size_t> gotDims(array.ndim());
             for (std::size_t d = 0; d < array.ndim(); ++d) gotDims[d] = array.shape(d);
@@ -569,11 +606,19 @@ private:
             const void* data = array.data();
             if (!IsCContiguous(array)) {
                 auto copy = std::make_unique<uint8_t[]>(std::max<std::size_t>(array.nbytes(), 1));
-                CopyToCOrder(array, row->m_Bits / 8, copy.get());
+                CopyToCOrder(array, dtype.bits / 8, copy.get());
                 data = copy.get();
                 bound.m_Copies.push_back(std::move(copy));
-                m_CopiedInputs.fetch_add(1);
             }
+            if (bfloat16FromFloat32) {
+                auto rounded = std::make_unique<uint8_t[]>(std::max<std::size_t>(array.size() * 2, 1));
+                const auto* from = static_cast<const float*>(data);
+                auto* to = reinterpret_cast<uint16_t*>(rounded.get());
+                for (std::size_t n = 0; n < array.size(); ++n) to[n] = FloatToBfloat16(from[n]);
+                data = rounded.get();
+                bound.m_Copies.push_back(std::move(rounded));
+            }
+            if (data != array.data()) m_CopiedInputs.fetch_add(1);
             info.SetConstant(true);
             bound.m_Tensors.emplace_back(input.m_BindingId, trellis::ConstTensor(info, data));
             bound.m_Arrays.push_back(std::move(array));
@@ -589,9 +634,17 @@ private:
         return infos;
     }
 
-    /// numpy.empty per output (with the GIL); `arrays` keeps them, the result binds their memory.
+    /// A bfloat16 output: the engine writes m_Staging, WidenOutputs() fills the float32 array.
+    struct WidenedOutput {
+        std::unique_ptr<uint16_t[]> m_Staging;
+        float* m_Destination = nullptr;
+        std::size_t m_Count = 0;
+    };
+
+    /// numpy.empty per output (with the GIL); `arrays` keeps them, the result binds their memory
+    /// (or, for a bfloat16 output, a staging buffer in `widened`).
     trellis::OutputTensors AllocateOutputs(const std::vector<trellis::TensorInfo>& infos,
-                                           std::vector<nb::object>& arrays) {
+                                           std::vector<nb::object>& arrays, std::vector<WidenedOutput>& widened) {
         // Kept for the life of the process: a static nb::object would be released after the
         // interpreter has finalized.
         static nb::handle empty = nb::object(nb::module_::import_("numpy").attr("empty")).release();
@@ -608,10 +661,25 @@ private:
             for (unsigned int d = 0; d < info.GetNumDimensions(); ++d) shape.append(info.GetShape()[d]);
             nb::object array = empty(nb::tuple(shape), row->m_Numpy);
             auto view = nb::cast<nb::ndarray<nb::device::cpu, nb::c_contig>>(array);
-            outputs.emplace_back(m_Outputs[i].m_BindingId, trellis::Tensor(info, view.data()));
+            void* data = view.data();
+            if (row->m_Bfloat16AsFloat32) {
+                WidenedOutput w;
+                w.m_Count = info.GetNumElements();
+                w.m_Staging = std::make_unique<uint16_t[]>(std::max<std::size_t>(w.m_Count, 1));
+                w.m_Destination = static_cast<float*>(data);
+                data = w.m_Staging.get();
+                widened.push_back(std::move(w));
+            }
+            outputs.emplace_back(m_Outputs[i].m_BindingId, trellis::Tensor(info, data));
             arrays.push_back(std::move(array));
         }
         return outputs;
+    }
+
+    static void WidenOutputs(const std::vector<WidenedOutput>& widened) {
+        for (const WidenedOutput& w : widened) {
+            for (std::size_t n = 0; n < w.m_Count; ++n) w.m_Destination[n] = Bfloat16ToFloat(w.m_Staging[n]);
+        }
     }
 
     void Enqueue(const trellis::InputTensors& inputs, const trellis::OutputTensors& outputs) {

@@ -120,6 +120,10 @@ class InferenceSession:
     ) -> None:
         if isinstance(backends, str):
             backends = [b for b in backends.split(",") if b]
+        for name, limit in (("max_tensor_bytes", max_tensor_bytes), ("max_working_memory_bytes", max_working_memory_bytes)):
+            if not isinstance(limit, int) or limit < 0:
+                raise InvalidArgumentError(f"InferenceSession: {name} must be a byte count >= 0 (0: no limit but "
+                                           f"physical memory), got {limit!r}")
         self._session = _trellis.Session(
             _model_argument(path_or_bytes),
             None if backends is None else [str(b) for b in backends],
@@ -178,6 +182,8 @@ class InferenceSession:
         integers and bools); that needs every input dim fixed (or pinned by ``shapes``).
         The times are the engine's alone; time ``run`` from Python to include the call's cost.
         """
+        if not isinstance(iterations, int) or iterations < 1 or not isinstance(warmup, int) or warmup < 0:
+            raise InvalidArgumentError(f"bench: iterations must be >= 1 and warmup >= 0, got {iterations!r} and {warmup!r}")
         feed = dict(input_feed) if input_feed is not None else self._random_feed(seed)
         return self._session.bench(feed, int(iterations), int(warmup))
 

@@ -339,8 +339,8 @@ def main():
           "the device CPU. Left out, as skips with their reasons: the cases of the exclusions below (decided from "
           "each model by the same `tests/conformance/exclusions.py`) and the 9 'real' models, which the runner "
           "would download. Known failures (expected failures: one that starts passing fails the run) are listed "
-          "in the test with their reasons: graph inputs or outputs of type bfloat16, which numpy cannot "
-          "represent, and, with CpuAcc in front, `test_log_example` (below).")
+          "in the test with their reasons: the bfloat16 cases the CLI fails too (see below), and, with CpuAcc in "
+          "front, `test_log_example` (below).")
         w("")
         w("| runner | run on | onnx | cases | pass | known failures | left out | fail |")
         w("|---|---|---|---:|---:|---:|---:|---:|")
@@ -354,8 +354,7 @@ def main():
             cli_pass = sum(1 for r in debian for c in r["cases"] if c["status"] == "pass")
             cli_cases = sum(len(r["cases"]) for r in debian)
             w(f"For comparison, `trellis onnx-test` passes {cli_pass} of the same {cli_cases} cases (node, simple, "
-              "pytorch-converted, pytorch-operator; without the 'real' models) on CpuRef; the difference is the "
-              "bfloat16 graph inputs and outputs the Python package cannot exchange.")
+              "pytorch-converted, pytorch-operator; without the 'real' models) on CpuRef.")
             w("")
     for label in labels:
         ort = ort_run(label)

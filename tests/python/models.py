@@ -74,3 +74,13 @@ def int_mod_model():
 def bool_and_model():
     info = [helper.make_tensor_value_info(n, TensorProto.BOOL, [3]) for n in ("A", "B", "C")]
     return make_model([helper.make_node("And", ["A", "B"], ["C"], name="and")], info[:2], info[2:])
+
+
+def bfloat16_model():
+    """H = Cast(X, bfloat16) and Y = Cast(B, float): a bfloat16 graph output and a bfloat16 input."""
+    return make_model([helper.make_node("Cast", ["X"], ["H"], name="to_bf16", to=TensorProto.BFLOAT16),
+                       helper.make_node("Cast", ["B"], ["Y"], name="from_bf16", to=TensorProto.FLOAT)],
+                      [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4]),
+                       helper.make_tensor_value_info("B", TensorProto.BFLOAT16, [4])],
+                      [helper.make_tensor_value_info("H", TensorProto.BFLOAT16, [4]),
+                       helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])

@@ -150,6 +150,35 @@ def test_int_and_bool_tensors():
     np.testing.assert_array_equal(out, a & b)
 
 
+def test_bfloat16_is_exchanged_as_float32():
+    session = trellis.InferenceSession(models.bfloat16_model(), backends=["CpuRef"])
+    b_arg = session.get_inputs()[1]
+    assert (b_arg.dtype, b_arg.type) == (np.dtype(np.float32), "tensor(bfloat16)")
+    x = np.array([1.0, 0.48033667, -3.14159, 65504.0], np.float32)
+    h, y = session.run(None, {"X": x, "B": x})
+    # bfloat16 keeps 8 significant bits, rounded to nearest even: 0.48033667 -> 0.48046875.
+    expected = np.array([1.0, 0.48046875, -3.140625, 65536.0], np.float32)
+    assert h.dtype == np.float32 and y.dtype == np.float32
+    np.testing.assert_array_equal(h, expected)
+    np.testing.assert_array_equal(y, expected)
+    assert session.copied_inputs == 1  # B, rounded from float32
+
+
+def test_bfloat16_torch_tensors_are_read_in_place():
+    torch = pytest.importorskip("torch", reason="torch (Debian's python3-torch) is not importable")
+    session = trellis.InferenceSession(models.bfloat16_model(), backends=["CpuRef"])
+    b = torch.tensor([1.0, 0.5, -2.0, 3.0], dtype=torch.bfloat16)
+    _, y = session.run(None, {"X": np.zeros(4, np.float32), "B": b})
+    np.testing.assert_array_equal(y, b.float().numpy())
+    assert session.copied_inputs == 0
+    bits = np.array([0x3F80, 0x3F00, 0xC000, 0x4040], np.uint16)  # 1, 0.5, -2, 3 as bfloat16 bit patterns
+    _, y = session.run(None, {"X": np.zeros(4, np.float32), "B": bits})
+    np.testing.assert_array_equal(y, [1.0, 0.5, -2.0, 3.0])
+    assert session.copied_inputs == 0
+    with pytest.raises(trellis.InvalidInputError, match=r"float32 \(or a bfloat16 tensor"):
+        session.run(None, {"X": np.zeros(4, np.float32), "B": np.zeros(4, np.float64)})
+
+
 @pytest.mark.skipif(not HAVE_CPUACC, reason="CpuAcc is not built into this libtrellis")
 def test_inspect_gives_placement_and_reasons():
     session = trellis.InferenceSession(models.int_mod_model(), backends=["CpuAcc", "CpuRef"])
@@ -432,6 +461,14 @@ def test_resource_limits():
         trellis.InferenceSession(models.small_net_model(), max_tensor_bytes=64)
     with pytest.raises(trellis.EngineError, match="working memory"):
         trellis.InferenceSession(models.small_net_model(), max_working_memory_bytes=16)
+
+
+def test_bad_counts():
+    with pytest.raises(trellis.InvalidArgumentError, match="max_tensor_bytes must be a byte count"):
+        trellis.InferenceSession(models.relu_model(), max_tensor_bytes=-1)
+    session = trellis.InferenceSession(models.small_net_model())
+    with pytest.raises(trellis.InvalidArgumentError, match="iterations must be >= 1"):
+        session.bench(iterations=0)
 
 
 def test_run_options_are_refused():
