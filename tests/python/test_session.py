@@ -279,57 +279,48 @@ def test_inputs_are_read_in_place_by_address():
 
 # ---- threads -----------------------------------------------------------------------------------
 
-def test_run_releases_the_gil():
-    session = trellis.InferenceSession(models.matmul_chain_model(), backends=["CpuRef"])
-    x = np.random.default_rng(0).standard_normal((512, 512)).astype(np.float32)
-    start = time.perf_counter()
-    run_relu_free = session.run(None, {"X": x})
-    single = time.perf_counter() - start
-    assert run_relu_free[0].shape == (512, 512)
+# The GIL tests measure timings on a machine that may be busy with other work; a held GIL can never
+# pass them, so each takes the best of three attempts against OS scheduling noise.
 
-    spans = [None, None]
-    barrier = threading.Barrier(2)
-
-    def worker(i):
-        barrier.wait()
-        begin = time.perf_counter()
-        session.run(None, {"X": x})
-        spans[i] = (begin, time.perf_counter())
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    (b0, e0), (b1, e1) = spans
-    # Held GIL: the second call could not even start until the first returned (no overlap).
-    overlap = min(e0, e1) - max(b0, b1)
-    assert overlap > 0.25 * single, (overlap, single, spans)
-
-
-def test_python_runs_while_the_engine_computes():
-    session = trellis.InferenceSession(models.matmul_chain_model(), backends=["CpuRef"])
-    x = np.ones((512, 512), np.float32)
-    start = time.perf_counter()
-    session.run(None, {"X": x})
-    single = time.perf_counter() - start
-    done = threading.Event()
+def longest_stall_during_runs(session, x, workers):
+    """The longest the main thread's Python loop stalled while `workers` threads each ran `session`
+    once, and the shortest of those runs. The runs start only once the loop is running; a run that
+    held the GIL would stall the loop for all of its duration."""
+    looping = threading.Event()
+    durations = []
 
     def worker():
+        looping.wait()
+        begin = time.perf_counter()
         session.run(None, {"X": x})
-        done.set()
+        durations.append(time.perf_counter() - begin)
 
-    thread = threading.Thread(target=worker)
-    thread.start()
-    ticks, last, longest = 0, time.perf_counter(), 0.0
-    while not done.is_set():
+    threads = [threading.Thread(target=worker) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    last, longest = time.perf_counter(), 0.0
+    looping.set()
+    while any(t.is_alive() for t in threads):
         now = time.perf_counter()
         longest = max(longest, now - last)
         last = now
-        ticks += 1
-    thread.join()
-    # With the GIL held for the whole run this loop would stall for about `single` at once.
-    assert ticks > 100 and longest < 0.5 * single, (ticks, longest, single)
+    for t in threads:
+        t.join()
+    return longest, min(durations)
+
+
+def test_run_releases_the_gil():
+    session = trellis.InferenceSession(models.matmul_chain_model(), backends=["CpuRef"])
+    x = np.ones((512, 512), np.float32)
+    attempts = [longest_stall_during_runs(session, x, workers=1) for _ in range(3)]
+    assert any(stall < 0.5 * duration for stall, duration in attempts), attempts
+
+
+def test_two_runs_overlap_with_python():
+    session = trellis.InferenceSession(models.matmul_chain_model(), backends=["CpuRef"])
+    x = np.ones((512, 512), np.float32)
+    attempts = [longest_stall_during_runs(session, x, workers=2) for _ in range(3)]
+    assert any(stall < 0.5 * duration for stall, duration in attempts), attempts
 
 
 def test_eight_threads_hundred_runs_give_identical_results():
