@@ -196,7 +196,8 @@ std::string DescribeShape(const std::vector<std::size_t>& shape) {
     return text + ")";
 }
 
-/// Element strides of a C-contiguous array of `shape`.
+/// True when the elements lie in C order without gaps (a dim of size 1 may have any stride; an
+/// empty array needs none).
 bool IsCContiguous(const nb::ndarray<nb::ro, nb::device::cpu>& array) {
     int64_t expected = 1;
     for (std::size_t d = array.ndim(); d-- > 0;) {
