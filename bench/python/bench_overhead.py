@@ -57,7 +57,9 @@ def measure(name, model, feed, calls, warmup):
     result["onnxruntime_run"] = time_calls(lambda: reference.run(None, feed), calls, warmup)
     engine = session.bench(feed, iterations=calls, warmup=warmup)
     result["trellis_engine_median_us"] = engine["median_ms"] * 1000.0
+    result["trellis_engine_min_us"] = engine["min_ms"] * 1000.0
     result["trellis_overhead_us"] = result["trellis_run"]["median_us"] - result["trellis_engine_median_us"]
+    result["trellis_overhead_min_us"] = result["trellis_run"]["min_us"] - result["trellis_engine_min_us"]
     return result
 
 
@@ -82,10 +84,14 @@ def main():
 
     print(f"trellis {trellis.__version__}, onnxruntime {ort.__version__}, Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs")
-    print(f"{'model':<24} {'trellis run':>14} {'ORT run':>14} {'trellis engine':>15} {'trellis overhead':>17}")
+    print(f"load average {os.getloadavg()[0]:.1f}; times in microseconds, median (min) of each call")
+    print(f"{'model':<24} {'trellis run':>20} {'ORT run':>20} {'trellis engine':>20} {'trellis overhead':>20}")
     for r in rows:
-        print(f"{r['model']:<24} {r['trellis_run']['median_us']:>11.1f} us {r['onnxruntime_run']['median_us']:>11.1f} us "
-              f"{r['trellis_engine_median_us']:>12.1f} us {r['trellis_overhead_us']:>14.1f} us")
+        cells = [(r["trellis_run"]["median_us"], r["trellis_run"]["min_us"]),
+                 (r["onnxruntime_run"]["median_us"], r["onnxruntime_run"]["min_us"]),
+                 (r["trellis_engine_median_us"], r["trellis_engine_min_us"]),
+                 (r["trellis_overhead_us"], r["trellis_overhead_min_us"])]
+        print(f"{r['model']:<24} " + " ".join(f"{m:>10.1f} ({n:>7.1f})" for m, n in cells))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"trellis": trellis.__version__, "onnxruntime": ort.__version__, "results": rows}, f, indent=1)
