@@ -1,5 +1,5 @@
 # Trellis convenience wrapper around CMake/CTest.
-#   make build | run | test | asan | tsan | fuzz | fuzz-ci | install | clean | deps
+#   make build | run | test | python | asan | tsan | fuzz | fuzz-ci | install | clean | deps
 # Variables: BUILD_DIR (default build), ASAN_BUILD_DIR (default build-asan),
 #            TSAN_BUILD_DIR (default build-tsan),
 #            FUZZ_BUILD_DIR (default build-fuzz), FUZZ_CXX (default clang++-14),
@@ -30,7 +30,7 @@ define configure
 	cmake -S . -B "$(1)" $$gen $$launcher $(2) $(CMAKE_ARGS)
 endef
 
-.PHONY: all deps build run test asan tsan fuzz-build fuzz fuzz-ci install clean
+.PHONY: all deps build run test python asan tsan fuzz-build fuzz fuzz-ci install clean
 
 all: build
 
@@ -52,6 +52,15 @@ run: build
 # compiled as an artifact, about an hour) are left out; run them with ctest -L codegen_full.
 test: build
 	ctest --test-dir $(BUILD_DIR) --output-on-failure -j$(JOBS) --timeout 1200 -LE codegen_full
+
+# The Python package installed into .venv (which scripts/install-deps.sh prepares with the pinned
+# nanobind and scikit-build-core) from this checkout, offline: pip runs CMake through
+# scikit-build-core in build-python/ (docs/python.md). `make test` tests the package the CMake
+# build assembles in $(BUILD_DIR)/python instead.
+python: deps
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) $(if $(shell command -v ccache 2>/dev/null),CMAKE_CXX_COMPILER_LAUNCHER=ccache) \
+	  .venv/bin/python -m pip install --disable-pip-version-check --no-build-isolation --no-deps .
+	.venv/bin/python -c "import trellis; print('trellis', trellis.__version__, 'installed in .venv:', trellis.__file__)"
 
 asan: deps
 	$(call configure,$(ASAN_BUILD_DIR),-DCMAKE_BUILD_TYPE=Debug -DTRELLIS_SANITIZE=ON)
@@ -86,4 +95,4 @@ install: build
 	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR) build-python

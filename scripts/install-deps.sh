@@ -11,6 +11,7 @@ DEBIAN_PKGS=(
   libomp-14-dev
   libonnx-testdata
   python3-numpy python3-onnx python3-torch python3-torchvision python3-pip python3-venv
+  python3-dev python3-pytest   # the Python package: its extension's headers, its tests
   clang-14 libclang-rt-14-dev   # the fuzz targets (make fuzz, make fuzz-ci): clang with libFuzzer
 )
 # PyPI tools for the `python3` on PATH (not necessarily Debian's /usr/bin/python3).
@@ -71,6 +72,26 @@ else
   mkdir -p "$(dirname "$ONNX_CASES_VENV")"
   "$DEB_PY" -m venv "$ONNX_CASES_VENV"
   "$ONNX_CASES_VENV/bin/python" -m pip install --disable-pip-version-check -q "${ONNX_CASES_PKGS[@]}"
+fi
+
+# --- The Python package's venv (.venv at the repository root) ----------------
+# Debian's python3 with its numpy, onnx and torch (--system-site-packages), plus the pinned build
+# tools of the trellis package (nanobind, scikit-build-core, build) and the onnxruntime its tests
+# compare with. CMake builds the extension for this python when it exists (python/CMakeLists.txt:
+# TRELLIS_PACKAGE_PYTHON); `make python` installs the package into it offline. Every dependency is
+# listed and pinned, so pip resolves nothing (--no-deps).
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PACKAGE_VENV="$REPO_ROOT/.venv"
+PACKAGE_VENV_PKGS=(nanobind==2.9.2 scikit-build-core==0.11.6 pathspec==1.1.1 packaging==26.3
+                   build==1.2.2.post1 pyproject_hooks==1.3.3
+                   onnxruntime==1.30.0 flatbuffers==25.12.19 protobuf==7.36.2)
+if "$PACKAGE_VENV/bin/python" -c "import nanobind, scikit_build_core, build, onnxruntime, sys
+sys.exit(0 if (nanobind.__version__, scikit_build_core.__version__, onnxruntime.__version__) == ('2.9.2', '0.11.6', '1.30.0') else 1)" >/dev/null 2>&1; then
+  echo "deps: nanobind==2.9.2, scikit-build-core==0.11.6 and onnxruntime==1.30.0 present in $PACKAGE_VENV"
+else
+  echo "deps: installing ${PACKAGE_VENV_PKGS[*]} into $PACKAGE_VENV"
+  "$DEB_PY" -m venv --system-site-packages "$PACKAGE_VENV"
+  "$PACKAGE_VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps "${PACKAGE_VENV_PKGS[@]}"
 fi
 
 # --- cuDNN frontend headers (GpuAcc), only where the CUDA toolkit is installed ---

@@ -20,6 +20,9 @@ class InvalidArgumentException : public Exception { using Exception::Exception; 
 /// A file could not be read or parsed (model, tensor file).
 class ParseException : public Exception { using Exception::Exception; };
 class FileNotFoundException : public ParseException { using ParseException::ParseException; };
+/// The model uses an operator (or an operator domain) the ONNX importer does not convert; the
+/// message names the node, the op and the opset.
+class UnsupportedOperatorException : public ParseException { using ParseException::ParseException; };
 /// A layer is inconsistent (shape/type mismatch, bad descriptor, unconnected slot).
 class LayerValidationException : public Exception { using Exception::Exception; };
 /// The graph as a whole is invalid (cycle, missing output, ...).

@@ -381,10 +381,11 @@ private:
         const onnx::NodeProto& node = m_Graph.node(static_cast<int>(index));
         OnnxNodeContext ctx(m_State, node, NodeDisplayName(node, index), m_Opset);
         if (!node.domain().empty() && node.domain() != "ai.onnx") {
-            ctx.Fail("domain '" + node.domain() + "' is not supported (only the default ONNX domain)");
+            throw UnsupportedOperatorException(ctx.Where() + ": domain '" + node.domain() +
+                                               "' is not supported (only the default ONNX domain)");
         }
         const OnnxConverterRow* row = FindOnnxConverter(node.op_type());
-        if (!row) ctx.Fail("operator not supported by Trellis");
+        if (!row) throw UnsupportedOperatorException(ctx.Where() + ": operator not supported by Trellis");
         if (m_Opset < 7) CheckLegacyForm(ctx);
         row->m_Convert(ctx);
         ctx.CheckAttributesUnderstood();
