@@ -3,7 +3,7 @@
 // Layers it supports (CpuAccSupport.cpp) are grouped by the optimizer into sub-graphs; its
 // OptimizeSubgraph() turns each into one PreCompiled layer holding a RegionGraph with CpuAcc's
 // fusions (CpuAccFusion.cpp), which the workload factory compiles into oneDNN primitives
-// (CpuAccRegion.cpp). Options (IRuntime::CreationOptions::m_BackendOptions["CpuAcc"]):
+// (CpuAccRegion*.cpp). Options (IRuntime::CreationOptions::m_BackendOptions["CpuAcc"]):
 //   NumThreads  threads per inference (default: all cores); the CLI's --threads sets it
 //   FastMath    "bf16": convolutions and constant-weight matmuls compute in bfloat16 (AVX-512
 //               BF16 / AMX; refused on CPUs without); "none" (default): Float32

@@ -3,7 +3,7 @@
 // CpuAcc replaces each sub-graph it is given with one PreCompiled layer whose object is a
 // RegionGraph: the sub-graph's layers as nodes over values, after CpuAcc's fusions (post-ops,
 // layer normalization, GELU, SiLU). The graph is plain data; oneDNN primitives are created from it
-// by the workload factory (CpuAccRegion.cpp), when the thread count and the constants are known.
+// by the workload factory (CpuAccRegion*.cpp), when the thread count and the constants are known.
 #pragma once
 
 #include <trellis/Descriptors.hpp>

@@ -1,4 +1,4 @@
-// CpuAcc: layer support. Every rule here matches what CpuAccRegion.cpp can compile; a layer it
+// CpuAcc: layer support. Every rule here matches what CpuAccRegion*.cpp can compile; a layer it
 // declines falls back to the next backend in the user's list (normally CpuRef) with the reason.
 #include "CpuAccSupport.hpp"
 

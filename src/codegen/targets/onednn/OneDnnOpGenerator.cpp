@@ -553,7 +553,7 @@ void OneDnnCompiler::CompileConv(int index, const Node& n) {
                                                    strides, dil, padL, padR);
         return dnnl::convolution_forward::primitive_desc(cd, attr, Engine());
     };
-    // Layouts as CpuAcc chooses them (CpuAccRegion.cpp, CompileConv): channel-blocked in and out,
+    // Layouts as CpuAcc chooses them (CpuAccRegionConv.cpp, CompileConv): channel-blocked in and out,
     // plain in for a first layer with few channels, Winograd for the shapes it wins on; oneDNN's
     // choice where it has no kernel for that.
     const memory::desc current = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;

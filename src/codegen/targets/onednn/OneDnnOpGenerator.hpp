@@ -3,7 +3,7 @@
 //
 // The graph is CpuAcc's region graph (CpuAccGraph.hpp: the same nodes after the same fusions:
 // conv/matmul post-ops and residual sums, GELU, LayerNorm, SiLU patterns). Each node is compiled
-// at generation time the way CpuAcc's region compiler compiles it (CpuAccRegion.cpp), with real
+// at generation time the way CpuAcc's region compiler compiles it (CpuAccRegion*.cpp), with real
 // oneDNN primitive descriptors, to decide the activations' layouts (channel-blocked between
 // convolutions), the reorders, the in-place sums and concatenations; the artifact then recreates
 // each primitive with those layouts written out. What depends on the CPU the artifact runs on is

@@ -1,0 +1,304 @@
+// CpuAcc: convolutions and pooling in a compiled region. Convolutions pick their layouts
+// (channel-blocked where oneDNN has a jit kernel for them, else oneDNN's choice), take oneDNN's
+// Winograd kernel for the 3x3 stride-1 shapes measured faster with it, pack their weights once,
+// fuse post-ops (an in-place residual sum; a trailing swish as CpuAcc's own kernel), and write
+// straight into their part of a channel Concat where they can (PlanInPlaceConcats). Also the
+// probes CpuAccSupport asks before admitting a convolution (ConvolutionRunsFast, Winograd).
+#include "CpuAccRegionInternal.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+using namespace detail;
+
+void CompiledRegion::PlanInPlaceConcats() {
+    const RegionGraph& g = *m_Graph;
+    for (int c = 0; c < static_cast<int>(g.m_Nodes.size()); ++c) {
+        const Node& n = g.m_Nodes[static_cast<std::size_t>(c)];
+        if (n.m_Dead || n.m_Kind != NodeKind::Concat) continue;
+        const Dims outDims = ValueDims(n.m_Outputs[0]);
+        const int rank = static_cast<int>(outDims.size());
+        const int axis = std::get<ConcatDescriptor>(n.m_Descriptor).m_Axis;
+        if ((axis < 0 ? axis + rank : axis) != 1 || !BlockedTag(outDims.size())) continue;
+        bool ok = true;
+        for (std::size_t i = 0; i < n.m_Inputs.size() && ok; ++i) {
+            const int v = n.m_Inputs[i];
+            const int p = g.m_Values[static_cast<std::size_t>(v)].m_Producer;
+            ok = p >= 0 && g.m_Nodes[static_cast<std::size_t>(p)].m_Kind == NodeKind::Conv &&
+                 g.m_Nodes[static_cast<std::size_t>(p)].m_PostOps.end() ==
+                     std::find_if(g.m_Nodes[static_cast<std::size_t>(p)].m_PostOps.begin(),
+                                  g.m_Nodes[static_cast<std::size_t>(p)].m_PostOps.end(),
+                                  [](const PostOp& po) { return po.m_Kind == PostOp::Kind::Add; }) &&
+                 g.Consumers(v) == std::vector<int>{c} && !g.IsRegionOutput(v) &&
+                 ValueDims(v)[1] % BlockSize() == 0 &&
+                 std::count(n.m_Inputs.begin(), n.m_Inputs.end(), v) == 1;
+        }
+        if (!ok) continue;
+        for (int v : n.m_Inputs) m_ConcatOf[v] = c;
+        m_ConcatTargets[c].m_Md = memory::desc(outDims, memory::data_type::f32, *BlockedTag(outDims.size()));
+    }
+}
+
+bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
+                         const TensorShape& output, bool bias, std::string* implementation) {
+    const Dims src = DimsOf(input), ws = DimsOf(weights), dst = DimsOf(output);
+    const std::size_t spatial = ws.size() - 2;
+    const memory::dim groups = d.m_Groups;
+    Dims wdims = groups > 1 ? Dims{groups, ws[0] / groups, ws[1]} : Dims{ws[0], ws[1]};
+    wdims.insert(wdims.end(), ws.begin() + 2, ws.end());
+    Dims strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim st = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+        const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+        const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+        strides.push_back(st);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        padR.push_back((dst[2 + i] - 1) * st + (ws[2 + i] - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    const auto f32 = memory::data_type::f32;
+    try {
+        const dnnl::convolution_forward::desc cd =
+            bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), PlainMd({ws[0]}), AnyMd(dst, f32),
+                                                   strides, dil, padL, padR)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                   AnyMd(src, f32), AnyMd(wdims, f32), AnyMd(dst, f32), strides, dil, padL,
+                                                   padR);
+        const dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+        if (implementation) *implementation = pd.impl_info_str();
+        return !IsReferenceImplementation(pd);
+    } catch (const dnnl::error& e) {
+        if (implementation) *implementation = std::string("none (") + e.what() + ")";
+        return false;
+    }
+}
+
+bool OneDnnHasWinograd() {
+    static const bool has = [] {
+        try {
+            const memory::dims src{1, 32, 16, 16}, wei{32, 32, 3, 3}, dst{1, 32, 16, 16};
+            const auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+            dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_winograd,
+                                               any(src), any(wei), any(dst), {1, 1}, {1, 1}, {1, 1});
+            dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+            return true;
+        } catch (const dnnl::error&) {
+            return false;
+        }
+    }();
+    return has;
+}
+
+bool IsWinogradShape(const ConvolutionDescriptor& d, const TensorShape& weights, const TensorShape& input,
+                     const TensorShape& output) {
+    if (weights.GetNumDimensions() != 4 || input.GetNumDimensions() != 4 || output.GetNumDimensions() != 4) return false;
+    const auto all = [](const std::vector<unsigned int>& v, unsigned int value) {
+        return std::all_of(v.begin(), v.end(), [&](unsigned int x) { return x == value; });
+    };
+    return d.m_Groups == 1 && weights[2] == 3 && weights[3] == 3 && all(d.m_Strides, 1) && all(d.m_Dilations, 1) &&
+           input[1] >= 32 && output[2] >= 13 && output[3] >= 13;
+}
+
+std::size_t CountWinogradShapes(const RegionGraph& g) {
+    std::size_t count = 0;
+    for (const Node& n : g.m_Nodes) {
+        if (n.m_Dead || n.m_Kind != NodeKind::Conv || n.m_Inputs.size() < 2) continue;
+        const auto shape = [&](int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape(); };
+        if (IsWinogradShape(std::get<ConvolutionDescriptor>(n.m_Descriptor), shape(n.m_Inputs[1]), shape(n.m_Inputs[0]),
+                            shape(n.m_Outputs[0]))) {
+            ++count;
+        }
+    }
+    return count;
+}
+
+void CompiledRegion::CompileConv(int index, const Node& n) {
+    const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0];
+    const ConstTensor& w = ConstantOf(n.m_Inputs[1], n, "the weights");
+    const Dims ws = DimsOf(w.GetShape());
+    const std::size_t spatial = ws.size() - 2;
+    const memory::dim groups = d.m_Groups;
+    Dims wdims;
+    if (groups > 1) {
+        wdims = {groups, ws[0] / groups, ws[1]};
+    } else {
+        wdims = {ws[0], ws[1]};
+    }
+    wdims.insert(wdims.end(), ws.begin() + 2, ws.end());
+    const Dims src = ValueDims(x);
+    const int out = n.m_Outputs[0];
+    const Dims dst = ValueDims(out);
+    Dims strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim s = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+        const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+        const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+        const memory::dim k = ws[2 + i];
+        strides.push_back(s);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    dnnl::post_ops po;
+    int sumValue = -1;
+    // A trailing swish runs as CpuAcc's own kernel over the convolution's output (AddSwish):
+    // oneDNN 2.6's fused swish divides (vdivps) per element; the own kernel does not, and
+    // measured efficientnet_b0 (whose SiLUs are about 30% of its time) 8-14% faster overall.
+    const bool ownSwish = m_Options.m_OwnSwish && MathType() == memory::data_type::f32 && !n.m_PostOps.empty() &&
+                          n.m_PostOps.back().m_Kind == PostOp::Kind::Eltwise &&
+                          n.m_PostOps.back().m_Eltwise.m_Algorithm == dnnl_eltwise_swish &&
+                          n.m_PostOps.back().m_Eltwise.m_Alpha == 1.0f;
+    for (std::size_t i = 0; i < n.m_PostOps.size() - (ownSwish ? 1 : 0); ++i) {
+        const PostOp& p = n.m_PostOps[i];
+        if (p.m_Kind == PostOp::Kind::Eltwise) {
+            po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                              p.m_Eltwise.m_Beta);
+        } else {
+            po.append_sum(1.0f);
+            sumValue = p.m_Value;
+        }
+    }
+    dnnl::primitive_attr attr = Attr(true);
+    attr.set_post_ops(po);
+    const bool bias = n.m_Inputs.size() > 2;
+    const memory::desc biasMd = PlainMd({ws[0]});
+    const memory::data_type dt = MathType();
+    auto make = [&](const memory::desc& srcMd, const memory::desc& dstMd,
+                    dnnl::algorithm alg = dnnl::algorithm::convolution_direct) {
+        dnnl::convolution_forward::desc cd =
+            bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg,
+                                                   srcMd, AnyMd(wdims, dt), biasMd, dstMd, strides, dil, padL, padR)
+                 : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, alg,
+                                                   srcMd, AnyMd(wdims, dt), dstMd, strides, dil, padL, padR);
+        return dnnl::convolution_forward::primitive_desc(cd, attr, Engine());
+    };
+    // Layout: channel-blocked (nChw16c with AVX-512, nChw8c with AVX2) in and out, which oneDNN
+    // 2.6 runs with its direct jit kernels; measured faster in f32 than letting it choose (it
+    // picks nhwc brgemm kernels). A first layer with few channels reads plain data. If oneDNN
+    // has no kernel for that, it chooses the layouts itself.
+    const memory::desc current = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
+    dnnl::convolution_forward::primitive_desc pd;
+    // (With bfloat16 oneDNN chooses: its AMX/BF16 kernels want nhwc.)
+    const std::optional<memory::format_tag> blocked = dt == memory::data_type::f32 && m_Options.m_BlockedConvLayout
+                                                          ? BlockedTag(src.size())
+                                                          : std::optional<memory::format_tag>{};
+    bool made = false;
+    if (blocked) {
+        const memory::desc blockedSrc(src, dt, *blocked);
+        const memory::desc srcWant = current == PlainMd(src) && src[1] < BlockSize() ? PlainMd(src, dt) : blockedSrc;
+        // Winograd F(2x2,3x3) for 3x3 stride-1 convolutions: 2.25x fewer multiplications, at
+        // float32 accuracy (its transforms use only 0, +-1 and 1/2). Measured per layer on the
+        // resnet50 and squeezenet1_1 shapes (cold weights, one and two AVX-512 cores): 1.1x to 1.6x
+        // faster than the direct kernel from 13x13 outputs up with at least 32 input channels;
+        // slower with 16 input channels (2.4x) and no better at 7x7, too few tiles to amortize
+        // the transforms.
+        const bool winograd = m_Options.m_Winograd && srcWant == blockedSrc && OneDnnHasWinograd() &&
+                              IsWinogradShape(d, w.GetShape(), m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetShape(),
+                                              m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetShape());
+        // Each attempt counts only when oneDNN has a real kernel for it: its reference
+        // implementation (grouped convolutions with few channels per group in a blocked layout,
+        // for one) is orders of magnitude slower, so the next layout is tried instead.
+        if (winograd) {
+            made = MadeWithoutReference(
+                pd, [&] { return make(srcWant, memory::desc(dst, dt, *blocked), dnnl::algorithm::convolution_winograd); });
+        }
+        if (!made) {
+            made = MadeWithoutReference(pd, [&] { return make(srcWant, memory::desc(dst, dt, *blocked)); });
+        }
+    }
+    if (!made && dt != memory::data_type::f32 && current != PlainMd(src)) {
+        const memory::format_tag tag =
+            current.data.format_kind == dnnl_blocked ? memory::format_tag::nhwc : memory::format_tag::any;
+        made = MadeWithoutReference(pd, [&] { return make(memory::desc(src, dt, tag), AnyMd(dst, dt)); });
+    }
+    // oneDNN chooses the layouts. CpuAccLayerSupport declined the convolutions for which even this
+    // is oneDNN's reference implementation (ConvolutionRunsFast).
+    if (!made) pd = make(AnyMd(src, dt), AnyMd(dst, dt));
+    const int srcMem = Ensure(x, pd.src_desc());
+    const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, weights}};
+    if (bias) {
+        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
+        args.emplace_back(DNNL_ARG_BIAS, PackConstant(b, biasMd, pd.bias_desc(), 1.0f));
+    }
+    int dstMem = -1;
+    if (sumValue >= 0) {
+        // oneDNN's sum post-op adds what is in dst: the residual, in place when nobody reads it later.
+        const int r = MemOf(sumValue);
+        if (m_Mems[static_cast<std::size_t>(r)].m_Md == pd.dst_desc() && CanOverwrite(sumValue, index, &n)) {
+            dstMem = r;
+        } else {
+            dstMem = NewInternal(pd.dst_desc());
+            AddReorder(r, dstMem, n.m_Name + " (residual copy)");
+        }
+    } else if (auto c = m_ConcatOf.find(out); c != m_ConcatOf.end() && dst[0] == 1 &&
+                                                 pd.dst_desc() == memory::desc(dst, memory::data_type::f32, *BlockedTag(dst.size()))) {
+        // Written straight into its channels of the concatenation that reads it: with batch 1 and
+        // channel blocks, those channels are one contiguous, dense part of the concatenation.
+        ConcatTarget& target = m_ConcatTargets[c->second];
+        const Node& concat = m_Graph->m_Nodes[static_cast<std::size_t>(c->second)];
+        memory::dim offset = 0;
+        for (int v : concat.m_Inputs) {
+            if (v == out) break;
+            offset += ValueDims(v)[1];
+        }
+        if (target.m_Storage < 0) target.m_Storage = AddStorage(Storage::Kind::Internal, -1, target.m_Md.get_size());
+        dstMem = AddMem(target.m_Storage, pd.dst_desc());
+        m_Mems[static_cast<std::size_t>(dstMem)].m_ByteOffset =
+            static_cast<std::size_t>(offset * Product(dst, 2, dst.size())) * sizeof(float);
+        ++target.m_Written;
+    } else {
+        dstMem = NewInternal(pd.dst_desc());
+    }
+    args.emplace_back(DNNL_ARG_DST, dstMem);
+    AddPrimitive(n.m_Name, dnnl::convolution_forward(pd), pd, std::move(args));
+    if (ownSwish) AddSwish(n.m_Name, dstMem);
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompilePool(const Node& n) {
+    const auto& d = std::get<PoolingDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims src = ValueDims(x), dst = ValueDims(out);
+    const std::size_t spatial = src.size() - 2;
+    Dims kernel, strides, dil, padL, padR;
+    for (std::size_t i = 0; i < spatial; ++i) {
+        const memory::dim k = d.m_Global ? src[2 + i] : (i < d.m_KernelShape.size() ? d.m_KernelShape[i] : 1);
+        const memory::dim s = d.m_Global ? 1 : (i < d.m_Strides.size() ? d.m_Strides[i] : 1);
+        const memory::dim dl = d.m_Global ? 1 : (i < d.m_Dilations.size() ? d.m_Dilations[i] : 1);
+        const memory::dim pl = d.m_Global ? 0 : (i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0);
+        kernel.push_back(k);
+        strides.push_back(s);
+        dil.push_back(dl - 1);
+        padL.push_back(pl);
+        // Right padding that gives exactly the inferred output size (covers ceil_mode).
+        padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
+    }
+    dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+    if (d.m_Algorithm == PoolingAlgorithm::Average) {
+        alg = d.m_Global || d.m_CountIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                                                : dnnl::algorithm::pooling_avg_exclude_padding;
+    }
+    auto make = [&](const memory::desc& srcMd) {
+        dnnl::pooling_v2_forward::desc pdsc(dnnl::prop_kind::forward_inference, alg, srcMd, AnyMd(dst, srcMd.data_type()), strides, kernel,
+                                            dil, padL, padR);
+        return dnnl::pooling_v2_forward::primitive_desc(pdsc, Attr(false), Engine());
+    };
+    // The input's layout as it is, unless oneDNN has only its reference kernel for it.
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md); });
+    if (!made) pd = make(PlainMd(src));
+    const int srcMem = Ensure(x, pd.src_desc());
+    const int dstMem = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}});
+    Bind(out, dstMem);
+}
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,142 @@
+// CpuAcc: element-wise ops in a compiled region. Unary activations (a fused chain of oneDNN
+// eltwise primitives, in place when nothing reads the input later), binary ops (oneDNN's binary
+// primitive on the inputs' layouts, a per-channel operand in the same blocked layout), and the
+// steps that run CpuAcc's own vectorized element-wise kernels over the OpenMP team: a lone Erf,
+// and the swish run in place right after a convolution.
+#include "CpuAccRegionInternal.hpp"
+
+#include <trellis/Exceptions.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+using namespace detail;
+
+void CompiledRegion::AddSwish(const std::string& name, int mem) {
+    // In place over the whole buffer, channel padding of blocked layouts included (swish(0) = 0).
+    AddKernelStep(name + " (swish)", mem, mem, m_Mems[static_cast<std::size_t>(mem)].m_Md.get_size() / sizeof(float),
+                  &Swish);
+}
+
+void CompiledRegion::AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel) {
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [count, isa, kernel](const std::vector<void*>& p) {
+        const float* in = static_cast<const float*>(p[0]);
+        float* out = static_cast<float*>(p[1]);
+        // Blocks of 4096 floats (16 KiB) over the OpenMP team, each vectorized (CpuAccKernels.cpp).
+        constexpr std::size_t kBlock = 4096;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long b = 0; b < blocks; ++b) {
+            const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
+            kernel(in + begin, out + begin, std::min(kBlock, count - begin), isa);
+        }
+    };
+    m_Steps.push_back(std::move(step));
+}
+
+void CompiledRegion::CompileEltwise(int index, const Node& n) {
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    int srcMem = MemOf(x);
+    // A blocked layout whose channels do not fill the last block has only oneDNN's reference
+    // eltwise kernel: such an input is made plain first (the reorder is a jit kernel).
+    for (const EltwiseOp& e : n.m_Eltwise) {
+        dnnl::eltwise_forward::desc ed(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(e.m_Algorithm),
+                                       m_Mems[static_cast<std::size_t>(srcMem)].m_Md, e.m_Alpha, e.m_Beta);
+        if (IsReferenceImplementation(dnnl::eltwise_forward::primitive_desc(ed, Attr(false), Engine()))) {
+            srcMem = EnsurePlain(x);
+            break;
+        }
+    }
+    const memory::desc md = m_Mems[static_cast<std::size_t>(srcMem)].m_Md;
+    // In place when nobody reads x afterwards.
+    const int dstMem = CanOverwrite(x, index) ? srcMem : NewInternal(md);
+    int from = srcMem;
+    for (const EltwiseOp& e : n.m_Eltwise) {
+        dnnl::eltwise_forward::desc ed(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(e.m_Algorithm), md,
+                                       e.m_Alpha, e.m_Beta);
+        dnnl::eltwise_forward::primitive_desc pd(ed, Attr(false), Engine());
+        AddPrimitive(n.m_Name, dnnl::eltwise_forward(pd), pd, {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, dstMem}});
+        from = dstMem;
+    }
+    if (n.m_Eltwise.empty()) AddReorder(srcMem, dstMem, n.m_Name);
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompileErf(const Node& n) {
+    // oneDNN has no erf eltwise; GELU's erf is fused away (CpuAccFusion.cpp), a lone Erf runs on
+    // CpuAcc's own vectorized kernel.
+    const int src = EnsurePlain(n.m_Inputs[0]);
+    const int out = n.m_Outputs[0];
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    AddKernelStep(n.m_Name, src, dst, m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements(), &Erf);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileBinary(int index, const Node& n) {
+    const auto op = std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation;
+    dnnl::algorithm alg = dnnl::algorithm::binary_add;
+    switch (op) {
+        case BinaryOperation::Add: alg = dnnl::algorithm::binary_add; break;
+        case BinaryOperation::Sub: alg = dnnl::algorithm::binary_sub; break;
+        case BinaryOperation::Mul: alg = dnnl::algorithm::binary_mul; break;
+        case BinaryOperation::Div: alg = dnnl::algorithm::binary_div; break;
+        case BinaryOperation::Maximum: alg = dnnl::algorithm::binary_max; break;
+        case BinaryOperation::Minimum: alg = dnnl::algorithm::binary_min; break;
+        default: throw LayerValidationException("CpuAcc: '" + n.m_Name + "': unsupported binary operation");
+    }
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    int a = n.m_Inputs[0], b = n.m_Inputs[1];
+    if (ValueDims(a) != outDims) std::swap(a, b);  // commutative (checked by the layer support)
+    const std::size_t rank = outDims.size();
+    // The layouts as they are (a per-channel operand in a's blocked layout), or plain when oneDNN
+    // has no kernel, or only its reference one, for those. The descriptors are settled before any
+    // reorder is added.
+    auto descsFor = [&](bool plain) {
+        const memory::desc src0 = plain ? PlainMd(outDims) : m_Mems[static_cast<std::size_t>(MemOf(a))].m_Md;
+        const Dims bDims = Prepend1s(ValueDims(b), rank);
+        const std::optional<memory::format_tag> tag = plain ? std::nullopt : BlockedTagOf(src0);
+        bool perChannel = tag.has_value();
+        for (std::size_t i = 0; i < rank && perChannel; ++i) perChannel = i == 1 || bDims[i] == 1;
+        // A per-channel operand (SE gates, biases) in the same blocked layout: oneDNN's jit binary
+        // kernel broadcasts it; a plain one would send it to the reference kernel.
+        const memory::desc src1 = ValueDims(b) == outDims ? src0
+                                  : perChannel            ? memory::desc(bDims, src0.data_type(), *tag)
+                                                          : PlainMd(bDims);
+        return std::make_pair(src0, src1);
+    };
+    bool plain = false;
+    std::pair<memory::desc, memory::desc> descs = descsFor(false);
+    dnnl::binary::primitive_desc pd;
+    try {
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+        plain = IsReferenceImplementation(pd);
+    } catch (const dnnl::error&) {
+        plain = true;
+    }
+    if (plain) {
+        descs = descsFor(true);
+        pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+    }
+    const int am = plain ? EnsurePlain(a) : MemOf(a);
+    const int bm = ValueDims(b) == outDims || descs.second != PlainMd(Prepend1s(ValueDims(b), rank))
+                       ? Ensure(b, descs.second)
+                       : Alias(EnsurePlain(b), descs.second);
+    const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
+                         m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
+    const int dst = inPlace ? am : NewInternal(descs.first);
+    AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,327 @@
+// CpuAcc: int8 in a compiled region. Fused DequantizeLinear -> Conv/MatMul/Gemm -> [Relu] ->
+// QuantizeLinear nodes run as one oneDNN int8 primitive (s8 weights recovered from the folded
+// constant, output scales and zero points as attributes, the bias divided by src_scale x
+// w_scale), with the probes CpuAccFusion asks first (OneDnnInt8IsExact, Int8NodeRunsFast) so
+// they are fused only where oneDNN computes ONNX's result. QuantizeLinear, DequantizeLinear,
+// their fused pair, and the fused quantized residual addition run CpuAcc's own kernels on any
+// layout the input has.
+#include "CpuAccRegionInternal.hpp"
+
+#include <trellis/Exceptions.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+using namespace detail;
+
+bool OneDnnInt8IsExact(std::string* why) {
+    switch (dnnl::get_effective_cpu_isa()) {
+        case dnnl::cpu_isa::avx2_vnni:
+        case dnnl::cpu_isa::avx512_core_vnni:
+        case dnnl::cpu_isa::avx512_core_bf16:
+        case dnnl::cpu_isa::avx512_core_amx:
+            return true;
+        default:
+            if (why) {
+                *why = "oneDNN's int8 kernels on this ISA (no VNNI, e.g. ONEDNN_MAX_CPU_ISA=AVX2) sum u8 x s8 pairs in "
+                       "16 bits, which saturate, and halve convolution weights (scale_adjust 0.5): not ONNX's result";
+            }
+            return false;
+    }
+}
+
+namespace {
+
+/// What an int8 Conv/MatMul node needs from the graph: shapes, weights, per-channel multipliers.
+struct Int8Plan {
+    bool m_Conv = true;
+    Dims m_Src, m_Dst, m_Weights;  ///< Conv: oneDNN's dims (groups split off); MatMul: [M,K], [M,N], [K,N]
+    Dims m_Strides, m_Dilations, m_PadL, m_PadR;
+    std::vector<float> m_OutputScales;  ///< src_scale * w_scale / dst_scale: one, or per output channel
+    std::vector<float> m_BiasScale;     ///< per output channel: 1 / (src_scale * w_scale) (oneDNN 2.6 adds
+                                        ///< the bias to the integer sum before scaling)
+    memory::desc m_UserWeights;         ///< the recovered int8 weights as stored (ONNX layout)
+    dnnl::primitive_attr m_Attr;
+};
+
+Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst) {
+    Int8Plan plan;
+    const auto shape = [&](int v) { return DimsOf(g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); };
+    const Value& w = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    const Dims ws = shape(n.m_Inputs[1]);
+    const std::vector<float>& wScales = w.m_Info.GetQuantizationScales();
+    memory::dim channels = 0;
+    plan.m_Conv = n.m_Kind == NodeKind::Conv;
+    if (plan.m_Conv) {
+        const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
+        const memory::dim groups = d.m_Groups;
+        plan.m_Src = shape(src);
+        plan.m_Dst = shape(dst);
+        plan.m_Weights = groups > 1 ? Dims{groups, ws[0] / groups, ws[1]} : Dims{ws[0], ws[1]};
+        plan.m_Weights.insert(plan.m_Weights.end(), ws.begin() + 2, ws.end());
+        plan.m_UserWeights = PlainMd(plan.m_Weights, memory::data_type::s8);
+        for (std::size_t i = 0; i + 2 < ws.size(); ++i) {
+            const memory::dim st = i < d.m_Strides.size() ? d.m_Strides[i] : 1;
+            const memory::dim dl = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+            const memory::dim pl = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0;
+            plan.m_Strides.push_back(st);
+            plan.m_Dilations.push_back(dl - 1);
+            plan.m_PadL.push_back(pl);
+            plan.m_PadR.push_back((plan.m_Dst[2 + i] - 1) * st + (ws[2 + i] - 1) * dl + 1 - plan.m_Src[2 + i] - pl);
+        }
+        channels = ws[0];
+    } else {
+        const bool transB = n.m_LayerType == LayerType::Gemm && std::get<GemmDescriptor>(n.m_Descriptor).m_TransB;
+        const Dims a = shape(src);
+        const memory::dim k = a.back(), m = Product(a, 0, a.size() - 1);
+        channels = transB ? ws[0] : ws[1];
+        plan.m_Src = {m, k};
+        plan.m_Dst = {m, channels};
+        plan.m_Weights = {k, channels};
+        plan.m_UserWeights = transB ? memory::desc({k, channels}, memory::data_type::s8, Dims{1, k})
+                                    : PlainMd({k, channels}, memory::data_type::s8);
+    }
+    for (memory::dim c = 0; c < (wScales.size() > 1 ? channels : 1); ++c) {
+        const float ws1 = wScales[static_cast<std::size_t>(c)];
+        plan.m_OutputScales.push_back(p.m_SrcScale * ws1 / p.m_DstScale);
+    }
+    for (memory::dim c = 0; c < channels; ++c) {
+        const float ws1 = wScales[wScales.size() > 1 ? static_cast<std::size_t>(c) : 0];
+        plan.m_BiasScale.push_back(1.0f / (p.m_SrcScale * ws1));
+    }
+    plan.m_Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    plan.m_Attr.set_output_scales(plan.m_OutputScales.size() > 1 ? 1 << 1 : 0, plan.m_OutputScales);
+    if (p.m_SrcZeroPoint != 0) plan.m_Attr.set_zero_points(DNNL_ARG_SRC, 0, {p.m_SrcZeroPoint});
+    if (p.m_DstZeroPoint != 0) plan.m_Attr.set_zero_points(DNNL_ARG_DST, 0, {p.m_DstZeroPoint});
+    dnnl::post_ops po;
+    for (const PostOp& op : n.m_PostOps) {
+        po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta);
+    }
+    plan.m_Attr.set_post_ops(po);
+    return plan;
+}
+
+dnnl::convolution_forward::primitive_desc MakeInt8ConvPd(const Int8Plan& plan, const Int8Params& p, bool bias) {
+    const memory::desc srcMd = AnyMd(plan.m_Src, DataTypeOf(p.m_SrcType));
+    const memory::desc wMd = AnyMd(plan.m_Weights, memory::data_type::s8);
+    const memory::desc dstMd = AnyMd(plan.m_Dst, DataTypeOf(p.m_DstType));
+    const auto fwd = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::desc cd =
+        bias ? dnnl::convolution_forward::desc(fwd, alg, srcMd, wMd, PlainMd({plan.m_Dst[1]}), dstMd, plan.m_Strides,
+                                               plan.m_Dilations, plan.m_PadL, plan.m_PadR)
+             : dnnl::convolution_forward::desc(fwd, alg, srcMd, wMd, dstMd, plan.m_Strides, plan.m_Dilations, plan.m_PadL,
+                                               plan.m_PadR);
+    return dnnl::convolution_forward::primitive_desc(cd, plan.m_Attr, Engine());
+}
+
+dnnl::matmul::primitive_desc MakeInt8MatMulPd(const Int8Plan& plan, const Int8Params& p, bool bias) {
+    const memory::desc srcMd = PlainMd(plan.m_Src, DataTypeOf(p.m_SrcType));
+    const memory::desc wMd = AnyMd(plan.m_Weights, memory::data_type::s8);
+    const memory::desc dstMd = PlainMd(plan.m_Dst, DataTypeOf(p.m_DstType));
+    dnnl::matmul::desc md = bias ? dnnl::matmul::desc(srcMd, wMd, PlainMd({1, plan.m_Dst[1]}), dstMd)
+                                 : dnnl::matmul::desc(srcMd, wMd, dstMd);
+    return dnnl::matmul::primitive_desc(md, plan.m_Attr, Engine());
+}
+
+/// Weights packed with scale_adjust (non-VNNI kernels halve them): not the values ONNX multiplies.
+bool HasScaleAdjust(const memory::desc& md) {
+    return (md.data.extra.flags & dnnl_memory_extra_flag_scale_adjust) != 0 && md.data.extra.scale_adjust != 1.0f;
+}
+
+}  // namespace
+
+bool Int8NodeRunsFast(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst, std::string* why) {
+    try {
+        const Int8Plan plan = PlanInt8(g, n, p, src, dst);
+        const bool bias = n.m_Inputs.size() > 2;
+        std::string impl;
+        bool adjusted = false;
+        if (plan.m_Conv) {
+            const auto pd = MakeInt8ConvPd(plan, p, bias);
+            impl = pd.impl_info_str();
+            adjusted = HasScaleAdjust(pd.weights_desc());
+        } else {
+            const auto pd = MakeInt8MatMulPd(plan, p, bias);
+            impl = pd.impl_info_str();
+            adjusted = HasScaleAdjust(pd.weights_desc());
+        }
+        if (impl.rfind("ref", 0) == 0) {
+            if (why) *why = "oneDNN has only its reference implementation (" + impl + ") for it in int8";
+            return false;
+        }
+        if (adjusted) {
+            if (why) *why = "oneDNN's int8 kernel " + impl + " halves the weights (scale_adjust): not ONNX's result";
+            return false;
+        }
+        return true;
+    } catch (const dnnl::error& e) {
+        if (why) *why = std::string("oneDNN has no int8 primitive for it (") + e.what() + ")";
+        return false;
+    }
+}
+
+void CompiledRegion::CompileConvInt8(const Node& n) {
+    const Int8Params& p = *n.m_Int8;
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Int8Plan plan = PlanInt8(*m_Graph, n, p, x, out);
+    const bool bias = n.m_Inputs.size() > 2;
+    const auto pd = MakeInt8ConvPd(plan, p, bias);
+    if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
+        throw LayerValidationException("CpuAcc: int8 convolution '" + n.m_Name + "' would run oneDNN's " +
+                                       pd.impl_info_str() + " (the fusion's probe said otherwise)");
+    }
+    const Value& wv = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Ensure(x, pd.src_desc())},
+                                             {DNNL_ARG_WEIGHTS, PackData(wv.m_Int8Values->data(), plan.m_UserWeights, pd.weights_desc())}};
+    if (bias) {
+        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
+        std::vector<float> scaled(b.GetNumElements());
+        const float* bp = static_cast<const float*>(b.GetMemoryArea());
+        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = bp[c] * plan.m_BiasScale[c];
+        args.emplace_back(DNNL_ARG_BIAS, PackData(scaled.data(), PlainMd({plan.m_Dst[1]}), pd.bias_desc()));
+    }
+    const int dstMem = NewInternal(pd.dst_desc());
+    args.emplace_back(DNNL_ARG_DST, dstMem);
+    AddPrimitive(n.m_Name, dnnl::convolution_forward(pd), pd, std::move(args));
+    Bind(out, dstMem);
+}
+
+void CompiledRegion::CompileMatMulInt8(const Node& n) {
+    const Int8Params& p = *n.m_Int8;
+    const int a = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Int8Plan plan = PlanInt8(*m_Graph, n, p, a, out);
+    const bool bias = n.m_Inputs.size() > 2;
+    const auto pd = MakeInt8MatMulPd(plan, p, bias);
+    if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
+        throw LayerValidationException("CpuAcc: int8 matmul '" + n.m_Name + "' would run oneDNN's " + pd.impl_info_str() +
+                                       " (the fusion's probe said otherwise)");
+    }
+    const Value& wv = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    const memory::desc srcMd = PlainMd(plan.m_Src, DataTypeOf(p.m_SrcType));
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), srcMd)},
+                                             {DNNL_ARG_WEIGHTS, PackData(wv.m_Int8Values->data(), plan.m_UserWeights, pd.weights_desc())}};
+    if (bias) {
+        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
+        std::vector<float> scaled(b.GetNumElements());
+        const float* bp = static_cast<const float*>(b.GetMemoryArea());
+        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = bp[c] * plan.m_BiasScale[c];
+        args.emplace_back(DNNL_ARG_BIAS, PackData(scaled.data(), PlainMd({1, plan.m_Dst[1]}), pd.bias_desc()));
+    }
+    const int dst = NewInternal(pd.dst_desc());
+    args.emplace_back(DNNL_ARG_DST, dst);
+    AddPrimitive(n.m_Name, dnnl::matmul(pd), pd, std::move(args));
+    Bind(out, Alias(dst, PlainMd(ValueDims(out), DataTypeOf(p.m_DstType))));
+}
+
+void CompiledRegion::CompileQuantize(const Node& n) {
+    const bool quantize = n.m_Kind == NodeKind::Quantize;
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Value& scaleValue = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    if (scaleValue.m_SmallConstant.size() != 1) {
+        throw LayerValidationException("CpuAcc: " + n.m_Name + " needs a constant scalar Float32 scale");
+    }
+    const float scale = scaleValue.m_SmallConstant[0];
+    float zp = 0.0f;
+    if (n.m_Inputs.size() > 2) {
+        const std::optional<int32_t>& z = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[2])].m_IntScalar;
+        if (!z) throw LayerValidationException("CpuAcc: " + n.m_Name + " needs a constant 8-bit scalar zero point");
+        zp = static_cast<float>(*z);
+    }
+    const bool fake = quantize && n.m_Int8.has_value();  // Quantize + Dequantize, Float32 out
+    const bool s8 = fake ? n.m_Int8->m_SrcType == DataType::Signed8
+                         : (quantize ? m_Graph->m_Values[static_cast<std::size_t>(out)] : m_Graph->m_Values[static_cast<std::size_t>(x)])
+                                   .m_Info.GetDataType() == DataType::Signed8;
+    const float dqScale = fake ? n.m_Int8->m_DstScale : 1.0f;
+    const int32_t dqZp = fake ? n.m_Int8->m_DstZeroPoint : 0;
+    // Element-wise, so any layout will do: the output keeps the input's (an int8 convolution's
+    // nhwc, a blocked nChw16c, padding included), and consumers reorder only if they need to.
+    int src = MemOf(x);
+    memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    bool padded = false;  // oneDNN expects zeros in a blocked layout's padding; quantizing would write zp there
+    for (int d = 0; d < srcMd.data.ndims; ++d) padded = padded || srcMd.data.padded_dims[d] != srcMd.data.dims[d];
+    if (srcMd.data.format_kind != dnnl_blocked || srcMd.data.extra.flags != 0 || srcMd.data.offset0 != 0 || padded) {
+        src = EnsurePlain(x);
+        srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    }
+    dnnl_memory_desc_t raw = srcMd.data;
+    raw.data_type = static_cast<dnnl_data_type_t>(ValueType(out));
+    const memory::desc dstMd(raw);
+    const std::size_t count = srcMd.get_size() / memory::data_type_size(srcMd.data_type());
+    const int dst = NewInternal(dstMd);
+    const int32_t zeroPoint = static_cast<int32_t>(zp);
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [count, scale, zeroPoint, quantize, s8, isa, fake, dqScale, dqZp](const std::vector<void*>& p) {
+        constexpr std::size_t kBlock = 16384;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long b = 0; b < blocks; ++b) {
+            const std::size_t begin = static_cast<std::size_t>(b) * kBlock, len = std::min(kBlock, count - begin);
+            if (fake) {
+                QuantizeDequantize(static_cast<const float*>(p[0]) + begin, static_cast<float*>(p[1]) + begin, s8, len, scale,
+                                   zeroPoint, dqScale, dqZp, isa);
+            } else if (quantize) {
+                Quantize(static_cast<const float*>(p[0]) + begin, static_cast<uint8_t*>(p[1]) + begin, s8, len, scale, zeroPoint, isa);
+            } else {
+                Dequantize(static_cast<const uint8_t*>(p[0]) + begin, s8, static_cast<float*>(p[1]) + begin, len, scale, zeroPoint, isa);
+            }
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileQuantizedAdd(const Node& n) {
+    const Int8Params& q = *n.m_Int8;
+    const int a = n.m_Inputs[0], b = n.m_Inputs[1], out = n.m_Outputs[0];
+    // Element-wise: the output takes a's layout (as CompileQuantize), b is brought to it.
+    int srcA = MemOf(a);
+    memory::desc md = m_Mems[static_cast<std::size_t>(srcA)].m_Md;
+    bool padded = false;
+    for (int d = 0; d < md.data.ndims; ++d) padded = padded || md.data.padded_dims[d] != md.data.dims[d];
+    if (md.data.format_kind != dnnl_blocked || md.data.extra.flags != 0 || md.data.offset0 != 0 || padded) {
+        srcA = EnsurePlain(a);
+        md = m_Mems[static_cast<std::size_t>(srcA)].m_Md;
+    }
+    const int srcB = Ensure(b, md);
+    const int dst = NewInternal(md);
+    const std::size_t count = md.get_size();
+    QuantizedAddParams p;
+    p.m_ScaleA = q.m_SrcScale;
+    p.m_ZpA = q.m_SrcZeroPoint;
+    p.m_ScaleB = q.m_Src2Scale;
+    p.m_ZpB = q.m_Src2ZeroPoint;
+    p.m_Scale = q.m_DstScale;
+    p.m_Zp = q.m_DstZeroPoint;
+    p.m_Relu = q.m_Relu;
+    const bool s8 = q.m_SrcType == DataType::Signed8;
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {srcA, srcB, dst};
+    step.m_Kernel = [count, p, s8, isa](const std::vector<void*>& ptr) {
+        constexpr std::size_t kBlock = 16384;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long blk = 0; blk < blocks; ++blk) {
+            const std::size_t begin = static_cast<std::size_t>(blk) * kBlock, len = std::min(kBlock, count - begin);
+            QuantizedAdd(static_cast<const uint8_t*>(ptr[0]) + begin, static_cast<const uint8_t*>(ptr[1]) + begin,
+                         static_cast<uint8_t*>(ptr[2]) + begin, s8, len, p, isa);
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,260 @@
+// CpuAcc: what the files that compile and run a region share - internal to src/backends/cpuacc.
+//
+// CompiledRegion (the region compiled into steps, each a oneDNN primitive or one of CpuAcc's own
+// kernels, over memory objects placed in storages; see CpuAccRegion.hpp for the design) is
+// declared here and defined across the CpuAccRegion*.cpp files, one concern each:
+// CpuAccRegion.cpp (the shared helpers below, storages and memory objects, reorders, weight
+// packing, the per-node dispatch, the region's outputs and the scratch memory plan),
+// CpuAccRegionConv.cpp (convolution, Winograd, in-place Concat, pooling), CpuAccRegionMatMul.cpp
+// (matmul, Gemm, one-row matmuls on XNNPACK), CpuAccRegionElementwise.cpp (eltwise, Erf, swish,
+// binary), CpuAccRegionNormalization.cpp (softmax, layer/batch/RMS normalization, reductions),
+// CpuAccRegionDataMovement.cpp (Concat, Transpose, Split/Slice, Pad, Resize, Expand),
+// CpuAccRegionRecurrent.cpp (LSTM/GRU/RNN), CpuAccRegionAttention.cpp (ONNX Attention),
+// CpuAccRegionInt8.cpp (int8 convolution/matmul, QuantizeLinear/DequantizeLinear, QuantizedAdd)
+// and CpuAccRegionExecute.cpp (running the steps; the IWorkload). The oneDNN helpers they all
+// use live in trellis::cpuacc::detail. Nothing outside this folder includes this header.
+#pragma once
+
+#include "CpuAccGraph.hpp"
+#include "CpuAccKernels.hpp"
+#include "CpuAccRegion.hpp"
+
+#include <trellis/backends/IWorkload.hpp>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <climits>
+#include <cstddef>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+namespace detail {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+/// The process's oneDNN CPU engine.
+dnnl::engine& Engine();
+/// oneDNN's dims of a tensor shape (a scalar is {1}).
+Dims DimsOf(const TensorShape& s);
+/// The name of a primitive kind ("convolution"), for timelines.
+const char* PrimitiveKindName(dnnl::primitive::kind kind);
+/// Row-major strides of `dims`.
+Dims StridesOf(const Dims& dims);
+/// oneDNN's type for a tensor type: u8, s8, s32, otherwise f32.
+memory::data_type DataTypeOf(DataType t);
+/// A plain row-major descriptor.
+memory::desc PlainMd(const Dims& dims, memory::data_type dt = memory::data_type::f32);
+/// A descriptor whose layout the primitive chooses (format_tag::any).
+memory::desc AnyMd(const Dims& dims, memory::data_type dt = memory::data_type::f32);
+/// `d` with leading 1s up to `rank` dims (numpy broadcasting).
+Dims Prepend1s(const Dims& d, std::size_t rank);
+/// The product of d[from, to).
+memory::dim Product(const Dims& d, std::size_t from, std::size_t to);
+/// The channel block of the CPU's vector width: 16 floats with AVX-512, 8 with AVX2.
+memory::dim BlockSize();
+/// The channel-blocked layout of a rank-`rank` NC<spatial> tensor, if there is one.
+std::optional<memory::format_tag> BlockedTag(std::size_t rank);
+/// The channel-blocked layout `md` has (its dims with BlockedTag), if it has it.
+std::optional<memory::format_tag> BlockedTagOf(const memory::desc& md);
+/// Memory for packed weights (free with std::free). Buffers of 2 MiB and more start on a 2 MiB
+/// boundary and are marked MADV_HUGEPAGE: every inference streams all of a network's weights
+/// (100 MB for resnet50, 340 MB for the BERT encoder), and with 4 KiB pages that is one TLB miss
+/// per 4 KiB read. Where transparent huge pages are off, the advice is ignored.
+void* AllocateWeights(std::size_t bytes);
+
+/// Sets `pd` to `make()` and returns true when oneDNN can make it and its implementation is not one
+/// of oneDNN's reference kernels; otherwise leaves `pd` alone and returns false, so the caller tries
+/// the next layout.
+template <typename Pd, typename Make>
+bool MadeWithoutReference(Pd& pd, const Make& make) {
+    try {
+        Pd made = make();
+        if (IsReferenceImplementation(made)) return false;
+        pd = std::move(made);
+        return true;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
+/// Sets the calling thread's OpenMP team size for a scope (oneDNN sizes its work from it, both
+/// when a primitive is created and when it runs).
+class ThreadScope {
+public:
+    explicit ThreadScope(int n) : m_Saved(omp_get_max_threads()) {
+        if (n > 0) omp_set_num_threads(n);
+    }
+    ~ThreadScope() { omp_set_num_threads(m_Saved); }
+private:
+    int m_Saved;
+};
+
+/// The deleter of packed weights (AllocateWeights).
+struct AlignedFree {
+    void operator()(void* p) const { std::free(p); }
+};
+
+}  // namespace detail
+
+/// A region graph compiled into steps over planned memory; Execute() is const and thread-safe.
+class CompiledRegion {
+public:
+    using memory = dnnl::memory;
+    using Dims = detail::Dims;
+
+    CompiledRegion(std::shared_ptr<const RegionGraph> graph, const std::vector<const ConstTensor*>& constants,
+                   const RegionOptions& options, std::string name);
+    void Execute(const WorkloadIo& io) const;
+    std::size_t GetScratchBytes() const { return m_ScratchBytes; }
+    /// Whether Execute() reads region input `index` (inputs packed at compile time are not read).
+    bool ReadsInput(unsigned int index) const {
+        for (const Storage& s : m_Storages) {
+            if (s.m_Kind == Storage::Kind::Input && s.m_Index == static_cast<int>(index) && s.m_Last >= 0) return true;
+        }
+        return false;
+    }
+
+private:
+    struct Storage {
+        enum class Kind { Input, Output, Internal, Owned };
+        Kind m_Kind = Kind::Internal;
+        int m_Index = -1;  ///< region input/output index, or owned buffer index
+        std::size_t m_Bytes = 0;
+        std::size_t m_Offset = 0;  ///< Internal: offset in the scratch memory
+        int m_First = INT_MAX, m_Last = -1;
+    };
+    struct Mem {
+        int m_Storage = -1;
+        memory::desc m_Md;
+        std::size_t m_ByteOffset = 0;  ///< where in the storage the data starts
+    };
+    struct Step {
+        std::string m_Name;
+        std::string m_Category;  ///< oneDNN's primitive kind ("convolution") or "own kernel", for timelines
+        dnnl::primitive m_Primitive;
+        std::vector<std::pair<int, int>> m_Args;  ///< (DNNL_ARG_*, mem)
+        std::function<void(const std::vector<void*>&)> m_Kernel;  ///< own kernel instead of a primitive
+        std::vector<int> m_KernelMems;
+        memory::desc m_Scratchpad;
+        bool m_HasScratchpad = false;
+    };
+    struct Context {
+        void* m_Scratch = nullptr;
+        dnnl::stream m_Stream;
+        std::vector<memory> m_Mems;
+        std::vector<std::unordered_map<int, memory>> m_Args;
+    };
+
+    // Compilation.
+    int AddStorage(Storage::Kind kind, int index, std::size_t bytes);
+    int AddMem(int storage, const memory::desc& md);
+    int NewInternal(const memory::desc& md) { return AddMem(AddStorage(Storage::Kind::Internal, -1, md.get_size()), md); }
+    int MemOf(int value);
+    void Bind(int value, int mem);
+    int Ensure(int value, const memory::desc& want);
+    int EnsurePlain(int value) { return Ensure(value, detail::PlainMd(ValueDims(value), ValueType(value))); }
+    /// oneDNN's type for value `v` (Float32, or the 8-bit types of quantized tensors).
+    memory::data_type ValueType(int v) const { return detail::DataTypeOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetDataType()); }
+    int Alias(int mem, const memory::desc& md);
+    /// Whether the storage of `value` may be written by node `nodeIndex`: nothing reads it later,
+    /// and (when `notInputOf` is given) that node does not read it as an input either.
+    bool CanOverwrite(int value, int nodeIndex, const Node* notInputOf = nullptr) const;
+    void AddReorder(int from, int to, const std::string& name);
+    void AddPrimitive(const std::string& name, const dnnl::primitive& p, const dnnl::primitive_desc_base& pd,
+                      std::vector<std::pair<int, int>> args);
+    int PackConstant(const ConstTensor& t, const memory::desc& user, const memory::desc& packed, float scale);
+    const ConstTensor& ConstantOf(int value, const Node& node, const char* what) const;
+    Dims ValueDims(int v) const { return detail::DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); }
+    dnnl::primitive_attr Attr(bool mathOps) const;
+    /// The type convolutions and matmuls with constant weights compute in: bf16 with FastMath.
+    memory::data_type MathType() const {
+        return m_Options.m_FastMathBf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    }
+
+    void CompileNode(int index);
+    void CompileConv(int index, const Node& n);
+    void CompileMatMul(int index, const Node& n);
+    /// A one-row matmul with constant weights on XNNPACK, when it qualifies; false if not.
+    bool CompileGemv(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
+                     float beta, std::size_t k, std::size_t nCols);
+    void CompilePool(const Node& n);
+    void CompileEltwise(int index, const Node& n);
+    void CompileErf(const Node& n);
+    /// Runs CpuAcc's own swish kernel in place over memory `mem`.
+    void AddSwish(const std::string& name, int mem);
+    /// One of CpuAcc's own element-wise kernels (CpuAccKernels.hpp).
+    using ElementKernel = void (*)(const float*, float*, std::size_t, KernelIsa);
+    /// A step running `kernel` over `count` floats from memory `src` to memory `dst` (the same
+    /// memory for in place), in blocks over the OpenMP team.
+    void AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel);
+    void CompileBinary(int index, const Node& n);
+    void CompileSoftmax(const Node& n);
+    void CompileLayerNorm(const Node& n);
+    void CompileConcat(int index, const Node& n);
+    void CompileTranspose(const Node& n);
+    void CompileReduce(const Node& n);
+    void CompileSplitSlice(const Node& n);
+    void CompileRecurrent(const Node& n);
+    void CompileBatchNorm(const Node& n);
+    void CompilePad(const Node& n);
+    void CompileResize(const Node& n);
+    void CompileAttention(const Node& n);
+    void CompileExpand(const Node& n);
+    void CompileRmsNorm(const Node& n);
+    void CompileConvInt8(const Node& n);
+    void CompileMatMulInt8(const Node& n);
+    void CompileQuantize(const Node& n);
+    void CompileQuantizedAdd(const Node& n);
+    /// Packs 8-bit (or other) host data `data` described by `user` into the layout `packed`.
+    int PackData(const void* data, const memory::desc& user, const memory::desc& packed);
+    void CompileOutputs();
+    void PlanMemory();
+
+    Context* Acquire(void* scratch) const;
+    void Release(Context* ctx) const;
+
+    std::shared_ptr<const RegionGraph> m_Graph;
+    std::vector<const ConstTensor*> m_Constants;
+    RegionOptions m_Options;
+    std::string m_Name;
+
+    std::vector<Storage> m_Storages;
+    std::vector<Mem> m_Mems;
+    std::vector<Step> m_Steps;
+    std::vector<std::unique_ptr<void, detail::AlignedFree>> m_Owned;
+    std::vector<int> m_ValueMem;
+    std::vector<std::vector<int>> m_StorageValues;  ///< values whose data is in each storage
+    std::vector<std::vector<std::pair<int, int>>> m_Converted;  ///< per value: (mem) conversions made
+    std::vector<int> m_InputStorage;  ///< per region input: its storage (-1 until used)
+    std::size_t m_ScratchpadOffset = 0;
+    std::size_t m_ScratchBytes = 0;
+    /// (mem, region input/output index) of the memory objects re-pointed at each call's tensors;
+    /// inputs never read at run time (constants packed when compiling) are left out.
+    std::vector<std::pair<std::size_t, std::size_t>> m_BoundInputs, m_BoundOutputs;
+
+    /// In-place concatenation: convolutions write straight into their part of a channel Concat.
+    struct ConcatTarget {
+        int m_Storage = -1;        ///< the concatenation's buffer (created by its first writer)
+        memory::desc m_Md;         ///< its blocked layout
+        std::size_t m_Written = 0;  ///< inputs written in place so far
+    };
+    std::unordered_map<int, int> m_ConcatOf;  ///< value -> Concat node it may be written into
+    std::unordered_map<int, ConcatTarget> m_ConcatTargets;  ///< Concat node -> its buffer
+    void PlanInPlaceConcats();
+
+    mutable std::mutex m_Mutex;
+    mutable std::vector<std::unique_ptr<Context>> m_Free;
+};
+
+}  // namespace trellis::cpuacc

@@ -1,0 +1,153 @@
+// CpuAcc: softmax, normalizations and reductions in a compiled region. Softmax and
+// LayerNormalization run oneDNN's primitives on plain data (layer normalization flattened to
+// rows); a BatchNormalization that could not be folded into a convolution runs oneDNN's inference
+// batch normalization on the input's layout; Reduce Mean/Sum/Max/Min runs oneDNN's reduction; RMS
+// normalization (the fused LLaMA/T5 pattern or ONNX RMSNormalization) runs CpuAcc's own kernel.
+#include "CpuAccRegionInternal.hpp"
+
+#include <trellis/Exceptions.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trellis::cpuacc {
+
+using namespace detail;
+
+void CompiledRegion::CompileSoftmax(const Node& n) {
+    const auto& d = std::get<SoftmaxDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const int rank = static_cast<int>(dims.size());
+    const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+    const int src = EnsurePlain(x);
+    const memory::desc md = PlainMd(dims);
+    const int dst = NewInternal(md);
+    dnnl::softmax_v2_forward::desc sd(dnnl::prop_kind::forward_inference,
+                                      d.m_Log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate, md, md,
+                                      axis);
+    dnnl::softmax_v2_forward::primitive_desc pd(sd, Attr(false), Engine());
+    AddPrimitive(n.m_Name, dnnl::softmax_v2_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileLayerNorm(const Node& n) {
+    const auto& d = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const int gamma = n.m_Inputs.size() > 1 ? n.m_Inputs[1] : -1;
+    const int beta = n.m_Inputs.size() > 2 ? n.m_Inputs[2] : -1;
+    const Dims dims = ValueDims(x);
+    const int rank = static_cast<int>(dims.size());
+    const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis);
+    const memory::dim outer = Product(dims, 0, axis), inner = Product(dims, axis, dims.size());
+    const memory::desc md2 = PlainMd({outer, inner});
+    unsigned flags = 0;
+    if (gamma >= 0) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
+    if (beta >= 0) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
+    dnnl::layer_normalization_forward::desc ld(dnnl::prop_kind::forward_inference, md2, d.m_Eps,
+                                               static_cast<dnnl::normalization_flags>(flags));
+    dnnl::layer_normalization_forward::primitive_desc pd(ld, Attr(false), Engine());
+    const int dst = NewInternal(md2);
+    std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(x), md2)}, {DNNL_ARG_DST, dst}};
+    if (gamma >= 0) args.emplace_back(DNNL_ARG_SCALE, Alias(EnsurePlain(gamma), PlainMd({inner})));
+    if (beta >= 0) args.emplace_back(DNNL_ARG_SHIFT, Alias(EnsurePlain(beta), PlainMd({inner})));
+    AddPrimitive(n.m_Name, dnnl::layer_normalization_forward(pd), pd, std::move(args));
+    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+void CompiledRegion::CompileReduce(const Node& n) {
+    const auto& d = std::get<ReduceDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x);
+    const int rank = static_cast<int>(in.size());
+    Dims reduced = in;
+    if (d.m_Axes.empty()) {
+        if (!d.m_NoopWithEmptyAxes) std::fill(reduced.begin(), reduced.end(), 1);
+    } else {
+        for (int64_t a : d.m_Axes) reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;
+    }
+    const int src = EnsurePlain(x);
+    if (reduced == in) {  // nothing to reduce: a view
+        Bind(out, Alias(src, PlainMd(ValueDims(out))));
+        return;
+    }
+    dnnl::algorithm alg = dnnl::algorithm::reduction_mean;
+    switch (d.m_Operation) {
+        case ReduceOperation::Mean: alg = dnnl::algorithm::reduction_mean; break;
+        case ReduceOperation::Sum: alg = dnnl::algorithm::reduction_sum; break;
+        case ReduceOperation::Max: alg = dnnl::algorithm::reduction_max; break;
+        case ReduceOperation::Min: alg = dnnl::algorithm::reduction_min; break;
+        default: throw LayerValidationException("CpuAcc: '" + n.m_Name + "': unsupported reduction");
+    }
+    const memory::desc dstMd = PlainMd(reduced);
+    dnnl::reduction::desc rd(alg, PlainMd(in), dstMd, 0.0f, 0.0f);
+    dnnl::reduction::primitive_desc pd(rd, Attr(false), Engine());
+    const int dst = NewInternal(dstMd);
+    AddPrimitive(n.m_Name, dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+void CompiledRegion::CompileBatchNorm(const Node& n) {
+    // A BatchNormalization the graph passes could not fold into a convolution (after a Concat, a
+    // pooling, at a network input): oneDNN's inference batch normalization on the input's layout.
+    const auto& d = std::get<BatchNormalizationDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const auto flags = static_cast<dnnl::normalization_flags>(static_cast<unsigned>(dnnl::normalization_flags::use_global_stats) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_scale) |
+                                                               static_cast<unsigned>(dnnl::normalization_flags::use_shift));
+    auto make = [&](const memory::desc& md) {
+        return dnnl::batch_normalization_forward::primitive_desc(
+            dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, d.m_Eps, flags), Attr(false),
+            Engine());
+    };
+    int src = MemOf(x);
+    dnnl::batch_normalization_forward::primitive_desc pd;
+    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md); });
+    if (!made) {
+        src = EnsurePlain(x);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    }
+    const Dims c{ValueDims(x)[1]};
+    const auto param = [&](std::size_t i) { return Alias(EnsurePlain(n.m_Inputs[i]), PlainMd(c)); };
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::batch_normalization_forward(pd), pd,
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_SCALE, param(1)}, {DNNL_ARG_SHIFT, param(2)}, {DNNL_ARG_MEAN, param(3)},
+                  {DNNL_ARG_VARIANCE, param(4)}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileRmsNorm(const Node& n) {
+    // A fused Pow/ReduceMean/... pattern (LayerNormalizationDescriptor) or an ONNX RMSNormalization
+    // layer, whose scale the layer support admitted only as one value per normalized element.
+    int axisAttr = 0;
+    float eps = 0.0f;
+    if (n.m_LayerType == LayerType::RmsNormalization) {
+        const auto& r = std::get<RmsNormalizationDescriptor>(n.m_Descriptor);
+        axisAttr = r.m_Axis, eps = r.m_Eps;
+    } else {
+        const auto& l = std::get<LayerNormalizationDescriptor>(n.m_Descriptor);
+        axisAttr = l.m_Axis, eps = l.m_Eps;
+    }
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims dims = ValueDims(x);
+    const std::size_t axis = static_cast<std::size_t>(axisAttr < 0 ? axisAttr + static_cast<int>(dims.size()) : axisAttr);
+    const auto rows = static_cast<std::size_t>(Product(dims, 0, axis)), inner = static_cast<std::size_t>(Product(dims, axis, dims.size()));
+    const int src = EnsurePlain(x);
+    const int dst = NewInternal(PlainMd(ValueDims(out)));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    if (n.m_Inputs.size() > 1) step.m_KernelMems.push_back(Alias(EnsurePlain(n.m_Inputs[1]), PlainMd({static_cast<memory::dim>(inner)})));
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [rows, inner, eps, isa](const std::vector<void*>& p) {
+        RmsNorm(static_cast<const float*>(p[0]), p.size() > 2 ? static_cast<const float*>(p[2]) : nullptr,
+                static_cast<float*>(p[1]), rows, inner, eps, isa);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
+}
+
+}  // namespace trellis::cpuacc
