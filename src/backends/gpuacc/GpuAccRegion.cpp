@@ -337,7 +337,10 @@ CompiledRegion::~CompiledRegion() {
                          m_Name.c_str(), PrecisionName(m_Options.m_Precision),
                          static_cast<unsigned long long>(m_TimedRuns));
             for (std::size_t i = 0; i < m_Steps.size(); ++i) {
-                std::fprintf(f, "%.5f\t%s\n", m_StepMs[i] / static_cast<double>(m_TimedRuns), m_Steps[i].m_What.c_str());
+                // One line per step: cuDNN's messages quoted in a description may span lines.
+                std::string what = m_Steps[i].m_What;
+                std::replace(what.begin(), what.end(), '\n', ' ');
+                std::fprintf(f, "%.5f\t%s\n", m_StepMs[i] / static_cast<double>(m_TimedRuns), what.c_str());
             }
             std::fclose(f);
         }
