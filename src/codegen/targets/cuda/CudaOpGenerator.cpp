@@ -129,8 +129,13 @@ std::string Refusal(const QueueDescriptor& layer, const WorkloadInfo& info) {
         }
         return true;
     };
-    const std::string notFloat = op + ": data type " + GetDataTypeName(ins.empty() ? outs[0].GetDataType() : ins[0].GetDataType()) +
-                                 " (the cuda target generates it for Float32)";
+    DataType odd = DataType::Float32;
+    for (const auto* infos : {&ins, &outs}) {
+        for (const TensorInfo& t : *infos) {
+            if (odd == DataType::Float32 && t.GetNumElements() != 0 && t.GetDataType() != DataType::Float32) odd = t.GetDataType();
+        }
+    }
+    const std::string notFloat = op + ": data type " + GetDataTypeName(odd) + " (the cuda target generates it for Float32)";
     switch (layer.m_Type) {
         case LayerType::Reshape:
         case LayerType::Identity: return ins.size() == 1 && outs.size() == 1 ? "" : op + ": more than one input or output";
