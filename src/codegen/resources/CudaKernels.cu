@@ -152,17 +152,18 @@ __device__ inline float BlockReduce(float v, int max, float* shared) {
     return result;
 }
 
-__global__ void ReduceRowsKernel(int max, long long size, const float* x, float* y) {
+__global__ void ReduceRowsKernel(int mode, long long size, const float* x, float* y) {
     __shared__ float shared[kCudaThreads];
+    const int max = mode == 1;
     const float* row = x + blockIdx.x * size;
     float acc = max ? -INFINITY : 0.0f;
     for (long long j = threadIdx.x; j < size; j += kCudaThreads) acc = max ? fmaxf(acc, row[j]) : acc + row[j];
     const float total = BlockReduce(acc, max, shared);
-    if (threadIdx.x == 0) y[blockIdx.x] = max ? total : total / static_cast<float>(size);
+    if (threadIdx.x == 0) y[blockIdx.x] = mode == 0 ? total / static_cast<float>(size) : total;
 }
 
-cudaError_t LaunchReduceRows(cudaStream_t stream, int max, long long rows, long long size, const float* x, float* y) {
-    ReduceRowsKernel<<<static_cast<unsigned int>(rows), kCudaThreads, 0, stream>>>(max, size, x, y);
+cudaError_t LaunchReduceRows(cudaStream_t stream, int mode, long long rows, long long size, const float* x, float* y) {
+    ReduceRowsKernel<<<static_cast<unsigned int>(rows), kCudaThreads, 0, stream>>>(mode, size, x, y);
     return cudaGetLastError();
 }
 

@@ -53,8 +53,8 @@ cudaError_t LaunchBinary(cudaStream_t stream, CudaBinaryOp op, const CudaBroadca
 cudaError_t LaunchBiasRelu(cudaStream_t stream, float* y, const float* bias, long long batch, long long channels,
                            long long inner, int relu);
 cudaError_t LaunchPool2d(cudaStream_t stream, const CudaPool2d& p, const float* x, float* y);
-/// Max or mean of each of `planes` contiguous planes of `size` elements.
-cudaError_t LaunchReduceRows(cudaStream_t stream, int max, long long rows, long long size, const float* x, float* y);
+/// The mean (mode 0), max (1) or sum (2) of each of `rows` contiguous rows of `size` elements.
+cudaError_t LaunchReduceRows(cudaStream_t stream, int mode, long long rows, long long size, const float* x, float* y);
 /// Inference batch normalization of NC<spatial> data (`inner` elements per channel plane).
 cudaError_t LaunchBatchNorm(cudaStream_t stream, long long batch, long long channels, long long inner, float eps,
                             const float* x, const float* scale, const float* bias, const float* mean, const float* var,

@@ -127,15 +127,24 @@ public:
         cudnnConvolutionFwdAlgoPerf_t perf[16];
         Check(cudnnGetConvolutionForwardAlgorithm_v7(c.cudnn, x_, filter_, conv_, y_, on < 16 ? on : 16, &found, perf),
               name);
+        // The first that works without tensor-core math (the descriptor stays CUDNN_FMA_MATH, so
+        // none rounds to TF32), within 256 MiB of workspace; else implicit GEMM, which always works.
         algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-        for (int i = 0; i < found; ++i) {
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
-                perf[i].memory <= (std::size_t{256} << 20)) {
-                algo_ = perf[i].algo;
-                break;
+        workspace_ = 0;
+        bool chosen = false;
+        for (int i = 0; i < found && !chosen; ++i) {
+            std::size_t bytes = 0;
+            if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+                perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION || perf[i].memory > (std::size_t{256} << 20) ||
+                cudnnGetConvolutionForwardWorkspaceSize(c.cudnn, x_, filter_, conv_, y_, perf[i].algo, &bytes) !=
+                    CUDNN_STATUS_SUCCESS) {
+                continue;
             }
+            algo_ = perf[i].algo;
+            workspace_ = bytes;
+            chosen = true;
         }
-        Check(cudnnGetConvolutionForwardWorkspaceSize(c.cudnn, x_, filter_, conv_, y_, algo_, &workspace_), name);
+        if (!chosen) Check(cudnnGetConvolutionForwardWorkspaceSize(c.cudnn, x_, filter_, conv_, y_, algo_, &workspace_), name);
     }
     std::size_t WorkspaceBytes() const { return workspace_; }
 
@@ -171,10 +180,11 @@ public:
         }
     }
 
-    /// `bias`: a per-column vector added by the epilogue; `withC`: beta * C (m x n, row-major).
+    /// `bias`: a per-column vector added by the epilogue; `withC`: beta * C (m x n, row-major);
+    /// `alignment`: the bytes every operand's address (each batch's included) is a multiple of.
     void Configure(Context& c, const char* name, std::uint64_t m, std::uint64_t n, std::uint64_t k, bool transA,
                    bool transB, float alpha, float beta, bool bias, bool withC, int batch, std::int64_t strideA,
-                   std::int64_t strideB, std::int64_t strideY) {
+                   std::int64_t strideB, std::int64_t strideY, std::uint32_t alignment) {
         name_ = name;
         alpha_ = alpha;
         beta_ = withC ? beta : 0.0f;
@@ -211,6 +221,11 @@ public:
         const std::size_t limit = std::size_t{32} << 20;
         Check(cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &limit, sizeof(limit)),
               name);
+        for (const cublasLtMatmulPreferenceAttributes_t a :
+             {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+              CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES}) {
+            Check(cublasLtMatmulPreferenceSetAttribute(preference, a, &alignment, sizeof(alignment)), name);
+        }
         cublasLtMatmulHeuristicResult_t result{};
         int found = 0;
         const cublasStatus_t status =

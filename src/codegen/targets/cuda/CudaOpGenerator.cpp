@@ -473,12 +473,18 @@ void CudaOpGenerator::EmitConvolution(const GraphLayer& layer, int index) {
 void CudaOpGenerator::EmitMatMulCall(const GraphLayer& layer, int index, std::uint64_t m, std::uint64_t n, std::uint64_t k,
                                      bool transA, bool transB, float alpha, float beta, int bias, int c, int batch,
                                      std::int64_t strideA, std::int64_t strideB, std::int64_t strideY) {
+    // Operand addresses: 64-byte aligned buffers (the memory plan's and the weights file's
+    // alignment), each batch a stride further.
+    std::uint64_t alignment = 64;
+    for (const std::int64_t stride : {strideA, strideB, strideY}) {
+        while (batch > 1 && (static_cast<std::uint64_t>(stride) * sizeof(float)) % alignment != 0) alignment /= 2;
+    }
     const std::string member = UniqueId("matmul_" + std::to_string(m_Count++));
     ArtifactExprPtr mm = AddLayerMember("trellis::artifact::cuda::MatMul", member);
     Configure().AddCall("Configure",
                         {F::Id("l.cuda"), F::String(layer.Describe()), F::Size(m), F::Size(n), F::Size(k), F::Bool(transA),
                          F::Bool(transB), F::Float(alpha), F::Float(beta), F::Bool(bias >= 0), F::Bool(c >= 0), F::Int(batch),
-                         F::Int(strideA), F::Int(strideB), F::Int(strideY)},
+                         F::Int(strideA), F::Int(strideB), F::Int(strideY), F::Lit(std::to_string(alignment) + "u")},
                         mm, ArtifactCallType::Object);
     Configure().AddAssign(F::Id("l.workspace_bytes"),
                           F::Call("std::max", {F::Id("l.workspace_bytes"), F::Call("WorkspaceBytes", {}, mm, ArtifactCallType::Object)}));
