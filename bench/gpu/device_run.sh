@@ -39,7 +39,7 @@ if [[ ${1:-} == --pack ]]; then
   cp "$repo/tests/codegen/device_codegen.py" "$repo/tests/codegen/run_codegen_cases.py" "$stage/gpu/"
   build=${TRELLIS_BUILD_DIR:-$repo/build}
   /usr/bin/python3 "$repo/tests/codegen/device_codegen.py" pack --trellis "$build/bin/trellis" --models "$build/tests/models" \
-    --out "$stage/gpu/codegen" \
+    --out "$stage/gpu/codegen" --programs \
     --filter "${CODEGEN_PACK_FILTER:-^(tiny_cnn_op13|squeezenet1_1_op13|mobilenet_v2_op13|transformer_op13|bert_op14)$}" \
     || echo "device_run.sh --pack: some cuda artifacts could not be packed (see above)" >&2
   du -sh "$stage"
