@@ -299,6 +299,7 @@ void CudaOpGenerator::Begin() {
     const std::string& name = m_Options.m_Name;
     UseSnippet("resources/CudaSupport.hpp");
     Module().AddSourceInclude("algorithm");
+    Module().AddSourceInclude("limits");  // infinite float literals (a Clip without a bound)
     Module().AddSourceInclude("stdexcept");
     // The kernels' interface, in the artifact's own namespace (defined in <Name>_kernels.cu).
     const SnippetParts api = SplitSnippet("resources/CudaKernels.hpp");
