@@ -65,10 +65,17 @@ public:
     }
     static std::size_t Align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
-    /// Captures what `run` enqueues on the stream into a CUDA graph, which Launch() replays.
+    /// Captures what `run` enqueues on the stream into a CUDA graph, which Launch() replays. (Relaxed
+    /// mode: a library call that allocates while capturing does not invalidate the capture.)
     template <typename Run> void Capture(Run&& run) {
-        Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-        run();
+        Check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture");
+        try {
+            run();
+        } catch (...) {
+            cudaGraph_t partial = nullptr;
+            if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial) cudaGraphDestroy(partial);
+            throw;
+        }
         Check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
         Check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
     }
