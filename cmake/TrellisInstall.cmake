@@ -2,7 +2,11 @@
 #   P/lib/libtrellis.so{,.0,.0.1.0}          the engine (SONAME symlinks)
 #   P/include/trellis/**                     every public header, Ops.def included
 #   P/bin/trellis                            the command-line tool (RUNPATH $ORIGIN/../lib)
+#   P/lib/trellis/backends/                  the dynamic backends shipped with the package (the
+#                                            Custom sample backend), scanned by default
 #   P/share/trellis/ops/                     gen_op_cases.py + run_op_cases.py (backend conformance)
+#   P/share/trellis/examples/                out-of-tree-backend, armnn-simple-sample, seed-flow
+#   P/share/doc/Trellis/                     README.md and docs/
 #   P/lib/cmake/Trellis/                     TrellisConfig.cmake, TrellisConfigVersion.cmake,
 #                                            TrellisTargets*.cmake
 # so another project writes `find_package(Trellis REQUIRED)` and links `Trellis::trellis`
@@ -51,6 +55,23 @@ install(DIRECTORY "${PROJECT_SOURCE_DIR}/include/" DESTINATION "${CMAKE_INSTALL_
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/tests/ops/" DESTINATION "${CMAKE_INSTALL_DATADIR}/trellis/ops"
   FILES_MATCHING PATTERN "*.py"
   PATTERN "__pycache__" EXCLUDE)
+
+# The Custom sample backend, in the default dynamic-backend folder that libtrellis scans
+# (<folder of libtrellis>/trellis/backends): the seed flow runs against the installed package.
+if(TARGET Sample_Custom_backend)
+  file(RELATIVE_PATH _trellis_backend_to_lib "/prefix/${CMAKE_INSTALL_LIBDIR}/trellis/backends"
+       "/prefix/${CMAKE_INSTALL_LIBDIR}")
+  set_target_properties(Sample_Custom_backend PROPERTIES INSTALL_RPATH "$ORIGIN/${_trellis_backend_to_lib}")
+  install(TARGETS Sample_Custom_backend LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}/trellis/backends")
+endif()
+# The examples a user builds against the package, and the documentation.
+install(DIRECTORY
+  "${PROJECT_SOURCE_DIR}/examples/out-of-tree-backend"
+  "${PROJECT_SOURCE_DIR}/examples/armnn-simple-sample"
+  "${PROJECT_SOURCE_DIR}/examples/seed-flow"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/trellis/examples")
+install(FILES "${PROJECT_SOURCE_DIR}/README.md" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/docs/" DESTINATION "${CMAKE_INSTALL_DOCDIR}")
 
 install(EXPORT TrellisTargets
   NAMESPACE Trellis::

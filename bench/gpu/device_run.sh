@@ -7,8 +7,8 @@
 #                                                                     # data and the bench scripts
 # then on the GPU machine, from the folder holding STAGE:
 #   source STAGE/env.sh && STAGE/gpu/device_run.sh STAGE [STAGES...]
-# STAGES (default: all but tf32, mobilenet and codegen): env unit opcases node models sanitizer bench
-# smoke tf32 mobilenet codegen
+# STAGES (default: all but tf32, bert, bf16, mobilenet and codegen): env unit opcases node models
+# sanitizer bench smoke tf32 bert bf16 mobilenet codegen
 #   codegen: `trellis codegen --target cuda` artifacts against CpuRef (relative L2 error at most
 #   1e-4), a PASS or FAIL line per model in $OUT/summary.txt: the ones --pack built here with
 #   CpuRef's outputs made here (tiny_cnn, squeezenet1_1, mobilenet_v2, transformer, bert; set
@@ -83,12 +83,12 @@ for s in $stages; do
       run env 60 bash -c "nvidia-smi; $py -c 'import torch, onnx, onnxruntime; print(torch.__version__, torch.cuda.get_device_name(), onnx.__version__, onnxruntime.__version__)'; $bin/trellis backends"
       ;;
     smoke)
-      run smoke ${GPUACC_SMOKE_SECONDS:-300} "$bin/trellis_unit_tests" --gtest_filter='GpuAcc*:*/GpuAccConv.*:*/GpuAccDepthwise.*'
+      run smoke ${GPUACC_SMOKE_SECONDS:-300} "$bin/trellis_unit_tests" --gtest_filter='GpuAcc*:*/GpuAccConv.*:*/GpuAccDepthwise.*:*/GpuAccAttention.*'
       ;;
     unit)
       # GpuAcc's own tests, and the engine's tests that exercise backends and boundaries.
       run unit 420 "$bin/trellis_unit_tests" \
-        --gtest_filter='GpuAcc*:*/GpuAccConv.*:*/GpuAccDepthwise.*:BackendBoundary*:Substitution*'
+        --gtest_filter='GpuAcc*:*/GpuAccConv.*:*/GpuAccDepthwise.*:*/GpuAccAttention.*:BackendBoundary*:Substitution*'
       ;;
     opcases)
       # Every per-op case on every registered backend (GpuAcc included; a declined case is a skip).
@@ -133,16 +133,33 @@ for s in $stages; do
       cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null  # the per-step profiles, whole
       ;;
     tf32)
-      # resnet50 at batch 32 in tf32: 0.16 off PyTorch with TF32 convolutions (ConvTf32=on), cause
-      # not found. The error as built (ConvTf32=off), with TF32 convolutions, and with them and each
-      # StepBarrier (do overlapping steps cause it?); then the unit test on the same model.
+      # resnet50 at batch 32 in tf32 and fp16, timed as built (TF32 convolutions behind an empty
+      # kernel each: StepBarrier=auto), and the errors without any barrier (tf32 was 0.12-0.17 off
+      # PyTorch so), with convolutions in fp32, and in fp16 with and without a barrier between all
+      # steps (equal errors: fp16 engines do not need one); then the unit test on the same model.
       run tf32 ${GPUACC_TF32_SECONDS:-300} $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" --work "$work/bench" \
-        --out "$OUT/tf32" --models resnet50 --batches 32 --precisions tf32 --no-torch --iters 30 \
-        ${GPUACC_TF32_ARGS:---error-variants tf32:ConvTf32=on,tf32:ConvTf32=on:StepBarrier=kernel,tf32:ConvTf32=on:StepBarrier=event,tf32:ConvTf32=on:StepBarrier=sync}
+        --out "$OUT/tf32" --models resnet50 --batches 32 --precisions tf32,fp16 --no-torch --iters 30 \
+        ${GPUACC_TF32_ARGS:---error-variants tf32:StepBarrier=off,tf32:ConvTf32=off,fp16:StepBarrier=kernel,fp16:StepBarrier=off}
       TRELLIS_GPU_BENCH_DIR=$work/bench run tf32_test 120 "$bin/trellis_unit_tests" \
         --gtest_filter='GpuAccPrecision.Resnet50AtBatch32InTf32MatchesPyTorchImageByImage'
       cp "$work"/bench/checkconvs_*.txt "$work"/bench/steps_resnet50_*.tsv "$logs/" 2>/dev/null
       grep -h "failed its check" "$work"/bench/steps_resnet50_*.tsv 2>/dev/null | cut -c1-600
+      ;;
+    bert)
+      # The BERT-like encoder in fp16 (fused attention) at batch 1 and 32 against PyTorch eager and
+      # torch.compile, with a per-step profile at batch 32.
+      run bert ${GPUACC_BERT_SECONDS:-400} $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" \
+        --work "$work/bench" --out "$OUT/bert" --models bert_like --batches 1,32 --precisions fp16 --compile fp16 \
+        --iters 50 --profile bert_like:32:fp16
+      cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null
+      ;;
+    bf16)
+      # GpuAcc in bf16 on the four benchmark models (its error against PyTorch's fp32 output and
+      # its time; no PyTorch runs), and a per-step profile of mobilenet_v2 b32 in fp32.
+      run bf16 ${GPUACC_BF16_SECONDS:-400} $py "$stage/gpu/run_gpu_bench.py" --trellis "$bin/trellis" \
+        --work "$work/bench" --out "$OUT/bf16" --models resnet50,mobilenet_v2,bert_like,vit_b_16 --batches 1,32 \
+        --precisions bf16 --no-torch --iters 20 --profile mobilenet_v2:32:fp32
+      cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null
       ;;
     mobilenet)
       # mobilenet_v2 at batch 32 (depthwise convolutions): GpuAcc against PyTorch eager, with a

@@ -164,7 +164,7 @@ struct OptimizerOptions {
 struct LayerPlacement {
     std::string m_LayerName;
     LayerType m_Type = LayerType::Input;
-    std::string m_OpDetail;                    ///< e.g. "Add", "Relu", "MaxPool"
+    std::string m_OpDetail;  ///< e.g. "Add", "MaxPool"; "folded on CpuRef": a constant that constant folding made
     BackendId m_Backend;
     std::vector<TensorInfo> m_Outputs;
     std::vector<std::pair<BackendId, std::string>> m_Declined;  ///< (backend, reason)

@@ -52,7 +52,8 @@ struct TimelineEvent {
 class IRuntime {
 public:
     struct CreationOptions {
-        /// Overrides the compile-time DYNAMIC_BACKEND_PATHS with one directory (empty = use those).
+        /// One directory scanned for dynamic backends instead of the defaults (empty = the
+        /// defaults: GetDefaultDynamicBackendPaths()).
         std::string m_DynamicBackendsPath;
         /// Free-form per-backend options: backend id -> (name -> value).
         std::map<BackendId, std::map<std::string, std::string>> m_BackendOptions;
@@ -63,7 +64,8 @@ public:
             /// Create backend profiling contexts and collect their counters.
             bool m_EnableProfiling = false;
             /// Time every workload of every EnqueueWorkload() (and what backends report inside
-            /// their workloads) into a timeline per network; read it with TakeTimeline().
+            /// their workloads) into a timeline per network; read it with TakeTimeline(). The
+            /// initial state of every loaded network: SetTimelineRecording() switches one.
             bool m_RecordTimeline = false;
         };
         ProfilingOptions m_ProfilingOptions;
@@ -78,6 +80,13 @@ public:
         std::size_t m_Built = 0;    ///< specializations optimized and loaded so far
         std::size_t m_Evicted = 0;  ///< dropped from the cache to make room
     };
+
+    /// The folders a runtime scans for dynamic backends when m_DynamicBackendsPath is empty, in
+    /// order: the compile-time DYNAMIC_BACKEND_PATHS, then the installed default folder
+    /// <folder of libtrellis.so>/trellis/backends (where `cmake --install` puts the backends it
+    /// ships, e.g. /opt/trellis/lib/trellis/backends; skipped without a warning where it does not
+    /// exist, as in a build tree).
+    static std::vector<std::string> GetDefaultDynamicBackendPaths();
 
     static IRuntime* CreateRaw(const CreationOptions& options);
     static IRuntimePtr Create(const CreationOptions& options);
@@ -138,6 +147,10 @@ public:
     /// The timeline events of `networkId` recorded since the last call (in recording order),
     /// which forgets them; empty unless m_RecordTimeline was set. Throws for an unknown network.
     virtual std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) = 0;
+    /// Switches the recording of `networkId`'s timeline on or off from its next
+    /// EnqueueWorkload() on; a network starts as m_ProfilingOptions.m_RecordTimeline says. Events
+    /// already recorded stay until TakeTimeline(). Throws for an unknown network.
+    virtual void SetTimelineRecording(NetworkId networkId, bool record) = 0;
 protected:
     virtual ~IRuntime() = default;
 };

@@ -125,6 +125,11 @@ public:
                int32_t quantizationOffset = 0, bool isConstant = false);
     TensorInfo(const TensorShape& shape, DataType dataType, const std::vector<float>& quantizationScales,
                unsigned int quantizationDim, bool isConstant = false);
+    /// From a dimension array (the form Arm NN programs use).
+    TensorInfo(unsigned int numDimensions, const unsigned int* dimensionSizes, DataType dataType,
+               float quantizationScale = 0.0f, int32_t quantizationOffset = 0, bool isConstant = false)
+        : TensorInfo(TensorShape(numDimensions, dimensionSizes), dataType, quantizationScale, quantizationOffset,
+                     isConstant) {}
 
     const TensorShape& GetShape() const { return m_Shape; }
     TensorShape& GetShape() { return m_Shape; }

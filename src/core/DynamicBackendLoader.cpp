@@ -48,6 +48,24 @@ std::vector<std::string> SplitDynamicBackendPaths(const std::string& paths) {
 
 const char* GetCompiledDynamicBackendPaths() { return DYNAMIC_BACKEND_PATHS; }
 
+std::string GetInstalledDynamicBackendDir() {
+    // The folder next to the libtrellis this code is part of: where `cmake --install` puts the
+    // backends it ships (<prefix>/<libdir>/trellis/backends), wherever the prefix was moved.
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&GetInstalledDynamicBackendDir), &info) == 0 || !info.dli_fname) return "";
+    std::error_code ec;
+    fs::path library = fs::canonical(info.dli_fname, ec);
+    if (ec) return "";
+    return (library.parent_path() / "trellis" / "backends").string();
+}
+
+std::vector<std::string> GetDefaultDynamicBackendPaths() {
+    std::vector<std::string> paths = SplitDynamicBackendPaths(GetCompiledDynamicBackendPaths());
+    const std::string installed = GetInstalledDynamicBackendDir();
+    if (!installed.empty() && std::find(paths.begin(), paths.end(), installed) == paths.end()) paths.push_back(installed);
+    return paths;
+}
+
 namespace {
 
 // What this process can load: its own ELF class, byte order and machine.
@@ -226,8 +244,16 @@ std::map<BackendId, SharedRegistration>& Registrations() {
 }  // namespace
 
 std::unique_ptr<DynamicBackendSet> DynamicBackendSet::Load(const std::string& overridePath) {
-    return LoadPaths(overridePath.empty() ? SplitDynamicBackendPaths(GetCompiledDynamicBackendPaths())
-                                          : std::vector<std::string>{overridePath});
+    if (!overridePath.empty()) return LoadPaths({overridePath});
+    // The installed folder is a default, not a path anyone gave: absent (as in a build tree) it is
+    // skipped without a warning.
+    std::vector<std::string> paths = SplitDynamicBackendPaths(GetCompiledDynamicBackendPaths());
+    const std::string installed = GetInstalledDynamicBackendDir();
+    std::error_code ec;
+    if (!installed.empty() && fs::is_directory(installed, ec) &&
+        std::find(paths.begin(), paths.end(), installed) == paths.end())
+        paths.push_back(installed);
+    return LoadPaths(paths);
 }
 
 std::unique_ptr<DynamicBackendSet> DynamicBackendSet::LoadPaths(const std::vector<std::string>& paths) {

@@ -1,6 +1,7 @@
 // Internal: loading dynamic backends (shared objects) as the backend developer guide specifies.
 //
-// Paths: the compile-time DYNAMIC_BACKEND_PATHS (colon-separated, processed in order), or instead
+// Paths: the compile-time DYNAMIC_BACKEND_PATHS (colon-separated, processed in order) followed by
+// the installed default folder <folder of libtrellis>/trellis/backends when it exists, or instead
 // the one path in IRuntime::CreationOptions::m_DynamicBackendsPath. Each path must exist, be a
 // directory and be absolute; an invalid path adds a warning and is skipped, never an error. Files
 // are considered in path order, then by name; only names matching
@@ -54,6 +55,12 @@ std::string CheckSharedObjectFile(const std::string& path);
 std::vector<std::string> SplitDynamicBackendPaths(const std::string& paths);
 /// The compile-time DYNAMIC_BACKEND_PATHS this library was built with ("" by default).
 const char* GetCompiledDynamicBackendPaths();
+/// <folder of this libtrellis>/trellis/backends: the installed default folder ("" when the
+/// library's file cannot be found).
+std::string GetInstalledDynamicBackendDir();
+/// What a runtime scans when m_DynamicBackendsPath is empty: DYNAMIC_BACKEND_PATHS, then the
+/// installed default folder (scanned only when it exists; no warning when it does not).
+std::vector<std::string> GetDefaultDynamicBackendPaths();
 
 /// The dynamic backends one runtime loaded. Destroying it deregisters them (see above).
 class DynamicBackendSet {

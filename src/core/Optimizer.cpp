@@ -93,6 +93,9 @@ std::vector<LayerPlacement> OptimizedNetworkImpl::GetLayerPlacements() const {
         p.m_LayerName = l->Name();
         p.m_Type = l->GetType();
         p.m_OpDetail = l->OpDetail();
+        // A constant made by constant folding says where it was evaluated (trellis inspect
+        // lists those with --all only).
+        if (l->GetType() == LayerType::Constant && !l->m_FoldedOn.IsEmpty()) p.m_OpDetail = "folded on " + l->m_FoldedOn.Get();
         p.m_Backend = l->GetBackendId();
         for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
             // A dynamic network's layers are shown before inference: only inputs have infos.
@@ -602,7 +605,10 @@ std::vector<BackendHandles> MakeBackendHandles(const std::vector<BackendId>& pre
         }
     }
     if (backends.empty()) {
-        throw BackendUnavailableException("none of the preferred backends is registered (registered: " +
+        std::string preferred;
+        for (const BackendId& id : preferences) preferred += (preferred.empty() ? "" : ", ") + id.Get();
+        throw BackendUnavailableException("none of the preferred backends (" + preferred +
+                                          ") is registered (registered: " +
                                           BackendRegistryInstance().GetBackendIdsAsString() + ")");
     }
     return backends;

@@ -806,6 +806,8 @@ struct NetworkEntry {
     std::shared_ptr<LoadedNetwork> m_Static;
     std::unique_ptr<DynamicNetwork> m_Dynamic;
     Timeline m_Timeline;
+    /// Whether EnqueueWorkload() records into m_Timeline (SetTimelineRecording).
+    std::atomic<bool> m_RecordTimeline{false};
 };
 
 // ---- the runtime -----------------------------------------------------------------------------
@@ -913,6 +915,7 @@ public:
             }
         }
         auto loaded = std::make_shared<NetworkEntry>();
+        loaded->m_RecordTimeline = m_Options.m_ProfilingOptions.m_RecordTimeline;
         try {
             auto* impl = dynamic_cast<OptimizedNetworkImpl*>(network.get());
             if (impl && impl->GetDynamic()) {
@@ -981,7 +984,7 @@ public:
     Status EnqueueWorkload(NetworkId networkId, const InputTensors& inputTensors,
                            const OutputTensors& outputTensors) override {
         auto n = Get(networkId);
-        Timeline* timeline = m_Options.m_ProfilingOptions.m_RecordTimeline ? &n->m_Timeline : nullptr;
+        Timeline* timeline = n->m_RecordTimeline.load(std::memory_order_relaxed) ? &n->m_Timeline : nullptr;
         if (n->m_Dynamic) n->m_Dynamic->Execute(inputTensors, outputTensors, timeline);
         else n->m_Static->Execute(inputTensors, outputTensors, {}, timeline);
         return Status::Success;
@@ -1002,6 +1005,9 @@ public:
     std::vector<std::string> GetDynamicBackendWarnings() const override { return m_Dynamic->GetWarnings(); }
     std::vector<std::string> GetBackendOptionWarnings() const override { return m_OptionWarnings; }
     std::vector<TimelineEvent> TakeTimeline(NetworkId networkId) override { return Get(networkId)->m_Timeline.Take(); }
+    void SetTimelineRecording(NetworkId networkId, bool record) override {
+        Get(networkId)->m_RecordTimeline.store(record, std::memory_order_relaxed);
+    }
     std::map<std::string, uint64_t> GetProfilingCounters() const override {
         std::map<std::string, uint64_t> out;
         for (const auto& [ctx, profiling] : m_ProfilingContexts) profiling->Collect(out);
@@ -1034,6 +1040,7 @@ private:
 
 namespace trellis {
 
+std::vector<std::string> IRuntime::GetDefaultDynamicBackendPaths() { return core::GetDefaultDynamicBackendPaths(); }
 IRuntime* IRuntime::CreateRaw(const CreationOptions& options) { return new core::RuntimeImpl(options); }
 IRuntimePtr IRuntime::Create(const CreationOptions& options) { return IRuntimePtr(CreateRaw(options), &IRuntime::Destroy); }
 void IRuntime::Destroy(IRuntime* runtime) { delete runtime; }

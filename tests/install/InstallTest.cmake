@@ -17,13 +17,18 @@
 #
 #   8. the installed op-case generator and runner: every per-op case on ExampleAcc; the sigmoid
 #      case must pass, every other case must be declined (skipped), none may fail
+#   9. the installed examples/armnn-simple-sample (an Arm NN program, Arm NN's API only) built
+#      against the prefix; it must echo the number it is given
+#  10. the installed examples/seed-flow built against the prefix: the seed's AdditionToPreCompiled
+#      flow on the Custom backend, which the runtime must find in the installed default folder
+#      <prefix>/lib/trellis/backends with no path given; the installed `trellis backends` lists it
 #
 # Required -D variables: BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR
-# INCLUDEDIR DATADIR VERSION VERSION_MAJOR; SANITIZE (ON in an ASan/UBSan build) is optional.
+# INCLUDEDIR DATADIR DOCDIR VERSION VERSION_MAJOR; SANITIZE (ON in an ASan/UBSan build) is optional.
 cmake_minimum_required(VERSION 3.22)
 
-foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR DATADIR VERSION
-        VERSION_MAJOR)
+foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR DATADIR DOCDIR
+        VERSION VERSION_MAJOR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "InstallTest.cmake: -D${var}=... is required")
   endif()
@@ -131,6 +136,25 @@ if(NOT ELF_RUNPATH MATCHES "^\\$ORIGIN/")
   fail("${cli} has RUNPATH '${ELF_RUNPATH}', expected one relative to \$ORIGIN")
 endif()
 
+# The package's own dynamic backend, examples and documentation.
+set(installed_backend "${lib}/trellis/backends/Sample_Custom_backend.so")
+if(NOT EXISTS "${installed_backend}")
+  fail("the Custom sample backend was not installed to ${installed_backend}")
+endif()
+read_dynamic_section("${installed_backend}")
+string(FIND "${ELF_RUNPATH}" "${BUILD_DIR}" at)
+if(NOT at EQUAL -1)
+  fail("${installed_backend} still has a RUNPATH into the build tree: '${ELF_RUNPATH}'")
+endif()
+foreach(f "${DATADIR}/trellis/examples/out-of-tree-backend/CMakeLists.txt"
+          "${DATADIR}/trellis/examples/armnn-simple-sample/SimpleSample.cpp"
+          "${DATADIR}/trellis/examples/seed-flow/SeedFlow.cpp"
+          "${DOCDIR}/README.md" "${DOCDIR}/backend-guide.md" "${DOCDIR}/armnn-compat.md")
+  if(NOT EXISTS "${PREFIX}/${f}")
+    fail("${PREFIX}/${f} was not installed")
+  endif()
+endforeach()
+
 foreach(f TrellisConfig.cmake TrellisConfigVersion.cmake TrellisTargets.cmake)
   if(NOT EXISTS "${PACKAGE_DIR}/${f}")
     fail("the CMake package file ${PACKAGE_DIR}/${f} was not installed")
@@ -185,16 +209,18 @@ set(std_headers
 foreach(h IN LISTS installed_headers)
   file(STRINGS "${PREFIX}/${INCLUDEDIR}/${h}" includes REGEX "^[ \t]*#[ \t]*include")
   foreach(line IN LISTS includes)
-    if(line MATCHES "#[ \t]*include[ \t]*<trellis/([^>]+)>")
-      if(NOT "trellis/${CMAKE_MATCH_1}" IN_LIST installed_headers)
+    if(line MATCHES "#[ \t]*include[ \t]*<((trellis|armnn|armnnOnnxParser)/[^>]+)>")
+      if(NOT "${CMAKE_MATCH_1}" IN_LIST installed_headers)
         fail("${h}: '${line}' names a header that is not installed")
       endif()
     elseif(line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
       if(NOT CMAKE_MATCH_1 IN_LIST std_headers)
-        fail("${h}: '${line}': a public header may include only standard headers and <trellis/...>")
+        fail("${h}: '${line}': a public header may include only standard headers, <trellis/...> and the Arm NN "
+             "compatibility headers <armnn/...>, <armnnOnnxParser/...>")
       endif()
     else()
-      fail("${h}: '${line}': public headers include with <trellis/...> or <standard header> only")
+      fail("${h}: '${line}': public headers include with <trellis/...>, <armnn/...>, <armnnOnnxParser/...> or "
+           "<standard header> only")
     endif()
   endforeach()
 endforeach()
@@ -309,6 +335,37 @@ string(REGEX MATCH "op cases on ExampleAcc: [^\n]*" summary "${RUN_OUTPUT}")
 message(STATUS "   ${summary}")
 if(NOT RUN_OUTPUT MATCHES "(^|\n)pass sigmoid\n" OR NOT summary MATCHES " 0 failed$")
   fail("run_op_cases.py on ExampleAcc: expected 'pass sigmoid' and no failure:\n${RUN_OUTPUT}")
+endif()
+
+# ---- 9. an Arm NN program against the prefix ---------------------------------------------------
+message(STATUS "9. installed examples/armnn-simple-sample built against the prefix")
+set(examples "${PREFIX}/${DATADIR}/trellis/examples")
+set(sample "${WORK_DIR}/armnn-sample-build")
+run("configuring examples/armnn-simple-sample" "${CMAKE_COMMAND}" -S "${examples}/armnn-simple-sample" -B "${sample}"
+    ${SUBBUILD_ARGS})
+check_used_prefix("${sample}")
+run("building examples/armnn-simple-sample" "${CMAKE_COMMAND}" --build "${sample}" -j2)
+file(WRITE "${WORK_DIR}/number.txt" "7.5\n")
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${sample}/SimpleSample"
+                INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
+  fail("SimpleSample with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
+endif()
+message(STATUS "   Your number was 7.5")
+
+# ---- 10. the seed flow against the prefix, Custom from the installed default folder ------------
+message(STATUS "10. installed examples/seed-flow built against the prefix")
+set(seed "${WORK_DIR}/seed-flow-build")
+run("configuring examples/seed-flow" "${CMAKE_COMMAND}" -S "${examples}/seed-flow" -B "${seed}" ${SUBBUILD_ARGS})
+check_used_prefix("${seed}")
+run("building examples/seed-flow" "${CMAKE_COMMAND}" --build "${seed}" -j2)
+run("seed_flow" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${seed}/seed_flow")
+message(STATUS "   ${RUN_OUTPUT}")
+run("the installed trellis backends" "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${cli}" backends)
+if(NOT RUN_OUTPUT MATCHES "\n  ${lib}/trellis/backends\n" OR
+   NOT RUN_OUTPUT MATCHES "  Custom\n    origin: [^\n]*/trellis/backends/Sample_Custom_backend.so\n")
+  fail("the installed 'trellis backends' does not list the installed default folder and Custom loaded from it:\n"
+       "${RUN_OUTPUT}")
 endif()
 
 message(STATUS "install test: all steps passed")

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -121,6 +122,44 @@ std::string SymbolicBatchModelBytes() {
     node->set_op_type("Relu");
     node->add_input("x");
     node->add_output("y");
+    std::string bytes;
+    model.SerializeToString(&bytes);
+    return bytes;
+}
+
+// y = x + (a + b): a and b are initializers [4], so constant folding turns a + b into the
+// constant "sum".
+std::string FoldableSumModelBytes() {
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    graph->set_name("foldable_sum");
+    auto declare = [](onnx::ValueInfoProto* info, const char* name) {
+        info->set_name(name);
+        auto* tensorType = info->mutable_type()->mutable_tensor_type();
+        tensorType->set_elem_type(onnx::TensorProto::FLOAT);
+        tensorType->mutable_shape()->add_dim()->set_dim_value(4);
+    };
+    declare(graph->add_input(), "x");
+    declare(graph->add_output(), "y");
+    for (const char* name : {"a", "b"}) {
+        onnx::TensorProto* t = graph->add_initializer();
+        t->set_name(name);
+        t->set_data_type(onnx::TensorProto::FLOAT);
+        t->add_dims(4);
+        for (int i = 0; i < 4; ++i) t->add_float_data(static_cast<float>(i));
+    }
+    auto add = [&](const char* a, const char* b, const char* out) {
+        onnx::NodeProto* node = graph->add_node();
+        node->set_op_type("Add");
+        node->set_name(out);
+        node->add_input(a);
+        node->add_input(b);
+        node->add_output(out);
+    };
+    add("a", "b", "sum");
+    add("x", "sum", "y");
     std::string bytes;
     model.SerializeToString(&bytes);
     return bytes;
@@ -563,6 +602,30 @@ TEST_F(CliTest, InspectListsLayersAndBackend) {
     }
 }
 
+// inspect lists the constants constant folding made only with --all (counting them otherwise),
+// and shows the layers inside a fused region.
+TEST_F(CliTest, InspectHidesFoldedConstantsUnlessAllAndListsRegionLayers) {
+    const fs::path model = m_Dir / "foldable.onnx";
+    WriteFile(model, FoldableSumModelBytes());
+    const CliResult plain = Cli({"inspect", model.string(), "--backends", "CpuRef"});
+    ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
+    EXPECT_EQ(plain.m_Out.find("Constant(folded on CpuRef)"), std::string::npos) << plain.m_Out;
+    EXPECT_NE(plain.m_Out.find("  (1 constant made by constant folding not shown; --all lists them)\n"),
+              std::string::npos) << plain.m_Out;
+    const CliResult all = Cli({"inspect", model.string(), "--backends", "CpuRef", "--all"});
+    ASSERT_EQ(all.m_Exit, 0) << all.m_Err;
+    EXPECT_NE(all.m_Out.find("  sum  Constant(folded on CpuRef)  -> Float32 4\n"), std::string::npos) << all.m_Out;
+    EXPECT_EQ(all.m_Out.find("not shown; --all lists them"), std::string::npos) << all.m_Out;
+
+    const CliResult backends = Cli({"backends"});
+    if (backends.m_Out.find("\n  CpuAcc\n") == std::string::npos) GTEST_SKIP() << "CpuAcc is not built in";
+    const CliResult region = Cli({"inspect", kMlp, "--backends", "CpuAcc,CpuRef"});
+    ASSERT_EQ(region.m_Exit, 0) << region.m_Err;
+    EXPECT_NE(region.m_Out.find("PreCompiled(CpuAcc region"), std::string::npos) << region.m_Out;
+    EXPECT_NE(region.m_Out.find("\n      layers inside (4): fc1, relu, fc2, softmax\n"), std::string::npos)
+        << region.m_Out;
+}
+
 // `trellis backends`: the built-in backend, a dynamic one with its file, API versions and
 // capabilities, and the skipped files with their reasons.
 TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
@@ -603,13 +666,94 @@ TEST_F(CliTest, BackendsListsOriginsVersionsCapabilitiesAndSkippedFiles) {
     EXPECT_EQ(r.m_Out.find((dir / "Test_Valid_backend.so").string()), std::string::npos) << r.m_Out;
 }
 
+// docs/backend-guide.md section 13.5 quotes every reason the loader records for a skipped file:
+// each reason `trellis backends` prints for a file of every kind matches a row of the table, and
+// each row matches a printed reason, except the rows no test file can produce (named below).
+TEST_F(CliTest, BackendGuideQuotesEverySkipReason) {
+    const std::string guide = ReadFile(fs::path(TRELLIS_SOURCE_DIR) / "docs" / "backend-guide.md");
+    const auto section = guide.find("### 13.5 What gets skipped, and why");
+    ASSERT_NE(section, std::string::npos);
+    const auto sectionEnd = guide.find("\n### ", section + 1);
+    // The second column of each table row: `reason`, with <...> for what varies.
+    std::vector<std::pair<std::string, std::regex>> rows;
+    std::istringstream lines(guide.substr(section, sectionEnd - section));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("| ", 0) != 0 || line.size() < 4 || line.compare(line.size() - 3, 3, "` |") != 0) continue;
+        const auto open = line.rfind("| `");
+        if (open == std::string::npos) continue;
+        const std::string quoted = line.substr(open + 3, line.size() - 3 - (open + 3));
+        std::string pattern;
+        std::size_t at = 0;
+        while (at < quoted.size()) {
+            const auto lt = quoted.find('<', at);
+            const std::string literal = quoted.substr(at, lt == std::string::npos ? std::string::npos : lt - at);
+            for (char c : literal) {
+                if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) pattern += '\\';
+                pattern += c;
+            }
+            if (lt == std::string::npos) break;
+            pattern += ".+";
+            at = quoted.find('>', lt) + 1;
+        }
+        rows.emplace_back(quoted, std::regex(pattern));
+    }
+    ASSERT_GE(rows.size(), 14u) << "the skip-reason table of section 13.5 was not found";
+
+    const fs::path dir = m_Dir / "dynamic";
+    fs::create_directories(dir);
+    for (const char* name : {"Valid", "NoGetBackendId", "NullFactory", "ThrowingFactory", "ThrowingGetId",
+                             "ThrowingGetVersion", "MajorNewer", "IdCpuRef", "EmptyId", "IdMismatch"}) {
+        fs::create_symlink(BuiltTestBackend(name), dir / BuiltTestBackend(name).filename());
+    }
+    fs::create_symlink(BuiltTestBackend("Valid"), dir / "Test_ValidAgain_backend.so");
+    fs::create_symlink(dir / "nothing.so", dir / "Test_Dangling_backend.so");
+    fs::create_directories(dir / "Test_Folder_backend.so");
+    WriteFile(dir / "Test_Text_backend.so", "not a shared object\n");
+    const CliResult r = Cli({"backends", "--dynamic-backends-path", dir.string()});
+    ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
+
+    std::vector<bool> rowSeen(rows.size(), false);
+    const auto skipped = r.m_Out.find("dynamic backend files skipped:\n");
+    ASSERT_NE(skipped, std::string::npos) << r.m_Out;
+    std::istringstream out(r.m_Out.substr(skipped + 31, r.m_Out.find("dynamic backend path warnings:") - skipped - 31));
+    unsigned int reasons = 0;
+    for (std::string line; std::getline(out, line);) {
+        const auto colon = line.find(": ");
+        ASSERT_NE(colon, std::string::npos) << line;
+        const std::string reason = line.substr(colon + 2);
+        ++reasons;
+        bool documented = false;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            if (std::regex_match(reason, rows[i].second)) {
+                documented = true;
+                rowSeen[i] = true;
+            }
+        }
+        EXPECT_TRUE(documented) << "docs/backend-guide.md 13.5 does not quote the reason: " << reason;
+    }
+    EXPECT_EQ(reasons, 13u) << r.m_Out;
+    // Rows no test file produces: an unresolvable name other than a dangling symlink, an object
+    // GetId() that throws, and a GetVersion() that throws a std::exception (the test file throws
+    // an int: the non-standard row).
+    const std::vector<std::string> unproducible{"cannot resolve the file: <error>",
+                                                "the backend object's GetId() threw: <message>",
+                                                "GetVersion() threw: <message>"};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const bool exempt =
+            std::find(unproducible.begin(), unproducible.end(), rows[i].first) != unproducible.end();
+        EXPECT_TRUE(rowSeen[i] || exempt) << "docs/backend-guide.md 13.5 quotes a reason the tool did not print: "
+                                          << rows[i].first << "\n" << r.m_Out;
+    }
+}
+
 TEST_F(CliTest, BackendsWithoutDynamicPathsAndWithBadOnes) {
     const CliResult plain = Cli({"backends"});
     ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
     EXPECT_NE(plain.m_Out.find("  CpuRef\n    origin: built in\n"), std::string::npos) << plain.m_Out;
     EXPECT_EQ(plain.m_Out.find("TestValid"), std::string::npos) << plain.m_Out;
-    EXPECT_NE(plain.m_Out.find("dynamic backend paths: the built-in list (DYNAMIC_BACKEND_PATHS)\n"),
-              std::string::npos) << plain.m_Out;
+    // The defaults end with the installed folder next to libtrellis, absent in a build tree.
+    EXPECT_NE(plain.m_Out.find("dynamic backend paths:\n"), std::string::npos) << plain.m_Out;
+    EXPECT_NE(plain.m_Out.find("/trellis/backends (not present)\n"), std::string::npos) << plain.m_Out;
     EXPECT_NE(plain.m_Out.find("dynamic backend files skipped: (none)\n"), std::string::npos) << plain.m_Out;
     EXPECT_NE(plain.m_Out.find("dynamic backend path warnings: (none)\n"), std::string::npos) << plain.m_Out;
 

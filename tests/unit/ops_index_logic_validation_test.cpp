@@ -23,7 +23,7 @@ using test::ExpectRunFails;
 
 }  // namespace
 
-TEST(OpsIssue4aValidation, ArgMaxAxisOutOfRange) {
+TEST(IndexLogicOpsValidation, ArgMaxAxisOutOfRange) {
     Net n;
     ArgMinMaxDescriptor d;
     d.m_Axis = 3;
@@ -31,7 +31,7 @@ TEST(OpsIssue4aValidation, ArgMaxAxisOutOfRange) {
     ExpectRejected(n, "argmax_bad", "axis");
 }
 
-TEST(OpsIssue4aValidation, ArgMinOverEmptyDim) {
+TEST(IndexLogicOpsValidation, ArgMinOverEmptyDim) {
     Net n;
     ArgMinMaxDescriptor d;
     d.m_Function = ArgMinMaxFunction::Min;
@@ -40,61 +40,61 @@ TEST(OpsIssue4aValidation, ArgMinOverEmptyDim) {
     ExpectRejected(n, "argmin_empty", "has no index to return");
 }
 
-TEST(OpsIssue4aValidation, LogicalOpsTakeBoolean) {
+TEST(IndexLogicOpsValidation, LogicalOpsTakeBoolean) {
     Net n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::And}, "and_float",
             {&n.Input({3}), &n.Input({3})});
     ExpectRejected(n, "and_float", "And takes Boolean");
 }
 
-TEST(OpsIssue4aValidation, NotTakesBoolean) {
+TEST(IndexLogicOpsValidation, NotTakesBoolean) {
     Net n;
     n.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Not}, "not_int",
             {&n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "not_int", "Not takes Boolean");
 }
 
-TEST(OpsIssue4aValidation, IsNaNNeedsFloat) {
+TEST(IndexLogicOpsValidation, IsNaNNeedsFloat) {
     Net n;
     n.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::IsNaN}, "isnan_int",
             {&n.Input({3}, DataType::Signed32)});
     ExpectRejected(n, "isnan_int", "must be a floating-point type");
 }
 
-TEST(OpsIssue4aValidation, ModOnFloatNeedsFMod) {
+TEST(IndexLogicOpsValidation, ModOnFloatNeedsFMod) {
     Net n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_float",
             {&n.Input({3}), &n.Input({3})});
     ExpectRejected(n, "mod_float", "Mod (fmod=0), Bitwise* and BitShift integers only");
 }
 
-TEST(OpsIssue4aValidation, TriluNeedsRankTwo) {
+TEST(IndexLogicOpsValidation, TriluNeedsRankTwo) {
     Net n;
     n.Layer(LayerType::Trilu, TriluDescriptor{}, "trilu_1d", {&n.Input({5})});
     ExpectRejected(n, "trilu_1d", "Trilu needs rank 2 or more");
 }
 
-TEST(OpsIssue4aValidation, GatherElementsRankMismatch) {
+TEST(IndexLogicOpsValidation, GatherElementsRankMismatch) {
     Net n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{0}, "ge_rank", {&n.Input({3, 4}), &n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "ge_rank", "must have the same rank");
 }
 
-TEST(OpsIssue4aValidation, GatherElementsConstantIndexOutOfRange) {
+TEST(IndexLogicOpsValidation, GatherElementsConstantIndexOutOfRange) {
     Net n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{1}, "ge_const",
             {&n.Input({2, 3}), &n.ConstInts({0, 3}, TensorShape({2, 1}))});
     ExpectRejected(n, "ge_const", "index 3 is out of range [-3, 3)");
 }
 
-TEST(OpsIssue4aValidation, ScatterElementsUpdatesShape) {
+TEST(IndexLogicOpsValidation, ScatterElementsUpdatesShape) {
     Net n;
     n.Layer(LayerType::ScatterElements, ScatterElementsDescriptor{}, "scatter_bad",
             {&n.Input({3, 4}), &n.Input({2, 4}, DataType::Signed64), &n.Input({2, 3})});
     ExpectRejected(n, "scatter_bad", "must have the same shape");
 }
 
-TEST(OpsIssue4aValidation, ScatterReductionOnBooleanRefused) {
+TEST(IndexLogicOpsValidation, ScatterReductionOnBooleanRefused) {
     Net n;
     ScatterElementsDescriptor d;
     d.m_Reduction = ScatterReduction::Mul;
@@ -103,7 +103,7 @@ TEST(OpsIssue4aValidation, ScatterReductionOnBooleanRefused) {
     ExpectRejected(n, "scatter_bool", "reduction 'mul' on data type Boolean is not supported");
 }
 
-TEST(OpsIssue4aValidation, TileRepeatsCountAndSign) {
+TEST(IndexLogicOpsValidation, TileRepeatsCountAndSign) {
     {
         Net n;
         n.Layer(LayerType::Tile, TileDescriptor{{2}}, "tile_count", {&n.Input({2, 3})});
@@ -116,7 +116,7 @@ TEST(OpsIssue4aValidation, TileRepeatsCountAndSign) {
     }
 }
 
-TEST(OpsIssue4aValidation, DepthToSpaceChannelsMustDivide) {
+TEST(IndexLogicOpsValidation, DepthToSpaceChannelsMustDivide) {
     Net n;
     SpaceDepthDescriptor d;
     d.m_BlockSize = 2;
@@ -124,7 +124,7 @@ TEST(OpsIssue4aValidation, DepthToSpaceChannelsMustDivide) {
     ExpectRejected(n, "d2s_bad", "do not divide by blocksize^2 = 4");
 }
 
-TEST(OpsIssue4aValidation, SpaceToDepthSpatialMustDivide) {
+TEST(IndexLogicOpsValidation, SpaceToDepthSpatialMustDivide) {
     Net n;
     SpaceDepthDescriptor d;
     d.m_BlockSize = 2;
@@ -132,7 +132,7 @@ TEST(OpsIssue4aValidation, SpaceToDepthSpatialMustDivide) {
     ExpectRejected(n, "s2d_bad", "must divide by blocksize 2");
 }
 
-TEST(OpsIssue4aValidation, OneHotValuesAndDepth) {
+TEST(IndexLogicOpsValidation, OneHotValuesAndDepth) {
     {
         Net n;
         OneHotDescriptor d;
@@ -147,13 +147,13 @@ TEST(OpsIssue4aValidation, OneHotValuesAndDepth) {
     }
 }
 
-TEST(OpsIssue4aValidation, EyeLikeNeeds2d) {
+TEST(IndexLogicOpsValidation, EyeLikeNeeds2d) {
     Net n;
     n.Layer(LayerType::EyeLike, EyeLikeDescriptor{}, "eye_3d", {&n.Input({2, 2, 2})});
     ExpectRejected(n, "eye_3d", "rank");
 }
 
-TEST(OpsIssue4aValidation, HardmaxHasNoLogForm) {
+TEST(IndexLogicOpsValidation, HardmaxHasNoLogForm) {
     Net n;
     SoftmaxDescriptor d;
     d.m_Log = true;
@@ -161,7 +161,7 @@ TEST(OpsIssue4aValidation, HardmaxHasNoLogForm) {
     ExpectRejected(n, "hardmax_log", "Hardmax has no log form");
 }
 
-TEST(OpsIssue4aRun, GatherElementsIndexOutOfRangeAtRunTime) {
+TEST(IndexLogicOpsRun, GatherElementsIndexOutOfRangeAtRunTime) {
     Net n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{1}, "ge_run", {&n.Input({2, 3}), &n.Input({2, 2}, DataType::Signed64)});
     const std::vector<float> data(6, 1.0f);
@@ -170,7 +170,7 @@ TEST(OpsIssue4aRun, GatherElementsIndexOutOfRangeAtRunTime) {
                    "ge_run", "index -4 (at position 2) is out of range [-3, 3)");
 }
 
-TEST(OpsIssue4aRun, CumSumRuntimeAxisOutOfRange) {
+TEST(IndexLogicOpsRun, CumSumRuntimeAxisOutOfRange) {
     Net n;
     n.Layer(LayerType::CumSum, CumSumDescriptor{}, "cumsum_run", {&n.Input({2, 3}), &n.Input({}, DataType::Signed64)});
     const std::vector<float> data(6, 1.0f);
@@ -179,7 +179,7 @@ TEST(OpsIssue4aRun, CumSumRuntimeAxisOutOfRange) {
                    "cumsum_run", "axis 2 is out of range [-2, 2)");
 }
 
-TEST(OpsIssue4aRun, IntegerModByZero) {
+TEST(IndexLogicOpsRun, IntegerModByZero) {
     Net n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_zero",
             {&n.Input({2}, DataType::Signed32), &n.Input({2}, DataType::Signed32)});
@@ -188,7 +188,7 @@ TEST(OpsIssue4aRun, IntegerModByZero) {
                    "mod_zero", "Mod: integer modulo by zero");
 }
 
-TEST(OpsIssue4aRun, TriluWithRuntimeK) {
+TEST(IndexLogicOpsRun, TriluWithRuntimeK) {
     // k arrives with the inputs (not constant): the kernel reads it; values are checked exactly.
     Net n;
     n.Layer(LayerType::Trilu, TriluDescriptor{false, 0}, "tril_k", {&n.Input({3, 3}), &n.Input({}, DataType::Signed64)});

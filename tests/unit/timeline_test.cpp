@@ -88,3 +88,27 @@ TEST(Timeline, NothingIsRecordedUnlessAsked) {
     EXPECT_TRUE(runtime->TakeTimeline(id).empty());
     EXPECT_THROW(runtime->TakeTimeline(id + 100), InvalidArgumentException);
 }
+
+// SetTimelineRecording switches one network's timeline on and off, whatever the runtime-wide
+// m_RecordTimeline said when it was loaded.
+TEST(Timeline, RecordingIsSwitchedPerNetwork) {
+    IRuntimePtr runtime = IRuntime::Create({});  // m_RecordTimeline off
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr net = parser->CreateNetworkFromBinaryFile(kMlp);
+    NetworkId id = 0;
+    runtime->LoadNetwork(id, Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()));
+    std::vector<float> x(16, 0.5f), y(10);
+    const auto run = [&] {
+        runtime->EnqueueWorkload(id, {{parser->GetInputs()[0].m_BindingId, ConstTensor(runtime->GetInputTensorInfo(id, 0), x.data())}},
+                                 {{parser->GetOutputs()[0].m_BindingId, Tensor(runtime->GetOutputTensorInfo(id, 0), y.data())}});
+    };
+    run();
+    EXPECT_TRUE(runtime->TakeTimeline(id).empty());
+    runtime->SetTimelineRecording(id, true);
+    run();
+    EXPECT_EQ(runtime->TakeTimeline(id).size(), 4u);  // mlp on CpuRef: Gemm, Relu, Gemm, Softmax
+    runtime->SetTimelineRecording(id, false);
+    run();
+    EXPECT_TRUE(runtime->TakeTimeline(id).empty());
+    EXPECT_THROW(runtime->SetTimelineRecording(id + 100, true), InvalidArgumentException);
+}

@@ -5,6 +5,7 @@
 
 #include <trellis/backends/BackendRegistry.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 namespace trellis::cli {
@@ -22,9 +23,7 @@ std::string BackendsHelp() {
            "dynamic-backend paths.\n"
            "\n"
            "Options:\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Built-in backends are built against this engine's Backend API version; for a\n"
@@ -94,9 +93,17 @@ int BackendsCommand(const std::vector<std::string>& args) {
     const BackendRegistry& registry = BackendRegistryInstance();
 
     std::cout << "Backend API version of this engine: " << kBackendApiVersion.ToString() << "\n"
-              << "dynamic backend paths: "
-              << (path.empty() ? std::string("the built-in list (DYNAMIC_BACKEND_PATHS)") : path)
-              << "\n";
+              << "dynamic backend paths:";
+    if (!path.empty()) {
+        std::cout << " " << path << "\n";
+    } else {
+        const std::vector<std::string> defaults = IRuntime::GetDefaultDynamicBackendPaths();
+        std::cout << (defaults.empty() ? " (none)" : "") << "\n";
+        for (const std::string& p : defaults) {
+            std::error_code ec;
+            std::cout << "  " << p << (std::filesystem::is_directory(p, ec) ? "" : " (not present)") << "\n";
+        }
+    }
 
     std::cout << "registered backends:\n";
     for (const BackendId& id : registry.GetBackendIds()) {

@@ -21,9 +21,7 @@ std::string BenchHelp() {
            "EnqueueWorkload on seeded random inputs and report the latency.\n"
            "\n"
            "Options:\n"
-           "  --backends LIST        Comma-separated backend ids in order of preference\n"
-           "                         (default: CpuAcc,CpuRef where CpuAcc is built in,\n"
-           "                         otherwise CpuRef).\n"
+           TRELLIS_CLI_BACKENDS_HELP
            "  --threads N            Passed to every requested backend as backend option\n"
            "                         NumThreads (default: 0, the backend's default: all\n"
            "                         cores for CpuAcc). Single-threaded backends (CpuRef\n"
@@ -33,8 +31,7 @@ std::string BenchHelp() {
            "                         CpuAcc:FastMath=bf16). Repeatable.\n"
            "  --warmup W             Untimed runs before timing (default: 5; 0 allowed).\n"
            "  --iterations K         Timed runs (default: 50; at least 1).\n"
-           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
-           "                         dims are symbolic). Repeatable.\n"
+           TRELLIS_CLI_SHAPE_HELP
            "  --seed N               Seed of the random input data (default: 0).\n"
            "  --json                 Print exactly one JSON object on stdout and nothing\n"
            "                         else (optimizer warnings go to stderr).\n"
@@ -44,15 +41,8 @@ std::string BenchHelp() {
            "                         chrome://tracing or ui.perfetto.dev); print the time\n"
            "                         per run by op and backend, and the slowest layers.\n"
            "                         Timing each layer adds a little to the latency.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
-           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
-           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
-           "                         and 0: the machine's physical memory).\n"
-           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
-           "                         working memory (intermediate tensors and scratch;\n"
-           "                         suffixes and default as above).\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
+           TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Reports min, median, p90 (nearest rank) and mean latency in ms over the K timed\n"

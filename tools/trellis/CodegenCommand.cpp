@@ -38,8 +38,7 @@ std::string CodegenHelp() {
            "                         NAME_create(params path), NAME_run(net, inputs,\n"
            "                         outputs), NAME_destroy(net), NAME_error(), as the\n"
            "                         Codegen backend loads them with dlopen.\n"
-           "  --shape NAME=AxBxC     Pin the shape of graph input NAME (needed where the\n"
-           "                         model's dims are symbolic). Repeatable.\n"
+           TRELLIS_CLI_SHAPE_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Every shape must be static: pin symbolic dims with --shape. A layer the\n"

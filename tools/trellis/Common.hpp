@@ -15,6 +15,28 @@
 #include <string>
 #include <vector>
 
+/// The help of the options several commands share, one string-literal macro each so every
+/// command's help stays one literal.
+#define TRELLIS_CLI_BACKENDS_HELP \
+    "  --backends LIST        Comma-separated backend ids in order of preference\n" \
+    "                         (default: CpuAcc,CpuRef where CpuAcc is built in,\n" \
+    "                         otherwise CpuRef).\n"
+#define TRELLIS_CLI_SHAPE_HELP \
+    "  --shape NAME=AxBxC     Pin the shape of graph input NAME (needed where the\n" \
+    "                         model's dims are symbolic). Repeatable.\n"
+#define TRELLIS_CLI_RESOURCE_LIMITS_HELP \
+    "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n" \
+    "                         bytes (K, M, G, T suffixes: powers of 1024; default\n" \
+    "                         and 0: the machine's physical memory).\n" \
+    "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n" \
+    "                         working memory (intermediate tensors and scratch;\n" \
+    "                         suffixes and default as above).\n"
+#define TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP                                                   \
+    "  --dynamic-backends-path DIR\n"                                                            \
+    "                         Load dynamic backends from DIR instead of the default\n"            \
+    "                         paths (DYNAMIC_BACKEND_PATHS, then the installed folder\n"          \
+    "                         <libdir>/trellis/backends where it exists).\n"
+
 namespace trellis::cli {
 
 /// The backends run, bench and inspect use when --backends is not given: CpuAcc first where it is

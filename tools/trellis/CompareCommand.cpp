@@ -32,7 +32,7 @@ std::string CompareHelp() {
            "                         Repeatable.\n"
            "  --input-dir DIR        Feed graph input i from DIR/input_<i>.pb where that\n"
            "                         file exists.\n"
-           "  --shape NAME=AxBxC     Pin the shape of graph input NAME. Repeatable.\n"
+           TRELLIS_CLI_SHAPE_HELP
            "  --seed N               Seed of the random data for inputs not given\n"
            "                         (default: 0).\n"
            "  --rtol X               Relative tolerance (default: 1e-4).\n"
@@ -46,9 +46,7 @@ std::string CompareHelp() {
            "  --backend-option BACKEND:NAME=VALUE\n"
            "                         Backend option of the candidate run (e.g.\n"
            "                         CpuAcc:Winograd=off). Repeatable.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "A backend that fuses layers into one region exposes only the region's outputs:\n"

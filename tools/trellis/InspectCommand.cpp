@@ -13,25 +13,19 @@ std::string InspectHelp() {
            "\n"
            "Parse and optimize a model without running it, and show its inputs and outputs,\n"
            "every layer in execution order with the backend it was placed on (and each\n"
-           "backend that declined it, with the reason), the copies between backends with\n"
-           "the bytes each copies per inference (per boundary, per direction and in all),\n"
-           "the layers per backend and the optimizer's log.\n"
+           "backend that declined it, with the reason; for a fused region, the layers\n"
+           "inside it), the copies between backends with the bytes each copies per\n"
+           "inference (per boundary, per direction and in all), the layers per backend\n"
+           "and the optimizer's log. Constants made by constant folding are counted, and\n"
+           "listed with --all.\n"
            "\n"
            "Options:\n"
-           "  --backends LIST        Comma-separated backend ids in order of preference\n"
-           "                         (default: CpuAcc,CpuRef where CpuAcc is built in,\n"
-           "                         otherwise CpuRef).\n"
-           "  --shape NAME=AxBxC     Shape of graph input NAME (needed where the model's\n"
-           "                         dims are symbolic). Repeatable.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
-           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
-           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
-           "                         and 0: the machine's physical memory).\n"
-           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
-           "                         working memory (intermediate tensors and scratch;\n"
-           "                         suffixes and default as above).\n"
+           TRELLIS_CLI_BACKENDS_HELP
+           TRELLIS_CLI_SHAPE_HELP
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
+           "  --all                  Also list the constants that constant folding made\n"
+           "                         (by default only their count is shown).\n"
+           TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Input and output types and shapes are the loaded network's; if loading fails,\n"
@@ -59,6 +53,26 @@ void PrintBindings(const char* title, const std::vector<BindingPointInfo>& bindi
         std::cout << "  [" << i << "] '" << bindings[i].m_Name << "' binding " << bindings[i].m_BindingId << ": "
                   << DescribeInfo(infos[i]) << "\n";
     }
+}
+
+bool IsFoldedConstant(const LayerPlacement& layer) {
+    return layer.m_Type == LayerType::Constant && layer.m_OpDetail.rfind("folded on ", 0) == 0;
+}
+
+/// The layers a backend replaced with one of its own (a CpuAcc fused region, a PreCompiled
+/// layer), wrapped to lines of about 100 columns.
+void PrintRegionLayers(const std::vector<std::string>& layers) {
+    const std::string indent = "        ";
+    std::string line = "      layers inside (" + std::to_string(layers.size()) + "):";
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+        const std::string item = " " + layers[i] + (i + 1 < layers.size() ? "," : "");
+        if (line.size() + item.size() > 100 && line.size() > indent.size()) {
+            std::cout << line << "\n";
+            line = indent;
+        }
+        line += item;
+    }
+    std::cout << line << "\n";
 }
 
 /// "1,234,567"
@@ -109,7 +123,10 @@ void PrintCopies(const std::vector<LayerPlacement>& placements, bool dynamic) {
 }  // namespace
 
 int InspectCommand(const std::vector<std::string>& args) {
-    const ParsedArgs parsed = ParseArgs(args, ModelOptionSpecs(), "inspect");
+    std::vector<OptionSpec> specs = ModelOptionSpecs();
+    specs.push_back({"all", false, false});
+    const ParsedArgs parsed = ParseArgs(args, specs, "inspect");
+    const bool all = parsed.Has("all");
     if (parsed.m_Help) {
         std::cout << InspectHelp() << RegisteredBackendsLine();
         return 0;
@@ -169,8 +186,13 @@ int InspectCommand(const std::vector<std::string>& args) {
     PrintBindings("outputs", model.m_Outputs, outputInfos);
 
     std::cout << "layers (execution order):\n";
+    std::size_t hiddenConstants = 0;
     for (std::size_t i = 0; i < placements.size(); ++i) {
         const LayerPlacement& layer = placements[i];
+        if (!all && IsFoldedConstant(layer)) {
+            ++hiddenConstants;
+            continue;
+        }
         std::string shapes;
         for (const TensorInfo& info : layer.m_Outputs) {
             shapes += (shapes.empty() ? "" : ", ") + DescribeInfo(info);
@@ -182,6 +204,11 @@ int InspectCommand(const std::vector<std::string>& args) {
         for (const auto& [backend, reason] : layer.m_Declined) {
             std::cout << "      declined by " << backend.Get() << ": " << reason << "\n";
         }
+        if (!layer.m_SubstitutedLayers.empty()) PrintRegionLayers(layer.m_SubstitutedLayers);
+    }
+    if (hiddenConstants) {
+        std::cout << "  (" << hiddenConstants << " constant" << (hiddenConstants == 1 ? "" : "s")
+                  << " made by constant folding not shown; --all lists them)\n";
     }
     PrintCopies(placements, dynamic);
     std::cout << "layers: "

@@ -45,9 +45,7 @@ std::string OnnxTestHelp() {
            "  --summary-json FILE    Also write every case's result to FILE as JSON: an\n"
            "                         object with 'backends', 'passed', 'failed', 'skipped'\n"
            "                         and 'cases', a list of {dir, case, status, reason, ms}.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Cases run in name order within each DIR. Each is parsed, optimized and loaded,\n"

@@ -20,9 +20,7 @@ std::string RunHelp() {
            "each output.\n"
            "\n"
            "Options:\n"
-           "  --backends LIST        Comma-separated backend ids in order of preference\n"
-           "                         (default: CpuAcc,CpuRef where CpuAcc is built in,\n"
-           "                         otherwise CpuRef).\n"
+           TRELLIS_CLI_BACKENDS_HELP
            "                         Each layer runs on the first backend that supports\n"
            "                         it.\n"
            "  --input NAME=FILE      Feed graph input NAME from FILE (.pb TensorProto or\n"
@@ -33,8 +31,7 @@ std::string RunHelp() {
            "  --output-dir DIR       Write output i to DIR/output_<i>.pb, a TensorProto\n"
            "                         named after the graph output; DIR is created if\n"
            "                         missing.\n"
-           "  --shape NAME=AxBxC     Pin the shape of graph input NAME at load time (where\n"
-           "                         the model's dims are symbolic). Repeatable.\n"
+           TRELLIS_CLI_SHAPE_HELP
            "  --seed N               Seed of the random data for inputs not given\n"
            "                         (default: 0).\n"
            "  --threads N            Passed to every requested backend as backend option\n"
@@ -44,15 +41,8 @@ std::string RunHelp() {
            "  --backend-option BACKEND:NAME=VALUE\n"
            "                         Backend option for BACKEND (e.g.\n"
            "                         CpuAcc:FastMath=bf16). Repeatable.\n"
-           "  --dynamic-backends-path DIR\n"
-           "                         Load dynamic backends from DIR instead of the built-in\n"
-           "                         paths.\n"
-           "  --max-tensor-bytes N   Refuse the model if any tensor would hold more than N\n"
-           "                         bytes (K, M, G, T suffixes: powers of 1024; default\n"
-           "                         and 0: the machine's physical memory).\n"
-           "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n"
-           "                         working memory (intermediate tensors and scratch;\n"
-           "                         suffixes and default as above).\n"
+           TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
+           TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "Inputs not given are filled with random data (std::mt19937 seeded with --seed,\n"

@@ -44,11 +44,12 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             else if (value == "off") r.m_CheckConvs = false;
             else throw InvalidArgumentException("GpuAcc: option CheckConvs='" + value + "' is not one of: on, off");
         } else if (name == "StepBarrier") {
-            if (value == "off") r.m_StepBarrier = RegionOptions::Barrier::Off;
+            if (value == "auto") r.m_StepBarrier = RegionOptions::Barrier::Auto;
+            else if (value == "off") r.m_StepBarrier = RegionOptions::Barrier::Off;
             else if (value == "event") r.m_StepBarrier = RegionOptions::Barrier::Event;
             else if (value == "kernel") r.m_StepBarrier = RegionOptions::Barrier::Kernel;
             else if (value == "sync") r.m_StepBarrier = RegionOptions::Barrier::Sync;
-            else throw InvalidArgumentException("GpuAcc: option StepBarrier='" + value + "' is not one of: off, event, kernel, sync");
+            else throw InvalidArgumentException("GpuAcc: option StepBarrier='" + value + "' is not one of: auto, off, event, kernel, sync");
         } else if (name == "StepTimesFile") {
             r.m_StepTimesFile = value;
         }

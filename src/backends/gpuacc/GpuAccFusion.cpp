@@ -380,6 +380,56 @@ void FuseSoftmaxInputs(RegionGraph& g) {
     }
 }
 
+// ---- 4b. scaled dot-product attention ------------------------------------------------------------
+
+/// MatMul(q, kT) -> Softmax over the last axis (its scale and mask fused above) -> MatMul(p, v),
+/// each intermediate read only by the next, no epilogues, the same batch dims everywhere: one
+/// Attention node (the last MatMul's place and output), which keeps the three as its parts.
+void FuseAttention(RegionGraph& g) {
+    auto plainMatMul = [&](const Node& n) {
+        return !n.m_Dead && n.m_Kind == NodeKind::MatMul && n.m_LayerType == LayerType::MatMul && n.m_Bias < 0 &&
+               n.m_Residual < 0 && n.m_Activation == Activation::None;
+    };
+    for (int s = 0; s < static_cast<int>(g.m_Nodes.size()); ++s) {
+        const Node& sm = N(g, s);
+        if (sm.m_Dead || sm.m_Kind != NodeKind::Softmax) continue;
+        const auto& d = std::get<SoftmaxDescriptor>(sm.m_Descriptor);
+        const int scores = sm.m_Inputs[0], probs = Out(sm);
+        const TensorShape& shape = V(g, scores).m_Info.GetShape();
+        const unsigned int rank = shape.GetNumDimensions();
+        if ((rank != 3 && rank != 4) || d.m_Axis != static_cast<int>(rank) - 1 || d.m_Coerce2d) continue;
+        const int a = Producer(g, scores), b = SoleConsumer(g, probs);
+        if (a < 0 || b < 0 || SoleConsumer(g, scores) != s || g.IsRegionOutput(scores) || g.IsRegionOutput(probs)) continue;
+        if (!plainMatMul(N(g, a)) || !plainMatMul(N(g, b)) || N(g, b).m_Inputs[0] != probs || N(g, b).m_Alpha != 1.0f) continue;
+        const int q = N(g, a).m_Inputs[0], kT = N(g, a).m_Inputs[1], v = N(g, b).m_Inputs[1];
+        const TensorShape& qs = V(g, q).m_Info.GetShape();
+        const TensorShape& ks = V(g, kT).m_Info.GetShape();
+        const TensorShape& vs = V(g, v).m_Info.GetShape();
+        const TensorShape& os = V(g, Out(N(g, b))).m_Info.GetShape();
+        if (qs.GetNumDimensions() != rank || ks.GetNumDimensions() != rank || vs.GetNumDimensions() != rank) continue;
+        bool sameBatch = true;
+        for (unsigned int i = 0; i + 2 < rank; ++i) sameBatch = sameBatch && qs[i] == ks[i] && qs[i] == vs[i] && qs[i] == os[i];
+        if (!sameBatch) continue;
+        Node parts[3] = {N(g, a), N(g, s), N(g, b)};
+        Node& att = N(g, b);
+        att.m_Kind = NodeKind::Attention;
+        att.m_Inputs = {q, kT, v};
+        att.m_Scale = parts[0].m_Alpha * parts[1].m_Scale;
+        att.m_Mask = parts[1].m_Mask;
+        if (att.m_Mask >= 0) att.m_Inputs.push_back(att.m_Mask);
+        att.m_Parts.assign(parts, parts + 3);
+        std::vector<std::string> fused{parts[0].m_Name};
+        fused.insert(fused.end(), parts[0].m_Fused.begin(), parts[0].m_Fused.end());
+        fused.push_back(parts[1].m_Name);
+        fused.insert(fused.end(), parts[1].m_Fused.begin(), parts[1].m_Fused.end());
+        att.m_Fused.insert(att.m_Fused.begin(), fused.begin(), fused.end());
+        N(g, a).m_Dead = true;
+        N(g, s).m_Dead = true;
+        g.m_FusionLog.push_back("MatMul '" + parts[0].m_Name + "' + Softmax '" + parts[1].m_Name + "' + MatMul '" +
+                                parts[2].m_Name + "' -> attention");
+    }
+}
+
 // ---- 5. residual add before a layer normalization -------------------------------------------------
 
 void FuseLayerNormResidual(RegionGraph& g) {
@@ -491,6 +541,7 @@ void FuseRegion(RegionGraph& g) {
     FuseMatMulInputScales(g);
     FuseEpilogues(g);
     FuseSoftmaxInputs(g);
+    FuseAttention(g);
     FuseLayerNormResidual(g);
     FuseEltwiseChains(g);
 }

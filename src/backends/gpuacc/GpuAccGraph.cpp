@@ -41,6 +41,10 @@ const char* NodeKindName(NodeKind kind) {
         case NodeKind::Split: return "Split";
         case NodeKind::Gather: return "Gather";
         case NodeKind::Alias: return "Alias";
+        case NodeKind::Attention: return "Attention";
+        case NodeKind::Remap: return "Remap";
+        case NodeKind::Arg: return "Arg";
+        case NodeKind::AttentionOp: return "AttentionOp";
     }
     return "?";
 }
@@ -322,7 +326,8 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Pooling: return NodeKind::Pool;
         case LayerType::BatchNormalization: return NodeKind::BatchNorm;
         case LayerType::Softmax: return NodeKind::Softmax;
-        case LayerType::LayerNormalization: return NodeKind::LayerNorm;
+        case LayerType::LayerNormalization:
+        case LayerType::RmsNormalization: return NodeKind::LayerNorm;
         case LayerType::Reduce: return NodeKind::Reduce;
         case LayerType::Transpose:
         case LayerType::Slice:
@@ -335,6 +340,11 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Gather: return NodeKind::Gather;
         case LayerType::Reshape:
         case LayerType::Identity: return NodeKind::Alias;
+        case LayerType::Resize:
+        case LayerType::Pad:
+        case LayerType::Trilu: return NodeKind::Remap;
+        case LayerType::ArgMinMax: return NodeKind::Arg;
+        case LayerType::Attention: return NodeKind::AttentionOp;
         default: return NodeKind::Eltwise;
     }
 }

@@ -52,6 +52,10 @@ enum class NodeKind {
     Split,
     Gather,
     Alias,       ///< Reshape, Flatten, Squeeze, Unsqueeze, Identity: the same bytes
+    Attention,   ///< MatMul(q, kT) -> Softmax(m_Scale, m_Mask) -> MatMul(p, v): inputs q, kT, v, [mask]
+    Remap,       ///< Resize, Pad, Trilu: each output element from input positions (input 0; the rest constant)
+    Arg,         ///< ArgMin / ArgMax
+    AttentionOp, ///< ONNX Attention (opset 23): inputs q, k, v, [mask]
 };
 const char* NodeKindName(NodeKind kind);
 
@@ -83,6 +87,10 @@ struct Node {
     int m_LnSum = -1;
 
     std::vector<std::string> m_Fused;  ///< names of the layers folded into this node
+
+    /// Attention: the three nodes it replaced (MatMul, Softmax, MatMul), lowered as they were where
+    /// no fused plan is available.
+    std::vector<Node> m_Parts;
 };
 
 struct Value {

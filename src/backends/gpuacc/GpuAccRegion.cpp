@@ -1,6 +1,7 @@
 // GpuAcc: compiling a region graph into device steps, and running them (see GpuAccRegion.hpp).
 #include "GpuAccRegion.hpp"
 
+#include "GpuAccAttention.hpp"
 #include "GpuAccConv.hpp"
 #include "GpuAccConvCheck.hpp"
 #include "GpuAccDevice.hpp"
@@ -131,6 +132,10 @@ struct Step {
     std::string m_What;  ///< "conv 'name': cuDNN conv+bias+relu"
     std::vector<Buf> m_Bufs;
     std::function<void(const RunContext&)> m_Run;
+    /// Separated from the step before it by an empty kernel (StepBarrier=auto): cuDNN's TF32
+    /// convolution engines, which on an H100 corrupted their first image when launched straight
+    /// after the step before them (see RegionOptions::m_StepBarrier).
+    bool m_FenceBefore = false;
 };
 
 
@@ -230,6 +235,14 @@ private:
     void EltwiseInto(const EltwiseProgram& program, const std::vector<DevTensor>& inputs, const DevTensor& out,
                      const std::string& what);
 
+    // Pending views (see PendingView).
+    void Resolve(int v);
+    std::optional<std::vector<int64_t>> CollapsedStrides(int v, const std::vector<int64_t>& dims) const;
+    /// Element strides of value `v` read as [d0 / heads, heads, d1, ...] (rank 3 split in two) or
+    /// as it is (heads = 0): of `given` (what Need() gave for it), or where that is null of the
+    /// pending value `v`; nullopt where the pending value is not one strided view so.
+    std::optional<std::vector<int64_t>> OperandStrides(int v, int64_t heads, const DevTensor* given) const;
+
     void LowerNode(const Node& node);
     void LowerEltwise(const Node& node);
     void LowerConv(const Node& node);
@@ -242,6 +255,11 @@ private:
     void LowerPool(const Node& node);
     void LowerBatchNorm(const Node& node);
     void LowerSoftmax(const Node& node);
+    void LowerAttention(const Node& node);
+    void LowerRemap(const Node& node);
+    void LowerArg(const Node& node);
+    void LowerAttentionOp(const Node& node);
+    bool LowerFusedAttention(const Node& node, std::string& why);
     void LowerLayerNorm(const Node& node);
     void LowerReduce(const Node& node);
     void LowerCopy(const Node& node);
@@ -261,6 +279,22 @@ private:
     std::string m_Name;
 
     std::vector<std::optional<DevTensor>> m_Values;
+    /// A value reached from a view by reshapes that strides cannot express (a reshape merging dims
+    /// of a view whose strides do not merge), and transposes after them: kept as that view plus the
+    /// index operations until a reader asks for it. Then it is one strided view where the
+    /// composition is one (BERT's heads: the packed projection's [S, B, E] view reshaped to
+    /// [S, B*H, D], transposed and split again into [B, H, S, D]), else the operations replay as
+    /// before - a dense copy where a reshape needs one.
+    struct PendingView {
+        int m_From = -1;  ///< the value whose DevTensor the operations start from
+        struct Op {
+            bool m_Transpose = false;
+            std::vector<int64_t> m_Dims;       ///< the dims after this op
+            std::vector<unsigned int> m_Perm;  ///< Transpose
+        };
+        std::vector<Op> m_Ops;
+    };
+    std::map<int, PendingView> m_Pending;
     std::map<std::tuple<int, int, int>, DevTensor> m_Converted;  // (value, type or -1, nhwc or -1)
     std::vector<std::size_t> m_TempBytes;
     std::vector<unsigned char> m_ConstStaging;
@@ -268,6 +302,7 @@ private:
     std::vector<Step> m_Steps;
     std::vector<std::unique_ptr<ConvPlan>> m_ConvPlans;
     std::vector<std::unique_ptr<MatMulPlan>> m_MatMulPlans;
+    std::vector<std::unique_ptr<AttentionPlan>> m_AttentionPlans;
     std::vector<std::pair<MatMulPlan*, int64_t>> m_BiasToSet;  // plan, constant offset
     std::size_t m_Workspace = 0;
     bool m_RuntimeChecks = false;
@@ -329,6 +364,9 @@ void CompiledRegion::RunTimed(const RunContext& base, const std::vector<void*>& 
             RunContext c = base;
             c.m_Ptrs = ptrs.data() + at;
             at += m_Steps[i].m_Bufs.size();
+            if (i > 0 && m_Steps[i].m_FenceBefore && m_Options.m_StepBarrier == RegionOptions::Barrier::Auto) {
+                CheckCuda(LaunchStepBarrier(base.m_Stream), "step barrier");
+            }
             m_Steps[i].m_Run(c);
             record(events[i + 1]);
         }
@@ -456,6 +494,7 @@ DevTensor CompiledRegion::Need(int v, std::optional<DType> type, std::optional<b
         m_Converted[key] = t;
         return t;
     }
+    if (m_Pending.count(v)) Resolve(v);
     if (!m_Values[static_cast<std::size_t>(v)]) {
         throw LayerValidationException("GpuAcc: region '" + m_Name + "': a value is read before it is produced");
     }
@@ -525,7 +564,8 @@ void CompiledRegion::CopyInto(const DevTensor& src, const DevTensor& dst, const 
     }
     l.m_InType = src.m_Type;
     l.m_OutType = dst.m_Type;
-    AddStep(what, {src.m_Buf, dst.m_Buf}, [l](const RunContext& c) mutable {
+    AddStep(what, {src.m_Buf, dst.m_Buf}, [l0 = l](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         l.m_In = c.Ptr(0);
         l.m_Out = c.Ptr(1);
         CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
@@ -591,7 +631,8 @@ void CompiledRegion::EltwiseInto(const EltwiseProgram& program, const std::vecto
     l.m_Program.m_ResultReg = regs[static_cast<std::size_t>(program.m_Result)];
     l.m_Program.m_OutputType = out.m_Type;
     const std::size_t numInputs = inputs.size();
-    AddStep(what, bufs, [l, numInputs](const RunContext& c) mutable {
+    AddStep(what, bufs, [l0 = l, numInputs](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         for (std::size_t k = 0; k < numInputs; ++k) l.m_Inputs[k] = c.Ptr(k);
         l.m_Output = c.Ptr(numInputs);
         CheckCuda(LaunchEltwise(l, c.m_Stream), "element-wise kernel");
@@ -821,6 +862,7 @@ void CompiledRegion::LowerConv(const Node& node) {
         AddStep("conv '" + node.m_Name + "': " + description, bufs, [p](const RunContext& c) {
             p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), c.Ptr(3), c.Ptr(4), c.m_Workspace);
         });
+        m_Steps.back().m_FenceBefore = precision == Precision::Tf32;
         m_ConvPlans.push_back(std::move(plan));
     } else {
         // cuDNN has no engine for it: GpuAcc's direct kernel (bias included).
@@ -842,7 +884,8 @@ void CompiledRegion::LowerConv(const Node& node) {
         done.m_Bias = hasBias;
         description = "direct kernel (cuDNN: " + why + ")";
         AddStep("conv '" + node.m_Name + "': " + description, {x.m_Buf, wBuf, biasF32, y.m_Buf},
-                [l, hasBias](const RunContext& c) mutable {
+                [l0 = l, hasBias](const RunContext& c) {
+                    auto l = l0;  // a copy: steps may run on several threads at once
                     l.m_X = c.Ptr(0);
                     l.m_W = c.Ptr(1);
                     l.m_Bias = hasBias ? static_cast<const float*>(c.Ptr(2)) : nullptr;
@@ -1156,7 +1199,8 @@ void CompiledRegion::LowerPool(const Node& node) {
         l.m_XStrides[i] = xs[static_cast<std::size_t>(i)];
         l.m_YStrides[i] = ys[static_cast<std::size_t>(i)];
     }
-    AddStep("pool '" + node.m_Name + "'", {x.m_Buf, y.m_Buf}, [l](const RunContext& c) mutable {
+    AddStep("pool '" + node.m_Name + "'", {x.m_Buf, y.m_Buf}, [l0 = l](const RunContext& c) {
+        auto l = l0;  // a copy: steps may run on several threads at once
         l.m_X = c.Ptr(0);
         l.m_Y = c.Ptr(1);
         CheckCuda(LaunchPool(l, c.m_Stream), "pooling kernel");
@@ -1191,6 +1235,482 @@ void CompiledRegion::LowerBatchNorm(const Node& node) {
                  EwNode{EwOp::Add, 2, 3}};
     p.m_Result = 4;
     EltwiseInto(p, {x, ta, tb}, y, "batchnorm '" + node.m_Name + "' (folded scale and shift)");
+}
+
+namespace {
+
+/// ONNX Resize's source coordinate of output index x along one dim (coordinate_transformation_mode),
+/// in double as the ONNX reference computes it; `resized` is scale * input length (the output
+/// length where sizes were given).
+double ResizeSource(CoordinateTransform mode, double x, double scale, double resized, double in) {
+    switch (mode) {
+        case CoordinateTransform::HalfPixel: return (x + 0.5) / scale - 0.5;
+        case CoordinateTransform::PytorchHalfPixel: return resized == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+        case CoordinateTransform::AlignCorners: return resized == 1.0 ? 0.0 : x * (in - 1) / (resized - 1);
+        case CoordinateTransform::Asymmetric: return x / scale;
+        case CoordinateTransform::TfHalfPixelForNearest: return (x + 0.5) / scale;
+        case CoordinateTransform::TfCropAndResize: break;  // declined in GpuAccSupport.cpp
+    }
+    return 0.0;
+}
+
+int64_t ResizeNearest(NearestMode mode, double v) {
+    const double lo = std::floor(v);
+    if (v == lo) return static_cast<int64_t>(lo);
+    const double frac = v - lo;
+    switch (mode) {
+        case NearestMode::RoundPreferFloor: return static_cast<int64_t>(frac <= 0.5 ? lo : lo + 1);
+        case NearestMode::RoundPreferCeil: return static_cast<int64_t>(frac < 0.5 ? lo : lo + 1);
+        case NearestMode::Floor: return static_cast<int64_t>(lo);
+        case NearestMode::Ceil: return static_cast<int64_t>(lo + 1);
+    }
+    return static_cast<int64_t>(lo);
+}
+
+}  // namespace
+
+void CompiledRegion::LowerRemap(const Node& node) {
+    // Any layout in (the kernel reads strides); the output in the input's layout, so a Resize or
+    // Pad between NHWC convolutions stays NHWC.
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const int out = node.m_Outputs[0];
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const bool nhwc = x.m_Nhwc && !x.IsView() && !x.PlainEquivalent() && outDims.size() == 4;
+    const DevTensor y = NewOutput(out, m_Compute, nhwc);
+    RemapLaunch l;
+    l.m_Type = m_Compute;
+    l.m_Rank = static_cast<int32_t>(x.m_Dims.size());
+    const auto xs = x.Strides(), ys = y.Strides();
+    for (std::size_t d = 0; d < x.m_Dims.size(); ++d) {
+        l.m_InDims[d] = x.m_Dims[d];
+        l.m_InStrides[d] = xs[d];
+        l.m_OutDims[d] = y.m_Dims[d];
+        l.m_OutStrides[d] = ys[d];
+    }
+    std::vector<Buf> bufs{x.m_Buf, y.m_Buf};
+    std::string what;
+    switch (node.m_LayerType) {
+        case LayerType::Pad: {
+            const auto& d = std::get<PadDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Pad;
+            for (std::size_t i = 0; i < x.m_Dims.size(); ++i) l.m_PadBegin[i] = d.m_Pads[i];
+            l.m_PadMode = d.m_Mode == PadMode::Constant ? 0 : d.m_Mode == PadMode::Reflect ? 1 : 2;
+            l.m_Value = d.m_Value;
+            what = "pad '" + node.m_Name + "'";
+            break;
+        }
+        case LayerType::Trilu: {
+            const auto& d = std::get<TriluDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Trilu;
+            l.m_Upper = d.m_Upper;
+            l.m_K = d.m_K;
+            if (node.m_Inputs.size() > 1) {
+                const ConstTensor& k = Constant(node.m_Inputs[1]);
+                l.m_K = k.GetDataType() == DataType::Signed64 ? *static_cast<const int64_t*>(k.GetMemoryArea())
+                                                              : *static_cast<const int32_t*>(k.GetMemoryArea());
+            }
+            what = "trilu '" + node.m_Name + "'";
+            break;
+        }
+        default: {  // Resize: per resampled dim a table of taps, computed here in double
+            const auto& d = std::get<ResizeDescriptor>(node.m_Descriptor);
+            l.m_Kind = RemapLaunch::Kind::Resize;
+            l.m_Taps = d.m_Mode == ResizeMode::Nearest ? 1 : d.m_Mode == ResizeMode::Linear ? 2 : 4;
+            std::vector<RemapLaunch::Tap> table;
+            for (std::size_t i = 0; i < x.m_Dims.size(); ++i) {
+                const int64_t inLen = x.m_Dims[i], outLen = y.m_Dims[i];
+                const bool bySizes = !d.m_Sizes.empty();
+                const double scale = bySizes ? static_cast<double>(outLen) / static_cast<double>(inLen)
+                                             : static_cast<double>(d.m_Scales[i]);
+                const double resized = bySizes ? static_cast<double>(outLen) : scale * static_cast<double>(inLen);
+                const std::size_t at = table.size();
+                auto clamp = [&](int64_t k) { return static_cast<int32_t>(std::clamp<int64_t>(k, 0, inLen - 1)); };
+                for (int64_t o = 0; o < outLen; ++o) {
+                    const double src = ResizeSource(d.m_CoordinateTransform, static_cast<double>(o), scale, resized,
+                                                    static_cast<double>(inLen));
+                    const double lo = std::floor(src);
+                    const int64_t f = static_cast<int64_t>(lo);
+                    const double t = src - lo;
+                    if (d.m_Mode == ResizeMode::Nearest) {
+                        table.push_back({clamp(ResizeNearest(d.m_NearestMode, src)), 1.0f});
+                    } else if (d.m_Mode == ResizeMode::Linear) {
+                        table.push_back({clamp(f), static_cast<float>(1.0 - t)});
+                        table.push_back({clamp(f + 1), static_cast<float>(t)});
+                    } else {
+                        // Keys' cubic convolution over the taps at floor - 1 .. floor + 2.
+                        const double a = d.m_CubicCoeffA;
+                        auto near = [a](double v) { return ((a + 2) * v - (a + 3)) * v * v + 1; };
+                        auto far = [a](double v) { return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a; };
+                        double w[4] = {far(t + 1), near(t), near(1 - t), far(2 - t)};
+                        if (d.m_ExcludeOutside) {
+                            double sum = 0.0;
+                            for (int k = 0; k < 4; ++k) {
+                                if (f - 1 + k < 0 || f - 1 + k > inLen - 1) w[k] = 0.0;
+                                sum += w[k];
+                            }
+                            for (double& v : w) v /= sum;
+                        }
+                        for (int k = 0; k < 4; ++k) table.push_back({clamp(f - 1 + k), static_cast<float>(w[k])});
+                    }
+                }
+                // A dim whose every output index reads its own index with weight 1 is not resampled
+                // (scale 1 mostly; not with tf_half_pixel_for_nn, which shifts by half a pixel).
+                bool identity = inLen == outLen;
+                for (int64_t o = 0; identity && o < outLen; ++o) {
+                    for (int k = 0; k < l.m_Taps; ++k) {
+                        const RemapLaunch::Tap& t = table[at + static_cast<std::size_t>(o * l.m_Taps + k)];
+                        identity = identity && (t.m_Weight == 0.0f || (t.m_Index == o && t.m_Weight == 1.0f));
+                    }
+                }
+                if (identity) {
+                    table.resize(at);
+                    continue;
+                }
+                l.m_Resampled[i] = true;
+                l.m_TableAt[i] = static_cast<int64_t>(at);
+            }
+            const Buf tableBuf{BufKind::Const, AddConst(table.data(), std::max<std::size_t>(table.size(), 1) * sizeof(RemapLaunch::Tap))};
+            bufs.push_back(tableBuf);
+            what = std::string("resize '") + node.m_Name + "' (" +
+                   (l.m_Taps == 1 ? "nearest" : l.m_Taps == 2 ? "linear" : "cubic") + ")";
+            break;
+        }
+    }
+    const bool resize = l.m_Kind == RemapLaunch::Kind::Resize;
+    AddStep(what, bufs, [l0 = l, resize](const RunContext& c) {
+        RemapLaunch k = l0;  // a copy: steps may run on several threads at once
+        k.m_X = c.Ptr(0);
+        k.m_Y = c.Ptr(1);
+        if (resize) k.m_Table = static_cast<const RemapLaunch::Tap*>(c.Ptr(2));
+        CheckCuda(LaunchRemap(k, c.m_Stream), "remap kernel");
+    });
+}
+
+void CompiledRegion::LowerArg(const Node& node) {
+    const auto& d = std::get<ArgMinMaxDescriptor>(node.m_Descriptor);
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const DevTensor y = NewOutput(node.m_Outputs[0], DType::I64, false);
+    ArgLaunch l;
+    l.m_Max = d.m_Function == ArgMinMaxFunction::Max;
+    l.m_SelectLast = d.m_SelectLastIndex;
+    l.m_Type = m_Compute;
+    l.m_Rank = static_cast<int32_t>(x.m_Dims.size());
+    const int64_t axis = d.m_Axis < 0 ? d.m_Axis + l.m_Rank : d.m_Axis;
+    l.m_Axis = static_cast<int32_t>(axis);
+    const auto xs = x.Strides();
+    for (std::size_t i = 0; i < x.m_Dims.size(); ++i) {
+        l.m_Dims[i] = x.m_Dims[i];
+        l.m_Strides[i] = xs[i];
+    }
+    AddStep(std::string(l.m_Max ? "argmax '" : "argmin '") + node.m_Name + "'", {x.m_Buf, y.m_Buf},
+            [l0 = l](const RunContext& c) {
+                ArgLaunch k = l0;  // a copy: steps may run on several threads at once
+                k.m_X = c.Ptr(0);
+                k.m_Y = static_cast<int64_t*>(c.Ptr(1));
+                CheckCuda(LaunchArg(k, c.m_Stream), "argmin/argmax kernel");
+            });
+}
+
+void CompiledRegion::LowerAttentionOp(const Node& node) {
+    // ONNX Attention: Q, K, V as [B, H, S, D] (4-D) or [B, S, H * D] (3-D, the heads from the
+    // attributes), read in place with strides; the output written straight in its layout. cuDNN's
+    // fused attention in fp16/bf16; the reference kernel (float) otherwise or where cuDNN declines.
+    const auto& d = std::get<AttentionDescriptor>(node.m_Descriptor);
+    const DevTensor q = Need(node.m_Inputs[0], m_Compute, false, true);
+    const DevTensor k = Need(node.m_Inputs[1], m_Compute, false, true);
+    const DevTensor v = Need(node.m_Inputs[2], m_Compute, false, true);
+    const int out = node.m_Outputs[0];
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    const bool four = q.m_Dims.size() == 4;
+    AttentionShape s;
+    s.m_B = q.m_Dims[0];
+    s.m_H = four ? q.m_Dims[1] : d.m_QNumHeads;
+    s.m_HKv = four ? k.m_Dims[1] : d.m_KvNumHeads;
+    s.m_Sq = q.m_Dims[four ? 2 : 1];
+    s.m_Skv = k.m_Dims[four ? 2 : 1];
+    s.m_D = four ? q.m_Dims[3] : q.m_Dims[2] / s.m_H;
+    s.m_Dv = four ? v.m_Dims[3] : v.m_Dims[2] / s.m_HKv;
+    s.m_Causal = d.m_IsCausal;
+    s.m_Scale = d.m_Scale ? *d.m_Scale : 1.0f / std::sqrt(static_cast<float>(s.m_D));
+    auto bhsd = [&](const DevTensor& t, int64_t headDim) {
+        const auto st = t.Strides();
+        if (four) return std::array<int64_t, 4>{st[0], st[1], st[2], st[3]};
+        return std::array<int64_t, 4>{st[0], headDim * st[2], st[1], st[2]};  // [B, S, H * D]
+    };
+    s.m_QStrides = bhsd(q, s.m_D);
+    s.m_KStrides = bhsd(k, s.m_D);
+    s.m_VStrides = bhsd(v, s.m_Dv);
+    // The output in its own layout: [B, H, Sq, Dv], or [B, Sq, H * Dv].
+    s.m_OStrides = four ? std::array<int64_t, 4>{s.m_H * s.m_Sq * s.m_Dv, s.m_Sq * s.m_Dv, s.m_Dv, 1}
+                        : std::array<int64_t, 4>{s.m_Sq * s.m_H * s.m_Dv, s.m_Dv, s.m_H * s.m_Dv, 1};
+    std::optional<DevTensor> mask;
+    if (d.m_HasMask) {
+        mask = Need(node.m_Inputs[3], m_Compute, false, true);
+        const auto ms = mask->Strides();
+        const std::size_t mr = mask->m_Dims.size();
+        s.m_Mask = true;
+        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
+        for (std::size_t i = 0; i < mr; ++i) {
+            md[4 - mr + i] = mask->m_Dims[i];
+            mst[4 - mr + i] = ms[i];
+        }
+        int64_t dense = 1;
+        for (std::size_t i = 4; i-- > 0;) {
+            if (md[i] == 1) mst[i] = dense;
+            dense *= md[i];
+        }
+        s.m_MaskDims = md;
+        s.m_MaskStrides = mst;
+    }
+    const DevTensor y = NewOutput(out, m_Compute, false);
+    std::string why = "the region computes in " + std::string(DTypeName(m_Compute));
+    std::unique_ptr<AttentionPlan> plan;
+    if (m_Compute == DType::F16 || m_Compute == DType::BF16) plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
+    std::vector<Buf> bufs{q.m_Buf, k.m_Buf, v.m_Buf, y.m_Buf};
+    if (mask) bufs.push_back(mask->m_Buf);
+    const bool hasMask = mask.has_value();
+    if (plan) {
+        m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
+        const AttentionPlan* p = plan.get();
+        AddStep("attention '" + node.m_Name + "': " + p->Description(), bufs, [p, hasMask](const RunContext& c) {
+            p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), hasMask ? c.Ptr(4) : nullptr, c.Ptr(3), c.m_Workspace);
+        });
+        m_Steps.back().m_FenceBefore = true;  // see LowerFusedAttention
+        m_AttentionPlans.push_back(std::move(plan));
+        return;
+    }
+    // The reference kernel: float [B, H, Sq, Dv] into a temporary, then into y's layout and type.
+    AttentionRefLaunch r;
+    r.m_Type = m_Compute;
+    r.m_B = s.m_B; r.m_H = s.m_H; r.m_HKv = s.m_HKv; r.m_Sq = s.m_Sq; r.m_Skv = s.m_Skv; r.m_D = s.m_D; r.m_Dv = s.m_Dv;
+    r.m_Causal = s.m_Causal;
+    r.m_Scale = s.m_Scale;
+    for (std::size_t i = 0; i < 4; ++i) {
+        r.m_QStrides[i] = s.m_QStrides[i];
+        r.m_KStrides[i] = s.m_KStrides[i];
+        r.m_VStrides[i] = s.m_VStrides[i];
+        r.m_MaskStrides[i] = s.m_MaskDims[i] == 1 ? 0 : s.m_MaskStrides[i];
+    }
+    r.m_MaskType = m_Compute;
+    DevTensor tmp;
+    tmp.m_Type = DType::F32;
+    tmp.m_Dims = {s.m_B, s.m_H, s.m_Sq, s.m_Dv};
+    tmp.m_Buf = NewTemp(tmp.Bytes());
+    AddStep("attention '" + node.m_Name + "': reference kernel (" + why + ")", {q.m_Buf, k.m_Buf, v.m_Buf, tmp.m_Buf, mask ? mask->m_Buf : tmp.m_Buf},
+            [r0 = r, hasMask](const RunContext& c) {
+                AttentionRefLaunch l = r0;  // a copy: steps may run on several threads at once
+                l.m_Q = c.Ptr(0);
+                l.m_K = c.Ptr(1);
+                l.m_V = c.Ptr(2);
+                l.m_Out = static_cast<float*>(c.Ptr(3));
+                l.m_Mask = hasMask ? c.Ptr(4) : nullptr;
+                CheckCuda(LaunchAttentionReference(l, c.m_Stream), "attention reference kernel");
+            });
+    // y viewed as [B, H, Sq, Dv].
+    DevTensor yv = y;
+    yv.m_Dims = tmp.m_Dims;
+    yv.m_ViewStrides.assign(s.m_OStrides.begin(), s.m_OStrides.end());
+    yv.m_Nhwc = false;
+    CopyInto(tmp, yv, "attention '" + node.m_Name + "' output to " + DTypeName(m_Compute));
+}
+
+void CompiledRegion::LowerAttention(const Node& node) {
+    std::string why;
+    if (LowerFusedAttention(node, why)) return;
+    // The three steps it replaced, and on the last one why they were not fused.
+    for (const Node& part : node.m_Parts) LowerNode(part);
+    m_Steps.back().m_What += " [not fused into attention: " + why + "]";
+}
+
+bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
+    if (m_Compute != DType::F16 && m_Compute != DType::BF16) {
+        why = std::string("cuDNN's fused attention takes fp16 and bf16, this region computes in ") + DTypeName(m_Compute);
+        return false;
+    }
+    // Q, K^T and V where they are, in the compute type: views (head splits and transposes), or
+    // pending views that compose to one strided view - for rank 3 ([b * h, s, d], as PyTorch
+    // exports its heads) possibly only once the first dim is split as [b, h] for some h, which is
+    // just as good (every (b, h) pair is one independent attention).
+    const int operands[3] = {node.m_Inputs[0], node.m_Inputs[1], node.m_Inputs[2]};
+    std::optional<DevTensor> given[3];  // as Need() gives them (converted), where not pending
+    for (int i = 0; i < 3; ++i) {
+        auto it = m_Pending.find(operands[i]);
+        if (it == m_Pending.end() || m_Values[static_cast<std::size_t>(it->second.m_From)]->m_Type != m_Compute) {
+            given[i] = Need(operands[i], m_Compute, false, true);
+        }
+    }
+    const std::vector<int64_t> qDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[0])].m_Info);
+    const std::size_t rank = qDims.size();
+    int64_t heads = 0;
+    std::vector<int64_t> st[3];
+    auto tryHeads = [&](int64_t h) {
+        for (int i = 0; i < 3; ++i) {
+            auto r = OperandStrides(operands[i], h, given[i] ? &*given[i] : nullptr);
+            if (!r) return false;
+            st[i] = *r;
+        }
+        heads = h;
+        return true;
+    };
+    bool found = tryHeads(0);
+    for (int64_t h = 2; !found && rank == 3 && h <= qDims[0]; ++h) {
+        if (qDims[0] % h == 0) found = tryHeads(h);
+    }
+    if (!found) {
+        for (int i = 0; i < 3; ++i) given[i] = Need(operands[i], m_Compute, false, true);
+        found = tryHeads(0);
+    }
+    // cuDNN reads Q, K and V with unit stride along the head dim: a tensor without it is copied.
+    DevTensor t[3];
+    for (int i = 0; i < 3; ++i) {
+        const std::size_t last = st[i].size() - 1, dAxis = i == 1 ? last - 1 : last;  // K^T: d is second last
+        if (st[i][dAxis] != 1) {
+            DevTensor view = Need(operands[i], m_Compute, false, true);
+            DevTensor dense = view;
+            if (i == 1) {  // K^T -> K dense
+                const std::size_t r = dense.m_Dims.size();
+                std::swap(dense.m_Dims[r - 1], dense.m_Dims[r - 2]);
+                std::vector<int64_t> vs = view.Strides();
+                std::swap(vs[r - 1], vs[r - 2]);
+                view.m_Dims = dense.m_Dims;
+                view.m_ViewStrides = vs;
+                view.m_Nhwc = false;
+            }
+            dense.m_ViewStrides.clear();
+            dense.m_Nhwc = false;
+            dense.m_Buf = NewTemp(dense.Bytes());
+            CopyInto(view, dense, "copy of attention '" + node.m_Name + "' input " + std::to_string(i) +
+                                      " with unit stride along d");
+            std::vector<int64_t> ds = dense.DenseStrides();
+            if (i == 1) std::swap(ds[ds.size() - 1], ds[ds.size() - 2]);  // back to K^T's strides
+            if (heads > 0) ds.insert(ds.begin(), ds[0] * heads);
+            st[i] = ds;
+            t[i] = dense;
+        } else if (given[i]) {
+            t[i] = *given[i];
+        } else {
+            t[i] = *m_Values[static_cast<std::size_t>(m_Pending.at(operands[i]).m_From)];  // the buffer the view reads
+        }
+    }
+    const DevTensor& q = t[0];
+    const DevTensor& k = t[1];
+    const DevTensor& v = t[2];
+    const int out = node.m_Outputs[0];
+    AttentionShape s;
+    // [b, h, s, d] (rank 3 unsplit: [b, s, d] with one head, whose stride is never stepped).
+    const bool four = rank == 4 || heads > 0;
+    auto at4 = [&](const std::vector<int64_t>& x, std::size_t i) { return four ? x[i] : (i <= 1 ? x[0] : x[i - 1]); };
+    const std::vector<int64_t> kTDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[1])].m_Info);
+    const std::vector<int64_t> vDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(operands[2])].m_Info);
+    s.m_B = heads > 0 ? qDims[0] / heads : qDims[0];
+    s.m_H = heads > 0 ? heads : (rank == 4 ? qDims[1] : 1);
+    s.m_Sq = qDims[rank - 2];
+    s.m_D = qDims[rank - 1];
+    s.m_Skv = kTDims[rank - 1];
+    s.m_Dv = vDims[rank - 1];
+    for (std::size_t i = 0; i < 4; ++i) {
+        s.m_QStrides[i] = at4(st[0], i);
+        s.m_VStrides[i] = at4(st[2], i);
+    }
+    // K [b, h, skv, d] is K^T [b, h, d, skv] with its last two strides swapped.
+    s.m_KStrides = {at4(st[1], 0), at4(st[1], 1), at4(st[1], 3), at4(st[1], 2)};
+    // The output dense, or - where its one reader is a transpose (the head merge) - laid out so
+    // that the transposed tensor is dense: the merge and the reshape after it are then views.
+    const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    std::vector<int64_t> outStrides;
+    {
+        DevTensor dense;
+        dense.m_Dims = outDims;
+        outStrides = dense.DenseStrides();
+        const std::vector<int> readers = m_Graph->Consumers(out);
+        if (!m_Graph->IsRegionOutput(out) && readers.size() == 1) {
+            const Node& r = m_Graph->m_Nodes[static_cast<std::size_t>(readers[0])];
+            if (r.m_Kind == NodeKind::Copy && r.m_LayerType == LayerType::Transpose) {
+                std::vector<unsigned int> perm = std::get<TransposeDescriptor>(r.m_Descriptor).m_Perm;
+                if (perm.empty()) {
+                    for (std::size_t i = outDims.size(); i-- > 0;) perm.push_back(static_cast<unsigned int>(i));
+                }
+                DevTensor after;
+                for (unsigned int i : perm) after.m_Dims.push_back(outDims[i]);
+                const std::vector<int64_t> as = after.DenseStrides();
+                for (std::size_t i = 0; i < perm.size(); ++i) outStrides[perm[i]] = as[i];
+            }
+        }
+    }
+    if (rank == 4) {
+        s.m_OStrides = {outStrides[0], outStrides[1], outStrides[2], outStrides[3]};
+    } else if (heads > 0) {
+        s.m_OStrides = {outStrides[0] * heads, outStrides[0], outStrides[1], outStrides[2]};
+    } else {
+        s.m_OStrides = {outStrides[0], outStrides[0], outStrides[1], outStrides[2]};
+    }
+    DevTensor denseOut;
+    denseOut.m_Dims = outDims;
+    s.m_Scale = node.m_Scale;
+    std::optional<DevTensor> mask;
+    if (node.m_Mask >= 0) {
+        mask = Need(node.m_Mask, m_Compute, false, true);
+        // Right-aligned to [b, h, sq, skv]; dims of 1 broadcast.
+        const auto ms = mask->Strides();
+        const std::size_t mr = mask->m_Dims.size();
+        if (mr > 4) {
+            why = "a mask of rank above 4";
+            return false;
+        }
+        s.m_Mask = true;
+        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
+        for (std::size_t i = 0; i < mr; ++i) {
+            md[4 - mr + i] = mask->m_Dims[i];
+            mst[4 - mr + i] = ms[i];
+        }
+        if (rank == 3 && mr == 3) {  // [b * h, sq, skv] of rank-3 operands
+            if (heads > 0 && mask->m_Dims[0] != 1) {
+                md = {mask->m_Dims[0] / heads, heads, mask->m_Dims[1], mask->m_Dims[2]};
+                mst = {ms[0] * heads, ms[0], ms[1], ms[2]};
+            } else {
+                md = {mask->m_Dims[0], 1, mask->m_Dims[1], mask->m_Dims[2]};
+                mst = {ms[0], 0, ms[1], ms[2]};
+            }
+        }
+        // Strides of broadcast dims as a dense tensor of these dims would have them.
+        int64_t dense = 1;
+        for (std::size_t i = 4; i-- > 0;) {
+            if (md[i] == 1) mst[i] = dense;
+            dense *= md[i];
+        }
+        s.m_MaskDims = md;
+        s.m_MaskStrides = mst;
+    }
+    auto plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
+    if (!plan) return false;
+    DevTensor o;
+    if (outStrides == denseOut.DenseStrides()) {
+        o = NewOutput(out, m_Compute, false);
+    } else {
+        o.m_Type = m_Compute;
+        o.m_Dims = outDims;
+        o.m_Buf = NewTemp(o.Bytes());
+        o.m_ViewStrides = outStrides;
+        m_Values[static_cast<std::size_t>(out)] = o;
+    }
+    m_Workspace = std::max(m_Workspace, plan->WorkspaceBytes());
+    const AttentionPlan* p = plan.get();
+    std::vector<Buf> bufs{q.m_Buf, k.m_Buf, v.m_Buf, o.m_Buf};
+    if (mask) bufs.push_back(mask->m_Buf);
+    const bool hasMask = mask.has_value();
+    std::string what = "attention '" + node.m_Name + "': " + p->Description();
+    char dims[96];
+    std::snprintf(dims, sizeof(dims), " [%lld x %lld heads, %lld x %lld keys, d %lld]", static_cast<long long>(s.m_B),
+                  static_cast<long long>(s.m_H), static_cast<long long>(s.m_Sq), static_cast<long long>(s.m_Skv),
+                  static_cast<long long>(s.m_D));
+    AddStep(what + dims, bufs, [p, hasMask](const RunContext& c) {
+        p->Run(c.m_Cudnn, c.Ptr(0), c.Ptr(1), c.Ptr(2), hasMask ? c.Ptr(4) : nullptr, c.Ptr(3), c.m_Workspace);
+    });
+    // cuDNN's runtime-compiled attention engines, like its TF32 convolutions, may be launched as
+    // programmatic dependents of the step before: an empty kernel in between (StepBarrier=auto).
+    m_Steps.back().m_FenceBefore = true;
+    m_AttentionPlans.push_back(std::move(plan));
+    return true;
 }
 
 void CompiledRegion::LowerSoftmax(const Node& node) {
@@ -1228,7 +1748,8 @@ void CompiledRegion::LowerSoftmax(const Node& node) {
     }
     const bool mask = node.m_Mask >= 0;
     AddStep("softmax '" + node.m_Name + "'" + (mask ? " (+mask)" : "") + (node.m_Scale != 1.0f ? " (+scale)" : ""), bufs,
-            [l, mask](const RunContext& c) mutable {
+            [l0 = l, mask](const RunContext& c) {
+                auto l = l0;  // a copy: steps may run on several threads at once
                 l.m_X = c.Ptr(0);
                 l.m_Y = c.Ptr(1);
                 if (mask) l.m_Mask = c.Ptr(2);
@@ -1237,12 +1758,17 @@ void CompiledRegion::LowerSoftmax(const Node& node) {
 }
 
 void CompiledRegion::LowerLayerNorm(const Node& node) {
-    const auto& d = std::get<LayerNormalizationDescriptor>(node.m_Descriptor);
+    // LayerNormalization, or RMSNormalization (no mean, no bias: the same kernel with rms set).
+    const bool rms = node.m_LayerType == LayerType::RmsNormalization;
+    const int descAxis = rms ? std::get<RmsNormalizationDescriptor>(node.m_Descriptor).m_Axis
+                             : std::get<LayerNormalizationDescriptor>(node.m_Descriptor).m_Axis;
+    const float eps = rms ? std::get<RmsNormalizationDescriptor>(node.m_Descriptor).m_Eps
+                          : std::get<LayerNormalizationDescriptor>(node.m_Descriptor).m_Eps;
     const DevTensor x = Need(node.m_Inputs[0], m_Compute, false);
     std::optional<DevTensor> r;
     if (node.m_LnResidual >= 0) r = Need(node.m_LnResidual, m_Compute, false);
     const int rank = static_cast<int>(x.m_Dims.size());
-    const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+    const int axis = descAxis < 0 ? descAxis + rank : descAxis;
     int64_t rows = 1, cols = 1;
     for (int i = 0; i < rank; ++i) (i < axis ? rows : cols) *= x.m_Dims[static_cast<std::size_t>(i)];
     const float* g = ConstFloats(node.m_Inputs[1]);
@@ -1254,14 +1780,13 @@ void CompiledRegion::LowerLayerNorm(const Node& node) {
     std::optional<DevTensor> sum;
     if (node.m_LnSum >= 0) sum = NewOutput(node.m_LnSum, m_Compute, false);
     const DType type = m_Compute;
-    const float eps = d.m_Eps;
     const bool hasR = r.has_value(), hasSum = sum.has_value();
     std::vector<Buf> bufs{x.m_Buf, hasR ? r->m_Buf : x.m_Buf, gBuf, bBuf, y.m_Buf, hasSum ? sum->m_Buf : y.m_Buf};
-    AddStep("layernorm '" + node.m_Name + "'" + (hasR ? " (+residual)" : ""), bufs,
+    AddStep(std::string(rms ? "rmsnorm '" : "layernorm '") + node.m_Name + "'" + (hasR ? " (+residual)" : ""), bufs,
             [=](const RunContext& c) {
                 CheckCuda(LaunchLayerNorm(c.Ptr(0), hasR ? c.Ptr(1) : nullptr, static_cast<const float*>(c.Ptr(2)),
                                           hasBeta ? static_cast<const float*>(c.Ptr(3)) : nullptr, c.Ptr(4),
-                                          hasSum ? c.Ptr(5) : nullptr, type, rows, cols, eps, false, c.m_Stream),
+                                          hasSum ? c.Ptr(5) : nullptr, type, rows, cols, eps, rms, c.m_Stream),
                           "layer normalization kernel");
             });
 }
@@ -1313,6 +1838,19 @@ void CompiledRegion::LowerReduce(const Node& node) {
 void CompiledRegion::LowerCopy(const Node& node) {
     const int out = node.m_Outputs[0];
     const std::vector<int64_t> outDims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info);
+    if (auto it = m_Pending.find(node.m_Inputs[0]); it != m_Pending.end() && node.m_LayerType == LayerType::Transpose) {
+        PendingView p = it->second;
+        PendingView::Op t;
+        t.m_Transpose = true;
+        t.m_Dims = outDims;
+        t.m_Perm = std::get<TransposeDescriptor>(node.m_Descriptor).m_Perm;
+        if (t.m_Perm.empty()) {
+            for (std::size_t i = outDims.size(); i-- > 0;) t.m_Perm.push_back(static_cast<unsigned int>(i));
+        }
+        p.m_Ops.push_back(t);
+        m_Pending[out] = p;
+        return;
+    }
     const DevTensor x = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     const auto xs = x.Strides();
     const int64_t es = static_cast<int64_t>(DTypeSize(x.m_Type));
@@ -1377,7 +1915,8 @@ void CompiledRegion::LowerConcat(const Node& node) {
         at += x.m_Dims[static_cast<std::size_t>(d.m_Axis)];
         l.m_InType = x.m_Type;
         l.m_OutType = y.m_Type;
-        AddStep("concat '" + node.m_Name + "' part", {x.m_Buf, y.m_Buf}, [l](const RunContext& c) mutable {
+        AddStep("concat '" + node.m_Name + "' part", {x.m_Buf, y.m_Buf}, [l0 = l](const RunContext& c) {
+            auto l = l0;  // a copy: steps may run on several threads at once
             l.m_In = c.Ptr(0);
             l.m_Out = c.Ptr(1);
             CheckCuda(LaunchCopy(l, c.m_Stream), "copy kernel");
@@ -1503,6 +2042,14 @@ std::optional<std::vector<int64_t>> ReshapeStrides(const std::vector<int64_t>& o
 
 void CompiledRegion::LowerAlias(const Node& node) {
     const std::vector<int64_t> dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(node.m_Outputs[0])].m_Info);
+    PendingView::Op reshape;
+    reshape.m_Dims = dims;
+    if (auto it = m_Pending.find(node.m_Inputs[0]); it != m_Pending.end()) {
+        PendingView p = it->second;
+        p.m_Ops.push_back(reshape);
+        m_Pending[node.m_Outputs[0]] = p;
+        return;
+    }
     const DevTensor v = Need(node.m_Inputs[0], std::nullopt, std::nullopt, true);
     // The same bytes read with other dims: a view where the strides allow, else a dense copy.
     if (v.IsView() || (v.m_Nhwc && !v.PlainEquivalent())) {
@@ -1514,6 +2061,13 @@ void CompiledRegion::LowerAlias(const Node& node) {
             m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
             return;
         }
+        if (v.IsView()) {  // not expressible with strides: pending until read
+            PendingView p;
+            p.m_From = node.m_Inputs[0];
+            p.m_Ops.push_back(reshape);
+            m_Pending[node.m_Outputs[0]] = p;
+            return;
+        }
     }
     const DevTensor x = Need(node.m_Inputs[0], std::nullopt, false);
     DevTensor y = x;
@@ -1521,6 +2075,121 @@ void CompiledRegion::LowerAlias(const Node& node) {
     y.m_Nhwc = false;
     y.m_ViewStrides.clear();
     m_Values[static_cast<std::size_t>(node.m_Outputs[0])] = y;
+}
+
+std::optional<std::vector<int64_t>> CompiledRegion::CollapsedStrides(int v, const std::vector<int64_t>& dims) const {
+    const PendingView& p = m_Pending.at(v);
+    const DevTensor& base = *m_Values[static_cast<std::size_t>(p.m_From)];
+    const std::vector<int64_t> baseStrides = base.Strides();
+    const std::size_t rank = dims.size();
+    // The element offset of an index of `dims` (a reshape of the last op's dims): walk the ops
+    // back to an index of the base view.
+    auto offsetOf = [&](std::vector<int64_t> idx) {
+        auto relinearize = [](const std::vector<int64_t>& i, const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+            int64_t linear = 0;
+            for (std::size_t d = 0; d < from.size(); ++d) linear = linear * from[d] + i[d];
+            std::vector<int64_t> r(to.size());
+            for (std::size_t d = to.size(); d-- > 0;) {
+                r[d] = linear % to[d];
+                linear /= to[d];
+            }
+            return r;
+        };
+        std::vector<int64_t> cur = dims;
+        for (std::size_t o = p.m_Ops.size(); o-- > 0;) {
+            const PendingView::Op& op = p.m_Ops[o];
+            if (cur != op.m_Dims) idx = relinearize(idx, cur, op.m_Dims);
+            const std::vector<int64_t> before = o == 0 ? base.m_Dims : p.m_Ops[o - 1].m_Dims;
+            if (op.m_Transpose) {
+                std::vector<int64_t> in(before.size());
+                for (std::size_t d = 0; d < op.m_Perm.size(); ++d) in[op.m_Perm[d]] = idx[d];
+                idx = in;
+            } else {
+                idx = relinearize(idx, op.m_Dims, before);
+            }
+            cur = before;
+        }
+        int64_t off = 0;
+        for (std::size_t d = 0; d < idx.size(); ++d) off += idx[d] * baseStrides[d];
+        return off;
+    };
+    std::vector<int64_t> strides(rank, 0);
+    for (std::size_t d = 0; d < rank; ++d) {
+        std::vector<int64_t> e(rank, 0);
+        if (dims[d] > 1) {
+            e[d] = 1;
+            strides[d] = offsetOf(e);
+        }
+        // Every index along each dim...
+        for (int64_t k = 0; k < dims[d]; ++k) {
+            e[d] = k;
+            if (offsetOf(e) != k * strides[d]) return std::nullopt;
+        }
+    }
+    // ... and pseudo-random indices over all dims must be the strided offsets.
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    for (int t = 0; t < 512; ++t) {
+        std::vector<int64_t> idx(rank);
+        int64_t want = 0;
+        for (std::size_t d = 0; d < rank; ++d) {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            idx[d] = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(std::max<int64_t>(dims[d], 1)));
+            want += idx[d] * strides[d];
+        }
+        if (offsetOf(idx) != want) return std::nullopt;
+    }
+    return strides;
+}
+
+void CompiledRegion::Resolve(int v) {
+    const PendingView p = m_Pending.at(v);
+    const std::vector<int64_t>& dims = p.m_Ops.back().m_Dims;
+    DevTensor t = *m_Values[static_cast<std::size_t>(p.m_From)];
+    if (auto strides = CollapsedStrides(v, dims)) {
+        t.m_Dims = dims;
+        t.m_Nhwc = false;
+        t.m_ViewStrides = *strides;
+    } else {
+        // The operations one by one, as LowerAlias and LowerCopy would have done them.
+        for (const PendingView::Op& op : p.m_Ops) {
+            if (op.m_Transpose) {
+                const std::vector<int64_t> st = t.Strides();
+                std::vector<int64_t> ns(op.m_Perm.size());
+                for (std::size_t d = 0; d < op.m_Perm.size(); ++d) ns[d] = st[op.m_Perm[d]];
+                t.m_ViewStrides = ns;
+            } else if (t.IsView() || (t.m_Nhwc && !t.PlainEquivalent())) {
+                auto strides = ReshapeStrides(t.m_Dims, t.Strides(), op.m_Dims);
+                if (!strides) {
+                    DevTensor dense = t;
+                    dense.m_ViewStrides.clear();
+                    dense.m_Nhwc = false;
+                    dense.m_Buf = NewTemp(dense.Bytes());
+                    CopyInto(t, dense, "convert 'value " + std::to_string(v) + "' to " + DTypeName(t.m_Type) + " plain");
+                    t = dense;
+                } else {
+                    t.m_ViewStrides = *strides;
+                }
+            } else {
+                t.m_ViewStrides.clear();
+            }
+            t.m_Dims = op.m_Dims;
+            t.m_Nhwc = false;
+        }
+    }
+    m_Pending.erase(v);
+    m_Values[static_cast<std::size_t>(v)] = t;
+}
+
+std::optional<std::vector<int64_t>> CompiledRegion::OperandStrides(int v, int64_t heads, const DevTensor* given) const {
+    std::vector<int64_t> dims = DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info);
+    if (heads > 0) {
+        dims.insert(dims.begin() + 1, heads);
+        dims[0] /= heads;
+    }
+    if (!given) return CollapsedStrides(v, dims);
+    std::vector<int64_t> st = given->Strides();
+    if (heads > 0) st.insert(st.begin(), st[0] * heads);
+    return st;
 }
 
 void CompiledRegion::LowerNode(const Node& node) {
@@ -1538,6 +2207,10 @@ void CompiledRegion::LowerNode(const Node& node) {
         case NodeKind::Split: LowerSplit(node); break;
         case NodeKind::Gather: LowerGather(node); break;
         case NodeKind::Alias: LowerAlias(node); break;
+        case NodeKind::Attention: LowerAttention(node); break;
+        case NodeKind::Remap: LowerRemap(node); break;
+        case NodeKind::Arg: LowerArg(node); break;
+        case NodeKind::AttentionOp: LowerAttentionOp(node); break;
     }
 }
 
@@ -1616,11 +2289,12 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
         }
     }
     if (m_Options.m_Precision == Precision::Tf32 && m_Options.m_ConvTf32 &&
+        (m_Options.m_StepBarrier == RegionOptions::Barrier::Off || m_Options.m_StepBarrier == RegionOptions::Barrier::Event) &&
         std::any_of(m_Graph->m_Nodes.begin(), m_Graph->m_Nodes.end(),
                     [](const Node& n) { return !n.m_Dead && n.m_Kind == NodeKind::Conv; })) {
         std::fprintf(stderr,
-                     "GpuAcc warning: region '%s': ConvTf32=on: TF32 convolutions are not trusted (resnet50 at batch 32 "
-                     "was 0.16 off PyTorch with them, cause not found); ConvTf32=off runs them as in fp32\n",
+                     "GpuAcc warning: region '%s': TF32 convolutions without StepBarrier=auto|kernel|sync are not trusted "
+                     "(resnet50 at batch 32 was 0.16 off PyTorch so on an H100)\n",
                      m_Name.c_str());
     }
     for (const Node& node : m_Graph->m_Nodes) {
@@ -1636,6 +2310,7 @@ CompiledRegion::CompiledRegion(std::shared_ptr<const RegionGraph> graph, const s
     // Region outputs not written in place: a copy (with layout and type change) into each.
     for (std::size_t k = 0; k < m_Graph->m_OutputValues.size(); ++k) {
         const int v = m_Graph->m_OutputValues[k];
+        if (m_Pending.count(v)) Resolve(v);
         const DevTensor& t = *m_Values[static_cast<std::size_t>(v)];
         if (t.m_Buf.m_Kind == BufKind::Output && t.m_Buf.m_Index == static_cast<int64_t>(k) && t.m_Buf.m_Offset == 0 &&
             !t.IsView()) {
@@ -1674,6 +2349,9 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         RunContext c = base;
         c.m_Ptrs = ptrs.data() + at;
         at += s.m_Bufs.size();
+        if (i > 0 && s.m_FenceBefore && barrier == RegionOptions::Barrier::Auto) {
+            CheckCuda(LaunchStepBarrier(base.m_Stream), "step barrier");
+        }
         try {
             s.m_Run(c);
         } catch (const Exception& e) {
@@ -1681,7 +2359,8 @@ void CompiledRegion::RunSteps(const RunContext& base, const std::vector<void*>& 
         }
         if (i + 1 == m_Steps.size()) break;
         switch (barrier) {
-            case RegionOptions::Barrier::Off: break;
+            case RegionOptions::Barrier::Off:
+            case RegionOptions::Barrier::Auto: break;
             case RegionOptions::Barrier::Event:
                 CheckCuda(cudaEventRecordWithFlags(CurrentThreadContext().m_StepEvent, base.m_Stream,
                                                    capturing == cudaStreamCaptureStatusActive ? cudaEventRecordExternal

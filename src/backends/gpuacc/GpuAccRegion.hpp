@@ -39,12 +39,9 @@ struct RegionOptions {
     /// each two steps into a graph, replays it, and the region appends each step's mean GPU time
     /// to this file when it is destroyed (a per-layer profile; slower than normal runs).
     std::string m_StepTimesFile;
-    /// "ConvTf32": off | on - in Precision=tf32, convolutions as in fp32 (off, the default: NCHW,
-    /// no TF32; matrix products keep TF32), or on TF32 tensor cores in NHWC (on). Off by default
-    /// because TF32 convolutions gave resnet50 at batch 32 a relative error of 0.16 against PyTorch
-    /// on an H100 although each convolution passed its checks; the cause is not found (see
-    /// docs/performance.md). With on, each region says so on stderr at load.
-    bool m_ConvTf32 = false;
+    /// "ConvTf32": on | off - in Precision=tf32, convolutions on TF32 tensor cores in NHWC (on, the
+    /// default), or as in fp32 (off: NCHW, no TF32; matrix products keep TF32).
+    bool m_ConvTf32 = true;
     /// "DepthwiseConv": auto | own | cudnn - depthwise convolutions on GpuAcc's own kernel or
     /// cuDNN's plan: the faster of the two at load (auto), or always the one named.
     enum class Depthwise { Auto, Own, Cudnn } m_Depthwise = Depthwise::Auto;
@@ -52,11 +49,18 @@ struct RegionOptions {
     /// direct kernel on its real inputs and prints each one's worst per-image relative error to
     /// stderr (runs eagerly: no CUDA graphs; far slower).
     bool m_CheckConvs = false;
-    /// "StepBarrier": off | event | kernel | sync - what separates a region's consecutive steps on
-    /// the stream: nothing (off, the default), an event record (event), an empty kernel (kernel),
-    /// or a host synchronization (sync: eager, no CUDA graphs). An experiment for the tf32 error
-    /// above (do steps that overlap on the stream cause it?), not yet run on a GPU.
-    enum class Barrier { Off, Event, Kernel, Sync } m_StepBarrier = Barrier::Off;
+    /// "StepBarrier": auto | off | event | kernel | sync - what separates a region's consecutive
+    /// steps on the stream: an empty kernel before each step that needs one (auto, the default),
+    /// nothing (off), an event record (event), an empty kernel between every two steps (kernel),
+    /// or a host synchronization (sync: eager, no CUDA graphs). The steps that need one are cuDNN's
+    /// TF32 convolutions: on an H100 (cuDNN 9.19) resnet50 at batch 32 came out 0.12-0.17 off
+    /// PyTorch, its first image corrupted, when they ran straight after the step before them; an
+    /// empty kernel or a host synchronization before them fixes it (2.2e-3, as at batch 1) and an
+    /// event record does not - consistent with a TF32 engine launched as a programmatic dependent
+    /// (Hopper's early launch) reading its input before the step before it has finished. Each
+    /// convolution was right on its own (checked at load on every image), so only whole networks
+    /// show it (docs/performance.md).
+    enum class Barrier { Auto, Off, Event, Kernel, Sync } m_StepBarrier = Barrier::Auto;
 };
 
 class CompiledRegion;

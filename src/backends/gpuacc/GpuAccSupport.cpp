@@ -234,6 +234,57 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::Attention: {
+            const auto& d = std::get<AttentionDescriptor>(descriptor);
+            if (!AllFloat32("Attention", in, in.size(), reason)) {
+                return Refuse(reason, "Attention: GpuAcc takes Float32 Q, K, V and an additive Float32 mask (a Boolean "
+                                      "mask runs on the reference)");
+            }
+            if (d.m_HasPast || d.m_HasNonpadKvSeqlen || out.size() != 1) {
+                return Refuse(reason, "Attention: past_key/past_value, nonpad_kv_seqlen and the present or qk outputs are "
+                                      "not supported by GpuAcc");
+            }
+            if (d.m_Softcap != 0.0f || d.m_QkMatmulOutputMode != 0 || d.m_LeftWindow >= 0 || d.m_RightWindow >= 0) {
+                return Refuse(reason, "Attention: softcap, qk_matmul_output_mode and windows are not supported by GpuAcc");
+            }
+            const unsigned int rank = in[0].GetNumDimensions();
+            for (std::size_t i = 0; i < 3; ++i) {
+                if (in[i].GetNumDimensions() != rank || (rank != 3 && rank != 4)) {
+                    return Refuse(reason, "Attention: Q, K and V must all be 3-D or all 4-D");
+                }
+            }
+            const unsigned int hq = rank == 4 ? in[0].GetShape()[1] : d.m_QNumHeads;
+            const unsigned int hkv = rank == 4 ? in[1].GetShape()[1] : d.m_KvNumHeads;
+            if (hq == 0 || hkv == 0 || hq % hkv != 0) {
+                return Refuse(reason, "Attention: the query heads must be a multiple of the key/value heads");
+            }
+            const unsigned int skv = in[1].GetShape()[rank - 2];
+            if (skv > kAttentionRefMaxKeys) {
+                return Refuse(reason, "Attention: more than " + std::to_string(kAttentionRefMaxKeys) + " keys");
+            }
+            if (d.m_HasMask) {
+                const TensorShape& m = in[3].GetShape();
+                if (m.GetNumDimensions() > 4 || m.GetNumDimensions() < 2 || m[m.GetNumDimensions() - 1] != skv) {
+                    return Refuse(reason, "Attention: GpuAcc takes a mask whose last dim is the number of keys (" +
+                                              std::to_string(skv) + "), broadcast over the others");
+                }
+            }
+            return true;
+        }
+        case LayerType::RmsNormalization: {
+            if (!AllFloat32("RMSNormalization", in, in.size(), reason)) return false;
+            if (!isConst[1]) return Refuse(reason, "RMSNormalization: the scale must be constant");
+            const auto& d = std::get<RmsNormalizationDescriptor>(descriptor);
+            const int rank = static_cast<int>(in[0].GetNumDimensions());
+            const int axis = d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis;
+            std::size_t inner = 1;
+            for (int i = axis; i < rank; ++i) inner *= in[0].GetShape()[static_cast<unsigned int>(i)];
+            if (in[1].GetNumElements() != inner) {
+                return Refuse(reason, "RMSNormalization: the scale must have one value per normalized element (" +
+                                          std::to_string(inner) + "), has " + std::to_string(in[1].GetNumElements()));
+            }
+            return true;
+        }
         case LayerType::Reduce: return IsReduceSupported(std::get<ReduceDescriptor>(descriptor), in, reason);
         case LayerType::Transpose:
         case LayerType::Concat:
@@ -252,6 +303,52 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::Resize: {
+            const auto& d = std::get<ResizeDescriptor>(descriptor);
+            if (!AllFloat32("Resize", in, 1, reason)) return false;
+            for (std::size_t i = 1; i < in.size(); ++i) {
+                if (!isConst[i]) return Refuse(reason, "Resize: roi, scales and sizes must be constant");
+            }
+            const unsigned int rank = in[0].GetNumDimensions();
+            if (d.m_Scales.size() != rank) return Refuse(reason, "Resize: the scales are not resolved (one per dim)");
+            if (d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize) {
+                return Refuse(reason, "Resize: tf_crop_and_resize is not supported by GpuAcc");
+            }
+            if (d.m_Mode != ResizeMode::Nearest && d.m_CoordinateTransform == CoordinateTransform::TfHalfPixelForNearest) {
+                return Refuse(reason, "Resize: tf_half_pixel_for_nn is defined for nearest mode only");
+            }
+            // Linear and cubic map dims of scale 1 index to index; every combination of the
+            // other dims' taps is read (2 or 4 per dim), so at most kMaxResampledDims of them.
+            int resampled = 0;
+            for (unsigned int i = 0; i < rank; ++i) {
+                resampled += in[0].GetShape()[i] != out[0].GetShape()[i] || d.m_Scales[i] != 1.0f ? 1 : 0;
+            }
+            if (d.m_Mode != ResizeMode::Nearest && resampled > kMaxResampledDims) {
+                return Refuse(reason, "Resize: " + std::to_string(resampled) + " resampled dims; GpuAcc resamples at most " +
+                                          std::to_string(kMaxResampledDims));
+            }
+            return true;
+        }
+        case LayerType::Pad: {
+            const auto& d = std::get<PadDescriptor>(descriptor);
+            if (!AllFloat32("Pad", in, 1, reason)) return false;
+            for (std::size_t i = 1; i < in.size(); ++i) {
+                if (!isConst[i]) return Refuse(reason, "Pad: pads, value and axes must be constant");
+            }
+            if (d.m_Pads.size() != 2 * static_cast<std::size_t>(in[0].GetNumDimensions())) {
+                return Refuse(reason, "Pad: the pads are not resolved (a begin and an end per dim)");
+            }
+            return true;
+        }
+        case LayerType::Trilu:
+            if (!AllFloat32("Trilu", in, 1, reason)) return false;
+            if (in.size() > 1 && !isConst[1]) return Refuse(reason, "Trilu: k must be constant");
+            if (in[0].GetNumDimensions() < 2) return Refuse(reason, "Trilu: the input needs two dims");
+            return true;
+        case LayerType::ArgMinMax:
+            if (!AllFloat32("ArgMinMax", in, 1, reason)) return false;
+            if (in[0].GetNumDimensions() == 0) return Refuse(reason, "ArgMinMax: scalar input");
+            return true;
         case LayerType::MemCopy:
             if (in[0].GetNumBytes() != out[0].GetNumBytes()) {
                 return Refuse(reason, "MemCopy: input " + in[0].ToString() + " and output " + out[0].ToString() +

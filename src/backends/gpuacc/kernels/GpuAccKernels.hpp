@@ -227,6 +227,88 @@ struct DepthwiseConvLaunch {
 bool DepthwiseConvSupports(int32_t r, int32_t s, DType type);
 cudaError_t LaunchDepthwiseConv(const DepthwiseConvLaunch& launch, cudaStream_t stream);
 
+// ---- attention reference (attention.cu) ---------------------------------------------------------
+
+/// out = softmax(scale * Q K^T + mask) V per (batch, head), naively in float: what a fused
+/// attention plan is checked against at load, and ONNX Attention where no fused plan runs (fp32).
+/// Grouped-query: K and V have m_HKv heads (dividing m_H), query head h reading kv head
+/// h / (m_H / m_HKv); m_Causal hides key j from query i where j > i. Q [B,H,Sq,D], K [B,HKv,Skv,D],
+/// V [B,HKv,Skv,Dv] of
+/// m_Type with element strides per dim; the mask (may be null) of m_MaskType, read at strides per
+/// dim of the scores [B,H,Sq,Skv] (0 where it broadcasts); out dense F32 [B,H,Sq,Dv].
+struct AttentionRefLaunch {
+    const void* m_Q = nullptr;
+    const void* m_K = nullptr;
+    const void* m_V = nullptr;
+    DType m_Type = DType::F16;
+    int64_t m_B = 0, m_H = 0, m_Sq = 0, m_Skv = 0, m_D = 0, m_Dv = 0;
+    int64_t m_HKv = 0;  ///< 0: m_H
+    bool m_Causal = false;
+    int64_t m_QStrides[4] = {};
+    int64_t m_KStrides[4] = {};
+    int64_t m_VStrides[4] = {};
+    const void* m_Mask = nullptr;
+    DType m_MaskType = DType::F32;
+    int64_t m_MaskStrides[4] = {};
+    float m_Scale = 1.0f;
+    float* m_Out = nullptr;
+};
+/// The reference keeps a row of scores in shared memory: Skv up to this.
+constexpr int64_t kAttentionRefMaxKeys = 8192;
+cudaError_t LaunchAttentionReference(const AttentionRefLaunch& launch, cudaStream_t stream);
+
+// ---- remapping (remap.cu): Resize, Pad, Trilu; ArgMin/ArgMax ------------------------------------
+
+/// Each output element from input positions: Resize (nearest, linear, cubic), Pad (constant, edge,
+/// reflect), Trilu. Input and output are strided (any layout) of m_Type, a float type.
+struct RemapLaunch {
+    enum class Kind : int32_t { Resize, Pad, Trilu } m_Kind = Kind::Pad;
+    DType m_Type = DType::F32;
+    int32_t m_Rank = 0;
+    int64_t m_OutDims[kMaxDims] = {};
+    int64_t m_OutStrides[kMaxDims] = {};
+    int64_t m_InDims[kMaxDims] = {};
+    int64_t m_InStrides[kMaxDims] = {};
+    // Resize: for each resampled dim (the others map index to index; with 2 or 4 taps at most
+    // kMaxResampledDims of them), a table of m_Taps (input index, weight) pairs per output index,
+    // made on the host; m_Table holds them all, dim d's from entry m_TableAt[d].
+    struct Tap {
+        int32_t m_Index;
+        float m_Weight;
+    };
+    const Tap* m_Table = nullptr;
+    int64_t m_TableAt[kMaxDims] = {};
+    bool m_Resampled[kMaxDims] = {};
+    int32_t m_Taps = 1;
+    // Pad: per dim, the begin pad; mode 0 constant, 1 reflect, 2 edge.
+    int64_t m_PadBegin[kMaxDims] = {};
+    int32_t m_PadMode = 0;
+    float m_Value = 0.0f;
+    // Trilu: keep the upper (c - r >= k) or lower (c - r <= k) triangle of the last two dims.
+    bool m_Upper = true;
+    int64_t m_K = 0;
+    const void* m_X = nullptr;
+    void* m_Y = nullptr;
+};
+constexpr int kMaxResampledDims = 3;
+cudaError_t LaunchRemap(const RemapLaunch& launch, cudaStream_t stream);
+
+/// ArgMin/ArgMax over one axis of a strided float tensor x [outer..., axis, inner...] into a dense
+/// Int64 tensor of the other dims (keepdims only changes its shape). NaN wins, first or last by
+/// m_SelectLast, as numpy and CpuRef.
+struct ArgLaunch {
+    bool m_Max = true;
+    bool m_SelectLast = false;
+    DType m_Type = DType::F32;
+    int32_t m_Rank = 0;           ///< of x
+    int32_t m_Axis = 0;
+    int64_t m_Dims[kMaxDims] = {};
+    int64_t m_Strides[kMaxDims] = {};
+    const void* m_X = nullptr;
+    int64_t* m_Y = nullptr;
+};
+cudaError_t LaunchArg(const ArgLaunch& launch, cudaStream_t stream);
+
 /// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
 /// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
 /// M x K row-major with leading dimension ldA (K x M when transA), B is K x N (N x K when
