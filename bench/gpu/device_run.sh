@@ -7,8 +7,15 @@
 #                                                                     # data and the bench scripts
 # then on the GPU machine, from the folder holding STAGE:
 #   source STAGE/env.sh && STAGE/gpu/device_run.sh STAGE [STAGES...]
-# STAGES (default: all but tf32, bert, bf16 and mobilenet): env unit opcases node models sanitizer
-# bench smoke tf32 bert bf16 mobilenet
+# STAGES (default: all but tf32, bert, bf16, mobilenet and codegen): env unit opcases node models
+# sanitizer bench smoke tf32 bert bf16 mobilenet codegen
+#   codegen: `trellis codegen --target cuda` artifacts against CpuRef (relative L2 error at most
+#   1e-4), a PASS or FAIL line per model in $OUT/summary.txt: the ones --pack built here with
+#   CpuRef's outputs made here (tiny_cnn, squeezenet1_1, mobilenet_v2, transformer, bert; set
+#   CODEGEN_PACK_FILTER to change), then resnet50, whose 97 MiB of weights cannot travel: exported,
+#   generated, compiled (nvcc, cuDNN's headers of PyTorch's wheel) and referenced by CpuRef there;
+#   then Trellis's op cases as cuda artifacts, built and run there (run_codegen_cases.py).
+#   One command: source STAGE/env.sh && STAGE/gpu/device_run.sh STAGE codegen
 # Logs go to $OUT (default /tmp/gpuacc-out): summary.txt, logs.tar.gz (one log per stage) and the
 # bench results (gpu_bench.json, gpu_bench.md) - few files, as the device tool returns at most 8.
 set -uo pipefail
@@ -28,6 +35,14 @@ if [[ ${1:-} == --pack ]]; then
     rm -rf "$tmp"
   fi
   [[ -f $stage/gpu/node.tar.xz ]] || tar -C /usr/share/libonnx-testdata/data -cJf "$stage/gpu/node.tar.xz" node
+  # The codegen stage: cuda-target artifacts built here (nvcc, cuDNN) with CpuRef's outputs made
+  # here, for the exported models of the build that fit in the carried tree.
+  cp "$repo/tests/codegen/device_codegen.py" "$repo/tests/codegen/run_codegen_cases.py" "$stage/gpu/"
+  build=${TRELLIS_BUILD_DIR:-$repo/build}
+  /usr/bin/python3 "$repo/tests/codegen/device_codegen.py" pack --trellis "$build/bin/trellis" --models "$build/tests/models" \
+    --out "$stage/gpu/codegen" --programs \
+    --filter "${CODEGEN_PACK_FILTER:-^(tiny_cnn_op13|squeezenet1_1_op13|mobilenet_v2_op13|transformer_op13|bert_op14)$}" \
+    || echo "device_run.sh --pack: some cuda artifacts could not be packed (see above)" >&2
   du -sh "$stage"
   exit 0
 fi
@@ -153,6 +168,30 @@ for s in $stages; do
         --work "$work/bench" --out "$OUT/mobilenet" --models mobilenet_v2 --batches 32 --compile none --iters 30 \
         --profile mobilenet_v2:32:fp16
       cp "$work"/bench/steps_*.tsv "$logs/" 2>/dev/null
+      ;;
+    codegen)
+      # cuda-target artifacts (trellis codegen --target cuda) against CpuRef: first those packed on
+      # the build machine, then resnet50, built here (its weights are too large to carry).
+      run codegen_packed 300 $py "$stage/gpu/device_codegen.py" check --dir "$stage/gpu/codegen" --work "$work/codegen-check"
+      grep -E "^(PASS|FAIL) |against CpuRef:" "$logs/codegen_packed.log" | tee -a "$OUT/summary.txt"
+      export_models resnet50 13 >>"$logs/export.log" 2>&1 || echo "export resnet50 failed (see export.log)"
+      # Building here: cuDNN's headers and library as PyTorch's wheel holds them (versioned .so
+      # only), the toolkit's cuBLASLt and static cudart.
+      cudnn_h=$(find /opt /usr/local/cuda/include /usr/include -name cudnn.h 2>/dev/null | head -1)
+      cudnn_so=$(find /opt /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu -name 'libcudnn.so.9' 2>/dev/null | head -1)
+      cuda_lib=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/../lib64
+      cuda_env=("TRELLIS_CUDA_INCLUDE=$(dirname "$cudnn_h")"
+                "TRELLIS_CUDA_LINK=-L$(dirname "$cudnn_so") -l:libcudnn.so.9 -L$cuda_lib -lcublasLt -lcudart_static -ldl -lrt -lpthread")
+      run codegen_build_here 420 env "${cuda_env[@]}" $py "$stage/gpu/device_codegen.py" pack --trellis "$bin/trellis" \
+        --models "$models_dir" --filter "${CODEGEN_HERE_FILTER:-^resnet50_op13$}" --out "$work/codegen-here" --work "$work/codegen-pack"
+      run codegen_here 300 $py "$stage/gpu/device_codegen.py" check --dir "$work/codegen-here" --work "$work/codegen-check"
+      grep -E "^(PASS|FAIL) |against CpuRef:" "$logs/codegen_here.log" | tee -a "$OUT/summary.txt"
+      # Trellis's op cases as cuda artifacts, built and run here against their expected outputs.
+      [[ -d $work/opcases ]] || tar -C "$work" -xJf "$stage/gpu/opcases.tar.xz"
+      run codegen_opcases ${CODEGEN_OPCASES_SECONDS:-480} env "${cuda_env[@]}" $py "$stage/gpu/run_codegen_cases.py" \
+        --trellis "$bin/trellis" --target cuda --cases "$work/opcases" --work "$work/codegen-opcases" --jobs 16 \
+        --summary-json "$logs/codegen_opcases.json"
+      grep -E "^target cuda:|: FAIL" "$logs/codegen_opcases.log" | tee -a "$OUT/summary.txt"
       ;;
     *) echo "unknown stage $s" ;;
   esac

@@ -38,6 +38,9 @@ public:
     /// The artifact's interface (valid after Generate()).
     const std::vector<ArtifactBinding>& GetInputBindings() const { return m_InputBindings; }
     const std::vector<ArtifactBinding>& GetOutputBindings() const { return m_OutputBindings; }
+    /// Files the target writes besides <Name>.h and <Name>.cpp (the cuda target's kernels file), by
+    /// file name (valid after Generate()).
+    const std::map<std::string, std::string>& GetExtraSources() const { return m_ExtraSources; }
 
     /// "float", "std::int64_t", ... for a data type; throws for one the artifact cannot hold.
     static std::string CppType(DataType type);
@@ -98,6 +101,8 @@ protected:
     /// Bytes the arena holds beyond the static plan, known only when the artifact runs (what
     /// configured layers ask for); placed after the planned tensors.
     void SetExtraArenaBytes(ArtifactExprPtr bytes) { m_ExtraArenaBytes = std::move(bytes); }
+    /// Adds a file of the artifact besides the DOM's two (written as is).
+    void AddExtraSource(const std::string& file, std::string text) { m_ExtraSources[file] = std::move(text); }
 
 
 private:
@@ -131,6 +136,7 @@ private:
     std::vector<std::pair<std::shared_ptr<ArtifactLiteral>, std::pair<int, std::size_t>>> m_ArenaOffsets;
     std::shared_ptr<ArtifactLiteral> m_ArenaSize;
     ArtifactExprPtr m_ExtraArenaBytes;
+    std::map<std::string, std::string> m_ExtraSources;
 };
 
 }  // namespace trellis::codegen

@@ -10,6 +10,7 @@ std::vector<const ArtifactTarget*> GetAllArtifactTargets() {
 #if TRELLIS_CODEGEN_ONEDNN
         &GetOneDnnTarget(),
 #endif
+        &GetCudaTarget(),
     };
 }
 

@@ -19,7 +19,7 @@ class ArtifactOpGenerator;
 class ArtifactTarget {
 public:
     virtual ~ArtifactTarget() = default;
-    /// "soft", "onednn".
+    /// "soft", "onednn", "cuda".
     virtual const char* GetName() const = 0;
     /// Whether the target can generate this layer; otherwise false with the reason (op and rule).
     virtual bool IsLayerSupported(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) const = 0;
@@ -41,6 +41,8 @@ std::vector<const ArtifactTarget*> GetAllArtifactTargets();
 
 // The targets (targets/<name>/).
 const ArtifactTarget& GetSoftTarget();
+/// Built everywhere: generating CUDA source needs no CUDA; building the artifact does.
+const ArtifactTarget& GetCudaTarget();
 #if TRELLIS_CODEGEN_ONEDNN
 const ArtifactTarget& GetOneDnnTarget();
 #endif

@@ -145,6 +145,7 @@ Artifact Generate(const ArtifactGraph& graph, const ArtifactOptions& options) {
     a.m_Target = target.GetName();
     a.m_Sources[options.m_Name + ".h"] = PrintDecl(*module);
     a.m_Sources[options.m_Name + ".cpp"] = PrintCode(*module);
+    for (const auto& [file, text] : generator->GetExtraSources()) a.m_Sources[file] = text;
     a.m_Params = generator->GetParams();
     a.m_ModelHash = generator->GetModelHash();
     a.m_Inputs = generator->GetInputBindings();

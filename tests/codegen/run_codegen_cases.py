@@ -14,7 +14,8 @@ backend node tests (Debian's libonnx-testdata) or Trellis's per-op cases (tests/
 A case the target refuses (the generator names the layer and why, or the importer cannot read the
 model) is "unsupported"; a generated file that does not compile, a crash, an error or a wrong value
 is a FAIL. Prints one line per case and a count; exits 1 when a case failed, or when fewer cases
-passed than --min-pass.
+passed than --min-pass. The cuda target's cases need the CUDA toolkit and cuDNN (nvcc compiles the
+kernels) and a GPU: without them the script prints why and exits 77 (ctest's skip).
 
   /usr/bin/python3 tests/codegen/run_codegen_cases.py --trellis build/bin/trellis --target soft \\
       --cases /usr/share/libonnx-testdata/data/node --work /tmp/cg-node [--filter REGEX] [--jobs 2]
@@ -33,11 +34,88 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# Compiler arguments a target's artifacts need beyond the standard library.
+
+def cuda_home():
+    """The CUDA toolkit's folder: $CUDA_HOME, else nvcc's on PATH, else /usr/local/cuda."""
+    if os.environ.get("CUDA_HOME"):
+        return os.environ["CUDA_HOME"]
+    nvcc = shutil.which("nvcc")
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else "/usr/local/cuda"
+
+
+CUDA = cuda_home()
+# Compiler arguments a target's artifacts need beyond the standard library. A cuda artifact also
+# needs its <Name>_kernels.cu compiled by nvcc (compile_artifact does that).
 TARGET_LIBRARIES = {
     "soft": [],
     "onednn": ["-fopenmp", "-ldnnl"],
+    # TRELLIS_CUDA_INCLUDE: a folder of headers to add (cuDNN's, where the toolkit lacks them);
+    # TRELLIS_CUDA_LINK: link arguments replacing these (cuDNN and cuBLASLt as versioned
+    # libraries only, as PyTorch's wheels hold them: -l:libcudnn.so.9).
+    "cuda": ["-isystem", os.path.join(CUDA, "include")]
+            + (["-isystem", os.environ["TRELLIS_CUDA_INCLUDE"]] if os.environ.get("TRELLIS_CUDA_INCLUDE") else [])
+            + (os.environ.get("TRELLIS_CUDA_LINK", "").split()
+               or ["-L" + os.path.join(CUDA, "lib64"), "-lcudnn", "-lcublasLt", "-lcudart_static", "-ldl", "-lrt", "-lpthread"]),
 }
+# nvcc's arguments for a cuda artifact's kernels: Hopper code (H100/H200) and PTX for the rest,
+# every warning an error.
+NVCC_FLAGS = ["-std=c++17", "-O2", "-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_75,code=compute_75",
+              "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
+
+
+def missing_toolkit(target):
+    """Why artifacts of `target` cannot be built here ("" when they can): the cuda target needs
+    nvcc and cuDNN's header."""
+    if target != "cuda":
+        return ""
+    if not os.path.exists(os.path.join(CUDA, "bin", "nvcc")):
+        return "no CUDA toolkit (no %s/bin/nvcc; set CUDA_HOME)" % CUDA
+    if not any(os.path.exists(os.path.join(d, "cudnn.h"))
+               for d in (os.path.join(CUDA, "include"), os.environ.get("TRELLIS_CUDA_INCLUDE", ""))):
+        return "no cuDNN header (%s/include/cudnn.h; or set TRELLIS_CUDA_INCLUDE)" % CUDA
+    return ""
+
+
+def missing_gpu():
+    """Why no CUDA device can run here, in the driver's words ("" when one can)."""
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as e:
+        return "no CUDA driver (%s)" % e
+    status = driver.cuInit(0)
+    if status != 0:
+        text = ctypes.c_char_p()
+        driver.cuGetErrorString(status, ctypes.byref(text))
+        return "the CUDA driver: %s (cuInit error %d)" % ((text.value or b"?").decode(), status)
+    count = ctypes.c_int(0)
+    driver.cuDeviceGetCount(ctypes.byref(count))
+    return "" if count.value > 0 else "the CUDA driver reports no device"
+
+
+def compile_artifact(target, work, cxx, opt, extra_sources=(), extra_flags=(), output="Net_main", name="Net"):
+    """Compiles <name>.cpp (and <name>_main.cpp when there is one, and `extra_sources`) into `output`
+    with -Wall -Wextra -Werror, and a cuda artifact's kernels with nvcc first; returns the first
+    error line, or ""."""
+    objects = []
+    if target == "cuda":
+        obj = os.path.join(work, name + "_kernels.o")
+        r = subprocess.run([os.path.join(CUDA, "bin", "nvcc")] + NVCC_FLAGS + ["-c", os.path.join(work, name + "_kernels.cu"), "-o", obj],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            lines = [l for l in (r.stderr + r.stdout).splitlines() if "error" in l] or r.stderr.splitlines() or ["exit %d" % r.returncode]
+            return "nvcc: " + lines[0]
+        objects.append(obj)
+    sources = [os.path.join(work, name + ".cpp")]
+    if os.path.exists(os.path.join(work, name + "_main.cpp")):
+        sources.append(os.path.join(work, name + "_main.cpp"))
+    cmd = ([cxx, "-std=c++17", opt, "-Wall", "-Wextra", "-Werror"] + list(extra_flags) + ["-o", os.path.join(work, output)]
+           + sources + list(extra_sources) + objects + TARGET_LIBRARIES[target])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines() or ["exit %d" % r.returncode]
+        return lines[0]
+    return ""
 
 
 def case_dirs(roots, pattern):
@@ -138,12 +216,9 @@ def run_case(case, args):
                    or ("the given shape" in message and "the model declares" in message))
         return result("unsupported" if refusal and r.returncode == 1 else "FAIL", "codegen: " + message)
 
-    compile_cmd = [args.cxx, "-std=c++17", args.opt, "-Wall", "-Wextra", "-Werror", "-o", os.path.join(work, "Net_main"),
-                   os.path.join(work, "Net.cpp"), os.path.join(work, "Net_main.cpp")] + TARGET_LIBRARIES[args.target]
-    r = subprocess.run(compile_cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        lines = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines() or ["exit %d" % r.returncode]
-        return result("FAIL", "compile: " + lines[0])
+    error = compile_artifact(args.target, work, args.cxx, args.opt)
+    if error:
+        return result("FAIL", "compile: " + error)
 
     indir = os.path.join(work, "in")
     os.makedirs(indir)
@@ -187,6 +262,10 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the work folders of passing cases")
     args = ap.parse_args()
 
+    why = missing_toolkit(args.target) or (missing_gpu() if args.target == "cuda" else "")
+    if why:
+        print("skipped: %s" % why)
+        return 77
     cases = case_dirs(args.cases, args.filter)
     if not cases:
         print("error: no cases found", file=sys.stderr)

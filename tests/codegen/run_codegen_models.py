@@ -11,7 +11,9 @@ tests/models/export_models.py writes them):
   4. every output against CpuRef's: the same shape, relative L2 error at most --tolerance (1e-4).
 
 A model the target refuses (the generator names the layer and why) is "unsupported"; anything else
-that goes wrong is a FAIL. Prints one line per model with its error, and a count; exits 1 when a
+that goes wrong is a FAIL. --compile-only stops after step 3's compile (a pass is a model that
+compiled). The cuda target needs the CUDA toolkit and cuDNN, and to run, a GPU: without them the
+script prints why and exits 77 (ctest's skip). Prints one line per model with its error, and a count; exits 1 when a
 model failed or fewer passed than --min-pass.
 
   /usr/bin/python3 tests/codegen/run_codegen_models.py --trellis build/bin/trellis --target soft \\
@@ -33,7 +35,7 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_codegen_cases import TARGET_LIBRARIES  # noqa: E402
+from run_codegen_cases import TARGET_LIBRARIES, compile_artifact, missing_gpu, missing_toolkit  # noqa: E402
 
 
 def load_pb(path):
@@ -78,8 +80,8 @@ def run_model(base, args):
     cmd = [args.trellis, "run", base + ".onnx", "--backends", "CpuRef", "--output-dir", ref_dir]
     for n, path, _ in inputs:
         cmd += ["--input", "%s=%s" % (n, path)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
+    r = subprocess.run(cmd, capture_output=True, text=True) if not args.compile_only else None
+    if r is not None and r.returncode != 0:
         return result("FAIL", "CpuRef: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1])
 
     cmd = [args.trellis, "codegen", base + ".onnx", "-o", work, "--target", args.target, "--with-main", "--name", "Net"]
@@ -92,12 +94,11 @@ def run_model(base, args):
         refusal = "cannot generate" in message or "shapes are decided when it runs" in message
         return result("unsupported" if refusal and r.returncode == 1 else "FAIL", "codegen: " + message)
 
-    compile_cmd = [args.cxx, "-std=c++17", args.opt, "-Wall", "-Wextra", "-Werror", "-o", os.path.join(work, "Net_main"),
-                   os.path.join(work, "Net.cpp"), os.path.join(work, "Net_main.cpp")] + TARGET_LIBRARIES[args.target]
-    r = subprocess.run(compile_cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        lines = [l for l in r.stderr.splitlines() if "error" in l] or r.stderr.splitlines() or ["exit %d" % r.returncode]
-        return result("FAIL", "compile: " + lines[0])
+    error = compile_artifact(args.target, work, args.cxx, args.opt)
+    if error:
+        return result("FAIL", "compile: " + error)
+    if args.compile_only:
+        return result("pass", "compiled (not run: --compile-only)")
 
     run_cmd = [os.path.join(work, "Net_main"), "--output-dir", os.path.join(work, "out")]
     for k, (n, _, a) in enumerate(inputs):
@@ -142,7 +143,14 @@ def main():
     ap.add_argument("--min-pass", type=int, default=0)
     ap.add_argument("--summary-json", default="")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="generate and compile each artifact, do not run it (a pass is a model that compiled)")
     args = ap.parse_args()
+
+    why = missing_toolkit(args.target) or (missing_gpu() if args.target == "cuda" and not args.compile_only else "")
+    if why:
+        print("skipped: %s" % why)
+        return 77
 
     bases = sorted(p[:-len(".onnx")] for p in glob.glob(os.path.join(args.models, "*.onnx"))
                    if os.path.exists(p[:-len(".onnx")] + ".input_0.pb"))

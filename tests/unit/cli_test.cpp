@@ -1058,6 +1058,13 @@ TEST_F(CliTest, CodegenWritesTheArtifactFiles) {
                              "void Inference();", "Tensor& get_input();", "Tensor& getInput();", "Tensor& getOutput();"}) {
         EXPECT_NE(header.find(decl), std::string::npos) << decl << " in\n" << header;
     }
+    // --target cuda: the kernels file besides the host code (building it needs CUDA; generating does not).
+    const CliResult cuda = Cli({"codegen", kMlp, "-o", (m_Dir / "cuda").string(), "--target", "cuda", "--with-main"});
+    ASSERT_EQ(cuda.m_Exit, 0) << cuda.m_Err;
+    EXPECT_NE(cuda.m_Out.find("artifact Net (target cuda): 4 layers"), std::string::npos) << cuda.m_Out;
+    for (const char* file : {"Net.h", "Net.cpp", "Net_kernels.cu", "Net.params", "Net_main.cpp", "CMakeLists.txt"}) {
+        EXPECT_TRUE(fs::exists(m_Dir / "cuda" / file)) << file;
+    }
     // Without --with-main, no program; the long option works like -o.
     const CliResult plain = Cli({"codegen", kMlp, "--output-dir", (m_Dir / "plain").string()});
     ASSERT_EQ(plain.m_Exit, 0) << plain.m_Err;
@@ -1116,6 +1123,9 @@ TEST_F(CliTest, CodegenRefusesWithOneErrorLine) {
     ExpectOneError(Cli({"codegen", (m_Dir / "quantize.onnx").string(), "-o", (m_Dir / "q").string()}), 1,
                    "the soft target cannot generate 1 layer: layer 'quant' (QuantizeLinear): QuantizeLinear: the soft "
                    "target has no kernel for this op");
+    // The cuda target names the layer, the op and its rule too.
+    ExpectOneError(Cli({"codegen", (m_Dir / "quantize.onnx").string(), "-o", (m_Dir / "q").string(), "--target", "cuda"}), 1,
+                   "the cuda target cannot generate 1 layer: layer 'quant' (QuantizeLinear): QuantizeLinear: ");
 }
 
 namespace {

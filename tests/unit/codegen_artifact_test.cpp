@@ -211,3 +211,70 @@ TEST_F(CodegenArtifactTest, GeneratedCMakeListsBuildsTheSelfTestProgram) {
     EXPECT_EQ(r.m_Exit, 1);
     EXPECT_NE(r.m_Output.find("the weights file belongs to another model"), std::string::npos) << r.m_Output;
 }
+
+// The cuda target, generated without CUDA: the kernels file, the library calls configured in the
+// constructor, the capture, and an Inference() that only copies, launches the graph and waits.
+TEST_F(CodegenArtifactTest, CudaTargetConfiguresInTheConstructorAndLaunchesAGraph) {
+    IRuntimePtr runtime = IRuntime::Create({});
+    ArtifactOptions options;
+    options.m_Target = "cuda";
+    options.m_WithMain = true;
+    const Artifact a = GenerateArtifact(*OptimizeForCodegen(kMlp, *runtime), options);
+    for (const char* file : {"Net.h", "Net.cpp", "Net_kernels.cu", "Net_main.cpp", "CMakeLists.txt"}) {
+        ASSERT_TRUE(a.m_Sources.count(file)) << file;
+    }
+    const std::string& cpp = a.m_Sources.at("Net.cpp");
+    const std::string& cu = a.m_Sources.at("Net_kernels.cu");
+    EXPECT_NE(cu.find("namespace Net_kernels {"), std::string::npos);
+    EXPECT_NE(cu.find("__global__ void SoftmaxKernel("), std::string::npos);
+    EXPECT_NE(cpp.find("namespace Net_kernels {"), std::string::npos);
+    EXPECT_EQ(cpp.find("__global__"), std::string::npos) << "the host file must compile with a C++ compiler";
+    // Configured in the constructor: the two Gemms through cuBLASLt with the bias epilogue.
+    EXPECT_NE(cpp.find("    l.matmul_0.Configure(l.cuda, \"Gemm 'fc1'\", 1u, 32u, 16u, false, true, 1.0f, 1.0f, true, false, 1, 0, 0, 0, 64u);\n"),
+              std::string::npos)
+        << cpp;
+    EXPECT_NE(cpp.find("    l.cuda.Capture([this] { RunLayers(); });\n"), std::string::npos);
+    const std::string inference = cpp.substr(cpp.find("void Net::Inference() {"));
+    EXPECT_EQ(inference.substr(0, inference.find("\n}\n") + 3),
+              "void Net::Inference() {\n"
+              "    Layers& l = *layers_;\n"
+              "    static_cast<void>(l);\n"
+              "    l.cuda.CopyIn(reinterpret_cast<void*>(l.device + 256u), in_input_.data, 64u);\n"
+              "    l.cuda.Launch();\n"
+              "    l.cuda.CopyOut(out_probs_.data, reinterpret_cast<const void*>(l.device + 320u), 40u);\n"
+              "    l.cuda.Synchronize(\"Inference\");\n"
+              "}\n");
+    const std::string& cmake = a.m_Sources.at("CMakeLists.txt");
+    for (const char* line : {"enable_language(CUDA)\n", "find_package(CUDAToolkit REQUIRED)\n", "target_sources(Net PRIVATE Net_kernels.cu)\n",
+                             "target_link_libraries(Net PUBLIC ${CUDNN_LIBRARY} CUDA::cublasLt CUDA::cudart_static)\n"}) {
+        EXPECT_NE(cmake.find(line), std::string::npos) << line;
+    }
+}
+
+// The cuda target's artifact built with its generated CMakeLists.txt (nvcc and C++ warnings as
+// errors) where the CUDA toolkit and cuDNN are; running it needs a GPU (the codegen_models_cuda
+// tests and bench/gpu/device_run.sh's codegen stage).
+TEST_F(CodegenArtifactTest, CudaTargetGeneratedCMakeListsBuilds) {
+    const char* home = std::getenv("CUDA_HOME");
+    const fs::path cuda = home && *home ? fs::path(home) : fs::path("/usr/local/cuda");
+    if (!fs::exists(cuda / "bin" / "nvcc") || !fs::exists(cuda / "include" / "cudnn.h")) {
+        GTEST_SKIP() << "no CUDA toolkit with cuDNN at " << cuda << " (set CUDA_HOME)";
+    }
+    IRuntimePtr runtime = IRuntime::Create({});
+    ArtifactOptions options;
+    options.m_Target = "cuda";
+    options.m_WithMain = true;
+    const Artifact a = GenerateArtifact(*OptimizeForCodegen(kMlp, *runtime), options);
+    const fs::path src = m_Dir / "src", build = m_Dir / "build";
+    WriteArtifact(a, src.string());
+    const Shell configure =
+        RunShell("cmake -S " + src.string() + " -B " + build.string() + " -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER=" +
+                     (cuda / "bin" / "nvcc").string() +
+                     " '-DCMAKE_CXX_FLAGS=-Wall -Wextra -Werror' '-DCMAKE_CUDA_FLAGS=-Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror'",
+                 m_Dir / "configure.log");
+    ASSERT_EQ(configure.m_Exit, 0) << configure.m_Output;
+    const Shell make = RunShell("cmake --build " + build.string(), m_Dir / "build.log");
+    ASSERT_EQ(make.m_Exit, 0) << make.m_Output;
+    EXPECT_TRUE(fs::exists(build / "Net_main"));
+    EXPECT_TRUE(fs::exists(build / "Net.params"));
+}
