@@ -676,7 +676,9 @@ TEST(ArmnnCompatProfiler, OutlivesItsNetworkAndRuntime) {
                       Status::Success);
             *keep = runtime->GetProfiler(id);
             ASSERT_TRUE(*keep);
-            if (keep == &unloaded) ASSERT_EQ(runtime->UnloadNetwork(id), Status::Success);
+            if (keep == &unloaded) {
+                ASSERT_EQ(runtime->UnloadNetwork(id), Status::Success);
+            }
         }
     }
     for (const auto& profiler : {unloaded, orphan}) {
