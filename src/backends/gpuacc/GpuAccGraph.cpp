@@ -45,6 +45,7 @@ const char* NodeKindName(NodeKind kind) {
         case NodeKind::Remap: return "Remap";
         case NodeKind::Arg: return "Arg";
         case NodeKind::AttentionOp: return "AttentionOp";
+        case NodeKind::ConvTranspose: return "ConvTranspose";
     }
     return "?";
 }
@@ -345,6 +346,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& descriptor, const std
         case LayerType::Trilu: return NodeKind::Remap;
         case LayerType::ArgMinMax: return NodeKind::Arg;
         case LayerType::Attention: return NodeKind::AttentionOp;
+        case LayerType::ConvolutionTranspose: return NodeKind::ConvTranspose;
         default: return NodeKind::Eltwise;
     }
 }

@@ -56,6 +56,7 @@ enum class NodeKind {
     Remap,       ///< Resize, Pad, Trilu: each output element from input positions (input 0; the rest constant)
     Arg,         ///< ArgMin / ArgMax
     AttentionOp, ///< ONNX Attention (opset 23): inputs q, k, v, [mask]
+    ConvTranspose,  ///< inputs x, w, [b] (constant)
 };
 const char* NodeKindName(NodeKind kind);
 

@@ -259,6 +259,7 @@ private:
     void LowerRemap(const Node& node);
     void LowerArg(const Node& node);
     void LowerAttentionOp(const Node& node);
+    void LowerConvTranspose(const Node& node);
     bool LowerFusedAttention(const Node& node, std::string& why);
     void LowerLayerNorm(const Node& node);
     void LowerReduce(const Node& node);
@@ -1414,6 +1415,49 @@ void CompiledRegion::LowerArg(const Node& node) {
             });
 }
 
+void CompiledRegion::LowerConvTranspose(const Node& node) {
+    // GpuAcc's own direct kernel (kernels/remap.cu), any input layout, output NCHW: correct for every
+    // group, stride, dilation, pad and output_padding, not fast (cuDNN's data-gradient convolution
+    // would be; not done).
+    const auto& d = std::get<ConvolutionDescriptor>(node.m_Descriptor);
+    const DevTensor x = Need(node.m_Inputs[0], m_Compute, std::nullopt, true);
+    const int out = node.m_Outputs[0];
+    const DevTensor y = NewOutput(out, m_Compute, false);
+    const TensorShape& ws = m_Graph->m_Values[static_cast<std::size_t>(node.m_Inputs[1])].m_Info.GetShape();
+    ConvTransposeLaunch l;
+    l.m_Type = m_Compute;
+    l.m_N = x.m_Dims[0]; l.m_C = x.m_Dims[1]; l.m_H = x.m_Dims[2]; l.m_W_ = x.m_Dims[3];
+    l.m_M = y.m_Dims[1]; l.m_OH = y.m_Dims[2]; l.m_OW = y.m_Dims[3];
+    l.m_R = static_cast<int32_t>(ws[2]);
+    l.m_S = static_cast<int32_t>(ws[3]);
+    l.m_SH = static_cast<int32_t>(d.m_Strides[0]); l.m_SW = static_cast<int32_t>(d.m_Strides[1]);
+    l.m_DH = static_cast<int32_t>(d.m_Dilations[0]); l.m_DW = static_cast<int32_t>(d.m_Dilations[1]);
+    l.m_PH = static_cast<int32_t>(d.m_PadsBegin[0]); l.m_PW = static_cast<int32_t>(d.m_PadsBegin[1]);
+    l.m_Groups = static_cast<int32_t>(d.m_Groups);
+    const auto xs = x.Strides();
+    for (std::size_t i = 0; i < 4; ++i) l.m_XStrides[i] = xs[i];
+    // Weights and bias: constants uploaded at load, or tensors computed in the network (read as
+    // dense Float32).
+    auto floats = [&](int v) {
+        if (m_Graph->m_Values[static_cast<std::size_t>(v)].m_Constant) {
+            return Buf{BufKind::Const, AddConst(ConstFloats(v), m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetNumElements() * sizeof(float))};
+        }
+        return Need(v, DType::F32, false).m_Buf;
+    };
+    const Buf wBuf = floats(node.m_Inputs[1]);
+    const bool hasBias = node.m_Inputs.size() > 2;
+    const Buf bBuf = hasBias ? floats(node.m_Inputs[2]) : wBuf;
+    AddStep("convtranspose '" + node.m_Name + "': GpuAcc direct kernel", {x.m_Buf, wBuf, bBuf, y.m_Buf},
+            [l0 = l, hasBias](const RunContext& c) {
+                ConvTransposeLaunch k = l0;  // a copy: steps may run on several threads at once
+                k.m_X = c.Ptr(0);
+                k.m_W = static_cast<const float*>(c.Ptr(1));
+                k.m_Bias = hasBias ? static_cast<const float*>(c.Ptr(2)) : nullptr;
+                k.m_Y = c.Ptr(3);
+                CheckCuda(LaunchConvTranspose(k, c.m_Stream), "transposed convolution kernel");
+            });
+}
+
 void CompiledRegion::LowerAttentionOp(const Node& node) {
     // ONNX Attention: Q, K, V as [B, H, S, D] (4-D) or [B, S, H * D] (3-D, the heads from the
     // attributes), read in place with strides; the output written straight in its layout. cuDNN's
@@ -2214,6 +2258,7 @@ void CompiledRegion::LowerNode(const Node& node) {
         case NodeKind::Remap: LowerRemap(node); break;
         case NodeKind::Arg: LowerArg(node); break;
         case NodeKind::AttentionOp: LowerAttentionOp(node); break;
+        case NodeKind::ConvTranspose: LowerConvTranspose(node); break;
     }
 }
 

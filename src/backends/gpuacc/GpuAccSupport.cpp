@@ -234,6 +234,19 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             }
             return true;
         }
+        case LayerType::ConvolutionTranspose: {
+            const auto& d = std::get<ConvolutionDescriptor>(descriptor);
+            if (!AllFloat32("ConvolutionTranspose", in, in.size(), reason)) return false;
+            if (in[0].GetNumDimensions() != 4) {
+                return Refuse(reason, "ConvolutionTranspose: " + std::to_string(in[0].GetNumDimensions() - 2) +
+                                          " spatial dims; GpuAcc runs 2-D only");
+            }
+            if (d.m_AutoPad != PaddingMode::Explicit || !d.m_OutputShape.empty() || d.m_Strides.size() != 2 ||
+                d.m_Dilations.size() != 2 || d.m_PadsBegin.size() != 2 || d.m_Groups == 0) {
+                return Refuse(reason, "ConvolutionTranspose: the descriptor is not resolved (explicit pads per spatial dim)");
+            }
+            return true;
+        }
         case LayerType::Attention: {
             const auto& d = std::get<AttentionDescriptor>(descriptor);
             if (!AllFloat32("Attention", in, in.size(), reason)) {

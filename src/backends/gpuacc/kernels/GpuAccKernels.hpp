@@ -309,6 +309,22 @@ struct ArgLaunch {
 };
 cudaError_t LaunchArg(const ArgLaunch& launch, cudaStream_t stream);
 
+/// 2-D ConvTranspose, directly: y[n, m, oh, ow] = bias[m] + sum over the group's input channels c
+/// and taps (kh, kw) with oh = ih * sh - ph + kh * dh (and the same along w) of x[n, c, ih, iw] *
+/// w[c, m % Mg, kh, kw]. x strided (any layout) of m_Type, w [C, M / groups, R, S] and bias Float32,
+/// y dense NCHW of m_Type; sums in float.
+struct ConvTransposeLaunch {
+    DType m_Type = DType::F32;
+    int64_t m_N = 0, m_C = 0, m_H = 0, m_W_ = 0, m_M = 0, m_OH = 0, m_OW = 0;
+    int32_t m_R = 1, m_S = 1, m_SH = 1, m_SW = 1, m_PH = 0, m_PW = 0, m_DH = 1, m_DW = 1, m_Groups = 1;
+    int64_t m_XStrides[4] = {};
+    const void* m_X = nullptr;
+    const float* m_W = nullptr;
+    const float* m_Bias = nullptr;  ///< may be null
+    void* m_Y = nullptr;
+};
+cudaError_t LaunchConvTranspose(const ConvTransposeLaunch& launch, cudaStream_t stream);
+
 /// The first `rows` rows of D = act(alpha * op(A) op(B) + beta * C + bias) for one matrix, naively
 /// in float (kernels/reference.cu): what GpuAcc checks a cuBLASLt algorithm against at load. A is
 /// M x K row-major with leading dimension ldA (K x M when transA), B is K x N (N x K when

@@ -1,5 +1,5 @@
 // GpuAcc kernels: output elements gathered from input positions - Resize (nearest, linear), Pad
-// (constant, reflect, edge), Trilu - and ArgMin/ArgMax. One thread per output element over
+// (constant, reflect, edge), Trilu, a direct 2-D ConvTranspose - and ArgMin/ArgMax. One thread per output element over
 // strided tensors of any layout, arithmetic in float (what CpuRef computes in).
 #include "Common.cuh"
 
@@ -123,8 +123,44 @@ __global__ void ArgKernel(const ArgLaunch l, int64_t count) {
     }
 }
 
+__global__ void ConvTransposeKernel(const ConvTransposeLaunch l, int64_t count) {
+    const int64_t stride = static_cast<int64_t>(blockDim.x) * gridDim.x;
+    const int64_t cg = l.m_C / l.m_Groups, mg = l.m_M / l.m_Groups;
+    for (int64_t idx = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < count; idx += stride) {
+        const int64_t ow = idx % l.m_OW, oh = (idx / l.m_OW) % l.m_OH, m = (idx / (l.m_OW * l.m_OH)) % l.m_M;
+        const int64_t n = idx / (l.m_OW * l.m_OH * l.m_M);
+        const int64_t g = m / mg, mm = m % mg;
+        float acc = l.m_Bias ? l.m_Bias[m] : 0.0f;
+        for (int32_t kh = 0; kh < l.m_R; ++kh) {
+            const int64_t th = oh + l.m_PH - static_cast<int64_t>(kh) * l.m_DH;
+            if (th < 0 || th % l.m_SH != 0) continue;
+            const int64_t ih = th / l.m_SH;
+            if (ih >= l.m_H) continue;
+            for (int32_t kw = 0; kw < l.m_S; ++kw) {
+                const int64_t tw = ow + l.m_PW - static_cast<int64_t>(kw) * l.m_DW;
+                if (tw < 0 || tw % l.m_SW != 0) continue;
+                const int64_t iw = tw / l.m_SW;
+                if (iw >= l.m_W_) continue;
+                for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {
+                    const float xv = LoadF(l.m_X, n * l.m_XStrides[0] + c * l.m_XStrides[1] + ih * l.m_XStrides[2] +
+                                                      iw * l.m_XStrides[3], l.m_Type);
+                    acc += xv * l.m_W[((c * mg + mm) * l.m_R + kh) * l.m_S + kw];
+                }
+            }
+        }
+        StoreF(l.m_Y, idx, l.m_Type, acc);
+    }
+}
+
 }  // namespace
 }  // namespace kernels
+
+cudaError_t LaunchConvTranspose(const ConvTransposeLaunch& l, cudaStream_t stream) {
+    const int64_t count = l.m_N * l.m_M * l.m_OH * l.m_OW;
+    if (count == 0) return cudaSuccess;
+    kernels::ConvTransposeKernel<<<kernels::Blocks(count), kernels::kThreads, 0, stream>>>(l, count);
+    return cudaGetLastError();
+}
 
 cudaError_t LaunchRemap(const RemapLaunch& l, cudaStream_t stream) {
     int64_t count = 1;
