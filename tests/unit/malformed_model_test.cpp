@@ -499,3 +499,17 @@ TEST(FuzzRegressions, MatMulWithAnEmptyBatchDimWritesNothing) {
     // a = [[1, 2], [3, 4]]; b = [[1], [2]], [[3], [4]]
     EXPECT_EQ(std::vector<float>(c, c + 4), (std::vector<float>{5, 11, 11, 25}));
 }
+
+// Found by fuzz_onnx_model (an uncaught std::bad_optional_access): ConstantOfShape whose `value`
+// attribute is an Int4 tensor, which has no reading as numbers. The committed input is refused with
+// an error naming the node and the attribute.
+TEST(FuzzRegressions, ConstantOfShapeWithAnInt4ValueIsRefused) {
+    const std::string file =
+        std::string(TRELLIS_SOURCE_DIR) + "/tests/fuzz/regressions/onnx_model/constantofshape-value-int4-bad-optional.onnx";
+    try {
+        IOnnxParser::Create()->CreateNetworkFromBinaryFile(file);
+        FAIL() << "accepted";
+    } catch (const ParseException& e) {
+        EXPECT_MENTIONS(std::string(e.what()), "(ConstantOfShape, opset 9): attribute value: Int4 tensor");
+    }
+}

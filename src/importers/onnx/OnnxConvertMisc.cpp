@@ -1,6 +1,8 @@
 // ONNX converters: reductions, Shape, generators (ConstantOfShape, Range) and Constant.
 #include "OnnxConverters.hpp"
 
+#include <trellis/Exceptions.hpp>
+
 namespace trellis::onnximport {
 
 void ConvertReduce(OnnxNodeContext& ctx) {
@@ -51,7 +53,11 @@ void ConvertConstantOfShape(OnnxNodeContext& ctx) {
             ctx.Fail("attribute value must hold exactly one element, has " + std::to_string(value->GetNumElements()));
         }
         d.m_DataType = value->m_Info.GetDataType();
-        d.m_Value = value->AsDoubles()[0];
+        try {
+            d.m_Value = value->AsDoubles()[0];
+        } catch (const trellis::ParseException& e) {
+            ctx.Fail(std::string("attribute value: ") + e.what());
+        }
     }
     const unsigned int slots = ctx.ParamSlots(0);
     if (slots == 0) d.m_Shape = ctx.ConstInts(0, "shape");

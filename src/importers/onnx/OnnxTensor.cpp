@@ -269,9 +269,15 @@ std::vector<double> OnnxTensor::AsDoubles() const {
             convertAll([&](std::size_t i) { return double(BFloat16BitsToFloat(static_cast<const uint16_t*>(m_Data)[i])); });
             break;
         default: {
-            // Every other type a decoded tensor can have is an integer type.
-            const std::vector<int64_t> ints = AsInts().value();
-            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(ints[i]);
+            // The integer types; the small float and integer types (float8, float4, int4, ...)
+            // have no reading as numbers here.
+            const std::optional<std::vector<int64_t>> ints = AsInts();
+            if (!ints) {
+                throw ParseException(std::string(GetDataTypeName(m_Info.GetDataType())) +
+                                     " tensor: cannot be read as numbers here (an attribute or parameter value must "
+                                     "be a float or integer tensor)");
+            }
+            for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>((*ints)[i]);
         }
     }
     return out;
