@@ -1243,6 +1243,37 @@ void CompiledRegion::LowerBatchNorm(const Node& node) {
 
 namespace {
 
+/// An attention's additive mask read as [b, h, sq, skv]: right-aligned, dims of 1 broadcast, with
+/// the strides a dense tensor of those dims has there (as cuDNN wants them). With `rank3Operands`
+/// a rank-3 mask is [b * h, sq, skv] like the operands: its first dim is b, or b and `heads` where
+/// the operands' first dim was split so.
+void SetAttentionMask(AttentionShape& s, const DevTensor& mask, bool rank3Operands, int64_t heads) {
+    const auto ms = mask.Strides();
+    const std::size_t mr = mask.m_Dims.size();
+    std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
+    for (std::size_t i = 0; i < mr; ++i) {
+        md[4 - mr + i] = mask.m_Dims[i];
+        mst[4 - mr + i] = ms[i];
+    }
+    if (rank3Operands && mr == 3) {
+        if (heads > 0 && mask.m_Dims[0] != 1) {
+            md = {mask.m_Dims[0] / heads, heads, mask.m_Dims[1], mask.m_Dims[2]};
+            mst = {ms[0] * heads, ms[0], ms[1], ms[2]};
+        } else {
+            md = {mask.m_Dims[0], 1, mask.m_Dims[1], mask.m_Dims[2]};
+            mst = {ms[0], 0, ms[1], ms[2]};
+        }
+    }
+    int64_t dense = 1;
+    for (std::size_t i = 4; i-- > 0;) {
+        if (md[i] == 1) mst[i] = dense;
+        dense *= md[i];
+    }
+    s.m_Mask = true;
+    s.m_MaskDims = md;
+    s.m_MaskStrides = mst;
+}
+
 /// ONNX Resize's source coordinate of output index x along one dim (coordinate_transformation_mode),
 /// in double as the ONNX reference computes it; `resized` is scale * input length (the output
 /// length where sizes were given).
@@ -1493,21 +1524,7 @@ void CompiledRegion::LowerAttentionOp(const Node& node) {
     std::optional<DevTensor> mask;
     if (d.m_HasMask) {
         mask = Need(node.m_Inputs[3], m_Compute, false, true);
-        const auto ms = mask->Strides();
-        const std::size_t mr = mask->m_Dims.size();
-        s.m_Mask = true;
-        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
-        for (std::size_t i = 0; i < mr; ++i) {
-            md[4 - mr + i] = mask->m_Dims[i];
-            mst[4 - mr + i] = ms[i];
-        }
-        int64_t dense = 1;
-        for (std::size_t i = 4; i-- > 0;) {
-            if (md[i] == 1) mst[i] = dense;
-            dense *= md[i];
-        }
-        s.m_MaskDims = md;
-        s.m_MaskStrides = mst;
+        SetAttentionMask(s, *mask, false, 0);
     }
     const DevTensor y = NewOutput(out, m_Compute, false);
     std::string why = "the region computes in " + std::string(DTypeName(m_Compute));
@@ -1697,36 +1714,11 @@ bool CompiledRegion::LowerFusedAttention(const Node& node, std::string& why) {
     std::optional<DevTensor> mask;
     if (node.m_Mask >= 0) {
         mask = Need(node.m_Mask, m_Compute, false, true);
-        // Right-aligned to [b, h, sq, skv]; dims of 1 broadcast.
-        const auto ms = mask->Strides();
-        const std::size_t mr = mask->m_Dims.size();
-        if (mr > 4) {
+        if (mask->m_Dims.size() > 4) {
             why = "a mask of rank above 4";
             return false;
         }
-        s.m_Mask = true;
-        std::array<int64_t, 4> md{1, 1, 1, 1}, mst{0, 0, 0, 0};
-        for (std::size_t i = 0; i < mr; ++i) {
-            md[4 - mr + i] = mask->m_Dims[i];
-            mst[4 - mr + i] = ms[i];
-        }
-        if (rank == 3 && mr == 3) {  // [b * h, sq, skv] of rank-3 operands
-            if (heads > 0 && mask->m_Dims[0] != 1) {
-                md = {mask->m_Dims[0] / heads, heads, mask->m_Dims[1], mask->m_Dims[2]};
-                mst = {ms[0] * heads, ms[0], ms[1], ms[2]};
-            } else {
-                md = {mask->m_Dims[0], 1, mask->m_Dims[1], mask->m_Dims[2]};
-                mst = {ms[0], 0, ms[1], ms[2]};
-            }
-        }
-        // Strides of broadcast dims as a dense tensor of these dims would have them.
-        int64_t dense = 1;
-        for (std::size_t i = 4; i-- > 0;) {
-            if (md[i] == 1) mst[i] = dense;
-            dense *= md[i];
-        }
-        s.m_MaskDims = md;
-        s.m_MaskStrides = mst;
+        SetAttentionMask(s, *mask, rank == 3, heads);
     }
     auto plan = AttentionPlan::Build(s, m_Compute, CurrentThreadContext().m_Cudnn, why);
     if (!plan) return false;
