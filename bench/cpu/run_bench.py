@@ -18,6 +18,17 @@ PyTorch's.
 
 Trellis runs as `trellis bench MODEL --backends CpuAcc,CpuRef --threads T --json`, ONNX Runtime as
 `ort_bench.py` (graph optimizations on, intra-op threads T, sequential execution).
+
+The sweep (every torchvision classification and segmentation model, a few transformers
+architectures; `make_models.py --sweep` exports them into models-sweep/):
+
+  python3 bench/cpu/run_bench.py --models-dir bench/cpu/models-sweep --models all --rounds 2 \
+      --min-time 0.5 --markdown sweep.md [--isa-cap AVX2]
+
+--models all takes every model the manifest lists as exported; a model that fails in either engine
+is reported with the reason and the run goes on. --isa-cap AVX2 caps Trellis's kernels (oneDNN's
+ONEDNN_MAX_CPU_ISA and CpuAcc's own TRELLIS_MAX_CPU_ISA) to AVX2 for a machine without AVX-512;
+ONNX Runtime has no such switch, so it keeps the machine's full instruction set in that table.
 """
 import argparse
 import json
@@ -46,10 +57,19 @@ def run_measured(cmd, env=None):
         return p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024.0
 
 
+def trellis_env(args):
+    """The environment of Trellis's processes: --isa-cap caps oneDNN's and CpuAcc's own kernels."""
+    env = dict(os.environ)
+    if args.isa_cap:
+        env["ONEDNN_MAX_CPU_ISA"] = args.isa_cap
+        env["TRELLIS_MAX_CPU_ISA"] = args.isa_cap
+    return env
+
+
 def trellis_once(args, model_path, threads, iterations):
     cmd = [args.trellis, "bench", model_path, "--backends", args.backends, "--threads", str(threads),
            "--warmup", "3", "--iterations", str(iterations), "--json"]
-    rc, out, err, rss = run_measured(cmd)
+    rc, out, err, rss = run_measured(cmd, trellis_env(args))
     if rc != 0:
         raise RuntimeError("trellis bench failed: " + (err.strip().splitlines() or ["exit %d" % rc])[-1])
     r = json.loads(out)
@@ -81,7 +101,7 @@ def trellis_accuracy(args, name, threads):
         model = os.path.join(args.models_dir, name + ".onnx")
         cmd = [args.trellis, "run", model, "--backends", args.backends, "--threads", str(threads),
                "--input", "input=" + os.path.join(args.models_dir, name + ".input.npy"), "--output-dir", d]
-        rc, out, err, _ = run_measured(cmd)
+        rc, out, err, _ = run_measured(cmd, trellis_env(args))
         if rc != 0:
             return None
         script = ("import numpy as np, onnx, onnx.numpy_helper as h, sys\n"
@@ -117,7 +137,24 @@ def main():
     ap.add_argument("--debian-python", default="/usr/bin/python3", help="python with onnx (accuracy check)")
     ap.add_argument("--out", default="", help="append one JSON line per measurement here")
     ap.add_argument("--markdown", default="", help="write the summary table here")
+    ap.add_argument("--isa-cap", default="", choices=["", "AVX2", "AVX512_CORE"],
+                    help="cap Trellis's CPU kernels to this instruction set (ONNX Runtime is not capped)")
+    ap.add_argument("--flag-above", type=float, default=1.1,
+                    help="list the models whose paired ratio is above this at the end")
+    ap.add_argument("--rows-json", default="", help="also write the summary rows (and failures) as JSON here")
+    ap.add_argument("--merge", default="",
+                    help="measure nothing: render the table from these comma-separated --rows-json files "
+                         "(shards of one sweep run in parallel)")
     args = ap.parse_args()
+    if args.merge:
+        rows, failed = [], []
+        for path in filter(None, args.merge.split(",")):
+            with open(path) as f:
+                part = json.load(f)
+            rows += part["rows"]
+            failed += [tuple(x) for x in part["failed"]]
+        render(args, rows, failed)
+        return
 
     manifest = os.path.join(args.models_dir, "manifest.json")
     if not os.path.exists(manifest):
@@ -127,69 +164,108 @@ def main():
         sys.exit("error: %s is not an executable; build first (make build)" % args.trellis)
     with open(manifest) as f:
         entries = {e["name"]: e for e in json.load(f)["models"] if e.get("status") == "ok"}
-    names = [m for m in args.models.split(",") if m]
+    names = list(entries) if args.models == "all" else [m for m in args.models.split(",") if m]
     missing = [m for m in names if m not in entries]
     if missing:
         sys.exit("error: not exported in %s: %s" % (args.models_dir, ", ".join(missing)))
     threads_list = [int(t) for t in args.threads.split(",") if t]
 
-    print("machine: %s, %d logical CPUs; %s" % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")),
+    print("machine: %s, %d logical CPUs; %s%s" % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M"),
+                                                 "; Trellis capped to " + args.isa_cap if args.isa_cap else ""),
           flush=True)
-    rows = []
+    rows, failed = [], []
     for name in names:
         model_path = os.path.join(args.models_dir, entries[name]["onnx"])
         for threads in threads_list:
-            # Calibrate Trellis's iteration count so each process times about --min-time seconds.
-            probe = trellis_once(args, model_path, threads, 3)
-            iterations = max(10, int(math.ceil(args.min_time * 1000.0 / max(probe["median_ms"], 0.01))))
-            tr, ort = [], []
-            for r in range(args.rounds):
-                order = ("trellis", "ort") if r % 2 == 0 else ("ort", "trellis")
-                for engine in order:
-                    if engine == "trellis":
-                        m = trellis_once(args, model_path, threads, iterations)
-                        tr.append(m)
-                        print("  trellis %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
-                              (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
-                    else:
-                        m = ort_once(args, name, threads)
-                        ort.append(m)
-                        print("  ort     %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
-                              (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
-                    if args.out:
-                        with open(args.out, "a") as f:
-                            f.write(json.dumps(dict(m, engine=engine, model_name=name, round=r)) + "\n")
-            err = trellis_accuracy(args, name, threads)
-            row = {
-                "model": name, "threads": threads,
-                "trellis_ms": min(m["median_ms"] for m in tr), "ort_ms": min(m["median_ms"] for m in ort),
-                "trellis_rss": max(m["peak_rss_mib"] for m in tr), "ort_rss": max(m["peak_rss_mib"] for m in ort),
-                "rel_l2": err, "layers": tr[-1].get("layers_per_backend"),
-            }
-            row["ratio"] = row["trellis_ms"] / row["ort_ms"]
-            # Paired: each round's two processes ran back to back, so their ratio is the least
-            # disturbed by the machine's slow and fast periods; the median over the rounds.
-            row["paired_ratio"] = statistics.median(t["median_ms"] / o["median_ms"] for t, o in zip(tr, ort))
-            rows.append(row)
-            print("%-18s t=%d  trellis %8.2f ms  ort %8.2f ms  ratio %.2f  paired %.2f  rss %5.0f / %5.0f MiB  rel L2 %s" %
-                  (name, threads, row["trellis_ms"], row["ort_ms"], row["ratio"], row["paired_ratio"], row["trellis_rss"],
-                   row["ort_rss"], "n/a" if err is None else "%.1e" % err), flush=True)
+            try:
+                row = measure(args, name, model_path, threads)
+            except Exception as why:  # noqa: BLE001 - a sweep reports a model's failure and goes on
+                print("%-18s t=%d  FAILED: %s" % (name, threads, why), flush=True)
+                failed.append((name, threads, str(why)))
+            else:
+                rows.append(row)
+            if args.rows_json:  # after every measurement: a sweep cut short keeps what it measured
+                with open(args.rows_json, "w") as f:
+                    json.dump({"rows": rows, "failed": failed}, f)
+    render(args, rows, failed)
 
+
+def render(args, rows, failed):
+    """Prints the table and the summary line; writes them to --markdown."""
     table = ["| model | threads | Trellis CpuAcc (ms) | ONNX Runtime (ms) | ratio of best medians | paired ratio "
-             "Trellis/ORT | peak RSS Trellis / ORT (MiB) | rel. L2 vs PyTorch |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "Trellis/ORT | peak RSS Trellis / ORT (MiB) | rel. L2 vs PyTorch | layers not on CpuAcc |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        table.append("| %s | %d | %.2f | %.2f | %.2f | **%.2f** | %.0f / %.0f | %s |" %
+        table.append("| %s | %d | %.2f | %.2f | %.2f | **%.2f** | %.0f / %.0f | %s | %s |" %
                      (r["model"], r["threads"], r["trellis_ms"], r["ort_ms"], r["ratio"], r["paired_ratio"],
-                      r["trellis_rss"], r["ort_rss"], "n/a" if r["rel_l2"] is None else "%.1e" % r["rel_l2"]))
+                      r["trellis_rss"], r["ort_rss"], "n/a" if r["rel_l2"] is None else "%.1e" % r["rel_l2"],
+                      off_cpuacc(r["layers"])))
+    for name, threads, why in failed:
+        table.append("| %s | %d | failed: %s | | | | | | |" % (name, threads, why.replace("|", "/")))
+    above = sorted((r for r in rows if r["paired_ratio"] > args.flag_above), key=lambda r: -r["paired_ratio"])
+    summary = ("%d measurements (%d models); paired ratio: median %.2f, worst %.2f; %d above %.2f%s; %d failed" %
+               (len(rows), len({r["model"] for r in rows}),
+                statistics.median(r["paired_ratio"] for r in rows) if rows else float("nan"),
+                max((r["paired_ratio"] for r in rows), default=float("nan")), len(above), args.flag_above,
+                (" (" + ", ".join("%s t=%d %.2f" % (r["model"], r["threads"], r["paired_ratio"]) for r in above) + ")")
+                if above else "", len(failed)))
     print("\n".join(table))
+    print(summary)
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write("machine: %s, %d logical CPUs; measured %s; best median of %d alternating rounds, %.1f s each; "
                     "paired ratio (the headline number): the median over the rounds of each round's Trellis/ORT "
-                    "ratio of median latencies\n\n"
-                    % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d"), args.rounds, args.min_time))
-            f.write("\n".join(table) + "\n")
+                    "ratio of median latencies%s\n\n"
+                    % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d"), args.rounds, args.min_time,
+                       "; Trellis capped to %s (ONEDNN_MAX_CPU_ISA, TRELLIS_MAX_CPU_ISA), ONNX Runtime not" % args.isa_cap
+                       if args.isa_cap else ""))
+            f.write("\n".join(table) + "\n\n" + summary + "\n")
+
+
+def off_cpuacc(layers):
+    """The layer counts of backends other than CpuAcc, e.g. 'CpuRef 3', or '' when all ran on CpuAcc."""
+    if not isinstance(layers, dict):
+        return ""
+    return ", ".join("%s %s" % (b, n) for b, n in sorted(layers.items()) if b != "CpuAcc" and n)
+
+
+def measure(args, name, model_path, threads):
+    """Alternating rounds of both engines on one model and thread count; the summary row."""
+    # Calibrate Trellis's iteration count so each process times about --min-time seconds.
+    probe = trellis_once(args, model_path, threads, 3)
+    iterations = max(10, int(math.ceil(args.min_time * 1000.0 / max(probe["median_ms"], 0.01))))
+    tr, ort = [], []
+    for r in range(args.rounds):
+        order = ("trellis", "ort") if r % 2 == 0 else ("ort", "trellis")
+        for engine in order:
+            if engine == "trellis":
+                m = trellis_once(args, model_path, threads, iterations)
+                tr.append(m)
+                print("  trellis %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
+                      (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
+            else:
+                m = ort_once(args, name, threads)
+                ort.append(m)
+                print("  ort     %-18s t=%d round %d: median %8.2f ms  rss %6.0f MiB" %
+                      (name, threads, r, m["median_ms"], m["peak_rss_mib"]), flush=True)
+            if args.out:
+                with open(args.out, "a") as f:
+                    f.write(json.dumps(dict(m, engine=engine, model_name=name, round=r)) + "\n")
+    err = trellis_accuracy(args, name, threads)
+    row = {
+        "model": name, "threads": threads,
+        "trellis_ms": min(m["median_ms"] for m in tr), "ort_ms": min(m["median_ms"] for m in ort),
+        "trellis_rss": max(m["peak_rss_mib"] for m in tr), "ort_rss": max(m["peak_rss_mib"] for m in ort),
+        "rel_l2": err, "layers": tr[-1].get("layers_per_backend"),
+    }
+    row["ratio"] = row["trellis_ms"] / row["ort_ms"]
+    # Paired: each round's two processes ran back to back, so their ratio is the least
+    # disturbed by the machine's slow and fast periods; the median over the rounds.
+    row["paired_ratio"] = statistics.median(t["median_ms"] / o["median_ms"] for t, o in zip(tr, ort))
+    print("%-18s t=%d  trellis %8.2f ms  ort %8.2f ms  ratio %.2f  paired %.2f  rss %5.0f / %5.0f MiB  rel L2 %s" %
+          (name, threads, row["trellis_ms"], row["ort_ms"], row["ratio"], row["paired_ratio"], row["trellis_rss"],
+           row["ort_rss"], "n/a" if err is None else "%.1e" % err), flush=True)
+    return row
 
 
 if __name__ == "__main__":

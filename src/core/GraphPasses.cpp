@@ -5,8 +5,11 @@
 
 #include <trellis/Exceptions.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 namespace trellis::core {
 
@@ -198,7 +201,156 @@ unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log) {
     return n;
 }
 
+namespace {
+
+/// How a two-input Einsum is one batched MatMul: Transpose(A, m_PermA) x Transpose(B, m_PermB),
+/// then Transpose(result, m_PermY). Each perm may be the identity (no Transpose then).
+struct EinsumAsMatMul {
+    std::vector<unsigned int> m_PermA, m_PermB, m_PermY;
+    TensorShape m_ShapeA, m_ShapeB, m_ShapeProduct;
+};
+
+bool IsIdentity(const std::vector<unsigned int>& perm) {
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+        if (perm[i] != i) return false;
+    }
+    return true;
+}
+
+TensorShape Permuted(const TensorShape& s, const std::vector<unsigned int>& perm) {
+    std::vector<unsigned int> dims(perm.size());
+    for (std::size_t i = 0; i < perm.size(); ++i) dims[i] = s[perm[i]];
+    return TensorShape(dims);
+}
+
+/// The plan when `equation` ("a,b->out", explicit output, single-letter labels, no ellipsis) is a
+/// batched matrix product: every label of the output is in A and B (a batch dim, equal sizes) or
+/// in exactly one of them (one free dim each side), and exactly one label is in A and B but not in
+/// the output (the contraction). Anything else (sums over a label of one input, diagonals,
+/// broadcasting, several contractions) stays an Einsum.
+std::optional<EinsumAsMatMul> PlanEinsumAsMatMul(const std::string& equation, const TensorShape& a, const TensorShape& b) {
+    std::string eq;
+    for (char c : equation) {
+        if (c != ' ') eq.push_back(c);
+    }
+    const std::size_t arrow = eq.find("->"), comma = eq.find(',');
+    if (arrow == std::string::npos || comma == std::string::npos || comma > arrow || eq.find('.') != std::string::npos) {
+        return std::nullopt;
+    }
+    const std::string ta = eq.substr(0, comma), tb = eq.substr(comma + 1, arrow - comma - 1), to = eq.substr(arrow + 2);
+    if (eq.find(',', comma + 1) != std::string::npos || ta.size() != a.GetNumDimensions() ||
+        tb.size() != b.GetNumDimensions()) {
+        return std::nullopt;
+    }
+    const auto unique = [](const std::string& t) {
+        for (std::size_t i = 0; i < t.size(); ++i) {
+            if (!std::isalpha(static_cast<unsigned char>(t[i])) || t.find(t[i], i + 1) != std::string::npos) return false;
+        }
+        return true;
+    };
+    if (!unique(ta) || !unique(tb) || !unique(to)) return std::nullopt;
+    std::vector<char> batch;
+    char freeA = 0, freeB = 0, contraction = 0;
+    for (char c : to) {
+        const bool inA = ta.find(c) != std::string::npos, inB = tb.find(c) != std::string::npos;
+        if (inA && inB) {
+            if (a[static_cast<unsigned int>(ta.find(c))] != b[static_cast<unsigned int>(tb.find(c))]) return std::nullopt;
+            batch.push_back(c);
+        } else if (inA && !freeA) {
+            freeA = c;
+        } else if (inB && !freeB) {
+            freeB = c;
+        } else {
+            return std::nullopt;
+        }
+    }
+    for (char c : ta) {
+        if (to.find(c) != std::string::npos) continue;
+        if (tb.find(c) == std::string::npos || contraction) return std::nullopt;  // a sum over A's label, or a 2nd
+        contraction = c;
+    }
+    for (char c : tb) {
+        if (to.find(c) == std::string::npos && c != contraction) return std::nullopt;
+    }
+    if (!freeA || !freeB || !contraction ||
+        a[static_cast<unsigned int>(ta.find(contraction))] != b[static_cast<unsigned int>(tb.find(contraction))]) {
+        return std::nullopt;
+    }
+    EinsumAsMatMul plan;
+    std::string product;  // the MatMul's output labels: batch (in the output's order), freeA, freeB
+    for (char c : batch) {
+        plan.m_PermA.push_back(static_cast<unsigned int>(ta.find(c)));
+        plan.m_PermB.push_back(static_cast<unsigned int>(tb.find(c)));
+        product.push_back(c);
+    }
+    plan.m_PermA.push_back(static_cast<unsigned int>(ta.find(freeA)));
+    plan.m_PermA.push_back(static_cast<unsigned int>(ta.find(contraction)));
+    plan.m_PermB.push_back(static_cast<unsigned int>(tb.find(contraction)));
+    plan.m_PermB.push_back(static_cast<unsigned int>(tb.find(freeB)));
+    product.push_back(freeA);
+    product.push_back(freeB);
+    for (char c : to) plan.m_PermY.push_back(static_cast<unsigned int>(product.find(c)));
+    plan.m_ShapeA = Permuted(a, plan.m_PermA);
+    plan.m_ShapeB = Permuted(b, plan.m_PermB);
+    std::vector<unsigned int> dims;
+    for (std::size_t i = 0; i + 2 < plan.m_ShapeA.GetNumDimensions(); ++i) dims.push_back(plan.m_ShapeA[static_cast<unsigned int>(i)]);
+    dims.push_back(plan.m_ShapeA[plan.m_ShapeA.GetNumDimensions() - 2]);
+    dims.push_back(plan.m_ShapeB[plan.m_ShapeB.GetNumDimensions() - 1]);
+    plan.m_ShapeProduct = TensorShape(dims);
+    return plan;
+}
+
+/// A Transpose of `source` by `perm` with output info `info`, or `source` itself for the identity.
+OutputSlot& TransposedOrSame(Graph& graph, OutputSlot& source, const std::vector<unsigned int>& perm,
+                             const TensorInfo& info, const std::string& name) {
+    if (IsIdentity(perm)) return source;
+    Layer* t = graph.AddLayer(LayerType::Transpose, TransposeDescriptor{perm}, graph.UniqueName(name), 1, 1);
+    t->m_Synthesized = true;
+    source.Connect(t->Input(0));
+    t->Output(0).SetTensorInfo(info);
+    return t->Output(0);
+}
+
+}  // namespace
+
+unsigned int LowerEinsumToMatMul(Graph& graph, std::vector<std::string>& log) {
+    unsigned int n = 0;
+    for (Layer* l : graph.TopologicalOrder()) {
+        if (l->GetType() != LayerType::Einsum || l->GetNumInputSlots() != 2 || l->GetNumOutputSlots() != 1) continue;
+        OutputSlot* a = l->Input(0).GetConnectedOutputSlot();
+        OutputSlot* b = l->Input(1).GetConnectedOutputSlot();
+        const TensorInfo& out = l->Output(0).GetTensorInfo();
+        // Float32 only: MatMul's other types are not all Einsum's, and this keeps their results as they are.
+        if (!a || !b || out.GetDataType() != DataType::Float32 || a->GetTensorInfo().GetDataType() != DataType::Float32 ||
+            b->GetTensorInfo().GetDataType() != DataType::Float32) {
+            continue;
+        }
+        const std::optional<EinsumAsMatMul> plan =
+            PlanEinsumAsMatMul(l->Desc<EinsumDescriptor>().m_Equation, a->GetTensorInfo().GetShape(), b->GetTensorInfo().GetShape());
+        if (!plan || Permuted(plan->m_ShapeProduct, plan->m_PermY) != out.GetShape()) continue;
+        OutputSlot& left = TransposedOrSame(graph, *a, plan->m_PermA, TensorInfo(plan->m_ShapeA, DataType::Float32),
+                                            l->Name() + "/transpose_a");
+        OutputSlot& right = TransposedOrSame(graph, *b, plan->m_PermB, TensorInfo(plan->m_ShapeB, DataType::Float32),
+                                             l->Name() + "/transpose_b");
+        Layer* mm = graph.AddLayer(LayerType::MatMul, EmptyDescriptor{}, graph.UniqueName(l->Name() + "/matmul"), 2, 1);
+        mm->m_Synthesized = true;
+        left.Connect(mm->Input(0));
+        right.Connect(mm->Input(1));
+        mm->Output(0).SetTensorInfo(TensorInfo(plan->m_ShapeProduct, DataType::Float32));
+        OutputSlot& y = TransposedOrSame(graph, mm->Output(0), plan->m_PermY, out, l->Name() + "/transpose_y");
+        Bypass(*l, y);
+        log.push_back("lowered " + Describe(*l) + " ('" + l->Desc<EinsumDescriptor>().m_Equation + "') to a MatMul" +
+                      (IsIdentity(plan->m_PermA) && IsIdentity(plan->m_PermB) && IsIdentity(plan->m_PermY)
+                           ? ""
+                           : " with Transposes"));
+        graph.EraseLayer(l);
+        ++n;
+    }
+    return n;
+}
+
 void RunGraphPasses(Graph& graph, std::vector<std::string>& log) {
+    LowerEinsumToMatMul(graph, log);  // once, before the Transposes it adds are merged with others
     for (int round = 0; round < 8; ++round) {
         unsigned int changes = 0;
         changes += RemoveIdentities(graph, log);

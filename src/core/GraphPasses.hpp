@@ -20,7 +20,12 @@ unsigned int SimplifyTransposes(Graph& graph, std::vector<std::string>& log);
 /// BatchNormalization after a Convolution or Gemm with constant weights is folded into them.
 unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log);
 
-/// All of the above, repeated until nothing changes.
+/// A Float32 Einsum of two inputs that is a batched matrix product ("bhid,bhjd->bhij") becomes a
+/// MatMul, with Transposes where the labels are not in [batch..., rows, inner] x [batch..., inner,
+/// cols] order: backends run MatMul with their fast kernels (CpuRef's Einsum is a generic loop).
+unsigned int LowerEinsumToMatMul(Graph& graph, std::vector<std::string>& log);
+
+/// All of the above (the Einsum lowering once, first), the rest repeated until nothing changes.
 void RunGraphPasses(Graph& graph, std::vector<std::string>& log);
 
 }  // namespace trellis::core

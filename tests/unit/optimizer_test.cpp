@@ -3,6 +3,8 @@
 
 #include "core/MemoryPlanner.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace trellis;
@@ -219,6 +221,53 @@ TEST(Optimizer, FoldsBatchNormIntoConvolutionWithSameResult) {
     const auto e = RunSingle(*plain.runtime, std::move(optPlain), x);
     ASSERT_EQ(a.size(), e.size());
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], e[i], 1e-5f) << i;
+}
+
+TEST(Optimizer, LowersMatrixProductEinsumsToMatMulWithTheSameResult) {
+    // The two Einsums of torchvision's MaxViT attention (spaces and capitals as it writes them),
+    // one that needs a Transpose of its output, and two that are no matrix product and stay.
+    struct Case {
+        const char* equation;
+        TensorShape a, b;
+        bool lowered;
+    };
+    const Case cases[] = {
+        {"B G H I D, B G H J D -> B G H I J", {1, 2, 3, 4, 5}, {1, 2, 3, 6, 5}, true},
+        {"B G H I J, B G H J D -> B G H I D", {1, 2, 3, 4, 6}, {1, 2, 3, 6, 5}, true},
+        {"bik,bkj->bji", {2, 3, 4}, {2, 4, 5}, true},
+        {"ij,ij->i", {3, 4}, {3, 4}, false},     // a row-wise dot product: no free dim on one side
+        {"ik,jl->ij", {3, 4}, {5, 6}, false},    // sums over a label of one input
+    };
+    for (const Case& c : cases) {
+        auto build = [&](INetwork& net) {
+            auto* a = net.AddInputLayer(0, "a");
+            a->GetOutputSlot(0).SetTensorInfo(TensorInfo(c.a, DataType::Float32));
+            std::vector<float> bv(c.b.GetNumElements());
+            for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = std::cos(0.7f * static_cast<float>(i));
+            auto* b = AddFloatConstant(net, c.b, bv, "b");
+            auto* e = net.AddLayer(LayerType::Einsum, EinsumDescriptor{c.equation}, "einsum", 2);
+            a->GetOutputSlot(0).Connect(e->GetInputSlot(0));
+            b->GetOutputSlot(0).Connect(e->GetInputSlot(1));
+            e->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+        };
+        std::vector<float> x(c.a.GetNumElements());
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.3f * static_cast<float>(i));
+        Built lowered, plain;
+        build(*lowered.net);
+        build(*plain.net);
+        auto optLowered = Optimize(*lowered.net, {"CpuRef"}, lowered.runtime->GetDeviceSpec());
+        OptimizerOptions noPasses;
+        noPasses.m_EnableGraphOptimizations = false;
+        auto optPlain = Optimize(*plain.net, {"CpuRef"}, plain.runtime->GetDeviceSpec(), noPasses);
+        const std::vector<LayerType> types = ComputeTypes(*optLowered);
+        EXPECT_EQ(std::count(types.begin(), types.end(), LayerType::Einsum), c.lowered ? 0 : 1) << c.equation;
+        EXPECT_EQ(std::count(types.begin(), types.end(), LayerType::MatMul), c.lowered ? 1 : 0) << c.equation;
+        EXPECT_EQ(LogMentions(*optLowered, "to a MatMul"), c.lowered) << c.equation;
+        const auto got = RunSingle(*lowered.runtime, std::move(optLowered), x);
+        const auto want = RunSingle(*plain.runtime, std::move(optPlain), x);
+        ASSERT_EQ(got.size(), want.size()) << c.equation;
+        for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f) << c.equation << " element " << i;
+    }
 }
 
 TEST(Optimizer, FoldsBatchNormIntoGemm) {

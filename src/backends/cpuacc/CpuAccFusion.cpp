@@ -355,6 +355,20 @@ void ScalarBinaryToLinear(RegionGraph& g) {
 
 int ProducerIndex(const RegionGraph& g, int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Producer; }
 
+/// Whether oneDNN has a kernel other than its reference one for Conv node `n` with `postOps`
+/// fused; when not, the fusion log says why `layer` stays a node of its own.
+bool ConvFusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>& postOps, const std::string& layer) {
+    const auto shape = [&](int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape(); };
+    std::string impl;
+    if (ConvolutionRunsFast(std::get<ConvolutionDescriptor>(n.m_Descriptor), shape(n.m_Inputs[0]), shape(n.m_Inputs[1]),
+                            shape(n.m_Outputs[0]), n.m_Inputs.size() > 2, &impl, postOps)) {
+        return true;
+    }
+    g.m_FusionLog.push_back("Conv '" + n.m_Name + "' does not take '" + layer + "' as a post-op: oneDNN would run " + impl +
+                            " for the fused convolution; it stays a node of its own");
+    return false;
+}
+
 void FusePostOps(RegionGraph& g) {
     for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
         if (N(g, i).m_Dead) continue;
@@ -383,6 +397,9 @@ void FusePostOps(RegionGraph& g) {
                 if (kind == NodeKind::Eltwise) {
                     n.m_Eltwise.insert(n.m_Eltwise.end(), cn.m_Eltwise.begin(), cn.m_Eltwise.end());
                 } else {
+                    std::vector<PostOp> with = n.m_PostOps;
+                    for (const EltwiseOp& e : cn.m_Eltwise) with.push_back(PostOp{PostOp::Kind::Eltwise, e, -1, cn.m_Name});
+                    if (conv && !ConvFusionRunsFast(g, n, with, cn.m_Name)) break;
                     for (const EltwiseOp& e : cn.m_Eltwise) n.m_PostOps.push_back(PostOp{PostOp::Kind::Eltwise, e, -1, cn.m_Name});
                 }
                 g.m_FusionLog.push_back(std::string(GetNodeKindName(kind)) + " '" + n.m_Name + "' + eltwise '" + cn.m_Name + "'");
@@ -416,6 +433,11 @@ void FusePostOps(RegionGraph& g) {
                         ws[ws.GetNumDimensions() - 1] != vs[vs.GetNumDimensions() - 1]) {
                         break;
                     }
+                }
+                if (conv) {
+                    std::vector<PostOp> with = n.m_PostOps;
+                    with.push_back(PostOp{PostOp::Kind::Add, EltwiseOp{}, w, cn.m_Name});
+                    if (!ConvFusionRunsFast(g, n, with, cn.m_Name)) break;
                 }
                 n.m_PostOps.push_back(PostOp{PostOp::Kind::Add, EltwiseOp{}, w, cn.m_Name});
                 addSeen = true;

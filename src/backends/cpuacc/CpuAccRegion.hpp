@@ -53,9 +53,12 @@ struct RegionOptions {
 /// fast, and exact).
 bool IsReferenceImplementation(const dnnl::primitive_desc_base& pd);
 /// Whether oneDNN has a kernel other than its reference one for this float32 convolution on this
-/// CPU (layouts of its choice); `implementation` gets the implementation's name.
+/// CPU (layouts of its choice) with these fused post-ops (none: the bare convolution);
+/// `implementation` gets the implementation's name. oneDNN 2.6's AVX2 kernels, for one, take a
+/// swish followed by a residual sum only in its reference implementation.
 bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
-                         const TensorShape& output, bool bias, std::string* implementation);
+                         const TensorShape& output, bool bias, std::string* implementation,
+                         const std::vector<PostOp>& postOps = {});
 
 /// True when this oneDNN on this CPU (as capped by ONEDNN_MAX_CPU_ISA) has a float32 Winograd
 /// convolution kernel. oneDNN 2.6 has one for AVX-512 only. Probed once per process.

@@ -45,7 +45,8 @@ void CompiledRegion::PlanInPlaceConcats() {
 }
 
 bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
-                         const TensorShape& output, bool bias, std::string* implementation) {
+                         const TensorShape& output, bool bias, std::string* implementation,
+                         const std::vector<PostOp>& postOps) {
     const Dims src = DimsOf(input), ws = DimsOf(weights), dst = DimsOf(output);
     const std::size_t spatial = ws.size() - 2;
     const memory::dim groups = d.m_Groups;
@@ -70,7 +71,18 @@ bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& inpu
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                    AnyMd(src, f32), AnyMd(wdims, f32), AnyMd(dst, f32), strides, dil, padL,
                                                    padR);
-        const dnnl::convolution_forward::primitive_desc pd(cd, Engine());
+        dnnl::post_ops po;
+        for (const PostOp& p : postOps) {
+            if (p.m_Kind == PostOp::Kind::Eltwise) {
+                po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                                  p.m_Eltwise.m_Beta);
+            } else {
+                po.append_sum(1.0f);
+            }
+        }
+        dnnl::primitive_attr attr;
+        attr.set_post_ops(po);
+        const dnnl::convolution_forward::primitive_desc pd(cd, attr, Engine());
         if (implementation) *implementation = pd.impl_info_str();
         return !IsReferenceImplementation(pd);
     } catch (const dnnl::error& e) {
