@@ -793,7 +793,26 @@ TEST_F(OnnxImporterTest, DropoutIsIdentityWithAnAllTrueMask) {
     training.set_int32_data(0, 1);
     *train.Graph().add_initializer() = training;
     train.Node("Dropout", {"x", "", "training"}, {"y"});
-    EXPECT_NE(ParseError(train.Bytes()).find("training_mode) is true"), std::string::npos);
+    EXPECT_NE(ParseError(train.Bytes()).find("training_mode) is true with a ratio other than a constant 0 (input 1 absent"),
+              std::string::npos);
+
+    TestModel trainHalf(13);
+    trainHalf.Input("x", {3}).Output("y", {3});
+    *trainHalf.Graph().add_initializer() = training;
+    trainHalf.FloatInit("ratio", {}, {0.5f});
+    trainHalf.Node("Dropout", {"x", "ratio", "training"}, {"y"});
+    EXPECT_NE(ParseError(trainHalf.Bytes()).find("training_mode) is true with a ratio other than a constant 0"),
+              std::string::npos);
+
+    TestModel trainNothing(13);  // training mode that drops nothing (torchvision 0.14's Swin): the input
+    trainNothing.Input("x", {3}).Output("y", {3}).Output("m", {3}, onnx::TensorProto_DataType_BOOL);
+    *trainNothing.Graph().add_initializer() = training;
+    trainNothing.FloatInit("ratio", {}, {0.0f});
+    trainNothing.Node("Dropout", {"x", "ratio", "training"}, {"y", "m"});
+    const auto kept = ParseAndRun(trainNothing.Bytes(), {FloatTensor({3}, {1, -2, 3})});
+    ASSERT_EQ(kept.size(), 2u);
+    ExpectFloats(kept[0], {3}, {1, -2, 3});
+    EXPECT_EQ(kept[1].m_Data, (std::vector<uint8_t>{1, 1, 1}));
 }
 
 TEST_F(OnnxImporterTest, MaxPoolIndicesAreProducedWhenUsed) {

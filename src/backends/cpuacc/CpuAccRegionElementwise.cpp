@@ -5,6 +5,8 @@
 // and the swish run in place right after a convolution.
 #include "CpuAccRegionInternal.hpp"
 
+#include <cmath>
+
 #include <trellis/Exceptions.hpp>
 
 #include <algorithm>
@@ -127,6 +129,10 @@ void CompiledRegion::CompileBinary(int index, const Node& n) {
     if (plain) {
         descs = descsFor(true);
         pd = dnnl::binary::primitive_desc(dnnl::binary::desc(alg, descs.first, descs.second, descs.first), Attr(false), Engine());
+        if (IsReferenceImplementation(pd)) {
+            CompileBroadcastBinary(index, n, a, b);
+            return;
+        }
     }
     const int am = plain ? EnsurePlain(a) : MemOf(a);
     const int bm = ValueDims(b) == outDims || descs.second != PlainMd(Prepend1s(ValueDims(b), rank))
@@ -136,6 +142,94 @@ void CompiledRegion::CompileBinary(int index, const Node& n) {
                          m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
     const int dst = inPlace ? am : NewInternal(descs.first);
     AddPrimitive(n.m_Name, dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, am}, {DNNL_ARG_SRC_1, bm}, {DNNL_ARG_DST, dst}});
+    Bind(out, dst);
+}
+
+namespace {
+
+template <typename Op>
+void BroadcastRows(const float* a, const float* b, float* dst, const std::vector<std::size_t>& bOffsets, std::size_t inner,
+                   bool bScalar, Op op) {
+    const long long rows = static_cast<long long>(bOffsets.size());
+#pragma omp parallel for schedule(static) if (rows * static_cast<long long>(inner) > 32768)
+    for (long long r = 0; r < rows; ++r) {
+        const float* x = a + static_cast<std::size_t>(r) * inner;
+        float* y = dst + static_cast<std::size_t>(r) * inner;
+        const float* z = b + bOffsets[static_cast<std::size_t>(r)];
+        if (bScalar) {
+            const float s = *z;
+            for (std::size_t j = 0; j < inner; ++j) y[j] = op(x[j], s);
+        } else {
+            for (std::size_t j = 0; j < inner; ++j) y[j] = op(x[j], z[j]);
+        }
+    }
+}
+
+}  // namespace
+
+void CompiledRegion::CompileBroadcastBinary(int index, const Node& n, int a, int b) {
+    // oneDNN 2.6's jit binary kernels broadcast scalars, per-channel and whole-tensor operands;
+    // any other broadcast (Swin's shifted-window mask, 1x64x3x49x49 + 1x64x1x49x49) is its
+    // reference loop, 50 ms on that shape. CpuAcc's own loop instead, on plain layouts: the
+    // trailing dims where b varies as the output does (or where b is constant) are one contiguous
+    // row the compiler vectorizes; each row's start in b comes from b's strides (0 where b
+    // broadcasts), computed here once.
+    const auto op = std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation;
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const std::size_t rank = outDims.size();
+    const Dims bDims = Prepend1s(ValueDims(b), rank);
+    std::size_t split = rank;
+    while (split > 0 && bDims[split - 1] == outDims[split - 1]) --split;
+    bool bScalar = false;
+    if (split == rank) {  // the last dim broadcasts: rows over which b is one value
+        bScalar = true;
+        while (split > 0 && bDims[split - 1] == 1) --split;
+    }
+    const std::size_t inner = static_cast<std::size_t>(Product(outDims, split, rank));
+    const std::size_t rows = static_cast<std::size_t>(Product(outDims, 0, split));
+    std::vector<std::size_t> bStride(rank, 0);
+    std::size_t stride = 1;
+    for (std::size_t i = rank; i-- > 0;) {
+        bStride[i] = bDims[i] == 1 ? 0 : stride;
+        stride *= static_cast<std::size_t>(bDims[i]);
+    }
+    std::vector<std::size_t> bOffsets(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+        std::size_t rest = r, offset = 0;
+        for (std::size_t i = split; i-- > 0;) {
+            offset += (rest % static_cast<std::size_t>(outDims[i])) * bStride[i];
+            rest /= static_cast<std::size_t>(outDims[i]);
+        }
+        bOffsets[r] = offset;
+    }
+    const int am = EnsurePlain(a);
+    const int bm = EnsurePlain(b);
+    const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&
+                         m_Mems[static_cast<std::size_t>(bm)].m_Storage != m_Mems[static_cast<std::size_t>(am)].m_Storage;
+    const int dst = inPlace ? am : NewInternal(PlainMd(outDims));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {am, bm, dst};
+    step.m_Kernel = [op, bOffsets = std::move(bOffsets), inner, bScalar](const std::vector<void*>& ptr) {
+        const auto* x = static_cast<const float*>(ptr[0]);
+        const auto* z = static_cast<const float*>(ptr[1]);
+        auto* y = static_cast<float*>(ptr[2]);
+        switch (op) {
+            case BinaryOperation::Add: BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return u + v; }); break;
+            case BinaryOperation::Sub: BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return u - v; }); break;
+            case BinaryOperation::Mul: BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return u * v; }); break;
+            case BinaryOperation::Div: BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return u / v; }); break;
+            case BinaryOperation::Maximum:
+                BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return std::isnan(u) || u > v ? u : v; });
+                break;
+            default:  // Minimum (CompileBinary admits no other operation)
+                BroadcastRows(x, z, y, bOffsets, inner, bScalar, [](float u, float v) { return std::isnan(u) || u < v ? u : v; });
+                break;
+        }
+    };
+    m_Steps.push_back(std::move(step));
     Bind(out, dst);
 }
 

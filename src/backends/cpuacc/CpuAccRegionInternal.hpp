@@ -199,6 +199,8 @@ private:
     /// memory for in place), in blocks over the OpenMP team.
     void AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel);
     void CompileBinary(int index, const Node& n);
+    /// A binary op whose broadcast oneDNN runs only in its reference kernel: CpuAcc's own loop.
+    void CompileBroadcastBinary(int index, const Node& n, int a, int b);
     void CompileSoftmax(const Node& n);
     void CompileLayerNorm(const Node& n);
     void CompileConcat(int index, const Node& n);

@@ -467,8 +467,22 @@ void ConvertDropout(OnnxNodeContext& ctx) {
             ctx.Fail("input 2 (training_mode, '" + ctx.InputName(2) +
                      "') is computed by other nodes; it must be a constant false");
         }
-        for (double v : training->AsDoubles()) {
-            if (v != 0.0) ctx.Fail("input 2 (training_mode) is true; only inference (training_mode=false) is supported");
+        bool train = false;
+        for (double v : training->AsDoubles()) train = train || v != 0.0;
+        if (train) {
+            // Training mode with a ratio of 0 drops nothing and scales by 1 / (1 - 0): the inference
+            // result (torchvision 0.14's Swin calls F.dropout(p=0.0) without training=..., so its
+            // exports carry training_mode=true). Any other ratio draws a random mask.
+            const OnnxTensor* ratio = ctx.HasInput(1) ? ctx.ConstantInput(1) : nullptr;
+            bool zero = ratio != nullptr;
+            if (ratio) {
+                for (double v : ratio->AsDoubles()) zero = zero && v == 0.0;
+            }
+            if (!zero) {
+                ctx.Fail("input 2 (training_mode) is true with a ratio other than a constant 0 (input 1" +
+                         std::string(ctx.HasInput(1) ? "" : " absent: 0.5") +
+                         "); only inference, or training mode dropping nothing, is supported");
+            }
         }
     }
     ctx.AddNodeLayer(LayerType::Identity, EmptyDescriptor{}, 1);

@@ -299,6 +299,41 @@ TEST(CpuAccFusion, ConvSwishResidualNeverRunsAReferenceKernel) {
     EXPECT_EQ(log.find(",ref:"), std::string::npos) << "a reference implementation ran:\n" << log;
 }
 
+TEST(CpuAccFusion, BinaryBroadcastsOneDnnHasNoKernelForRunOwnLoop) {
+    SKIP_WITHOUT_CPUACC();
+    // Swin's shifted-window mask (b broadcast over a middle dim), a broadcast of the last dim, and
+    // one of a leading and a trailing dim at once: oneDNN 2.6 runs those only in its reference
+    // binary kernel (50 ms for Swin-T's first mask add, found by the model sweep); CpuAcc's own
+    // loop instead, for each operation.
+    struct Case {
+        TensorShape a, b;
+    };
+    const Case cases[] = {{{1, 8, 3, 7, 7}, {1, 8, 1, 7, 7}}, {{2, 5, 6}, {2, 5, 1}}, {{4, 3, 5}, {1, 3, 1}}};
+    for (const Case& c : cases) {
+        for (BinaryOperation op : {BinaryOperation::Add, BinaryOperation::Sub, BinaryOperation::Mul, BinaryOperation::Div,
+                                   BinaryOperation::Maximum, BinaryOperation::Minimum}) {
+            Net net;
+            IOutputSlot* x = net.Input(c.a);
+            // b's values are between 0.3 and 0.9 (away from 0, for Div).
+            IOutputSlot* y = net.Binary(op, net.Unary(UnaryOperation::Relu, x), net.Const(c.b, 0.3f, 0.6f));
+            net.Output(y);
+            const Net::Result want = net.Run({"CpuRef"});
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            const Net::Result got = net.Run({"CpuAcc"});
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << got.m_Optimized;
+            EXPECT_EQ(log.find(",ref:"), std::string::npos) << "a reference implementation ran:\n" << log;
+            ASSERT_EQ(got.m_Outputs[0].size(), want.m_Outputs[0].size());
+            for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
+                ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 1e-5f) << "element " << i;
+            }
+        }
+    }
+}
+
 TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     SKIP_WITHOUT_CPUACC();
     // The opset-13 forms PyTorch exports for nn.LayerNorm and GELU, after a matmul with bias.
