@@ -16,11 +16,93 @@ namespace trellis::cpuacc {
 
 using namespace detail;
 
+void CompiledRegion::PlanConcatFamilies() {
+    const RegionGraph& g = *m_Graph;
+    // Channel Concats of batch-1, 4-D values with a blocked layout, longest input list first.
+    std::vector<int> concats;
+    for (int c = 0; c < static_cast<int>(g.m_Nodes.size()); ++c) {
+        const Node& n = g.m_Nodes[static_cast<std::size_t>(c)];
+        if (n.m_Dead || n.m_Kind != NodeKind::Concat || n.m_Inputs.empty()) continue;
+        const Dims outDims = ValueDims(n.m_Outputs[0]);
+        const int rank = static_cast<int>(outDims.size());
+        const int axis = std::get<ConcatDescriptor>(n.m_Descriptor).m_Axis;
+        if (rank != 4 || (axis < 0 ? axis + rank : axis) != 1 || outDims[0] != 1 || !BlockedTag(outDims.size()) ||
+            g.IsRegionOutput(n.m_Outputs[0])) {
+            continue;
+        }
+        concats.push_back(c);
+    }
+    std::stable_sort(concats.begin(), concats.end(), [&](int x, int y) {
+        return g.m_Nodes[static_cast<std::size_t>(x)].m_Inputs.size() > g.m_Nodes[static_cast<std::size_t>(y)].m_Inputs.size();
+    });
+    std::unordered_map<int, std::vector<int>> members;  // longest -> the concats that are prefixes of it
+    for (int c : concats) {
+        const std::vector<int>& in = g.m_Nodes[static_cast<std::size_t>(c)].m_Inputs;
+        int top = c;
+        for (const auto& [t, list] : members) {
+            const std::vector<int>& longest = g.m_Nodes[static_cast<std::size_t>(t)].m_Inputs;
+            if (in.size() <= longest.size() && std::equal(in.begin(), in.end(), longest.begin())) {
+                top = t;
+                break;
+            }
+        }
+        members[top].push_back(c);
+    }
+    for (const auto& [top, list] : members) {
+        if (list.size() < 2) continue;
+        const std::vector<int>& longest = g.m_Nodes[static_cast<std::size_t>(top)].m_Inputs;
+        const Dims topDims = ValueDims(g.m_Nodes[static_cast<std::size_t>(top)].m_Outputs[0]);
+        // Every input: whole channel blocks, once in the list, read by the family's Concats alone
+        // (nothing else may see the shared buffer change), not a region output.
+        bool ok = true;
+        for (int v : longest) {
+            const Dims vd = ValueDims(v);
+            ok = ok && vd.size() == 4 && vd[0] == 1 && vd[2] == topDims[2] && vd[3] == topDims[3] && vd[1] % BlockSize() == 0 &&
+                 std::count(longest.begin(), longest.end(), v) == 1 && !g.IsRegionOutput(v);
+            for (int consumer : g.Consumers(v)) ok = ok && std::find(list.begin(), list.end(), consumer) != list.end();
+        }
+        if (!ok) continue;
+        for (int c : list) m_ConcatFamily[c] = top;
+        m_ConcatTargets[top].m_Md = memory::desc(topDims, memory::data_type::f32, *BlockedTag(topDims.size()));
+        for (int v : longest) {
+            const int p = g.m_Values[static_cast<std::size_t>(v)].m_Producer;
+            const bool convWithoutSum =
+                p >= 0 && g.m_Nodes[static_cast<std::size_t>(p)].m_Kind == NodeKind::Conv &&
+                std::none_of(g.m_Nodes[static_cast<std::size_t>(p)].m_PostOps.begin(),
+                             g.m_Nodes[static_cast<std::size_t>(p)].m_PostOps.end(),
+                             [](const PostOp& po) { return po.m_Kind == PostOp::Kind::Add; });
+            if (convWithoutSum) m_ConcatOf[v] = top;  // written in place; anything else is copied in once
+        }
+    }
+}
+
+void CompiledRegion::CompileFamilyConcat(int index, const Node& n) {
+    const int top = m_ConcatFamily.at(index);
+    ConcatTarget& target = m_ConcatTargets[top];
+    if (target.m_Storage < 0) target.m_Storage = AddStorage(Storage::Kind::Internal, -1, target.m_Md.get_size());
+    const std::vector<int>& longest = m_Graph->m_Nodes[static_cast<std::size_t>(top)].m_Inputs;
+    memory::dim offset = 0;
+    for (int v : longest) {
+        const Dims vd = ValueDims(v);
+        if (std::find(n.m_Inputs.begin(), n.m_Inputs.end(), v) == n.m_Inputs.end()) break;  // past this prefix
+        if (!m_InFamilyBuffer.count(v)) {
+            const int view = AddMem(target.m_Storage, memory::desc(vd, memory::data_type::f32, *BlockedTag(vd.size())));
+            m_Mems[static_cast<std::size_t>(view)].m_ByteOffset = static_cast<std::size_t>(offset * vd[2] * vd[3]) * sizeof(float);
+            AddReorder(MemOf(v), view, n.m_Name + " (copied into the dense block's buffer)");
+            m_InFamilyBuffer.insert(v);
+        }
+        offset += vd[1];
+    }
+    const Dims outDims = ValueDims(n.m_Outputs[0]);
+    Bind(n.m_Outputs[0], AddMem(target.m_Storage, memory::desc(outDims, memory::data_type::f32, *BlockedTag(outDims.size()))));
+}
+
 void CompiledRegion::PlanInPlaceConcats() {
+    PlanConcatFamilies();
     const RegionGraph& g = *m_Graph;
     for (int c = 0; c < static_cast<int>(g.m_Nodes.size()); ++c) {
         const Node& n = g.m_Nodes[static_cast<std::size_t>(c)];
-        if (n.m_Dead || n.m_Kind != NodeKind::Concat) continue;
+        if (n.m_Dead || n.m_Kind != NodeKind::Concat || m_ConcatFamily.count(c)) continue;
         const Dims outDims = ValueDims(n.m_Outputs[0]);
         const int rank = static_cast<int>(outDims.size());
         const int axis = std::get<ConcatDescriptor>(n.m_Descriptor).m_Axis;
@@ -266,6 +348,7 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         m_Mems[static_cast<std::size_t>(dstMem)].m_ByteOffset =
             static_cast<std::size_t>(offset * Product(dst, 2, dst.size())) * sizeof(float);
         ++target.m_Written;
+        m_InFamilyBuffer.insert(out);
     } else {
         dstMem = NewInternal(pd.dst_desc());
     }

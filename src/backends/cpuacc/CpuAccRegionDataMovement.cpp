@@ -18,6 +18,10 @@ using namespace detail;
 void CompiledRegion::CompileConcat(int index, const Node& n) {
     const auto& d = std::get<ConcatDescriptor>(n.m_Descriptor);
     const int out = n.m_Outputs[0];
+    if (m_ConcatFamily.count(index)) {
+        CompileFamilyConcat(index, n);
+        return;
+    }
     if (auto t = m_ConcatTargets.find(index); t != m_ConcatTargets.end() && t->second.m_Written == n.m_Inputs.size()) {
         Bind(out, AddMem(t->second.m_Storage, t->second.m_Md));  // every part is already in place
         return;

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -253,7 +254,16 @@ private:
     };
     std::unordered_map<int, int> m_ConcatOf;  ///< value -> Concat node it may be written into
     std::unordered_map<int, ConcatTarget> m_ConcatTargets;  ///< Concat node -> its buffer
+    /// A DenseNet block: Concats whose input lists are prefixes of one longest list share that
+    /// one's buffer (each a prefix view of it: channel blocks are contiguous at batch 1), and each
+    /// input is written (by its convolution) or copied into it once. Concat node -> the longest.
+    std::unordered_map<int, int> m_ConcatFamily;
+    std::unordered_set<int> m_InFamilyBuffer;  ///< values already in their family's buffer
     void PlanInPlaceConcats();
+    void PlanConcatFamilies();
+    /// Concat node `index` of a family: its inputs copied into the shared buffer where they are
+    /// not there yet, its output a prefix view.
+    void CompileFamilyConcat(int index, const Node& n);
 
     mutable std::mutex m_Mutex;
     mutable std::vector<std::unique_ptr<Context>> m_Free;

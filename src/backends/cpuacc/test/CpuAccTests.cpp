@@ -334,6 +334,51 @@ TEST(CpuAccFusion, BinaryBroadcastsOneDnnHasNoKernelForRunOwnLoop) {
     }
 }
 
+TEST(CpuAccFusion, DenseBlockConcatsShareOneBufferWithoutCopies) {
+    SKIP_WITHOUT_CPUACC();
+    // A DenseNet block: each layer (BatchNorm, ReLU, 1x1 and 3x3 convolutions) reads the
+    // concatenation of the block's input and every earlier layer's output. The Concats are prefixes
+    // of the last one: they share its buffer, each layer's convolution writes its channels there
+    // once, the block's input (a pooling's output) is copied in once, and no Concat copies.
+    Net net;
+    IOutputSlot* x = net.Input({1, 16, 12, 12});
+    PoolingDescriptor pool;
+    pool.m_KernelShape = {2, 2};
+    pool.m_Strides = {2, 2};
+    std::vector<IOutputSlot*> features{net.Op(LayerType::Pooling, pool, {x})};
+    auto batchNorm = [&](IOutputSlot* v, unsigned int c) {
+        return net.Op(LayerType::BatchNormalization, BatchNormalizationDescriptor{1e-5f},
+                      {v, net.Const({c}, 0.2f, 1.0f), net.Const({c}, 0.1f), net.Const({c}, 0.1f), net.Const({c}, 0.2f, 1.0f)});
+    };
+    ConvolutionDescriptor pw, k3;
+    pw.m_KernelShape = {1, 1};
+    k3.m_KernelShape = {3, 3};
+    k3.m_PadsBegin = {1, 1};
+    k3.m_PadsEnd = {1, 1};
+    for (int layer = 0; layer < 3; ++layer) {
+        const unsigned int in = 16u * static_cast<unsigned int>(features.size());
+        IOutputSlot* cat = net.Op(LayerType::Concat, ConcatDescriptor{1}, features);  // one input first, as exported
+        IOutputSlot* a = net.Unary(UnaryOperation::Relu, batchNorm(cat, in));
+        IOutputSlot* b = net.Op(LayerType::Convolution, pw, {a, net.Const({32, in, 1, 1}, 0.3f)});
+        IOutputSlot* c = net.Unary(UnaryOperation::Relu, batchNorm(b, 32));
+        features.push_back(net.Op(LayerType::Convolution, k3, {c, net.Const({16, 32, 3, 3}, 0.1f)}));
+    }
+    net.Output(net.Unary(UnaryOperation::Relu, net.Op(LayerType::Concat, ConcatDescriptor{1}, features)));
+    const Net::Result want = net.Run({"CpuRef"});
+    dnnl_set_verbose(1);
+    ::testing::internal::CaptureStdout();
+    const Net::Result got = net.Run({"CpuAcc"});
+    std::fflush(stdout);
+    const std::string log = ::testing::internal::GetCapturedStdout();
+    dnnl_set_verbose(0);
+    ASSERT_EQ(got.m_Outputs[0].size(), want.m_Outputs[0].size());
+    for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
+        ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 2e-5f * (1.0f + std::fabs(want.m_Outputs[0][i]))) << "element " << i;
+    }
+    EXPECT_NE(log.find("exec,cpu,convolution,"), std::string::npos) << log;
+    EXPECT_EQ(log.find("exec,cpu,concat,"), std::string::npos) << "a Concat copied:\n" << log;
+}
+
 TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     SKIP_WITHOUT_CPUACC();
     // The opset-13 forms PyTorch exports for nn.LayerNorm and GELU, after a matmul with bias.
