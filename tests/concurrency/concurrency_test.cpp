@@ -77,15 +77,7 @@ std::vector<OwnedTensor> RunOnce(IRuntime& runtime, NetworkId id, const std::vec
                              std::size_t numOutputs) {
     InputTensors in;
     for (std::size_t i = 0; i < inputs.size(); ++i) in.emplace_back(static_cast<LayerBindingId>(i), inputs[i].AsConstTensor());
-    std::vector<OwnedTensor> outs(numOutputs);
-    OutputTensors out;
-    for (std::size_t o = 0; o < numOutputs; ++o) {
-        outs[o].m_Info = runtime.GetOutputTensorInfo(id, static_cast<LayerBindingId>(o), in);
-        outs[o].m_Data.assign(outs[o].m_Info.GetNumBytes(), 0);
-        out.emplace_back(static_cast<LayerBindingId>(o), outs[o].AsTensor());
-    }
-    if (runtime.EnqueueWorkload(id, in, out) != Status::Success) throw RuntimeException("EnqueueWorkload failed");
-    return outs;
+    return RunNetwork(runtime, id, in, numOutputs);
 }
 
 /// `threads` threads, each calling `work(thread)`; returns the first error of each thread ("" when none).
@@ -209,8 +201,7 @@ INetworkPtr DoublingLoopNetwork() {
     add->GetOutputSlot(0).Connect(body->AddOutputLayer(1)->GetInputSlot(0));
     add->GetOutputSlot(0).Connect(body->AddOutputLayer(2)->GetInputSlot(0));
     LoopDescriptor d;
-    d.m_Body = std::shared_ptr<const INetwork>(body.release(),
-                                               [](const INetwork* n) { INetwork::Destroy(const_cast<INetwork*>(n)); });
+    d.m_Body = ShareNetwork(std::move(body));
     d.m_NumCarried = 1;
     d.m_NumScanOutputs = 1;
 

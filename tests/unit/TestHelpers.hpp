@@ -1,5 +1,9 @@
-// Shared test helpers: run an ONNX model through the public API and compare tensors.
+// Shared test helpers: run an ONNX model through the public API and compare tensors (the
+// layer-by-layer network builder is in tests/support/NetworkBuilders.hpp, included here).
 #pragma once
+
+#include "support/NetworkBuilders.hpp"
+#include "support/TensorValues.hpp"
 
 #include <trellis/OnnxParser.hpp>
 #include <trellis/TensorIO.hpp>
@@ -10,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <ostream>
@@ -60,23 +63,6 @@ struct LoadedModel {
         return outs;
     }
 };
-
-inline double ToDouble(const OwnedTensor& t, std::size_t i) {
-    switch (t.m_Info.GetDataType()) {
-        case DataType::Float32: return reinterpret_cast<const float*>(t.m_Data.data())[i];
-        case DataType::Float64: return reinterpret_cast<const double*>(t.m_Data.data())[i];
-        case DataType::Signed32: return reinterpret_cast<const int32_t*>(t.m_Data.data())[i];
-        case DataType::Signed64: return static_cast<double>(reinterpret_cast<const int64_t*>(t.m_Data.data())[i]);
-        case DataType::Boolean:
-        case DataType::UInt8: return t.m_Data[i];
-        case DataType::Signed8: return reinterpret_cast<const int8_t*>(t.m_Data.data())[i];
-        case DataType::Signed16: return reinterpret_cast<const int16_t*>(t.m_Data.data())[i];
-        case DataType::UInt16: return reinterpret_cast<const uint16_t*>(t.m_Data.data())[i];
-        case DataType::UInt32: return reinterpret_cast<const uint32_t*>(t.m_Data.data())[i];
-        case DataType::UInt64: return static_cast<double>(reinterpret_cast<const uint64_t*>(t.m_Data.data())[i]);
-        default: return std::nan("");
-    }
-}
 
 /// Relative L2 error ||got - want|| / ||want|| over n elements read by got(i) and want(i) (the
 /// plain norm of the difference when want is all zeros).
@@ -205,162 +191,6 @@ inline std::string Compare(const OwnedTensor& got, const OwnedTensor& want, doub
     return std::to_string(bad) + " of " + std::to_string(want.m_Info.GetNumElements()) +
            " elements differ; first at " + std::to_string(firstBad) + ": got " + std::to_string(ToDouble(got, firstBad)) +
            ", want " + std::to_string(ToDouble(want, firstBad)) + "; worst abs diff " + std::to_string(worst);
-}
-
-/// A network built layer by layer for validation tests: inputs with given infos, constants, and
-/// layers whose every output becomes a network output (bindings 0, 1, ... in creation order).
-struct LayerTestNetwork {
-    INetworkPtr m_Net = INetwork::Create();
-    IRuntimePtr m_Runtime = IRuntime::Create(IRuntime::CreationOptions());
-    int m_NextInput = 0;
-    int m_NextOutput = 0;
-
-    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = m_Net->AddInputLayer(m_NextInput++);
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        return l->GetOutputSlot(0);
-    }
-    /// A constant of `type` holding `bytes` (copied by the network).
-    IOutputSlot& Constant(const TensorShape& shape, DataType type, const void* bytes) {
-        auto* l = m_Net->AddConstantLayer(ConstTensor(TensorInfo(shape, type, 0.0f, 0, true), bytes));
-        return l->GetOutputSlot(0);
-    }
-    IOutputSlot& ConstInts(const std::vector<int64_t>& values, TensorShape shape) {
-        return Constant(shape, DataType::Signed64, values.data());
-    }
-    IOutputSlot& ConstFloats(const std::vector<float>& values, TensorShape shape) {
-        return Constant(shape, DataType::Float32, values.data());
-    }
-    /// Adds the layer (numOutputs -1: the op's default) and an Output layer on each output.
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs,
-                             int numOutputs = -1) {
-        auto* l = m_Net->AddLayer(type, d, name, static_cast<int>(inputs.size()), numOutputs);
-        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
-        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
-            l->GetOutputSlot(o).Connect(m_Net->AddOutputLayer(m_NextOutput++)->GetInputSlot(0));
-        }
-        return l;
-    }
-    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*m_Net, {"CpuRef"}, m_Runtime->GetDeviceSpec()); }
-};
-
-/// Expects `what` to throw a trellis::Exception whose message names `layerName` and contains `rule`.
-template <typename F>
-void ExpectThrowsNaming(F&& what, const std::string& layerName, const std::string& rule) {
-    try {
-        what();
-        ADD_FAILURE() << "'" << layerName << "' was accepted; expected: " << rule;
-    } catch (const trellis::Exception& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
-
-/// Optimize() must throw a trellis::Exception whose message names `layerName` and states `rule`.
-/// `Network` is any test builder with an Optimize() (LayerTestNetwork, or a file's own).
-template <typename Network>
-void ExpectRejected(Network& n, const std::string& layerName, const std::string& rule) {
-    ExpectThrowsNaming([&] { n.Optimize(); }, layerName, rule);
-}
-inline void ExpectOptimizeRejects(LayerTestNetwork& n, const std::string& layerName, const std::string& rule) {
-    ExpectRejected(n, layerName, rule);
-}
-
-/// A parameter of `layerName` fed by a graph input: Optimize() defers the network (its log names
-/// the layer and `parameter`, e.g. "input 1 (frame_step)") and it loads as a dynamic network,
-/// optimized for each run's values.
-inline void ExpectOptimizeDefers(LayerTestNetwork& n, const std::string& layerName, const std::string& parameter) {
-    IOptimizedNetworkPtr opt = n.Optimize();
-    const std::vector<std::string>& log = opt->GetOptimizationLog();
-    ASSERT_FALSE(log.empty());
-    EXPECT_NE(log.back().find("dynamic network"), std::string::npos) << log.back();
-    EXPECT_NE(log.back().find(layerName), std::string::npos) << log.back();
-    EXPECT_NE(log.back().find(parameter), std::string::npos) << log.back();
-    NetworkId id = 0;
-    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, std::move(opt)), Status::Success);
-    EXPECT_TRUE(n.m_Runtime->IsDynamic(id));
-    n.m_Runtime->UnloadNetwork(id);
-}
-
-/// Loads the network and runs it with `inputs` (one tensor per input binding, in order); returns
-/// every output (bindings 0, 1, ...). Exceptions propagate.
-inline std::vector<OwnedTensor> RunLayerTestNetwork(LayerTestNetwork& n, const std::vector<OwnedTensor>& inputs) {
-    NetworkId id = 0;
-    if (n.m_Runtime->LoadNetwork(id, n.Optimize()) != Status::Success) throw RuntimeException("LoadNetwork failed");
-    InputTensors in;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        TensorInfo info = inputs[i].m_Info;
-        info.SetConstant(true);
-        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].m_Data.data())});
-    }
-    std::vector<OwnedTensor> outs(static_cast<std::size_t>(n.m_NextOutput));
-    OutputTensors out;
-    for (int o = 0; o < n.m_NextOutput; ++o) {
-        outs[o].m_Info = n.m_Runtime->GetOutputTensorInfo(id, o, in);  // specializes a dynamic network
-        outs[o].m_Data.assign(outs[o].m_Info.GetNumBytes(), 0);
-        out.push_back({o, outs[o].AsTensor()});
-    }
-    n.m_Runtime->EnqueueWorkload(id, in, out);
-    return outs;
-}
-
-/// The run must throw a RuntimeException whose message names `layerName` and states `rule`.
-inline void ExpectRunThrows(LayerTestNetwork& n, const std::vector<OwnedTensor>& inputs, const std::string& layerName,
-                            const std::string& rule) {
-    try {
-        RunLayerTestNetwork(n, inputs);
-        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
-    } catch (const RuntimeException& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
-}
-
-/// An OwnedTensor of `shape` and `type` holding `values` (converted to the element type).
-template <typename T>
-OwnedTensor MakeTensor(const TensorShape& shape, DataType type, const std::vector<T>& values) {
-    OwnedTensor t;
-    t.m_Info = TensorInfo(shape, type);
-    t.m_Data.resize(values.size() * sizeof(T));
-    std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
-    return t;
-}
-
-/// The same builder under the name the signal-op tests use.
-using LayerNet = LayerTestNetwork;
-using OpNetwork = LayerTestNetwork;
-
-/// Loads the network (which must succeed) and runs it once with `inputs` (one buffer per input
-/// binding, in order); the run must throw a RuntimeException naming `layerName` and `rule`.
-inline void ExpectRunFails(LayerTestNetwork& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
-                           const std::string& layerName, const std::string& rule) {
-    NetworkId id = 0;
-    std::string loadError;
-    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize(), loadError), Status::Success) << loadError;
-    InputTensors in;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        TensorInfo info = inputs[i].first;
-        info.SetConstant(true);
-        in.push_back({static_cast<int>(i), ConstTensor(info, inputs[i].second)});
-    }
-    std::vector<std::vector<std::byte>> buffers;
-    buffers.reserve(static_cast<std::size_t>(n.m_NextOutput));  // Tensors point into them
-    OutputTensors out;
-    for (int o = 0; o < n.m_NextOutput; ++o) {
-        const TensorInfo info = n.m_Runtime->GetOutputTensorInfo(id, o, in);  // specializes a dynamic network
-        buffers.emplace_back(info.GetNumBytes());
-        out.push_back({o, Tensor(info, buffers.back().data())});
-    }
-    try {
-        n.m_Runtime->EnqueueWorkload(id, in, out);
-        ADD_FAILURE() << "the run of '" << layerName << "' succeeded; expected: " << rule;
-    } catch (const RuntimeException& e) {
-        const std::string msg = e.what();
-        EXPECT_NE(msg.find(layerName), std::string::npos) << "message does not name the layer: " << msg;
-        EXPECT_NE(msg.find(rule), std::string::npos) << "message does not state the rule '" << rule << "': " << msg;
-    }
 }
 
 }  // namespace trellis::test

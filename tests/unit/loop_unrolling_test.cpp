@@ -9,11 +9,6 @@ using namespace trellis::test;
 
 namespace {
 
-std::shared_ptr<const INetwork> Share(INetworkPtr network) {
-    return std::shared_ptr<const INetwork>(network.release(),
-                                           [](const INetwork* n) { INetwork::Destroy(const_cast<INetwork*>(n)); });
-}
-
 /// Body of one Float32 loop-carried value v: v_next = v + v, the condition passed through, and
 /// v_next as the scan value.
 std::shared_ptr<const INetwork> DoublingBody() {
@@ -29,7 +24,7 @@ std::shared_ptr<const INetwork> DoublingBody() {
     condOut->GetOutputSlot(0).Connect(body->AddOutputLayer(0)->GetInputSlot(0));
     add->GetOutputSlot(0).Connect(body->AddOutputLayer(1)->GetInputSlot(0));
     add->GetOutputSlot(0).Connect(body->AddOutputLayer(2)->GetInputSlot(0));
-    return Share(std::move(body));
+    return ShareNetwork(std::move(body));
 }
 
 LoopDescriptor DoublingLoop() {
@@ -105,14 +100,14 @@ TEST(LoopUnrolling, MoreIterationsThanTheLimitAreRefusedNamingTheLoop) {
     IOutputSlot& v = n.Input(TensorShape({2}));
     n.Layer(LayerType::Loop, DoublingLoop(), "long_loop",
             {&TripCount(n, int64_t{kMaxLoopIterations} + 1), &NoCondition(n), &v}, 2);
-    ExpectOptimizeRejects(n, "long_loop", "trip count 1025 needs more than 1024 iterations");
+    ExpectRejected(n, "long_loop", "trip count 1025 needs more than 1024 iterations");
 }
 
 TEST(LoopUnrolling, UsedScanOutputOfALoopWithoutIterationsIsRefused) {
     LayerTestNetwork n;
     IOutputSlot& v = n.Input(TensorShape({2}));
     n.Layer(LayerType::Loop, DoublingLoop(), "empty_loop", {&TripCount(n, 0), &NoCondition(n), &v}, 2);
-    ExpectOptimizeRejects(n, "empty_loop", "scan output 0 is used, but the loop runs no iteration");
+    ExpectRejected(n, "empty_loop", "scan output 0 is used, but the loop runs no iteration");
 }
 
 TEST(LoopUnrolling, FalseConditionRunsNoIteration) {
@@ -138,7 +133,7 @@ TEST(LoopUnrolling, RulesNameTheLoop) {
         const float notAnInteger = 2.0f;
         IOutputSlot& m = n.Constant(TensorShape(std::vector<unsigned int>{}), DataType::Float32, &notAnInteger);
         n.Layer(LayerType::Loop, DoublingLoop(), "float_count", {&m, &NoCondition(n), &v}, 2);
-        ExpectOptimizeRejects(n, "float_count", "trip count M (input 0) is Float32 scalar; it must be a Signed64 scalar");
+        ExpectRejected(n, "float_count", "trip count M (input 0) is Float32 scalar; it must be a Signed64 scalar");
     }
     {
         LayerTestNetwork n;
@@ -146,7 +141,7 @@ TEST(LoopUnrolling, RulesNameTheLoop) {
         LoopDescriptor d = DoublingLoop();
         d.m_NumOuterValues = 1;  // promises an outer value the layer does not have
         n.Layer(LayerType::Loop, d, "short_of_inputs", {&TripCount(n, 1), &NoCondition(n), &v}, 2);
-        ExpectOptimizeRejects(n, "short_of_inputs", "has 3 inputs; its descriptor");
+        ExpectRejected(n, "short_of_inputs", "has 3 inputs; its descriptor");
     }
     {
         LayerTestNetwork n;
@@ -155,6 +150,6 @@ TEST(LoopUnrolling, RulesNameTheLoop) {
         d.m_NumOuterValues = 0;
         d.m_NumScanOutputs = 2;
         n.Layer(LayerType::Loop, d, "unfed_body", {&TripCount(n, 1), &NoCondition(n)}, 2);
-        ExpectOptimizeRejects(n, "unfed_body", "has binding 2, which the loop does not provide");
+        ExpectRejected(n, "unfed_body", "has binding 2, which the loop does not provide");
     }
 }

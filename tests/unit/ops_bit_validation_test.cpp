@@ -5,38 +5,38 @@
 #include "TestHelpers.hpp"
 
 using namespace trellis;
-using trellis::test::ExpectOptimizeRejects;
-using trellis::test::OpNetwork;
+using trellis::test::ExpectRejected;
+using trellis::test::LayerTestNetwork;
 
 TEST(OpsBit, BitwiseOpsTakeIntegers) {
     {
-        OpNetwork n;
+        LayerTestNetwork n;
         n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::BitwiseAnd}, "and_float",
                 {&n.Input({3}), &n.Input({3})});
-        ExpectOptimizeRejects(n, "and_float", "BitwiseAnd: inputs are Float32; bitwise operations take integer types");
+        ExpectRejected(n, "and_float", "BitwiseAnd: inputs are Float32; bitwise operations take integer types");
     }
     {
-        OpNetwork n;
+        LayerTestNetwork n;
         ElementwiseUnaryDescriptor d;
         d.m_Operation = UnaryOperation::BitwiseNot;
         n.Layer(LayerType::ElementwiseUnary, d, "not_bool", {&n.Input({3}, DataType::Boolean)});
-        ExpectOptimizeRejects(n, "not_bool", "BitwiseNot: input is Boolean; it must be an integer type");
+        ExpectRejected(n, "not_bool", "BitwiseNot: input is Boolean; it must be an integer type");
     }
 }
 
 TEST(OpsBit, BitCastNeedsOneElementSize) {
     {
-        OpNetwork n;
+        LayerTestNetwork n;
         CastDescriptor d;
         d.m_To = DataType::Signed64;
         n.Layer(LayerType::BitCast, d, "bitcast_size", {&n.Input({3})});
-        ExpectOptimizeRejects(n, "bitcast_size", "Trellis reinterprets between types of one element size only");
+        ExpectRejected(n, "bitcast_size", "Trellis reinterprets between types of one element size only");
     }
     {
-        OpNetwork n;
+        LayerTestNetwork n;
         CastDescriptor d;
         d.m_To = DataType::Boolean;
         n.Layer(LayerType::BitCast, d, "bitcast_bool", {&n.Input({3}, DataType::UInt8)});
-        ExpectOptimizeRejects(n, "bitcast_bool", "which Boolean cannot hold");
+        ExpectRejected(n, "bitcast_bool", "which Boolean cannot hold");
     }
 }

@@ -18,57 +18,8 @@ using namespace trellis;
 
 namespace {
 
-// One network under construction plus the runtime whose device spec Optimize() needs.
-struct DataNet {
-    INetworkPtr net = INetwork::Create();
-    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
-    int nextInput = 0;
-    int nextOutput = 0;
-
-    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = net->AddInputLayer(nextInput++);
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        return l->GetOutputSlot(0);
-    }
-    // A 1-D Signed64 constant (shapes, axes, pads, sizes, ...); the network copies the data.
-    IOutputSlot& ConstInts(const std::vector<int64_t>& values) {
-        auto* l = net->AddConstantLayer(ConstTensor(
-            TensorInfo(TensorShape({static_cast<unsigned int>(values.size())}), DataType::Signed64, 0.0f, 0, true),
-            values.data()));
-        return l->GetOutputSlot(0);
-    }
-    IOutputSlot& ScalarFloat(float value) {
-        auto* l = net->AddConstantLayer(ConstTensor(TensorInfo(TensorShape(), DataType::Float32, 0.0f, 0, true), &value));
-        return l->GetOutputSlot(0);
-    }
-    // Adds the layer, feeds it `inputs` in order and sends each of its outputs to an Output layer.
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name,
-                             std::vector<IOutputSlot*> inputs, int numOutputs = -1) {
-        auto* l = net->AddLayer(type, d, name, static_cast<int>(inputs.size()), numOutputs);
-        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
-        for (unsigned int o = 0; o < l->GetNumOutputSlots(); ++o) {
-            l->GetOutputSlot(o).Connect(net->AddOutputLayer(nextOutput++)->GetInputSlot(0));
-        }
-        return l;
-    }
-    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()); }
-
-    // The output infos the optimizer inferred for layer `name`. A layer whose inputs are all
-    // constant is folded into a Constant named after it ("name" or "name_1").
-    std::vector<TensorInfo> OutputsOf(const IOptimizedNetwork& opt, const std::string& name) {
-        for (const auto& p : opt.GetLayerPlacements()) {
-            if (p.m_LayerName == name || p.m_LayerName == name + "_1") return p.m_Outputs;
-        }
-        ADD_FAILURE() << "no layer '" << name << "' in the optimized network";
-        return {};
-    }
-    TensorInfo OutputOf(const IOptimizedNetwork& opt, const std::string& name) {
-        std::vector<TensorInfo> outs = OutputsOf(opt, name);
-        return outs.empty() ? TensorInfo() : outs[0];
-    }
-};
-
 using test::ExpectRejected;
+using test::LayerTestNetwork;
 
 ReshapeDescriptor ReshapeTo(std::vector<int64_t> target) {
     ReshapeDescriptor d;
@@ -81,21 +32,21 @@ ReshapeDescriptor ReshapeTo(std::vector<int64_t> target) {
 // ---- bad layers: one or more per op ------------------------------------------------------------
 
 TEST(OpsDataValidation, AddShapesThatDoNotBroadcast) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, "add_bad",
             {&n.Input({2, 3}), &n.Input({4})});
     ExpectRejected(n, "add_bad", "cannot be broadcast");
 }
 
 TEST(OpsDataValidation, BinaryInputsOfDifferentTypes) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, "mul_mixed",
             {&n.Input({3}), &n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "mul_mixed", "must have the same type");
 }
 
 TEST(OpsDataValidation, ClipWithNaNBound) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseUnary,
             ElementwiseUnaryDescriptor{UnaryOperation::Clip, 0.0f, std::numeric_limits<float>::quiet_NaN()}, "clip_nan",
             {&n.Input({3})});
@@ -104,38 +55,38 @@ TEST(OpsDataValidation, ClipWithNaNBound) {
 
 TEST(OpsDataValidation, UnaryTypeCpuRefDoesNotRun) {
     // Exp on Signed32 has no CpuRef kernel: Optimize() says so, naming the layer and the reason.
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Exp}, "exp_int",
             {&n.Input({3}, DataType::Signed32)});
     ExpectRejected(n, "exp_int", "Signed32 is not supported");
 }
 
 TEST(OpsDataValidation, PReluSlopeThatWouldGrowX) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::PRelu, EmptyDescriptor{}, "prelu_bad", {&n.Input({1, 3}), &n.Input({5, 1, 1})});
     ExpectRejected(n, "prelu_bad", "does not broadcast onto X");
 }
 
 TEST(OpsDataValidation, WhereConditionNotBoolean) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Where, EmptyDescriptor{}, "where_bad", {&n.Input({3}), &n.Input({3}), &n.Input({3})});
     ExpectRejected(n, "where_bad", "it must be Boolean");
 }
 
 TEST(OpsDataValidation, ConcatMismatchedDims) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Concat, ConcatDescriptor{0}, "concat_bad", {&n.Input({2, 3}), &n.Input({2, 4})});
     ExpectRejected(n, "concat_bad", "dims other than axis 0 must match");
 }
 
 TEST(OpsDataValidation, ConcatAxisOutOfRange) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Concat, ConcatDescriptor{-3}, "concat_axis", {&n.Input({2, 3}), &n.Input({2, 3})});
     ExpectRejected(n, "concat_axis", "out of range");
 }
 
 TEST(OpsDataValidation, SplitSizesNotSummingToTheDim) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Split, SplitDescriptor{1, {2, 2}}, "split_bad", {&n.Input({3, 5})}, 2);
     ExpectRejected(n, "split_bad", "sum to 4");
 }
@@ -143,22 +94,22 @@ TEST(OpsDataValidation, SplitSizesNotSummingToTheDim) {
 TEST(OpsDataValidation, SplitIntoUnequalParts) {
     {
         // Split-18's num_outputs: parts of ceil(7 / 2) = 4, the last one smaller.
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Split, SplitDescriptor{0, {}}, "split_uneven", {&n.Input({7})}, 2);
         NetworkId id = 0;
-        ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
-        EXPECT_EQ(n.runtime->GetOutputTensorInfo(id, 0).GetShape(), TensorShape({4}));
-        EXPECT_EQ(n.runtime->GetOutputTensorInfo(id, 1).GetShape(), TensorShape({3}));
+        ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+        EXPECT_EQ(n.m_Runtime->GetOutputTensorInfo(id, 0).GetShape(), TensorShape({4}));
+        EXPECT_EQ(n.m_Runtime->GetOutputTensorInfo(id, 1).GetShape(), TensorShape({3}));
     }
     {
-        DataNet n;  // 2 into 4 parts of 1 would need 3 before the last
+        LayerTestNetwork n;  // 2 into 4 parts of 1 would need 3 before the last
         n.Layer(LayerType::Split, SplitDescriptor{0, {}}, "split_short", {&n.Input({2})}, 4);
         ExpectRejected(n, "split_short", "is too small for 4 parts");
     }
 }
 
 TEST(OpsDataValidation, SliceStepZero) {
-    DataNet n;
+    LayerTestNetwork n;
     SliceDescriptor d;
     d.m_Starts = {0};
     d.m_Ends = {2};
@@ -169,20 +120,20 @@ TEST(OpsDataValidation, SliceStepZero) {
 }
 
 TEST(OpsDataValidation, SliceStepZeroFromParameterInput) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Slice, SliceDescriptor{}, "slice_input_bad",
             {&n.Input({5, 3}), &n.ConstInts({0}), &n.ConstInts({2}), &n.ConstInts({1}), &n.ConstInts({0})});
     ExpectRejected(n, "slice_input_bad", "steps must be non-zero");
 }
 
 TEST(OpsDataValidation, ReshapeElementCountMismatch) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Reshape, ReshapeTo({4, 2}), "reshape_count", {&n.Input({2, 3})});
     ExpectRejected(n, "reshape_count", "the element count must not change");
 }
 
 TEST(OpsDataValidation, ReshapeWithTwoInferredDims) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Reshape, ReshapeTo({-1, -1}), "reshape_two", {&n.Input({2, 3})});
     ExpectRejected(n, "reshape_two", "at most one dim can be inferred");
 }
@@ -190,7 +141,7 @@ TEST(OpsDataValidation, ReshapeWithTwoInferredDims) {
 TEST(OpsDataValidation, ReshapeShapeFromNetworkInputMakesTheNetworkDynamic) {
     // The shape is only known when the network runs: Optimize() defers (dynamic_shapes_test.cpp
     // runs such networks), and a bad value is then refused by the run naming the layer.
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Reshape, ReshapeDescriptor{}, "reshape_dynamic",
             {&n.Input({2, 3}), &n.Input({2}, DataType::Signed64)});
     IOptimizedNetworkPtr opt = n.Optimize();
@@ -199,12 +150,12 @@ TEST(OpsDataValidation, ReshapeShapeFromNetworkInputMakesTheNetworkDynamic) {
     EXPECT_NE(log.back().find("dynamic network"), std::string::npos) << log.back();
     EXPECT_NE(log.back().find("reshape_dynamic"), std::string::npos) << log.back();
     NetworkId id = 0;
-    n.runtime->LoadNetwork(id, std::move(opt));
-    EXPECT_TRUE(n.runtime->IsDynamic(id));
+    n.m_Runtime->LoadNetwork(id, std::move(opt));
+    EXPECT_TRUE(n.m_Runtime->IsDynamic(id));
     std::vector<float> x(6, 1.0f), y(6);
     const std::vector<int64_t> badShape = {4, 2};
     try {
-        n.runtime->EnqueueWorkload(
+        n.m_Runtime->EnqueueWorkload(
             id, {{0, ConstTensor(TensorInfo({2, 3}, DataType::Float32), x.data())},
                  {1, ConstTensor(TensorInfo({2}, DataType::Signed64), badShape.data())}},
             {{0, Tensor(TensorInfo({4, 2}, DataType::Float32), y.data())}});
@@ -217,7 +168,7 @@ TEST(OpsDataValidation, ReshapeShapeFromNetworkInputMakesTheNetworkDynamic) {
 }
 
 TEST(OpsDataValidation, SqueezeOfADimThatIsNotOne) {
-    DataNet n;
+    LayerTestNetwork n;
     ReshapeDescriptor d;
     d.m_Mode = ReshapeMode::Squeeze;
     d.m_Axes = {1};
@@ -226,7 +177,7 @@ TEST(OpsDataValidation, SqueezeOfADimThatIsNotOne) {
 }
 
 TEST(OpsDataValidation, UnsqueezeNamingADimTwice) {
-    DataNet n;
+    LayerTestNetwork n;
     ReshapeDescriptor d;
     d.m_Mode = ReshapeMode::Unsqueeze;
     n.Layer(LayerType::Reshape, d, "unsqueeze_bad", {&n.Input({3}), &n.ConstInts({0, -3})});
@@ -234,44 +185,44 @@ TEST(OpsDataValidation, UnsqueezeNamingADimTwice) {
 }
 
 TEST(OpsDataValidation, TransposeBadPerm) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Transpose, TransposeDescriptor{{0, 0, 1}}, "transpose_bad", {&n.Input({2, 3, 5})});
     ExpectRejected(n, "transpose_bad", "is not a permutation");
 }
 
 TEST(OpsDataValidation, GatherAxisOutOfRange) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Gather, GatherDescriptor{2}, "gather_axis", {&n.Input({2, 3}), &n.Input({4}, DataType::Signed64)});
     ExpectRejected(n, "gather_axis", "axis 2 is out of range");
 }
 
 TEST(OpsDataValidation, GatherConstantIndexOutOfRange) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Gather, GatherDescriptor{1}, "gather_index", {&n.Input({2, 3}), &n.ConstInts({0, -4})});
     ExpectRejected(n, "gather_index", "index -4 is out of range [-3, 3)");
 }
 
 TEST(OpsDataValidation, ShapeOutputSetToTheWrongType) {
-    DataNet n;
+    LayerTestNetwork n;
     auto* l = n.Layer(LayerType::Shape, ShapeDescriptor{}, "shape_bad", {&n.Input({2, 3})});
     l->GetOutputSlot(0).SetTensorInfo(TensorInfo({2}, DataType::Float32));
     ExpectRejected(n, "shape_bad", "produces");
 }
 
 TEST(OpsDataValidation, ConstantOfShapeNegativeDim) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ConstantOfShape, ConstantOfShapeDescriptor{}, "cos_bad", {&n.ConstInts({2, -1})});
     ExpectRejected(n, "cos_bad", "dims must lie in [0, 2^32)");
 }
 
 TEST(OpsDataValidation, ExpandToAnIncompatibleShape) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Expand, ExpandDescriptor{}, "expand_bad", {&n.Input({3, 1}), &n.ConstInts({2, 4, 5})});
     ExpectRejected(n, "expand_bad", "cannot be broadcast");
 }
 
 TEST(OpsDataValidation, PadReflectWiderThanTheDim) {
-    DataNet n;
+    LayerTestNetwork n;
     PadDescriptor d;
     d.m_Mode = PadMode::Reflect;
     n.Layer(LayerType::Pad, d, "pad_bad", {&n.Input({2, 3}), &n.ConstInts({0, 3, 0, 0})});
@@ -279,33 +230,33 @@ TEST(OpsDataValidation, PadReflectWiderThanTheDim) {
 }
 
 TEST(OpsDataValidation, PadsOfTheWrongLength) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Pad, PadDescriptor{}, "pad_len", {&n.Input({2, 3}), &n.ConstInts({1, 1, 1})});
     ExpectRejected(n, "pad_len", "two per dim");
 }
 
 TEST(OpsDataValidation, IdentityOutputSetToAnotherShape) {
-    DataNet n;
+    LayerTestNetwork n;
     auto* l = n.Layer(LayerType::Identity, EmptyDescriptor{}, "identity_bad", {&n.Input({2, 3})});
     l->GetOutputSlot(0).SetTensorInfo(TensorInfo({3, 2}, DataType::Float32));
     ExpectRejected(n, "identity_bad", "produces");
 }
 
 TEST(OpsDataValidation, MemCopyOutputSetToAnotherType) {
-    DataNet n;
+    LayerTestNetwork n;
     auto* l = n.Layer(LayerType::MemCopy, MemCopyDescriptor{}, "memcopy_bad", {&n.Input({2, 3})});
     l->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Signed32));
     ExpectRejected(n, "memcopy_bad", "produces");
 }
 
 TEST(OpsDataValidation, CastToAQuantizedType) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Cast, CastDescriptor{DataType::QAsymmU8}, "cast_bad", {&n.Input({3})});
     ExpectRejected(n, "cast_bad", "Float32 to QAsymmU8 is not supported");
 }
 
 TEST(OpsDataValidation, RangeWithZeroDelta) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Range, RangeDescriptor{}, "range_bad",
             {&n.ScalarFloat(0.0f), &n.ScalarFloat(5.0f), &n.ScalarFloat(0.0f)});
     ExpectRejected(n, "range_bad", "delta must be non-zero");
@@ -314,7 +265,7 @@ TEST(OpsDataValidation, RangeWithZeroDelta) {
 // ---- good layers: the descriptor resolves into the right shape ---------------------------------
 
 TEST(OpsDataValidation, ResolvedShapes) {
-    DataNet n;
+    LayerTestNetwork n;
     IOutputSlot& x = n.Input({2, 3, 5});
     n.Layer(LayerType::Reshape, ReshapeDescriptor{}, "reshape", {&x, &n.ConstInts({0, -1})});
     ReshapeDescriptor flatten;
@@ -358,7 +309,7 @@ TEST(OpsDataValidation, ResolvedShapes) {
 }
 
 TEST(OpsDataValidation, RangeCountsLikeOnnx) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Range, RangeDescriptor{}, "range_f",
             {&n.ScalarFloat(1.0f), &n.ScalarFloat(-2.0f), &n.ScalarFloat(-0.75f)});
     n.Layer(LayerType::Range, RangeDescriptor{10.0, 3.0, -3.0, DataType::Signed64}, "range_i", {});
@@ -372,11 +323,11 @@ TEST(OpsDataValidation, RangeCountsLikeOnnx) {
 namespace {
 
 // Loads `n` and runs it once with the given input buffers; returns the exception text ("" if none).
-std::string RunExpectingError(DataNet& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
+std::string RunExpectingError(LayerTestNetwork& n, const std::vector<std::pair<TensorInfo, const void*>>& inputs,
                               const TensorInfo& outInfo) {
     NetworkId id = 0;
     std::string error;
-    if (n.runtime->LoadNetwork(id, n.Optimize(), error) != Status::Success) return "LoadNetwork failed: " + error;
+    if (n.m_Runtime->LoadNetwork(id, n.Optimize(), error) != Status::Success) return "LoadNetwork failed: " + error;
     InputTensors in;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         TensorInfo info = inputs[i].first;
@@ -385,7 +336,7 @@ std::string RunExpectingError(DataNet& n, const std::vector<std::pair<TensorInfo
     }
     std::vector<uint8_t> out(outInfo.GetNumBytes());
     try {
-        n.runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
+        n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, out.data())}});
     } catch (const trellis::Exception& e) {
         return e.what();
     }
@@ -395,7 +346,7 @@ std::string RunExpectingError(DataNet& n, const std::vector<std::pair<TensorInfo
 }  // namespace
 
 TEST(OpsDataValidation, GatherIndexOutOfRangeAtExecution) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Gather, GatherDescriptor{0}, "gather_run", {&n.Input({3, 4}), &n.Input({2}, DataType::Signed64)});
     const std::vector<float> data(12, 1.0f);
     const std::vector<int64_t> indices = {-3, 3};
@@ -407,7 +358,7 @@ TEST(OpsDataValidation, GatherIndexOutOfRangeAtExecution) {
 }
 
 TEST(OpsDataValidation, IntegerDivisionByZeroAtExecution) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Div}, "div_run",
             {&n.Input({3}, DataType::Signed32), &n.Input({3}, DataType::Signed32)});
     const std::vector<int32_t> a = {7, -7, 1}, b = {2, -2, 0};
@@ -421,32 +372,31 @@ TEST(OpsDataValidation, IntegerDivisionByZeroAtExecution) {
 // ---- ops whose output shapes depend on values (NonZero, Compress, Unique, NonMaxSuppression) ----
 
 namespace {
-IOutputSlot& ConstBools(DataNet& n, const std::vector<uint8_t>& values, TensorShape shape) {
-    auto* l = n.net->AddConstantLayer(ConstTensor(TensorInfo(shape, DataType::Boolean, 0.0f, 0, true), values.data()));
-    return l->GetOutputSlot(0);
+IOutputSlot& ConstBools(LayerTestNetwork& n, const std::vector<uint8_t>& values, TensorShape shape) {
+    return n.Constant(shape, DataType::Boolean, values.data());
 }
 }  // namespace
 
 TEST(OpsDataValidation, CompressConditionMustBeA1dBooleanNoLongerThanTheAxis) {
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Compress, CompressDescriptor{0}, "compress_int_cond", {&n.Input({3, 2}), &n.ConstInts({1, 0})});
         ExpectRejected(n, "compress_int_cond", "input 1 has type Signed64; expected one of Boolean");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Compress, CompressDescriptor{0}, "compress_2d_cond",
                 {&n.Input({3, 2}), &ConstBools(n, {1, 0, 1, 1}, {2, 2})});
         ExpectRejected(n, "compress_2d_cond", "input 1 (condition) must be 1-D, got shape 2x2");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Compress, CompressDescriptor{-2}, "compress_long_cond",
                 {&n.Input({3, 2}), &ConstBools(n, {1, 0, 1, 1, 0}, {5})});
         ExpectRejected(n, "compress_long_cond", "has 5 entries, more than the 3 slices along axis 0");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Compress, CompressDescriptor{2}, "compress_axis", {&n.Input({3, 2}), &ConstBools(n, {1}, {1})});
         ExpectRejected(n, "compress_axis", "axis 2 is out of range for rank 2");
     }
@@ -454,12 +404,12 @@ TEST(OpsDataValidation, CompressConditionMustBeA1dBooleanNoLongerThanTheAxis) {
 
 TEST(OpsDataValidation, UniqueTypeAndAxis) {
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Unique, UniqueDescriptor{}, "unique_f16", {&n.Input({4}, DataType::Float16)}, 4);
         ExpectRejected(n, "unique_f16", "input 0 has type Float16");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         UniqueDescriptor d;
         d.m_Axis = -3;
         n.Layer(LayerType::Unique, d, "unique_axis", {&n.Input({2, 2})}, 4);
@@ -469,19 +419,19 @@ TEST(OpsDataValidation, UniqueTypeAndAxis) {
 
 TEST(OpsDataValidation, NonMaxSuppressionShapesAndThreshold) {
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_boxes",
                 {&n.Input({1, 2, 3}), &n.Input({1, 1, 2})});
         ExpectRejected(n, "nms_boxes", "input 0 (boxes) must be [batches, boxes, 4], got 1x2x3");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_scores",
                 {&n.Input({1, 2, 4}), &n.Input({1, 1, 3})});
         ExpectRejected(n, "nms_scores", "to match boxes 1x2x4, got 1x1x3");
     }
     {
-        DataNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::NonMaxSuppression, NonMaxSuppressionDescriptor{}, "nms_iou",
                 {&n.Input({1, 2, 4}), &n.Input({1, 1, 2}), &n.ConstInts({3}), &n.ScalarFloat(1.5f)});
         ExpectRejected(n, "nms_iou", "iou_threshold 1.500000 must be in [0, 1]");
@@ -489,7 +439,7 @@ TEST(OpsDataValidation, NonMaxSuppressionShapesAndThreshold) {
 }
 
 TEST(OpsDataValidation, NonZeroOfAGraphInputMakesTheNetworkDynamic) {
-    DataNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::NonZero, EmptyDescriptor{}, "nonzero_input", {&n.Input({2, 3})});
     IOptimizedNetworkPtr opt = n.Optimize();
     ASSERT_FALSE(opt->GetOptimizationLog().empty());
@@ -498,12 +448,12 @@ TEST(OpsDataValidation, NonZeroOfAGraphInputMakesTheNetworkDynamic) {
     EXPECT_NE(last.find("NonZero 'nonzero_input': input 0 (data) decides the output shape"), std::string::npos) << last;
     // Run it: the output shape follows each run's values.
     NetworkId id = 0;
-    n.runtime->LoadNetwork(id, std::move(opt));
+    n.m_Runtime->LoadNetwork(id, std::move(opt));
     for (const std::vector<float>& x : {std::vector<float>{0, 1, 0, 2, 0, 3}, std::vector<float>{0, 0, 0, 0, 5, 0}}) {
         InputTensors in{{0, ConstTensor(TensorInfo({2, 3}, DataType::Float32), x.data())}};
-        const TensorInfo info = n.runtime->GetOutputTensorInfo(id, 0, in);
+        const TensorInfo info = n.m_Runtime->GetOutputTensorInfo(id, 0, in);
         std::vector<int64_t> y(info.GetNumElements());
-        n.runtime->EnqueueWorkload(id, in, {{0, Tensor(info, y.data())}});
+        n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(info, y.data())}});
         std::vector<int64_t> rows, cols;
         for (int64_t i = 0; i < 6; ++i) {
             if (x[static_cast<std::size_t>(i)] != 0) {

@@ -17,14 +17,14 @@ using namespace trellis;
 
 namespace {
 
-using Net = test::LayerTestNetwork;
+using test::LayerTestNetwork;
 using test::ExpectRejected;
 using test::ExpectRunFails;
 
 }  // namespace
 
 TEST(IndexLogicOpsValidation, ArgMaxAxisOutOfRange) {
-    Net n;
+    LayerTestNetwork n;
     ArgMinMaxDescriptor d;
     d.m_Axis = 3;
     n.Layer(LayerType::ArgMinMax, d, "argmax_bad", {&n.Input({2, 3})});
@@ -32,7 +32,7 @@ TEST(IndexLogicOpsValidation, ArgMaxAxisOutOfRange) {
 }
 
 TEST(IndexLogicOpsValidation, ArgMinOverEmptyDim) {
-    Net n;
+    LayerTestNetwork n;
     ArgMinMaxDescriptor d;
     d.m_Function = ArgMinMaxFunction::Min;
     d.m_Axis = 1;
@@ -41,61 +41,61 @@ TEST(IndexLogicOpsValidation, ArgMinOverEmptyDim) {
 }
 
 TEST(IndexLogicOpsValidation, LogicalOpsTakeBoolean) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::And}, "and_float",
             {&n.Input({3}), &n.Input({3})});
     ExpectRejected(n, "and_float", "And takes Boolean");
 }
 
 TEST(IndexLogicOpsValidation, NotTakesBoolean) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Not}, "not_int",
             {&n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "not_int", "Not takes Boolean");
 }
 
 TEST(IndexLogicOpsValidation, IsNaNNeedsFloat) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::IsNaN}, "isnan_int",
             {&n.Input({3}, DataType::Signed32)});
     ExpectRejected(n, "isnan_int", "must be a floating-point type");
 }
 
 TEST(IndexLogicOpsValidation, ModOnFloatNeedsFMod) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_float",
             {&n.Input({3}), &n.Input({3})});
     ExpectRejected(n, "mod_float", "Mod (fmod=0), Bitwise* and BitShift integers only");
 }
 
 TEST(IndexLogicOpsValidation, TriluNeedsRankTwo) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Trilu, TriluDescriptor{}, "trilu_1d", {&n.Input({5})});
     ExpectRejected(n, "trilu_1d", "Trilu needs rank 2 or more");
 }
 
 TEST(IndexLogicOpsValidation, GatherElementsRankMismatch) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{0}, "ge_rank", {&n.Input({3, 4}), &n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "ge_rank", "must have the same rank");
 }
 
 TEST(IndexLogicOpsValidation, GatherElementsConstantIndexOutOfRange) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{1}, "ge_const",
             {&n.Input({2, 3}), &n.ConstInts({0, 3}, TensorShape({2, 1}))});
     ExpectRejected(n, "ge_const", "index 3 is out of range [-3, 3)");
 }
 
 TEST(IndexLogicOpsValidation, ScatterElementsUpdatesShape) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ScatterElements, ScatterElementsDescriptor{}, "scatter_bad",
             {&n.Input({3, 4}), &n.Input({2, 4}, DataType::Signed64), &n.Input({2, 3})});
     ExpectRejected(n, "scatter_bad", "must have the same shape");
 }
 
 TEST(IndexLogicOpsValidation, ScatterReductionOnBooleanRefused) {
-    Net n;
+    LayerTestNetwork n;
     ScatterElementsDescriptor d;
     d.m_Reduction = ScatterReduction::Mul;
     n.Layer(LayerType::ScatterElements, d, "scatter_bool",
@@ -105,19 +105,19 @@ TEST(IndexLogicOpsValidation, ScatterReductionOnBooleanRefused) {
 
 TEST(IndexLogicOpsValidation, TileRepeatsCountAndSign) {
     {
-        Net n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Tile, TileDescriptor{{2}}, "tile_count", {&n.Input({2, 3})});
         ExpectRejected(n, "tile_count", "needs one per dim");
     }
     {
-        Net n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Tile, TileDescriptor{{2, -1}}, "tile_negative", {&n.Input({2, 3})});
         ExpectRejected(n, "tile_negative", "entry 1 is negative");
     }
 }
 
 TEST(IndexLogicOpsValidation, DepthToSpaceChannelsMustDivide) {
-    Net n;
+    LayerTestNetwork n;
     SpaceDepthDescriptor d;
     d.m_BlockSize = 2;
     n.Layer(LayerType::DepthToSpace, d, "d2s_bad", {&n.Input({1, 6, 2, 2})});
@@ -125,7 +125,7 @@ TEST(IndexLogicOpsValidation, DepthToSpaceChannelsMustDivide) {
 }
 
 TEST(IndexLogicOpsValidation, SpaceToDepthSpatialMustDivide) {
-    Net n;
+    LayerTestNetwork n;
     SpaceDepthDescriptor d;
     d.m_BlockSize = 2;
     n.Layer(LayerType::SpaceToDepth, d, "s2d_bad", {&n.Input({1, 1, 3, 4})});
@@ -134,27 +134,27 @@ TEST(IndexLogicOpsValidation, SpaceToDepthSpatialMustDivide) {
 
 TEST(IndexLogicOpsValidation, OneHotValuesAndDepth) {
     {
-        Net n;
+        LayerTestNetwork n;
         OneHotDescriptor d;
         d.m_Depth = 4;
         n.Layer(LayerType::OneHot, d, "onehot_values", {&n.Input({3}, DataType::Signed64), &n.Input({3})});
         ExpectRejected(n, "onehot_values", "must hold 2 elements");
     }
     {
-        Net n;
+        LayerTestNetwork n;
         n.Layer(LayerType::OneHot, OneHotDescriptor{}, "onehot_depth", {&n.Input({3}, DataType::Signed64), &n.Input({2})});
         ExpectRejected(n, "onehot_depth", "must be at least 1");
     }
 }
 
 TEST(IndexLogicOpsValidation, EyeLikeNeeds2d) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::EyeLike, EyeLikeDescriptor{}, "eye_3d", {&n.Input({2, 2, 2})});
     ExpectRejected(n, "eye_3d", "rank");
 }
 
 TEST(IndexLogicOpsValidation, HardmaxHasNoLogForm) {
-    Net n;
+    LayerTestNetwork n;
     SoftmaxDescriptor d;
     d.m_Log = true;
     n.Layer(LayerType::Hardmax, d, "hardmax_log", {&n.Input({2, 3})});
@@ -162,7 +162,7 @@ TEST(IndexLogicOpsValidation, HardmaxHasNoLogForm) {
 }
 
 TEST(IndexLogicOpsRun, GatherElementsIndexOutOfRangeAtRunTime) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GatherElements, GatherDescriptor{1}, "ge_run", {&n.Input({2, 3}), &n.Input({2, 2}, DataType::Signed64)});
     const std::vector<float> data(6, 1.0f);
     const std::vector<int64_t> indices = {0, 1, -4, 2};
@@ -171,7 +171,7 @@ TEST(IndexLogicOpsRun, GatherElementsIndexOutOfRangeAtRunTime) {
 }
 
 TEST(IndexLogicOpsRun, CumSumRuntimeAxisOutOfRange) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::CumSum, CumSumDescriptor{}, "cumsum_run", {&n.Input({2, 3}), &n.Input({}, DataType::Signed64)});
     const std::vector<float> data(6, 1.0f);
     const int64_t axis = 2;
@@ -180,7 +180,7 @@ TEST(IndexLogicOpsRun, CumSumRuntimeAxisOutOfRange) {
 }
 
 TEST(IndexLogicOpsRun, IntegerModByZero) {
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_zero",
             {&n.Input({2}, DataType::Signed32), &n.Input({2}, DataType::Signed32)});
     const std::vector<int32_t> a = {5, 7}, b = {2, 0};
@@ -190,7 +190,7 @@ TEST(IndexLogicOpsRun, IntegerModByZero) {
 
 TEST(IndexLogicOpsRun, TriluWithRuntimeK) {
     // k arrives with the inputs (not constant): the kernel reads it; values are checked exactly.
-    Net n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Trilu, TriluDescriptor{false, 0}, "tril_k", {&n.Input({3, 3}), &n.Input({}, DataType::Signed64)});
     NetworkId id;
     ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);

@@ -15,51 +15,8 @@ using namespace trellis;
 
 namespace {
 
-// One network under construction plus the runtime whose device spec Optimize() needs.
-struct OpNet {
-    INetworkPtr net = INetwork::Create();
-    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
-    std::vector<std::vector<float>> floatData;  // keeps constant data alive until AddConstantLayer copies it
-    int nextBinding = 0;
-
-    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = net->AddInputLayer(nextBinding++);
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        return l->GetOutputSlot(0);
-    }
-    IOutputSlot& Const(const TensorShape& shape, float value = 0.5f) {
-        floatData.emplace_back(shape.GetNumElements(), value);
-        auto* l = net->AddConstantLayer(
-            ConstTensor(TensorInfo(shape, DataType::Float32, 0.0f, 0, true), floatData.back().data()));
-        return l->GetOutputSlot(0);
-    }
-    IOutputSlot& ConstInts(const std::vector<int64_t>& values) {
-        auto* l = net->AddConstantLayer(ConstTensor(
-            TensorInfo(TensorShape({static_cast<unsigned int>(values.size())}), DataType::Signed64, 0.0f, 0, true),
-            values.data()));
-        return l->GetOutputSlot(0);
-    }
-    // Adds the layer, feeds it `inputs` in order and sends its output to an Output layer.
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const char* name,
-                             std::vector<IOutputSlot*> inputs) {
-        auto* l = net->AddLayer(type, d, name, static_cast<int>(inputs.size()));
-        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
-        l->GetOutputSlot(0).Connect(net->AddOutputLayer(0)->GetInputSlot(0));
-        return l;
-    }
-    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()); }
-
-    // The output info the optimizer inferred for layer `name`.
-    TensorInfo OutputOf(const IOptimizedNetwork& opt, const std::string& name) {
-        for (const auto& p : opt.GetLayerPlacements()) {
-            if (p.m_LayerName == name && !p.m_Outputs.empty()) return p.m_Outputs[0];
-        }
-        ADD_FAILURE() << "no layer '" << name << "' in the optimized network";
-        return {};
-    }
-};
-
 using test::ExpectRejected;
+using test::LayerTestNetwork;
 
 ConvolutionDescriptor Conv(std::vector<unsigned int> pads = {}, unsigned int groups = 1) {
     ConvolutionDescriptor d;
@@ -74,56 +31,58 @@ ConvolutionDescriptor Conv(std::vector<unsigned int> pads = {}, unsigned int gro
 // --- Convolution ---------------------------------------------------------------------------
 
 TEST(OpsMathValidation, ConvWeightChannelsTimesGroupMustEqualInputChannels) {
-    OpNet n;
-    n.Layer(LayerType::Convolution, Conv(), "conv_bad_channels", {&n.Input({1, 4, 5, 5}), &n.Const({2, 3, 3, 3})});
+    LayerTestNetwork n;
+    n.Layer(LayerType::Convolution, Conv(), "conv_bad_channels",
+            {&n.Input({1, 4, 5, 5}), &n.ConstFilled({2, 3, 3, 3})});
     ExpectRejected(n, "conv_bad_channels", "W[1]=3 x group=1 must equal input channels X[1]=4");
 }
 
 TEST(OpsMathValidation, ConvOutputChannelsMustDivideByGroup) {
-    OpNet n;
-    n.Layer(LayerType::Convolution, Conv({}, 2), "conv_bad_group", {&n.Input({1, 4, 5, 5}), &n.Const({3, 2, 3, 3})});
+    LayerTestNetwork n;
+    n.Layer(LayerType::Convolution, Conv({}, 2), "conv_bad_group",
+            {&n.Input({1, 4, 5, 5}), &n.ConstFilled({3, 2, 3, 3})});
     ExpectRejected(n, "conv_bad_group", "output channels W[0]=3 must be divisible by group=2");
 }
 
 TEST(OpsMathValidation, ConvKernelLargerThanPaddedInput) {
-    OpNet n;
-    n.Layer(LayerType::Convolution, Conv(), "conv_big_kernel", {&n.Input({1, 1, 2, 2}), &n.Const({1, 1, 3, 3})});
+    LayerTestNetwork n;
+    n.Layer(LayerType::Convolution, Conv(), "conv_big_kernel", {&n.Input({1, 1, 2, 2}), &n.ConstFilled({1, 1, 3, 3})});
     ExpectRejected(n, "conv_big_kernel", "more than the padded input");
 }
 
 TEST(OpsMathValidation, ConvBiasMustHaveOneValuePerOutputChannel) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Convolution, Conv(), "conv_bad_bias",
-            {&n.Input({1, 2, 5, 5}), &n.Const({4, 2, 3, 3}), &n.Const({3})});
+            {&n.Input({1, 2, 5, 5}), &n.ConstFilled({4, 2, 3, 3}), &n.ConstFilled({3})});
     ExpectRejected(n, "conv_bad_bias", "one value per output channel");
 }
 
 TEST(OpsMathValidation, ConvSameUpperResolvesToExplicitPads) {
-    OpNet n;
+    LayerTestNetwork n;
     ConvolutionDescriptor d;
     d.m_Strides = {2, 2};
     d.m_AutoPad = PaddingMode::SameUpper;
-    n.Layer(LayerType::Convolution, d, "conv_same", {&n.Input({1, 3, 7, 8}), &n.Const({4, 3, 3, 3})});
+    n.Layer(LayerType::Convolution, d, "conv_same", {&n.Input({1, 3, 7, 8}), &n.ConstFilled({4, 3, 3, 3})});
     auto opt = n.Optimize();
     EXPECT_EQ(n.OutputOf(*opt, "conv_same").GetShape(), TensorShape({1, 4, 4, 4}));
 }
 
 // Weights and bias need not be constants: CpuRef reads them at execute time.
 TEST(OpsMathValidation, ConvRunsWithRuntimeWeightsAndBias) {
-    OpNet n;
+    LayerTestNetwork n;
     IOutputSlot& x = n.Input({1, 1, 3, 3});
     IOutputSlot& w = n.Input({1, 1, 2, 2});
     IOutputSlot& b = n.Input({1});
     n.Layer(LayerType::Convolution, Conv(), "conv_runtime_w", {&x, &w, &b});
     NetworkId id = 0;
-    ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
     const std::vector<float> xv = {1, 2, 3, 4, 5, 6, 7, 8, 9}, wv = {1, 0, 0, -1}, bv = {10};
     std::vector<float> y(4, 0.0f);
-    n.runtime->EnqueueWorkload(id,
-                               {{0, ConstTensor(n.runtime->GetInputTensorInfo(id, 0), xv.data())},
-                                {1, ConstTensor(n.runtime->GetInputTensorInfo(id, 1), wv.data())},
-                                {2, ConstTensor(n.runtime->GetInputTensorInfo(id, 2), bv.data())}},
-                               {{0, Tensor(n.runtime->GetOutputTensorInfo(id, 0), y.data())}});
+    n.m_Runtime->EnqueueWorkload(id,
+                               {{0, ConstTensor(n.m_Runtime->GetInputTensorInfo(id, 0), xv.data())},
+                                {1, ConstTensor(n.m_Runtime->GetInputTensorInfo(id, 1), wv.data())},
+                                {2, ConstTensor(n.m_Runtime->GetInputTensorInfo(id, 2), bv.data())}},
+                               {{0, Tensor(n.m_Runtime->GetOutputTensorInfo(id, 0), y.data())}});
     // Each output is x[i][j] - x[i+1][j+1] + 10 = -4 + 10.
     EXPECT_EQ(y, (std::vector<float>{6, 6, 6, 6}));
 }
@@ -131,19 +90,19 @@ TEST(OpsMathValidation, ConvRunsWithRuntimeWeightsAndBias) {
 // --- ConvolutionTranspose ------------------------------------------------------------------
 
 TEST(OpsMathValidation, ConvTransposeWeightsMustMatchInputChannels) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::ConvolutionTranspose, Conv(), "deconv_bad_channels",
-            {&n.Input({1, 4, 3, 3}), &n.Const({3, 2, 3, 3})});
+            {&n.Input({1, 4, 3, 3}), &n.ConstFilled({3, 2, 3, 3})});
     ExpectRejected(n, "deconv_bad_channels", "W[0]=3 must equal input channels X[1]=4");
 }
 
 TEST(OpsMathValidation, ConvTransposeOutputShapeResolvesToPads) {
-    OpNet n;
+    LayerTestNetwork n;
     ConvolutionDescriptor d;
     d.m_Strides = {2, 2};
     d.m_OutputShape = {10, 9};
     n.Layer(LayerType::ConvolutionTranspose, d, "deconv_output_shape",
-            {&n.Input({1, 2, 5, 4}), &n.Const({2, 3, 3, 3})});
+            {&n.Input({1, 2, 5, 4}), &n.ConstFilled({2, 3, 3, 3})});
     auto opt = n.Optimize();
     EXPECT_EQ(n.OutputOf(*opt, "deconv_output_shape").GetShape(), TensorShape({1, 3, 10, 9}));
 }
@@ -151,33 +110,34 @@ TEST(OpsMathValidation, ConvTransposeOutputShapeResolvesToPads) {
 // --- Gemm / MatMul --------------------------------------------------------------------------
 
 TEST(OpsMathValidation, GemmInnerDimsMustMatch) {
-    OpNet n;
+    LayerTestNetwork n;
     GemmDescriptor d;
     d.m_TransB = true;
-    n.Layer(LayerType::Gemm, d, "gemm_bad_k", {&n.Input({2, 3}), &n.Const({5, 4})});
+    n.Layer(LayerType::Gemm, d, "gemm_bad_k", {&n.Input({2, 3}), &n.ConstFilled({5, 4})});
     ExpectRejected(n, "gemm_bad_k", "inner dims differ");
 }
 
 TEST(OpsMathValidation, GemmCMustBroadcastToOutput) {
-    OpNet n;
-    n.Layer(LayerType::Gemm, GemmDescriptor{}, "gemm_bad_c", {&n.Input({2, 3}), &n.Const({3, 5}), &n.Const({3})});
+    LayerTestNetwork n;
+    n.Layer(LayerType::Gemm, GemmDescriptor{}, "gemm_bad_c",
+            {&n.Input({2, 3}), &n.ConstFilled({3, 5}), &n.ConstFilled({3})});
     ExpectRejected(n, "gemm_bad_c", "must broadcast unidirectionally to the output 2x5");
 }
 
 TEST(OpsMathValidation, MatMulInnerDimsMustMatch) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::MatMul, EmptyDescriptor{}, "matmul_bad_k", {&n.Input({2, 3}), &n.Input({4, 5})});
     ExpectRejected(n, "matmul_bad_k", "inner dims differ");
 }
 
 TEST(OpsMathValidation, MatMulBatchDimsMustBroadcast) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::MatMul, EmptyDescriptor{}, "matmul_bad_batch", {&n.Input({2, 3, 4}), &n.Input({3, 4, 5})});
     ExpectRejected(n, "matmul_bad_batch", "cannot be broadcast together");
 }
 
 TEST(OpsMathValidation, MatMulBroadcastsBatchDims) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::MatMul, EmptyDescriptor{}, "matmul_bcast", {&n.Input({2, 1, 3, 4}), &n.Input({5, 4, 6})});
     auto opt = n.Optimize();
     EXPECT_EQ(n.OutputOf(*opt, "matmul_bcast").GetShape(), TensorShape({2, 5, 3, 6}));
@@ -186,7 +146,7 @@ TEST(OpsMathValidation, MatMulBroadcastsBatchDims) {
 // --- Softmax ----------------------------------------------------------------------------------
 
 TEST(OpsMathValidation, SoftmaxAxisOutOfRange) {
-    OpNet n;
+    LayerTestNetwork n;
     SoftmaxDescriptor d;
     d.m_Axis = 2;
     n.Layer(LayerType::Softmax, d, "softmax_bad_axis", {&n.Input({3, 4})});
@@ -196,7 +156,7 @@ TEST(OpsMathValidation, SoftmaxAxisOutOfRange) {
 // --- Pooling ----------------------------------------------------------------------------------
 
 TEST(OpsMathValidation, PoolKernelLargerThanPaddedInput) {
-    OpNet n;
+    LayerTestNetwork n;
     PoolingDescriptor d;
     d.m_KernelShape = {5, 5};
     n.Layer(LayerType::Pooling, d, "pool_big_kernel", {&n.Input({1, 2, 3, 3})});
@@ -204,7 +164,7 @@ TEST(OpsMathValidation, PoolKernelLargerThanPaddedInput) {
 }
 
 TEST(OpsMathValidation, PoolWindowWhollyInPadding) {
-    OpNet n;
+    LayerTestNetwork n;
     PoolingDescriptor d;
     d.m_KernelShape = {2, 2};
     d.m_PadsBegin = {2, 0};
@@ -214,13 +174,13 @@ TEST(OpsMathValidation, PoolWindowWhollyInPadding) {
 }
 
 TEST(OpsMathValidation, PoolNeedsKernelShape) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Pooling, PoolingDescriptor{}, "pool_no_kernel", {&n.Input({1, 2, 4, 4})});
     ExpectRejected(n, "pool_no_kernel", "kernel_shape is required");
 }
 
 TEST(OpsMathValidation, GlobalPoolAndCeilModeShapes) {
-    OpNet n;
+    LayerTestNetwork n;
     PoolingDescriptor g;
     g.m_Global = true;
     g.m_Algorithm = PoolingAlgorithm::Average;
@@ -232,9 +192,9 @@ TEST(OpsMathValidation, GlobalPoolAndCeilModeShapes) {
     c.m_CeilMode = true;
     IOutputSlot& x = n.Input({1, 3, 6, 6});
     n.Layer(LayerType::Pooling, g, "pool_global", {&x});
-    auto* l = n.net->AddLayer(LayerType::Pooling, c, "pool_ceil", 1);
+    auto* l = n.m_Net->AddLayer(LayerType::Pooling, c, "pool_ceil", 1);
     x.Connect(l->GetInputSlot(0));
-    l->GetOutputSlot(0).Connect(n.net->AddOutputLayer(1)->GetInputSlot(0));
+    l->GetOutputSlot(0).Connect(n.m_Net->AddOutputLayer(1)->GetInputSlot(0));
     auto opt = n.Optimize();
     EXPECT_EQ(n.OutputOf(*opt, "pool_global").GetShape(), TensorShape({1, 3, 1, 1}));
     // ceil((6 + 1 - 2) / 2) + 1 = 4, but the 4th window would start at 6, past the input: 3.
@@ -244,31 +204,32 @@ TEST(OpsMathValidation, GlobalPoolAndCeilModeShapes) {
 // --- BatchNormalization / LayerNormalization --------------------------------------------------
 
 TEST(OpsMathValidation, BatchNormParamsNeedOneValuePerChannel) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::BatchNormalization, BatchNormalizationDescriptor{}, "bn_bad_scale",
-            {&n.Input({1, 4, 3, 3}), &n.Const({3}), &n.Const({4}), &n.Const({4}), &n.Const({4}, 1.0f)});
+            {&n.Input({1, 4, 3, 3}), &n.ConstFilled({3}), &n.ConstFilled({4}), &n.ConstFilled({4}),
+             &n.ConstFilled({4}, 1.0f)});
     ExpectRejected(n, "bn_bad_scale", "scale 3 must be 1-D with one value per channel (X[1]=4");
 }
 
 TEST(OpsMathValidation, LayerNormScaleMustBroadcastToInput) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::LayerNormalization, LayerNormalizationDescriptor{}, "ln_bad_scale",
-            {&n.Input({2, 3, 4}), &n.Const({5})});
+            {&n.Input({2, 3, 4}), &n.ConstFilled({5})});
     ExpectRejected(n, "ln_bad_scale", "scale 5 must broadcast unidirectionally to X 2x3x4");
 }
 
 TEST(OpsMathValidation, LayerNormAxisOutOfRange) {
-    OpNet n;
+    LayerTestNetwork n;
     LayerNormalizationDescriptor d;
     d.m_Axis = -4;
-    n.Layer(LayerType::LayerNormalization, d, "ln_bad_axis", {&n.Input({2, 3, 4}), &n.Const({4})});
+    n.Layer(LayerType::LayerNormalization, d, "ln_bad_axis", {&n.Input({2, 3, 4}), &n.ConstFilled({4})});
     ExpectRejected(n, "ln_bad_axis", "axis -4 is out of range for rank 3");
 }
 
 // --- Reduce -----------------------------------------------------------------------------------
 
 TEST(OpsMathValidation, ReduceAxisOutOfRange) {
-    OpNet n;
+    LayerTestNetwork n;
     ReduceDescriptor d;
     d.m_Axes = {3};
     n.Layer(LayerType::Reduce, d, "reduce_bad_axis", {&n.Input({2, 3})});
@@ -276,7 +237,7 @@ TEST(OpsMathValidation, ReduceAxisOutOfRange) {
 }
 
 TEST(OpsMathValidation, ReduceAxisGivenTwice) {
-    OpNet n;
+    LayerTestNetwork n;
     ReduceDescriptor d;
     d.m_Operation = ReduceOperation::Sum;
     n.Layer(LayerType::Reduce, d, "reduce_dup_axes", {&n.Input({2, 3, 4}), &n.ConstInts({1, -2})});
@@ -284,7 +245,7 @@ TEST(OpsMathValidation, ReduceAxisGivenTwice) {
 }
 
 TEST(OpsMathValidation, ReduceAxesInputIsFolded) {
-    OpNet n;
+    LayerTestNetwork n;
     ReduceDescriptor d;
     d.m_Operation = ReduceOperation::Sum;
     d.m_KeepDims = false;
@@ -296,7 +257,7 @@ TEST(OpsMathValidation, ReduceAxesInputIsFolded) {
 // --- Resize -----------------------------------------------------------------------------------
 
 TEST(OpsMathValidation, ResizeScalesNeedOneEntryPerDim) {
-    OpNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_Scales = {2.0f, 2.0f};
     n.Layer(LayerType::Resize, d, "resize_bad_scales", {&n.Input({1, 1, 2, 2})});
@@ -304,16 +265,16 @@ TEST(OpsMathValidation, ResizeScalesNeedOneEntryPerDim) {
 }
 
 TEST(OpsMathValidation, ResizeNeedsScalesOrSizes) {
-    OpNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Resize, ResizeDescriptor{}, "resize_no_scales", {&n.Input({1, 1, 2, 2})});
     ExpectRejected(n, "resize_no_scales", "needs scales (input 2) or sizes (input 3)");
 }
 
 TEST(OpsMathValidation, ResizeSizesInputIsFolded) {
-    OpNet n;
+    LayerTestNetwork n;
     IOutputSlot& x = n.Input({1, 2, 4, 5});
-    IOutputSlot& roi = n.Const({0});
-    IOutputSlot& scales = n.Const({0});
+    IOutputSlot& roi = n.ConstFilled({0});
+    IOutputSlot& scales = n.ConstFilled({0});
     n.Layer(LayerType::Resize, ResizeDescriptor{}, "resize_sizes", {&x, &roi, &scales, &n.ConstInts({1, 2, 7, 3})});
     auto opt = n.Optimize();
     EXPECT_EQ(n.OutputOf(*opt, "resize_sizes").GetShape(), TensorShape({1, 2, 7, 3}));

@@ -11,32 +11,21 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace trellis;
 
 namespace {
 
-struct RecurrentNet {
-    INetworkPtr net = INetwork::Create();
-    IRuntimePtr runtime = IRuntime::Create(IRuntime::CreationOptions());
-    int nextInput = 0;
-
-    IOutputSlot& Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = net->AddInputLayer(nextInput++);
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        return l->GetOutputSlot(0);
-    }
-    // Only output 0 (Y) is bound; the other outputs feed nothing.
-    void Layer(const RecurrentDescriptor& d, const char* name, std::vector<IOutputSlot*> inputs, int numOutputs) {
-        auto* l = net->AddLayer(LayerType::Recurrent, d, name, static_cast<int>(inputs.size()), numOutputs);
-        for (unsigned int i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(i));
-        l->GetOutputSlot(0).Connect(net->AddOutputLayer(0)->GetInputSlot(0));
-    }
-    IOptimizedNetworkPtr Optimize() { return trellis::Optimize(*net, {"CpuRef"}, runtime->GetDeviceSpec()); }
-};
-
 using test::ExpectRejected;
+using test::LayerTestNetwork;
+
+/// The recurrent layer in `n`; only output 0 (Y) is bound, the other outputs feed nothing.
+void Recurrent(LayerTestNetwork& n, const RecurrentDescriptor& d, const char* name,
+               std::vector<IOutputSlot*> inputs, int numOutputs) {
+    n.Layer(LayerType::Recurrent, d, name, std::move(inputs), numOutputs, 1);
+}
 
 RecurrentDescriptor Lstm(unsigned int hidden) {
     RecurrentDescriptor d;
@@ -46,20 +35,20 @@ RecurrentDescriptor Lstm(unsigned int hidden) {
 }
 
 TEST(OpsRecurrent, RejectsWrongWeightShape) {
-    RecurrentNet n;
+    LayerTestNetwork n;
     // X [seq 3, batch 2, input 4], hidden 5: W must be [1, 20, 4].
-    n.Layer(Lstm(5), "lstm_w", {&n.Input({3, 2, 4}), &n.Input({1, 20, 3}), &n.Input({1, 20, 5})}, 3);
+    Recurrent(n, Lstm(5), "lstm_w", {&n.Input({3, 2, 4}), &n.Input({1, 20, 3}), &n.Input({1, 20, 5})}, 3);
     ExpectRejected(n, "lstm_w", "W has shape 1x20x3, expected 1x20x4");
 }
 
 TEST(OpsRecurrent, RejectsWrongOutputCount) {
-    RecurrentNet n;
-    n.Layer(Lstm(5), "lstm_outs", {&n.Input({3, 2, 4}), &n.Input({1, 20, 4}), &n.Input({1, 20, 5})}, 2);
+    LayerTestNetwork n;
+    Recurrent(n, Lstm(5), "lstm_outs", {&n.Input({3, 2, 4}), &n.Input({1, 20, 4}), &n.Input({1, 20, 5})}, 2);
     ExpectRejected(n, "lstm_outs", "has 2 outputs; this mode has 3");
 }
 
 TEST(OpsRecurrent, RejectsPeepholesOnGru) {
-    RecurrentNet n;
+    LayerTestNetwork n;
     RecurrentDescriptor d;
     d.m_Mode = RecurrentMode::Gru;
     d.m_HiddenSize = 2;
@@ -70,12 +59,12 @@ TEST(OpsRecurrent, RejectsPeepholesOnGru) {
     IOutputSlot& sl = n.Input({1}, DataType::Signed32);
     IOutputSlot& h0 = n.Input({1, 1, 2});
     IOutputSlot& c0 = n.Input({1, 1, 2});
-    n.Layer(d, "gru_c", {&x, &w, &r, &b, &sl, &h0, &c0}, 2);
+    Recurrent(n, d, "gru_c", {&x, &w, &r, &b, &sl, &h0, &c0}, 2);
     ExpectRejected(n, "gru_c", "initial_c and P (inputs 6, 7) exist only for LSTM");
 }
 
 TEST(OpsRecurrent, SequenceLengthOutOfRangeFailsTheRun) {
-    RecurrentNet n;
+    LayerTestNetwork n;
     RecurrentDescriptor d;
     d.m_Mode = RecurrentMode::Rnn;
     d.m_HiddenSize = 2;
@@ -84,9 +73,9 @@ TEST(OpsRecurrent, SequenceLengthOutOfRangeFailsTheRun) {
     IOutputSlot& r = n.Input({1, 2, 2});
     IOutputSlot& b = n.Input({1, 4});
     IOutputSlot& sl = n.Input({2}, DataType::Signed32);
-    n.Layer(d, "rnn_len", {&x, &w, &r, &b, &sl}, 2);
+    Recurrent(n, d, "rnn_len", {&x, &w, &r, &b, &sl}, 2);
     NetworkId id;
-    ASSERT_EQ(n.runtime->LoadNetwork(id, n.Optimize()), Status::Success);
+    ASSERT_EQ(n.m_Runtime->LoadNetwork(id, n.Optimize()), Status::Success);
     const std::vector<float> xv(6, 0.5f), wv(2, 1.0f), rv(4, 0.0f), bv(4, 0.0f);
     auto run = [&](std::vector<int32_t> lens, std::vector<float>& y) {
         InputTensors in;
@@ -99,9 +88,9 @@ TEST(OpsRecurrent, SequenceLengthOutOfRangeFailsTheRun) {
             info.SetConstant(true);
             in.push_back({static_cast<int>(i), ConstTensor(info, data[i].second)});
         }
-        const TensorInfo outInfo = n.runtime->GetOutputTensorInfo(id, 0);
+        const TensorInfo outInfo = n.m_Runtime->GetOutputTensorInfo(id, 0);
         y.assign(outInfo.GetNumElements(), -1.0f);
-        n.runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, y.data())}});
+        n.m_Runtime->EnqueueWorkload(id, in, {{0, Tensor(outInfo, y.data())}});
     };
     // Valid lengths: with R = 0 every active step is tanh(0.5); steps past a row's length are 0.
     std::vector<float> y;

@@ -16,12 +16,12 @@
 using namespace trellis;
 using trellis::test::ExpectRejected;
 using trellis::test::ExpectRunFails;
-using trellis::test::LayerNet;
+using trellis::test::LayerTestNetwork;
 
 // --- Resize ------------------------------------------------------------------------------------
 
 TEST(OpsSignalValidation, ResizeCropNeedsTwoRoiValuesPerDim) {
-    LayerNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_Mode = ResizeMode::Linear;
     d.m_CoordinateTransform = CoordinateTransform::TfCropAndResize;
@@ -32,7 +32,7 @@ TEST(OpsSignalValidation, ResizeCropNeedsTwoRoiValuesPerDim) {
 }
 
 TEST(OpsSignalValidation, ResizeCropRoiFromTheGraphMakesTheNetworkDynamic) {
-    LayerNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_CoordinateTransform = CoordinateTransform::TfCropAndResize;
     d.m_Sizes = {1, 1, 2, 2};
@@ -42,7 +42,7 @@ TEST(OpsSignalValidation, ResizeCropRoiFromTheGraphMakesTheNetworkDynamic) {
 }
 
 TEST(OpsSignalValidation, ResizeCubicNeedsFiniteCoefficient) {
-    LayerNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_Mode = ResizeMode::Cubic;
     d.m_CubicCoeffA = std::nanf("");
@@ -52,7 +52,7 @@ TEST(OpsSignalValidation, ResizeCubicNeedsFiniteCoefficient) {
 }
 
 TEST(OpsSignalValidation, ResizeCubicOnIntegersIsUnsupportedWithReason) {
-    LayerNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_Mode = ResizeMode::Cubic;
     d.m_Scales = {1, 1, 2, 2};
@@ -63,39 +63,39 @@ TEST(OpsSignalValidation, ResizeCubicOnIntegersIsUnsupportedWithReason) {
 // --- GridSample, RoiAlign, Det --------------------------------------------------------------------
 
 TEST(OpsSignalValidation, GridSampleGridNeedsXYPairs) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GridSample, GridSampleDescriptor{}, "grid_xyz", {&n.Input({1, 2, 4, 4}), &n.Input({1, 3, 3, 3})});
     ExpectRejected(n, "grid_xyz", "must have 2 entries (x, y) in its last dim");
 }
 
 TEST(OpsSignalValidation, GridSampleBatchesMustMatch) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GridSample, GridSampleDescriptor{}, "grid_batch", {&n.Input({2, 1, 4, 4}), &n.Input({3, 2, 2, 2})});
     ExpectRejected(n, "grid_batch", "has batch 3 but X 2x1x4x4 has batch 2");
 }
 
 TEST(OpsSignalValidation, GridSampleIsFourDimensional) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::GridSample, GridSampleDescriptor{}, "grid_5d", {&n.Input({1, 1, 2, 4, 4}), &n.Input({1, 2, 2, 2})});
     ExpectRejected(n, "grid_5d", "rank");
 }
 
 TEST(OpsSignalValidation, RoiAlignRoisHaveFourCorners) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_five",
             {&n.Input({1, 1, 8, 8}), &n.Input({2, 5}), &n.Input({2}, DataType::Signed64)});
     ExpectRejected(n, "roi_five", "must have 4 values (x1, y1, x2, y2) per row");
 }
 
 TEST(OpsSignalValidation, RoiAlignNeedsOneBatchIndexPerRoi) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_indices",
             {&n.Input({1, 1, 8, 8}), &n.Input({2, 4}), &n.Input({3}, DataType::Signed64)});
     ExpectRejected(n, "roi_indices", "batch_indices 3 must have one entry per roi");
 }
 
 TEST(OpsSignalValidation, RoiAlignBatchIndexOutOfRangeFailsTheRun) {
-    LayerNet n;
+    LayerTestNetwork n;
     RoiAlignDescriptor d;
     d.m_OutputHeight = 2;
     d.m_OutputWidth = 2;
@@ -111,13 +111,13 @@ TEST(OpsSignalValidation, RoiAlignBatchIndexOutOfRangeFailsTheRun) {
 }
 
 TEST(OpsSignalValidation, DetNeedsSquareMatrices) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Det, EmptyDescriptor{}, "det_rect", {&n.Input({2, 3, 4})});
     ExpectRejected(n, "det_rect", "must be (..., M, M)");
 }
 
 TEST(OpsSignalValidation, DetOfIntegersIsRefused) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Det, EmptyDescriptor{}, "det_int", {&n.Input({3, 3}, DataType::Signed32)});
     ExpectRejected(n, "det_int", "Signed32");
 }
@@ -125,7 +125,7 @@ TEST(OpsSignalValidation, DetOfIntegersIsRefused) {
 // --- Window, Dft, Stft, MelWeightMatrix -----------------------------------------------------------
 
 TEST(OpsSignalValidation, WindowSizeFromTheGraphIsReadPerRun) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Window, WindowDescriptor{}, "hann_input_size", {&n.Input({}, DataType::Signed32)});
     trellis::test::ExpectOptimizeDefers(n, "hann_input_size", "input 0 (size)");
     // Run with size 4 and then 6: periodic Hann, 0.5 - 0.5 cos(2 pi k / size).
@@ -142,14 +142,14 @@ TEST(OpsSignalValidation, WindowSizeFromTheGraphIsReadPerRun) {
 }
 
 TEST(OpsSignalValidation, WindowSizeMustNotBeNegative) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Window, WindowDescriptor{}, "hann_negative", {&n.ConstInts({-3}, TensorShape{})});
     ExpectRejected(n, "hann_negative", "size=-3 must lie in [0, 2^32)");
 }
 
 TEST(OpsSignalValidation, DftAxisMustBeASignalDim) {
     for (int64_t axis : {0, 3, -1}) {
-        LayerNet n;
+        LayerTestNetwork n;
         DftDescriptor d;
         d.m_Axis = axis;
         n.Layer(LayerType::Dft, d, "dft_axis", {&n.Input({1, 4, 5, 1})});
@@ -160,13 +160,13 @@ TEST(OpsSignalValidation, DftAxisMustBeASignalDim) {
 TEST(OpsSignalValidation, DftAxisInputIsOneValueNamingASignalDim) {
     {
         // DFT-20's axis as input 2 (input 1, dft_length, omitted): two values are refused.
-        LayerNet n;
+        LayerTestNetwork n;
         n.Layer(LayerType::Dft, DftDescriptor{}, "dft_axis_pair",
                 {&n.Input({1, 4, 5, 1}), &n.ConstInts({}, TensorShape{0}), &n.ConstInts({1, 2}, TensorShape{2})});
         ExpectRejected(n, "dft_axis_pair", "axis 2 must be a scalar");
     }
     {
-        LayerNet n;  // the batch dim is no signal dim, whichever input names it
+        LayerTestNetwork n;  // the batch dim is no signal dim, whichever input names it
         n.Layer(LayerType::Dft, DftDescriptor{}, "dft_axis_batch",
                 {&n.Input({1, 4, 5, 1}), &n.ConstInts({}, TensorShape{0}), &n.ConstInts({0}, TensorShape{})});
         ExpectRejected(n, "dft_axis_batch", "axis=0 must name a signal dim");
@@ -174,13 +174,13 @@ TEST(OpsSignalValidation, DftAxisInputIsOneValueNamingASignalDim) {
 }
 
 TEST(OpsSignalValidation, DftInputEndsInRealOrComplex) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Dft, DftDescriptor{}, "dft_last3", {&n.Input({1, 4, 3})});
     ExpectRejected(n, "dft_last3", "must end in a dim of 1 (real) or 2 (complex), not 3");
 }
 
 TEST(OpsSignalValidation, DftOnesidedNeedsRealInput) {
-    LayerNet n;
+    LayerTestNetwork n;
     DftDescriptor d;
     d.m_Onesided = true;
     n.Layer(LayerType::Dft, d, "dft_onesided_complex", {&n.Input({1, 8, 2})});
@@ -188,40 +188,40 @@ TEST(OpsSignalValidation, DftOnesidedNeedsRealInput) {
 }
 
 TEST(OpsSignalValidation, DftLengthFromTheGraphMakesTheNetworkDynamic) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Dft, DftDescriptor{}, "dft_input_length", {&n.Input({1, 8, 1}), &n.Input({}, DataType::Signed64)});
     trellis::test::ExpectOptimizeDefers(n, "dft_input_length", "input 1 (dft_length)");
 }
 
 TEST(OpsSignalValidation, StftFrameStepFromTheGraphMakesTheNetworkDynamic) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Stft, StftDescriptor{}, "stft_input_step",
             {&n.Input({1, 32, 1}), &n.Input({}, DataType::Signed64), &n.Input({8})});
     trellis::test::ExpectOptimizeDefers(n, "stft_input_step", "input 1 (frame_step)");
 }
 
 TEST(OpsSignalValidation, StftFrameMustFitTheSignal) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Stft, StftDescriptor{}, "stft_long_frame",
             {&n.Input({1, 10, 1}), &n.ConstInts({2}, TensorShape{}), &n.Input({12})});
     ExpectRejected(n, "stft_long_frame", "frame_length=12 must lie in [1, signal length 10]");
 }
 
 TEST(OpsSignalValidation, StftWindowAndFrameLengthMustAgree) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Stft, StftDescriptor{}, "stft_disagree",
             {&n.Input({1, 30, 1}), &n.ConstInts({2}, TensorShape{}), &n.Input({8}), &n.ConstInts({6}, TensorShape{})});
     ExpectRejected(n, "stft_disagree", "window has 8 values but frame_length=6");
 }
 
 TEST(OpsSignalValidation, StftNeedsAFrameLength) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::Stft, StftDescriptor{}, "stft_no_length", {&n.Input({1, 30, 1}), &n.ConstInts({2}, TensorShape{})});
     ExpectRejected(n, "stft_no_length", "needs a window (input 2) or frame_length (input 3)");
 }
 
 TEST(OpsSignalValidation, MelWeightMatrixEdgesMustBeOrdered) {
-    LayerNet n;
+    LayerTestNetwork n;
     MelWeightMatrixDescriptor d;
     d.m_NumMelBins = 4;
     d.m_DftLength = 16;
@@ -236,7 +236,7 @@ TEST(OpsSignalValidation, MelWeightMatrixFiltersMustFitTheSpectrogram) {
     // Odd dft_length with upper_edge_hertz at the sample rate: the last filter lands past the
     // last of the dft_length / 2 + 1 bins. All inputs are constant, so the layer is folded, and
     // refused, when the network is optimized.
-    LayerNet n;
+    LayerTestNetwork n;
     MelWeightMatrixDescriptor d;
     d.m_NumMelBins = 2;
     d.m_DftLength = 15;
@@ -248,7 +248,7 @@ TEST(OpsSignalValidation, MelWeightMatrixFiltersMustFitTheSpectrogram) {
 }
 
 TEST(OpsSignalValidation, MelWeightMatrixInputFromTheGraphMakesTheNetworkDynamic) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::MelWeightMatrix, MelWeightMatrixDescriptor{}, "mel_input",
             {&n.ConstInts({8}, TensorShape{}), &n.Input({}, DataType::Signed64), &n.ConstInts({8000}, TensorShape{}),
              &n.ConstFloats({0.0f}, TensorShape{}), &n.ConstFloats({4000.0f}, TensorShape{})});
@@ -258,7 +258,7 @@ TEST(OpsSignalValidation, MelWeightMatrixInputFromTheGraphMakesTheNetworkDynamic
 // --- TfIdfVectorizer ------------------------------------------------------------------------------
 
 TEST(OpsSignalValidation, TfIdfNeedsOneOutputIndexPerNgram) {
-    LayerNet n;
+    LayerTestNetwork n;
     TfIdfVectorizerDescriptor d;
     d.m_MinGramLength = 1;
     d.m_MaxGramLength = 2;
@@ -270,7 +270,7 @@ TEST(OpsSignalValidation, TfIdfNeedsOneOutputIndexPerNgram) {
 }
 
 TEST(OpsSignalValidation, TfIdfPoolBlocksHoldWholeNgrams) {
-    LayerNet n;
+    LayerTestNetwork n;
     TfIdfVectorizerDescriptor d;
     d.m_MinGramLength = 2;
     d.m_MaxGramLength = 2;
@@ -282,7 +282,7 @@ TEST(OpsSignalValidation, TfIdfPoolBlocksHoldWholeNgrams) {
 }
 
 TEST(OpsSignalValidation, TfIdfTakesIntegerTokens) {
-    LayerNet n;
+    LayerTestNetwork n;
     TfIdfVectorizerDescriptor d;
     d.m_NgramCounts = {0};
     d.m_Pool = {1};
@@ -294,7 +294,7 @@ TEST(OpsSignalValidation, TfIdfTakesIntegerTokens) {
 // --- Inputs no sampling rule can place: a clean error or NaN, never a wild read ---------------------
 
 TEST(OpsSignalValidation, RoiAlignNonFiniteRoiFailsTheRun) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_nan",
             {&n.Input({1, 1, 4, 4}), &n.Input({1, 4}), &n.Input({1}, DataType::Signed64)});
     const std::vector<float> x(16, 1.0f), rois{0, std::nanf(""), 3, 3};
@@ -307,7 +307,7 @@ TEST(OpsSignalValidation, RoiAlignNonFiniteRoiFailsTheRun) {
 }
 
 TEST(OpsSignalValidation, RoiAlignHugeAdaptiveRoiFailsTheRun) {
-    LayerNet n;
+    LayerTestNetwork n;
     n.Layer(LayerType::RoiAlign, RoiAlignDescriptor{}, "roi_huge",
             {&n.Input({1, 1, 4, 4}), &n.Input({1, 4}), &n.Input({1}, DataType::Signed64)});
     const std::vector<float> x(16, 1.0f), rois{0, 0, 1e20f, 1e20f};
@@ -325,7 +325,7 @@ TEST(OpsSignalValidation, GridSampleNonFiniteAndFarGridValuesAreSafe) {
     const std::vector<float> grid{std::nanf(""), 0.0f, inf, 0.0f, -1e30f, 1e30f, 0.0f, 0.0f};
     for (GridSamplePadding padding : {GridSamplePadding::Zeros, GridSamplePadding::Border, GridSamplePadding::Reflection}) {
         for (GridSampleMode mode : {GridSampleMode::Bilinear, GridSampleMode::Nearest, GridSampleMode::Bicubic}) {
-            LayerNet n;
+            LayerTestNetwork n;
             GridSampleDescriptor d;
             d.m_Mode = mode;
             d.m_Padding = padding;
@@ -354,7 +354,7 @@ TEST(OpsSignalValidation, GridSampleNonFiniteAndFarGridValuesAreSafe) {
 }
 
 TEST(OpsSignalValidation, ResizeCropRoiMustBeFinite) {
-    LayerNet n;
+    LayerTestNetwork n;
     ResizeDescriptor d;
     d.m_CoordinateTransform = CoordinateTransform::TfCropAndResize;
     d.m_Sizes = {1, 1, 2, 2};

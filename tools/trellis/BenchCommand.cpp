@@ -22,13 +22,8 @@ std::string BenchHelp() {
            "\n"
            "Options:\n"
            TRELLIS_CLI_BACKENDS_HELP
-           "  --threads N            Passed to every requested backend as backend option\n"
-           "                         NumThreads (default: 0, the backend's default: all\n"
-           "                         cores for CpuAcc). Single-threaded backends (CpuRef\n"
-           "                         is one) ignore it.\n"
-           "  --backend-option BACKEND:NAME=VALUE\n"
-           "                         Backend option for BACKEND (e.g.\n"
-           "                         CpuAcc:FastMath=bf16). Repeatable.\n"
+           TRELLIS_CLI_THREADS_HELP
+           TRELLIS_CLI_BACKEND_OPTION_HELP
            "  --warmup W             Untimed runs before timing (default: 5; 0 allowed).\n"
            "  --iterations K         Timed runs (default: 50; at least 1).\n"
            TRELLIS_CLI_SHAPE_HELP
@@ -59,8 +54,7 @@ constexpr uint64_t kMaxRuns = 1000000;
 
 std::vector<OptionSpec> BenchOptionSpecs() {
     std::vector<OptionSpec> specs = ModelOptionSpecs();
-    specs.push_back({"threads", true, false});
-    specs.push_back({"backend-option", true, true});
+    for (const OptionSpec& spec : BackendTuningOptionSpecs()) specs.push_back(spec);
     specs.push_back({"warmup", true, false});
     specs.push_back({"iterations", true, false});
     specs.push_back({"seed", true, false});
@@ -167,8 +161,7 @@ int BenchCommand(const std::vector<std::string>& args) {
         return 0;
     }
     ModelOptions options = ReadModelOptions(parsed, "bench");
-    options.m_NumThreads = ReadThreads(parsed);
-    ReadBackendOptions(parsed, options);
+    ReadBackendTuning(parsed, options);
     const uint32_t seed = ReadSeed(parsed);
     const uint64_t warmup = ParseUnsigned(parsed.Get("warmup").value_or("5"), "warmup", 0, kMaxRuns);
     const uint64_t iterations = ParseUnsigned(parsed.Get("iterations").value_or("50"), "iterations", 1, kMaxRuns);

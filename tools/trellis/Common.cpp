@@ -20,6 +20,13 @@ std::vector<OptionSpec> ModelOptionSpecs() {
     };
 }
 
+std::vector<OptionSpec> BackendTuningOptionSpecs() {
+    return {
+        {"threads", true, false},
+        {"backend-option", true, true},
+    };
+}
+
 ModelOptions ReadModelOptions(const ParsedArgs& args, const std::string& command) {
     ModelOptions options;
     options.m_ModelPath = RequireModelPath(args, command);
@@ -54,6 +61,8 @@ uint32_t ReadSeed(const ParsedArgs& args) {
     return static_cast<uint32_t>(ParseUnsigned(args.Get("seed").value_or("0"), "seed", 0, UINT32_MAX));
 }
 
+namespace {
+
 unsigned int ReadThreads(const ParsedArgs& args) {
     return static_cast<unsigned int>(ParseUnsigned(args.Get("threads").value_or("0"), "threads", 0, 1024));
 }
@@ -68,6 +77,13 @@ void ReadBackendOptions(const ParsedArgs& args, ModelOptions& options) {
         options.m_BackendOptions[BackendId(text.substr(0, colon))][text.substr(colon + 1, equals - colon - 1)] =
             text.substr(equals + 1);
     }
+}
+
+}  // namespace
+
+void ReadBackendTuning(const ParsedArgs& args, ModelOptions& options) {
+    options.m_NumThreads = ReadThreads(args);
+    ReadBackendOptions(args, options);
 }
 
 BackendIdVector DefaultBackends() {

@@ -31,6 +31,15 @@
     "  --max-working-memory N Refuse the model if one run needs more than N bytes of\n" \
     "                         working memory (intermediate tensors and scratch;\n" \
     "                         suffixes and default as above).\n"
+#define TRELLIS_CLI_THREADS_HELP \
+    "  --threads N            Passed to every requested backend as backend option\n" \
+    "                         NumThreads (default: 0, the backend's default: all\n" \
+    "                         cores for CpuAcc). Single-threaded backends (CpuRef\n" \
+    "                         is one) ignore it.\n"
+#define TRELLIS_CLI_BACKEND_OPTION_HELP \
+    "  --backend-option BACKEND:NAME=VALUE\n" \
+    "                         Backend option for BACKEND (e.g.\n" \
+    "                         CpuAcc:FastMath=bf16). Repeatable.\n"
 #define TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP                                                   \
     "  --dynamic-backends-path DIR\n"                                                            \
     "                         Load dynamic backends from DIR instead of the default\n"            \
@@ -46,8 +55,10 @@ BackendIdVector DefaultBackends();
 inline constexpr const char* kConformanceBackends = "CpuRef";
 
 /// Options --backends, --shape, --dynamic-backends-path, --max-tensor-bytes and
-/// --max-working-memory (run, bench and inspect take them).
+/// --max-working-memory (run, bench, inspect and compare take them).
 std::vector<OptionSpec> ModelOptionSpecs();
+/// Options --threads and --backend-option (run, bench and compare take them).
+std::vector<OptionSpec> BackendTuningOptionSpecs();
 
 struct ModelOptions {
     std::string m_ModelPath;
@@ -76,10 +87,10 @@ std::string ReadDynamicBackendsPath(const ParsedArgs& args);
 /// A runtime loading the dynamic backends --dynamic-backends-path names (the built-in paths
 /// otherwise), for commands that need no model.
 IRuntimePtr CreateRuntime(const ParsedArgs& args);
-/// --backend-option BACKEND:NAME=VALUE (repeatable) into `options`; usage errors name the bad one.
-void ReadBackendOptions(const ParsedArgs& args, ModelOptions& options);
-/// --threads N: default 0 (the backend's default: all cores for CpuAcc), in [0, 1024].
-unsigned int ReadThreads(const ParsedArgs& args);
+/// The options of BackendTuningOptionSpecs() into `options`: --threads N (default 0, the
+/// backend's default: all cores for CpuAcc; at most 1024), then --backend-option
+/// BACKEND:NAME=VALUE (repeatable; usage errors name the bad one).
+void ReadBackendTuning(const ParsedArgs& args, ModelOptions& options);
 
 /// UsageError naming the first id in `backends` that is not registered (call it after creating
 /// the runtime, which registers the dynamic backends).

@@ -47,6 +47,7 @@ std::string CompareHelp() {
            "                         Backend option of the candidate run (e.g.\n"
            "                         CpuAcc:Winograd=off). Repeatable.\n"
            TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
+           TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
            "\n"
            "A backend that fuses layers into one region exposes only the region's outputs:\n"
@@ -69,8 +70,7 @@ std::vector<OptionSpec> CompareOptionSpecs() {
     specs.push_back({"rtol", true, false});
     specs.push_back({"atol", true, false});
     specs.push_back({"all", false, false});
-    specs.push_back({"threads", true, false});
-    specs.push_back({"backend-option", true, true});
+    for (const OptionSpec& spec : BackendTuningOptionSpecs()) specs.push_back(spec);
     return specs;
 }
 
@@ -108,8 +108,7 @@ int CompareCommand(const std::vector<std::string>& args) {
         return 0;
     }
     ModelOptions candidate = ReadModelOptions(parsed, "compare");
-    candidate.m_NumThreads = ReadThreads(parsed);
-    ReadBackendOptions(parsed, candidate);
+    ReadBackendTuning(parsed, candidate);
     const BackendId reference = parsed.Get("reference").value_or("CpuRef");
     if (reference.IsEmpty()) throw UsageError("option '--reference' expects a backend id, got ''");
     const uint32_t seed = ReadSeed(parsed);
@@ -136,6 +135,8 @@ int CompareCommand(const std::vector<std::string>& args) {
     options.m_Backends = candidate.m_Backends;
     options.m_Reference = reference;
     options.m_DynamicBackendsPath = candidate.m_DynamicBackendsPath;
+    options.m_OptimizerOptions.m_MaxTensorBytes = candidate.m_MaxTensorBytes;
+    options.m_OptimizerOptions.m_MaxWorkingMemoryBytes = candidate.m_MaxWorkingMemoryBytes;
     for (const BackendId& b : candidate.m_Backends) {
         if (candidate.m_NumThreads != 0) options.m_BackendOptions[b]["NumThreads"] = std::to_string(candidate.m_NumThreads);
     }

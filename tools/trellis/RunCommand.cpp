@@ -34,13 +34,8 @@ std::string RunHelp() {
            TRELLIS_CLI_SHAPE_HELP
            "  --seed N               Seed of the random data for inputs not given\n"
            "                         (default: 0).\n"
-           "  --threads N            Passed to every requested backend as backend option\n"
-           "                         NumThreads (default: 0, the backend's default: all\n"
-           "                         cores for CpuAcc). Single-threaded backends (CpuRef\n"
-           "                         is one) ignore it.\n"
-           "  --backend-option BACKEND:NAME=VALUE\n"
-           "                         Backend option for BACKEND (e.g.\n"
-           "                         CpuAcc:FastMath=bf16). Repeatable.\n"
+           TRELLIS_CLI_THREADS_HELP
+           TRELLIS_CLI_BACKEND_OPTION_HELP
            TRELLIS_CLI_DYNAMIC_BACKENDS_PATH_HELP
            TRELLIS_CLI_RESOURCE_LIMITS_HELP
            "  -h, --help             Show this help.\n"
@@ -67,8 +62,7 @@ std::vector<OptionSpec> RunOptionSpecs() {
     specs.push_back({"input-dir", true, false});
     specs.push_back({"output-dir", true, false});
     specs.push_back({"seed", true, false});
-    specs.push_back({"threads", true, false});
-    specs.push_back({"backend-option", true, true});
+    for (const OptionSpec& spec : BackendTuningOptionSpecs()) specs.push_back(spec);
     return specs;
 }
 
@@ -82,8 +76,7 @@ int RunCommand(const std::vector<std::string>& args) {
     }
     // Every option is checked before any work, so a typo never costs a model load.
     ModelOptions options = ReadModelOptions(parsed, "run");
-    options.m_NumThreads = ReadThreads(parsed);
-    ReadBackendOptions(parsed, options);
+    ReadBackendTuning(parsed, options);
     const uint32_t seed = ReadSeed(parsed);
     const InputSources sources = ReadInputSources(parsed);
     const std::string outputDir = parsed.Get("output-dir").value_or("");

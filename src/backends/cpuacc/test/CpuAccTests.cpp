@@ -2,6 +2,7 @@
 // counts, 1x1 and 7x7 kernels, strides, dilations, groups and depthwise, batch > 1), the fusions
 // (each checked to have happened, and to compute the same), options, bad input, concurrency, and
 // the PyTorch-exported models with CpuAcc first.
+#include "support/BackendComparisonNetwork.hpp"
 #include "unit/TestHelpers.hpp"
 #include "backends/cpuacc/CpuAccKernels.hpp"
 #include "backends/cpuacc/CpuAccRegion.hpp"
@@ -25,102 +26,9 @@ using namespace trellis::test;
 
 namespace {
 
-/// A small network built through the public API, run on two backend lists and compared.
-class Net {
+/// A small network built through the public API, run on CpuAcc and on CpuRef and compared.
+class Net : public BackendComparisonNetwork {
 public:
-    Net() : m_Net(INetwork::Create()) {}
-
-    IOutputSlot* Input(const TensorShape& shape) {
-        auto* l = m_Net->AddInputLayer(static_cast<LayerBindingId>(m_InputShapes.size()));
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, DataType::Float32));
-        m_InputShapes.push_back(shape);
-        return &l->GetOutputSlot(0);
-    }
-    IOutputSlot* Const(const TensorShape& shape, float scale = 0.5f, float offset = 0.0f) {
-        TensorInfo info(shape, DataType::Float32, 0.0f, 0, true);
-        std::vector<float> v(info.GetNumElements());
-        for (float& x : v) x = offset + scale * m_Dist(m_Rng);
-        return &m_Net->AddConstantLayer(ConstTensor(info, v.data()))->GetOutputSlot(0);
-    }
-    IOutputSlot* Scalar(float value) {
-        TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
-        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
-    }
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs,
-                             int numOutputs = -1) {
-        const std::string name = std::string(GetLayerTypeName(type)) + "_" + std::to_string(m_Count++);
-        auto* l = m_Net->AddLayer(type, d, name.c_str(), static_cast<int>(inputs.size()), numOutputs);
-        for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
-        return l;
-    }
-    IOutputSlot* Op(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs) {
-        return &Layer(type, d, inputs)->GetOutputSlot(0);
-    }
-    IOutputSlot* Unary(UnaryOperation op, IOutputSlot* x, float a = 0.0f, float b = 0.0f) {
-        return Op(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{op, a, b}, {x});
-    }
-    IOutputSlot* Binary(BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
-        return Op(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
-    }
-    const INetwork& Network() const { return *m_Net; }
-    void Output(IOutputSlot* s) {
-        auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
-        s->Connect(l->GetInputSlot(0));
-    }
-
-    struct Result {
-        std::vector<std::vector<float>> m_Outputs;
-        std::map<BackendId, unsigned int> m_Counts;
-        std::string m_Optimized;
-    };
-    /// The network optimized and loaded, ready to run (from several threads too).
-    struct Loaded {
-        IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
-        NetworkId m_Id = 0;
-        Result m_Info;
-    };
-    Loaded Load(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {},
-                const OptimizerOptions& optimizerOptions = {}) {
-        Loaded l;
-        l.m_Runtime = IRuntime::Create(options);
-        IOptimizedNetworkPtr opt = Optimize(*m_Net, backends, l.m_Runtime->GetDeviceSpec(), optimizerOptions);
-        l.m_Info.m_Counts = opt->GetBackendLayerCounts();
-        l.m_Info.m_Optimized = opt->ToString();
-        for (const LayerPlacement& p : opt->GetLayerPlacements()) {
-            for (const auto& [backend, reason] : p.m_Declined) {
-                l.m_Info.m_Optimized += "\n" + p.m_LayerName + " declined by " + backend.Get() + ": " + reason;
-            }
-        }
-        std::string error;
-        if (l.m_Runtime->LoadNetwork(l.m_Id, std::move(opt), error) != Status::Success) throw RuntimeException(error);
-        return l;
-    }
-    /// One inference on a loaded network with this net's (fixed, seeded) inputs.
-    std::vector<std::vector<float>> Execute(const Loaded& l) const {
-        const std::vector<std::vector<float>> inputs = Inputs();
-        InputTensors in;
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            in.emplace_back(static_cast<LayerBindingId>(i),
-                            ConstTensor(TensorInfo(m_InputShapes[i], DataType::Float32, 0.0f, 0, true), inputs[i].data()));
-        }
-        std::vector<std::vector<float>> outputs(static_cast<std::size_t>(m_NumOutputs));
-        OutputTensors out;
-        for (int o = 0; o < m_NumOutputs; ++o) {
-            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
-            outputs[static_cast<std::size_t>(o)].assign(info.GetNumElements(), -12345.0f);
-            out.emplace_back(o, Tensor(info, outputs[static_cast<std::size_t>(o)].data()));
-        }
-        if (l.m_Runtime->EnqueueWorkload(l.m_Id, in, out) != Status::Success) throw RuntimeException("EnqueueWorkload failed");
-        return outputs;
-    }
-    Result Run(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {},
-               const OptimizerOptions& optimizerOptions = {}) {
-        Loaded l = Load(backends, options, optimizerOptions);
-        Result r = l.m_Info;
-        r.m_Outputs = Execute(l);
-        return r;
-    }
-
     /// Runs on CpuAcc (with CpuRef behind it) and on CpuRef alone; every output must agree.
     Result Check(double tolerance = 2e-5, const std::string& what = "") {
         Result acc = Run({"CpuAcc", "CpuRef"});
@@ -140,26 +48,6 @@ public:
         }
         return acc;
     }
-
-private:
-    std::vector<std::vector<float>> Inputs() const {
-        std::mt19937 rng(1234);
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        std::vector<std::vector<float>> inputs;
-        for (const TensorShape& s : m_InputShapes) {
-            std::vector<float> v(s.GetNumElements());
-            for (float& x : v) x = dist(rng);
-            inputs.push_back(std::move(v));
-        }
-        return inputs;
-    }
-
-    INetworkPtr m_Net;
-    std::vector<TensorShape> m_InputShapes;
-    int m_NumOutputs = 0;
-    int m_Count = 0;
-    std::mt19937 m_Rng{42};
-    std::uniform_real_distribution<float> m_Dist{-1.0f, 1.0f};
 };
 
 bool CpuAccAvailable() { return BackendRegistryInstance().IsBackendRegistered("CpuAcc"); }
