@@ -74,11 +74,14 @@ def parse_backend_options(values: Sequence[str]) -> Dict[str, Dict[str, str]]:
     return options
 
 
-def _check_batching(where: str, max_batch_size: Any, max_latency_ms: Any) -> None:
+def _check_batching(where: Optional[str], max_batch_size: Any, max_latency_ms: Any) -> None:
+    """``where``: the config file, or None for the server's flags."""
+    size_name, latency_name = ("--max-batch-size", "--max-latency-ms") if where is None else (
+        f"{where}: max_batch_size", f"{where}: max_latency_ms")
     if isinstance(max_batch_size, bool) or not isinstance(max_batch_size, int) or max_batch_size < 1:
-        raise ServingConfigError(f"{where}: max_batch_size must be an integer >= 1 (1: no batching), got {max_batch_size!r}")
+        raise ServingConfigError(f"{size_name} must be an integer >= 1 (1: no batching), got {max_batch_size!r}")
     if isinstance(max_latency_ms, bool) or not isinstance(max_latency_ms, (int, float)) or not 0 <= max_latency_ms <= 60000:
-        raise ServingConfigError(f"{where}: max_latency_ms must be a number of milliseconds in [0, 60000], got {max_latency_ms!r}")
+        raise ServingConfigError(f"{latency_name} must be a number of milliseconds in [0, 60000], got {max_latency_ms!r}")
 
 
 def _read_config(path: str) -> Dict[str, Any]:
@@ -133,7 +136,7 @@ def discover_models(model_dir: str, backends: Optional[Sequence[str]] = None,
     """The models of ``model_dir`` (one per subdirectory, sorted by name), each with the server's
     defaults overridden by its ``config.json``. Subdirectories whose name starts with '.' are
     skipped; any other subdirectory without a model is an error, as is an empty repository."""
-    _check_batching("server flags", max_batch_size, max_latency_ms)
+    _check_batching(None, max_batch_size, max_latency_ms)
     if not os.path.isdir(model_dir):
         raise ServingConfigError(f"--model-dir {model_dir}: not a directory")
     configs = []
