@@ -4,8 +4,8 @@ server-side batching.
 
 For each mode the script starts ``python -m trellis.serving`` (this interpreter) on free loopback
 ports over a model repository made in a temporary directory, warms it up, then runs
-``--clients`` threads, each with its own tritonclient connection sending one request of one row
-after another for ``--duration`` seconds. It reports requests per second, p50/p90/p99 latency
+``--clients`` threads, each with its own tritonclient connection (``--protocol`` http or grpc)
+sending one request of one row after another for ``--duration`` seconds. It reports requests per second, p50/p90/p99 latency
 (client side, whole call) and the failed-request count, and writes them as JSON with the machine
 (CPU model, cores, load average before and after).
 
@@ -74,12 +74,27 @@ def free_port():
 
 
 def start_server(repo, flags, log_path):
+    """The server process, its log file, and its HTTP and gRPC addresses."""
     http_port, grpc_port = free_port(), free_port()
     cmd = [sys.executable, "-m", "trellis.serving", "--model-dir", repo, "--http-port", str(http_port),
            "--grpc-port", str(grpc_port), *flags]
     log = open(log_path, "w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    return proc, log, f"127.0.0.1:{http_port}"
+    return proc, log, f"127.0.0.1:{http_port}", f"127.0.0.1:{grpc_port}"
+
+
+def client_module(protocol):
+    if protocol == "grpc":
+        import tritonclient.grpc as module
+    else:
+        import tritonclient.http as module
+    return module
+
+
+def make_client(module, url, timeout):
+    if module.__name__.endswith("grpc"):
+        return module.InferenceServerClient(url)
+    return module.InferenceServerClient(url, connection_timeout=timeout, network_timeout=timeout)
 
 
 def wait_ready(proc, url, log_path, timeout=300):
@@ -99,9 +114,7 @@ def wait_ready(proc, url, log_path, timeout=300):
     sys.exit(f"bench_serving: the server was not ready after {timeout} s; see {log_path}")
 
 
-def run_load(url, model, input_name, sample_shape, clients, duration, seed=0):
-    import tritonclient.http as httpclient
-
+def run_load(module, url, model, input_name, sample_shape, clients, duration, seed=0):
     latencies = [[] for _ in range(clients)]
     failures = [0] * clients
     errors = {}
@@ -110,8 +123,8 @@ def run_load(url, model, input_name, sample_shape, clients, duration, seed=0):
     def client_loop(i):
         rng = np.random.default_rng(seed + i)
         x = rng.random((1, *sample_shape), dtype=np.float32)
-        client = httpclient.InferenceServerClient(url, connection_timeout=120, network_timeout=120)
-        inp = httpclient.InferInput(input_name, list(x.shape), "FP32")
+        client = make_client(module, url, 120)
+        inp = module.InferInput(input_name, list(x.shape), "FP32")
         inp.set_data_from_numpy(x)
         try:
             while time.monotonic() < stop:
@@ -144,16 +157,14 @@ def run_load(url, model, input_name, sample_shape, clients, duration, seed=0):
     }
 
 
-def warm_up(url, model, input_name, sample_shape, max_rows):
+def warm_up(module, url, model, input_name, sample_shape, max_rows):
     """One request of each row count the server may run (1..max_rows), so that the timed run
     does not include Trellis specializing the network for a new batch size."""
-    import tritonclient.http as httpclient
-
-    client = httpclient.InferenceServerClient(url, network_timeout=300)
+    client = make_client(module, url, 300)
     try:
         for rows in range(1, max_rows + 1):
             x = np.zeros((rows, *sample_shape), np.float32)
-            inp = httpclient.InferInput(input_name, list(x.shape), "FP32")
+            inp = module.InferInput(input_name, list(x.shape), "FP32")
             inp.set_data_from_numpy(x)
             client.infer(model, [inp])
     finally:
@@ -169,11 +180,14 @@ def main():
     p.add_argument("--max-batch-size", type=int, default=8, help="the batching server's --max-batch-size")
     p.add_argument("--max-latency-ms", type=float, default=5.0, help="the batching server's --max-latency-ms")
     p.add_argument("--backends", default=None, help="the servers' --backends (default: Trellis's default)")
+    p.add_argument("--protocol", default="http", choices=["http", "grpc"],
+                   help="the clients' protocol (default http; tritonclient sends tensors as binary data)")
     p.add_argument("--json", default=None, help="write the results here as JSON")
     args = p.parse_args()
 
     name = os.path.splitext(os.path.basename(args.model))[0]
-    results = {"model": name, "clients": args.clients, "duration_s": args.duration,
+    module = client_module(args.protocol)
+    results = {"model": name, "clients": args.clients, "duration_s": args.duration, "protocol": args.protocol,
                "machine_before": machine(), "modes": {}}
     with tempfile.TemporaryDirectory(prefix="trellis-serving-bench-") as tmp:
         repo = os.path.join(tmp, "models")
@@ -186,12 +200,13 @@ def main():
             if args.backends:
                 flags += ["--backends", args.backends]
             log_path = os.path.join(tmp, f"{mode}.log")
-            proc, log, url = start_server(repo, flags, log_path)
+            proc, log, http_url, grpc_url = start_server(repo, flags, log_path)
+            url = grpc_url if args.protocol == "grpc" else http_url
             try:
-                wait_ready(proc, url, log_path)
-                warm_up(url, name, input_name, sample_shape, args.max_batch_size if mode == "batching" else 1)
-                print(f"[{mode}] {args.clients} clients for {args.duration:g} s ...", flush=True)
-                r = run_load(url, name, input_name, sample_shape, args.clients, args.duration)
+                wait_ready(proc, http_url, log_path)
+                warm_up(module, url, name, input_name, sample_shape, args.max_batch_size if mode == "batching" else 1)
+                print(f"[{mode}, {args.protocol}] {args.clients} clients for {args.duration:g} s ...", flush=True)
+                r = run_load(module, url, name, input_name, sample_shape, args.clients, args.duration)
             finally:
                 proc.terminate()
                 try:
@@ -201,7 +216,7 @@ def main():
                 log.close()
             r["server_flags"] = flags
             results["modes"][mode] = r
-            print(f"[{mode}] {r['throughput_rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
+            print(f"[{mode}, {args.protocol}] {r['throughput_rps']} req/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
                   f"{r['requests_ok']} ok, {r['failed']} failed {r['errors'] or ''}", flush=True)
     results["machine_after"] = machine()
     m = results["machine_before"]
