@@ -294,8 +294,10 @@ def _post(server, path, body, headers=None):
 def test_malformed_http_bodies_are_400(server):
     url = "/v2/models/arith/infer"
     cases = {
-        b'{"inputs": [{"name": "A", "datatype": "FP32", "shape": [1, 4], "data": [1, 2': "not a valid inference request",
-        b"[1, 2]": "not a valid inference request",
+        b'{"inputs": [{"name": "A", "datatype": "FP32", "shape": [1, 4], "data": [1, 2': "not valid JSON",
+        b"[1, 2]": "must be a JSON object",
+        b'{"inputs": [{"name": "A", "datatype": "FP32", "shape": "1x4", "data": [1, 2, 3, 4]}]}': "'shape' must be",
+        b'{"inputs": [{"name": "A", "datatype": "FP32", "shape": [1, 4]}]}': "neither 'data' nor",
         json.dumps({"inputs": [{"name": "A", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3]},
                                {"name": "B", "datatype": "FP32", "shape": [1, 4], "data": [1, 2, 3, 4]}]}).encode():
             "input 'A': its data does not fit",
@@ -308,6 +310,12 @@ def test_malformed_http_bodies_are_400(server):
     for body, words in cases.items():
         status, reply = _post(server, url, body)
         assert status == 400 and words in reply.get("error", ""), (body, status, reply)
+    # The binary extension: a tensor size that overruns the body, and bytes no input claims.
+    header = json.dumps({"inputs": [{"name": "A", "datatype": "FP32", "shape": [1, 4],
+                                     "parameters": {"binary_data_size": 16}}]}).encode()
+    for tail, words in ((b"\0" * 8, "binary_data_size 16 does not fit"), (b"\0" * 20, "4 bytes after the JSON")):
+        status, reply = _post(server, url, header + tail, {"Inference-Header-Content-Length": str(len(header))})
+        assert status == 400 and words in reply.get("error", ""), (tail, status, reply)
     # A chunked body (no Content-Length) over the limit.
     def chunks():
         for _ in range(MAX_BODY_BYTES // 65536 + 2):

@@ -159,6 +159,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     import trellis
     from trellis.serving.model import TrellisModel
+    from trellis.serving.rest import add_infer_route
 
     models = []
     for config in configs:
@@ -180,6 +181,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     app.add_exception_handler(RequestValidationError, _request_validation_error)
     server = kserve.ModelServer(http_port=args.http_port, grpc_port=args.grpc_port, enable_grpc=not args.no_grpc,
                                 max_asyncio_workers=args.workers, enable_latency_logging=False)
+    # The v2 HTTP infer route that keeps binary tensors as bytes (trellis/serving/rest.py); it is
+    # registered before ModelServer.start adds KServe's routes, so it answers first.
+    add_infer_route(app, server.dataplane)
     if args.log_level != "DEBUG":
         # A line per request (KServe's timings, uvicorn's access log) only with --log-level DEBUG.
         logging.getLogger("kserve.trace").setLevel(logging.WARNING)
