@@ -4,7 +4,7 @@ KServe's own route decodes a tensor sent as binary data (the protocol's binary e
 ``tritonclient`` uses by default) into a Python list before the model sees it
 (``InferRequest.from_bytes`` calls ``set_data_from_numpy(..., binary_data=False)``), and the
 model turns the list back into an array: for a 1x3x224x224 float32 input that cost about 36 ms
-of CPU per request, ten times the network's run (docs/performance.md, "Serving"). This route
+of CPU per request, several times the network's run (docs/performance.md, "Serving"). This route
 decodes the same request format but keeps binary tensors as bytes (read in place with
 ``numpy.frombuffer``), then answers through KServe's DataPlane exactly as KServe's route does
 (the model's ``predict``, the response's JSON or binary encoding, the error handlers). It is
