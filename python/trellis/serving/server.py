@@ -132,10 +132,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     log.setLevel(args.log_level)
-    for flag, value, low in (("--http-port", args.http_port, 1), ("--grpc-port", args.grpc_port, 1),
-                             ("--max-body-bytes", args.max_body_bytes, 1)):
-        if value < low:
-            print(f"trellis-serve: {flag} must be >= {low}, got {value}", file=sys.stderr)
+    for flag, value, low, high in (("--http-port", args.http_port, 1, 65535), ("--grpc-port", args.grpc_port, 1, 65535),
+                                   ("--max-body-bytes", args.max_body_bytes, 1, None),
+                                   ("--workers", 1 if args.workers is None else args.workers, 1, None)):
+        if value < low or (high is not None and value > high):
+            bounds = f"in [{low}, {high}]" if high is not None else f">= {low}"
+            print(f"trellis-serve: {flag} must be {bounds}, got {value}", file=sys.stderr)
             return 2
     try:
         backends: Optional[List[str]] = [b for b in args.backends.split(",") if b] if args.backends else None
@@ -176,8 +178,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     kserve_model_server.args.grpc_max_receive_message_length = args.max_body_bytes
     app = kserve_model_server.app
     app.add_middleware(BodySizeLimit, max_body_bytes=args.max_body_bytes)
-    # A body FastAPI cannot decode (malformed JSON, not an object) is the protocol's 400 with an
-    # "error" message, not FastAPI's 422 with "detail".
+    # On KServe's routes (v1, the versioned ones), a body FastAPI cannot decode is the protocol's
+    # 400 with an "error" message, not FastAPI's 422 with "detail".
     app.add_exception_handler(RequestValidationError, _request_validation_error)
     server = kserve.ModelServer(http_port=args.http_port, grpc_port=args.grpc_port, enable_grpc=not args.no_grpc,
                                 max_asyncio_workers=args.workers, enable_latency_logging=False)
