@@ -7,7 +7,7 @@ server batches itself: requests to one model whose inputs agree in everything bu
 has waited ``max_latency_ms``; their inputs are then concatenated along dim 0, run once, and each
 request gets back its slice of every output.
 
-A request with more rows than ``max_batch_size`` runs alone. If a batched run fails, or an output
+A request of ``max_batch_size`` rows or more runs alone. If a batched run fails, or an output
 does not have the batch's row count as its first dim, every request of that batch is run on its
 own (so each gets its own result or error), and batching is turned off for the model in the
 latter case. Batching assumes the rows of a batch do not affect each other, which holds for
