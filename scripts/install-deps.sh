@@ -84,7 +84,7 @@ REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACKAGE_VENV="$REPO_ROOT/.venv"
 PACKAGE_VENV_PKGS=(nanobind==2.9.2 scikit-build-core==0.11.6 pathspec==1.1.1 packaging==26.3
                    build==1.2.2.post1 pyproject_hooks==1.3.3
-                   onnxruntime==1.30.0 flatbuffers==25.12.19 protobuf==7.36.2)
+                   onnxruntime==1.30.0 flatbuffers==25.12.19 protobuf==6.33.6)
 if "$PACKAGE_VENV/bin/python" -c "import nanobind, scikit_build_core, build, onnxruntime, sys
 sys.exit(0 if (nanobind.__version__, scikit_build_core.__version__, onnxruntime.__version__) == ('2.9.2', '0.11.6', '1.30.0') else 1)" >/dev/null 2>&1; then
   echo "deps: nanobind==2.9.2, scikit-build-core==0.11.6 and onnxruntime==1.30.0 present in $PACKAGE_VENV"
@@ -92,6 +92,28 @@ else
   echo "deps: installing ${PACKAGE_VENV_PKGS[*]} into $PACKAGE_VENV"
   "$DEB_PY" -m venv --system-site-packages "$PACKAGE_VENV"
   "$PACKAGE_VENV/bin/python" -m pip install --disable-pip-version-check -q --no-deps "${PACKAGE_VENV_PKGS[@]}"
+fi
+
+# --- The serving packages in .venv (trellis.serving and its tests) -------------------------
+# KServe's model server and Triton's client (tests, bench/serving) have a closure of about 70
+# packages. Unlike the list above they are not installed with --no-deps from a hand-kept list: a
+# package missing from such a list only shows as an ImportError at run time. Instead pip resolves
+# the pinned top-level versions under a constraints file that pins the whole closure
+# (scripts/serving-constraints.txt): reproducible, and pip checks the set is consistent. The
+# constraints hold numpy at 1.26.4 and protobuf at 6.33.6 (the pin above), so Debian's torch and
+# onnx (built for numpy 1.x, seen through --system-site-packages) keep working.
+# requests is installed too: Debian's (seen through --system-site-packages) warns on import with
+# the newer urllib3 these packages need.
+SERVING_PKGS=(kserve==0.21.0 "tritonclient[http,grpc]==2.73.0" requests==2.34.2)
+if "$PACKAGE_VENV/bin/python" -c "import importlib.metadata as m, sys
+sys.exit(0 if (m.version('kserve'), m.version('tritonclient'), m.version('requests')) == ('0.21.0', '2.73.0', '2.34.2') else 1)" >/dev/null 2>&1; then
+  echo "deps: kserve==0.21.0 and tritonclient==2.73.0 present in $PACKAGE_VENV"
+else
+  echo "deps: installing ${SERVING_PKGS[*]} into $PACKAGE_VENV (constraints: scripts/serving-constraints.txt)"
+  "$PACKAGE_VENV/bin/python" -m pip install --disable-pip-version-check -q \
+    -c "$REPO_ROOT/scripts/serving-constraints.txt" "${SERVING_PKGS[@]}"
+  "$PACKAGE_VENV/bin/python" -c "import onnx, numpy, kserve, tritonclient.http" \
+    || { echo "deps: ERROR: after installing the serving packages, .venv cannot import onnx, numpy, kserve" >&2; exit 1; }
 fi
 
 # --- cuDNN frontend headers (GpuAcc), only where the CUDA toolkit is installed ---

@@ -12,6 +12,8 @@ The API follows ONNX Runtime's, so code ports by changing the import::
 ``trellis.backends()`` lists the registered backends (and the dynamic-backend report);
 ``trellis.backend`` implements ONNX's backend interface (``onnx.backend.base.Backend``) for
 ONNX's own test runner; errors are ``trellis.Error`` subclasses (``trellis.errors``).
+``trellis.serving`` serves models over KServe's Open Inference Protocol (``python3 -m
+trellis.serving``; needs the ``kserve`` package).
 """
 
 from trellis._trellis import HIGHEST_SUPPORTED_OPSET, __version__
