@@ -1183,9 +1183,9 @@ TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
     }
     {
         TestModel m(18);
-        m.Input("x", {4, 4}).Input("shape", {2}, kInt64).Output("y", {2, 2});
-        m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
-        expectError(m, "node 'ccp' (CenterCropPad, opset 18): input 1 (shape, 'shape') must be a constant");
+        m.Input("x", {4, 4}).Input("shape", {1}, kInt64).Output("y", {4, 2});
+        AttrInts(m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp"), "axes", {5});
+        expectError(m, "node 'ccp' (CenterCropPad, opset 18): attribute axes=");
     }
     {
         TestModel m(22);
@@ -1206,6 +1206,36 @@ TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
         m.Input("x", {1, 4, 2}).Input("s", {4}).Input("b", {4}).Output("y", {1, 4, 2});
         AttrInt(m.Node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 0);
         expectError(m, "node 'gn' (GroupNormalization, opset 21): attribute num_groups=0 must be at least 1");
+    }
+    {
+        TestModel m(27);
+        m.Input("x", {1, 2, 5}).Input("w", {2, 1, 3}).Output("y", {1, 2, 5});
+        AttrString(m.Node("CausalConvWithState", {"x", "w"}, {"y"}, "ccs"), "activation", "gelu");
+        expectError(m, "node 'ccs' (CausalConvWithState, opset 27): attribute activation='gelu' is not supported");
+    }
+    {
+        TestModel m(27);
+        m.Input("x", {1, 2, 5}).Input("w", {2, 2, 3}).Output("y", {1, 2, 5});
+        m.Node("CausalConvWithState", {"x", "w"}, {"y"}, "ccs_w");
+        expectError(m, "node 'ccs_w' (CausalConvWithState, opset 27): weight 2x2x3 must be (channels, 1, k)");
+    }
+    {
+        TestModel m(27);
+        m.Input("q", {1, 2, 8}).Input("k", {1, 2, 8}).Input("v", {1, 2, 8}).Output("y", {1, 2, 8});
+        onnx::NodeProto& n = m.Node("LinearAttention", {"q", "k", "v"}, {"y"}, "la_heads");
+        AttrInt(n, "q_num_heads", 3);
+        AttrInt(n, "kv_num_heads", 2);
+        AttrString(n, "update_rule", "linear");
+        expectError(m, "node 'la_heads' (LinearAttention, opset 27): attributes q_num_heads=3 and kv_num_heads=2 must be "
+                       "positive, q_num_heads a multiple of kv_num_heads");
+    }
+    {
+        TestModel m(27);
+        m.Input("q", {1, 2, 8}).Input("k", {1, 2, 8}).Input("v", {1, 2, 8}).Output("y", {1, 2, 8});
+        onnx::NodeProto& n = m.Node("LinearAttention", {"q", "k", "v"}, {"y"}, "la_decay");
+        AttrInt(n, "q_num_heads", 2);
+        AttrInt(n, "kv_num_heads", 2);
+        expectError(m, "node 'la_decay' (LinearAttention, opset 27): update_rule='gated_delta' needs input 4 (decay)");
     }
 }
 
