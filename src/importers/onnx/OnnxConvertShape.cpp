@@ -163,19 +163,88 @@ void ConvertExpand(OnnxNodeContext& ctx) {
 
 namespace {
 
+// A 1-D Signed64 constant layer, and an elementwise layer on two slots (for computed parameters).
+IOutputSlot& Int64Constant(OnnxNodeContext& ctx, const std::vector<int64_t>& values, const std::string& suffix) {
+    auto storage = std::make_shared<std::vector<int64_t>>(values);
+    const TensorInfo info(TensorShape{static_cast<unsigned int>(values.size())}, DataType::Signed64, 0.0f, 0,
+                          /*isConstant=*/true);
+    const std::shared_ptr<const void> keep(storage, storage->data());
+    return ctx.AddLayer(LayerType::Constant, ConstantDescriptor{ConstTensor(info, storage->data()), keep}, {}, 1, suffix)
+        ->GetOutputSlot(0);
+}
+
+IOutputSlot& Int64Binary(OnnxNodeContext& ctx, BinaryOperation op, IOutputSlot& a, IOutputSlot& b, const std::string& suffix) {
+    return ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {&a, &b}, 1, suffix)->GetOutputSlot(0);
+}
+
+// Pad-19's wrap mode with computed pads (a graph input, say): X tiled along the padded axes by
+// ceil(begin / dim) + 1 + ceil(end / dim), then the window [ceil(begin / dim) * dim - begin, that +
+// begin + dim + end) sliced out; the repeats and the window are layers on the pads, read when the
+// network is specialized for a run. `axes` are the padded axes (normalized, constant).
+void ConvertWrapPadComputed(OnnxNodeContext& ctx, const TensorShape& xs, const std::vector<int64_t>& axes) {
+    using Op = BinaryOperation;
+    const int64_t n = static_cast<int64_t>(axes.size());
+    std::vector<int64_t> dims, dimsLess1;
+    for (int64_t a : axes) {
+        const int64_t dim = xs[static_cast<unsigned int>(a)];
+        if (dim == 0) ctx.Fail("mode='wrap' cannot pad the empty axis " + std::to_string(a));
+        dims.push_back(dim);
+        dimsLess1.push_back(dim - 1);
+    }
+    IOutputSlot& pads = ctx.AddLayer(LayerType::Cast, CastDescriptor{DataType::Signed64}, {&ctx.InputSlot(1)}, 1, "/pads")
+                            ->GetOutputSlot(0);
+    SliceDescriptor firstHalf, secondHalf;
+    firstHalf.m_Starts = {0};
+    firstHalf.m_Ends = {n};
+    secondHalf.m_Starts = {n};
+    secondHalf.m_Ends = {2 * n};
+    IOutputSlot& begins = ctx.AddLayer(LayerType::Slice, firstHalf, {&pads}, 1, "/pads_begin")->GetOutputSlot(0);
+    IOutputSlot& ends = ctx.AddLayer(LayerType::Slice, secondHalf, {&pads}, 1, "/pads_end")->GetOutputSlot(0);
+    IOutputSlot& dim = Int64Constant(ctx, dims, "/dims");
+    IOutputSlot& dimLess1 = Int64Constant(ctx, dimsLess1, "/dims_less_1");
+    IOutputSlot& one = Int64Constant(ctx, {1}, "/one");
+    IOutputSlot& before = Int64Binary(ctx, Op::Div, Int64Binary(ctx, Op::Add, begins, dimLess1, "/begin_up"), dim, "/periods_before");
+    IOutputSlot& after = Int64Binary(ctx, Op::Div, Int64Binary(ctx, Op::Add, ends, dimLess1, "/end_up"), dim, "/periods_after");
+    IOutputSlot& repeats = Int64Binary(ctx, Op::Add, Int64Binary(ctx, Op::Add, before, after, "/periods"), one, "/repeats_axes");
+    // Tile's repeats cover every dim: 1 where no axis is padded.
+    std::vector<IOutputSlot*> perDim;
+    for (int64_t d = 0; d < static_cast<int64_t>(xs.GetNumDimensions()); ++d) {
+        const auto it = std::find(axes.begin(), axes.end(), d);
+        if (it == axes.end()) {
+            perDim.push_back(&one);
+            continue;
+        }
+        SliceDescriptor pick;
+        pick.m_Starts = {it - axes.begin()};
+        pick.m_Ends = {it - axes.begin() + 1};
+        perDim.push_back(&ctx.AddLayer(LayerType::Slice, pick, {&repeats}, 1, "/repeats_" + std::to_string(d))->GetOutputSlot(0));
+    }
+    IOutputSlot& allRepeats = ctx.AddLayer(LayerType::Concat, ConcatDescriptor{0}, perDim, 1, "/repeats")->GetOutputSlot(0);
+    IOutputSlot& tiled = ctx.AddLayer(LayerType::Tile, TileDescriptor{}, {&ctx.InputSlot(0), &allRepeats}, 1, "/tiled")
+                             ->GetOutputSlot(0);
+    IOutputSlot& starts =
+        Int64Binary(ctx, Op::Sub, Int64Binary(ctx, Op::Mul, before, dim, "/before_span"), begins, "/window_start");
+    IOutputSlot& length =
+        Int64Binary(ctx, Op::Add, Int64Binary(ctx, Op::Add, begins, dim, "/begin_and_dim"), ends, "/window_length");
+    IOutputSlot& stops = Int64Binary(ctx, Op::Add, starts, length, "/window_end");
+    IOutputSlot& y = ctx.AddLayer(LayerType::Slice, SliceDescriptor{}, {&tiled, &starts, &stops, &Int64Constant(ctx, axes, "/axes")}, 1)
+                         ->GetOutputSlot(0);
+    ctx.SetOutput(0, y);
+}
+
 // Pad-19's wrap mode: along each padded axis, the output's index j reads X at (j - begin) mod dim.
 // Planned here from X's shape and the constant pads as slices of X (one per stretch that stays
-// within one period) concatenated along the axis, axis by axis.
+// within one period) concatenated along the axis, axis by axis; computed pads are read per run
+// (ConvertWrapPadComputed).
 void ConvertWrapPad(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 4);
     if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
         ctx.Fail("mode='wrap' needs data's shape when the model is imported ('" + ctx.InputName(0) +
                  "' is computed by other nodes or has unknown dims)");
     }
-    if (!ctx.InputsConstant(1)) ctx.Fail("mode='wrap' needs constant pads and axes");
+    if (ctx.HasInput(3) && !ctx.ConstantInput(3)) ctx.Fail("mode='wrap' needs constant axes");
     const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
     const int64_t rank = xs.GetNumDimensions();
-    const std::vector<int64_t> given = ctx.ConstInts(1, "pads");
     std::vector<int64_t> axes;
     if (ctx.HasInput(3)) {
         for (int64_t a : ctx.ConstInts(3, "axes")) {
@@ -185,6 +254,8 @@ void ConvertWrapPad(OnnxNodeContext& ctx) {
     } else {
         for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
     }
+    if (!ctx.ConstantInput(1)) return ConvertWrapPadComputed(ctx, xs, axes);
+    const std::vector<int64_t> given = ctx.ConstInts(1, "pads");
     if (given.size() != 2 * axes.size()) {
         ctx.Fail("input 1 (pads) has " + std::to_string(given.size()) + " values for " + std::to_string(axes.size()) + " axes");
     }
@@ -408,19 +479,6 @@ void ConvertUpsample(OnnxNodeContext& ctx) {
 }
 
 namespace {
-
-IOutputSlot& Int64Constant(OnnxNodeContext& ctx, const std::vector<int64_t>& values, const std::string& suffix) {
-    auto storage = std::make_shared<std::vector<int64_t>>(values);
-    const TensorInfo info(TensorShape{static_cast<unsigned int>(values.size())}, DataType::Signed64, 0.0f, 0,
-                          /*isConstant=*/true);
-    const std::shared_ptr<const void> keep(storage, storage->data());
-    return ctx.AddLayer(LayerType::Constant, ConstantDescriptor{ConstTensor(info, storage->data()), keep}, {}, 1, suffix)
-        ->GetOutputSlot(0);
-}
-
-IOutputSlot& Int64Binary(OnnxNodeContext& ctx, BinaryOperation op, IOutputSlot& a, IOutputSlot& b, const std::string& suffix) {
-    return ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {&a, &b}, 1, suffix)->GetOutputSlot(0);
-}
 
 // CenterCropPad whose target shape is computed (a graph input, say): the crop starts and pad
 // amounts are layers on it, so the core reads them when the network is specialized for a run.
