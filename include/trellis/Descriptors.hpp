@@ -50,7 +50,7 @@ struct ConstantDescriptor {
 enum class BinaryOperation {
     Add, Sub, Mul, Div, Pow, Maximum, Minimum, Equal, Less, Greater, LessOrEqual, GreaterOrEqual,
     And, Or, Xor,  ///< Boolean inputs and output
-    Mod,           ///< integer modulo, the result takes the divisor's sign (ONNX Mod fmod=0)
+    Mod,           ///< modulo whose result takes the divisor's sign (ONNX Mod fmod=0, numpy.mod)
     FMod,          ///< C fmod: the result takes the dividend's sign (ONNX Mod fmod=1)
     BitShiftLeft,  ///< unsigned integers: a << b (0 when b >= the bit width)
     BitShiftRight, ///< unsigned integers: a >> b (0 when b >= the bit width)
@@ -253,14 +253,22 @@ struct PadDescriptor {
 };
 
 enum class ResizeMode { Nearest, Linear, Cubic };
-/// TfHalfPixelForNearest is ONNX's tf_half_pixel_for_nn.
-enum class CoordinateTransform { HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest, TfCropAndResize };
+/// TfHalfPixelForNearest is ONNX's tf_half_pixel_for_nn; HalfPixelSymmetric is half_pixel_symmetric
+/// (opset 19: half_pixel shifted to keep the resized content centred when scale * length is not whole).
+enum class CoordinateTransform {
+    HalfPixel, PytorchHalfPixel, AlignCorners, Asymmetric, TfHalfPixelForNearest, TfCropAndResize, HalfPixelSymmetric
+};
+/// ONNX Resize-18's keep_aspect_ratio_policy: how sizes apply to the resized axes.
+enum class KeepAspectRatioPolicy { Stretch, NotLarger, NotSmaller };
 enum class NearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 /// ONNX Resize. Optional parameter inputs 1..3: roi (read only for tf_crop_and_resize), scales,
 /// sizes. After Optimize, m_Scales has one entry per dim (output/input for sizes-given forms).
 /// Cubic mode uses m_CubicCoeffA and m_ExcludeOutside; tf_crop_and_resize samples the region
 /// m_Roi (all starts, then all ends, one per dim, in normalized [0, 1] coordinates; empty = whole
-/// input) and writes m_ExtrapolationValue where a sample falls outside the input.
+/// input) and writes m_ExtrapolationValue where a sample falls outside the input. m_Antialias
+/// (linear and cubic) widens the filter by 1 / scale when downsampling. Resize-18's m_Axes (the
+/// dims scales, sizes and roi name; empty = all) and m_KeepAspectRatioPolicy are applied by
+/// inference, which then leaves m_Axes empty and the policy Stretch.
 struct ResizeDescriptor {
     ResizeMode m_Mode = ResizeMode::Nearest;
     CoordinateTransform m_CoordinateTransform = CoordinateTransform::HalfPixel;
@@ -271,6 +279,9 @@ struct ResizeDescriptor {
     bool m_ExcludeOutside = false;
     float m_ExtrapolationValue = 0.0f;
     std::vector<float> m_Roi;
+    bool m_Antialias = false;
+    std::vector<int64_t> m_Axes;
+    KeepAspectRatioPolicy m_KeepAspectRatioPolicy = KeepAspectRatioPolicy::Stretch;
 };
 
 /// Cast to m_To. A Cast built with two inputs is ONNX CastLike: the target is input 1's type,
@@ -474,6 +485,50 @@ struct GridSampleDescriptor {
     GridSampleMode m_Mode = GridSampleMode::Bilinear;
     GridSamplePadding m_Padding = GridSamplePadding::Zeros;
     bool m_AlignCorners = false;
+};
+
+/// ONNX AffineGrid: input theta (N, 2, 3) or (N, 3, 4) and parameter input size, folded into
+/// m_Size: (N, C, H, W) or (N, C, D, H, W). Output: the grid (N, H, W, 2) or (N, D, H, W, 3) of
+/// theta applied to the normalized coordinates of each output pixel (x first, as GridSample reads
+/// them). m_AlignCorners: -1 and 1 are the centres of the corner pixels (else their outer edges).
+struct AffineGridDescriptor {
+    bool m_AlignCorners = false;
+    std::vector<unsigned int> m_Size;
+};
+
+/// ONNX Col2Im: input (N, C * prod(block), L) of sliding blocks, summed back into an image
+/// (N, C, image...). Parameter inputs image_shape and block_shape are folded into m_ImageShape and
+/// m_BlockShape; the attributes (one entry per image dim once resolved) are as Convolution's.
+struct Col2ImDescriptor {
+    std::vector<unsigned int> m_ImageShape;
+    std::vector<unsigned int> m_BlockShape;
+    std::vector<unsigned int> m_Strides;
+    std::vector<unsigned int> m_Dilations;
+    std::vector<unsigned int> m_PadsBegin;
+    std::vector<unsigned int> m_PadsEnd;
+};
+
+/// ONNX DeformConv (2-D): inputs X (N, C, H, W), W (M, C / group, kH, kW), offset (N,
+/// offset_group * kH * kW * 2, oH, oW), optional B (M) and mask (N, offset_group * kH * kW, oH, oW).
+/// Each kernel tap samples X bilinearly (zero outside) at its regular position plus its offset
+/// (dy, dx), scaled by the mask. Attributes as Convolution's, once resolved one entry per spatial dim.
+struct DeformConvolutionDescriptor {
+    std::vector<unsigned int> m_KernelShape;
+    std::vector<unsigned int> m_Strides;
+    std::vector<unsigned int> m_Dilations;
+    std::vector<unsigned int> m_PadsBegin;
+    std::vector<unsigned int> m_PadsEnd;
+    unsigned int m_Groups = 1;
+    unsigned int m_OffsetGroups = 1;
+};
+
+/// ONNX TensorScatter (opset 24): inputs past_cache, update (the cache's shape but for m_Axis,
+/// which may be shorter) and optional write_indices (batch, Signed64; 0s when absent). Output: the
+/// cache with update[..., s, ...] written at write_indices[b] + s along m_Axis (modulo the axis
+/// length when m_Circular). m_Axis is normalized by inference (never 0, the batch dim).
+struct TensorScatterDescriptor {
+    int64_t m_Axis = -2;
+    bool m_Circular = false;
 };
 
 enum class RoiAlignMode { Average, Max };
@@ -738,7 +793,8 @@ using LayerDescriptor = std::variant<
     EinsumDescriptor, TopKDescriptor, GatherNDDescriptor, ScatterNDDescriptor, ReverseSequenceDescriptor,
     MaxUnpoolDescriptor, InstanceNormalizationDescriptor, LrnDescriptor, MeanVarianceNormalizationDescriptor,
     CompressDescriptor, UniqueDescriptor, NonMaxSuppressionDescriptor, LoopDescriptor,
-    AttentionDescriptor, RmsNormalizationDescriptor, RotaryEmbeddingDescriptor>;
+    AttentionDescriptor, RmsNormalizationDescriptor, RotaryEmbeddingDescriptor,
+    AffineGridDescriptor, Col2ImDescriptor, DeformConvolutionDescriptor, TensorScatterDescriptor>;
 
 /// The descriptor type the op table gives each layer type.
 template <LayerType T> struct DescriptorOf;

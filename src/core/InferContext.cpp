@@ -2,6 +2,9 @@
 #include "InferContext.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <cstring>
 
 namespace trellis::core {
@@ -23,6 +26,27 @@ template <typename T>
 void AppendAsDouble(const ConstTensor& t, std::vector<double>& out) {
     const T* p = static_cast<const T*>(t.GetMemoryArea());
     for (std::size_t i = 0; i < t.GetNumElements(); ++i) out.push_back(static_cast<double>(p[i]));
+}
+// IEEE half (1 sign, 5 exponent, 10 mantissa bits) as a double, exactly.
+double HalfBitsToDouble(uint16_t h) {
+    const int sign = h >> 15, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    double v;
+    if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+    else if (exponent == 31) v = mantissa ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
+    else v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+    return sign ? -v : v;
+}
+// bfloat16: the upper 16 bits of a float32.
+double BFloat16BitsToDouble(uint16_t b) {
+    const uint32_t bits = static_cast<uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+template <double (*Decode)(uint16_t)>
+void AppendDecoded(const ConstTensor& t, std::vector<double>& out) {
+    const uint16_t* p = static_cast<const uint16_t*>(t.GetMemoryArea());
+    for (std::size_t i = 0; i < t.GetNumElements(); ++i) out.push_back(Decode(p[i]));
 }
 }  // namespace
 
@@ -82,6 +106,8 @@ std::vector<double> InferContext::GetParamDoubles(unsigned int i, const char* wh
     switch (c->GetDataType()) {
         case DataType::Float32: AppendAsDouble<float>(*c, out); break;
         case DataType::Float64: AppendAsDouble<double>(*c, out); break;
+        case DataType::Float16: AppendDecoded<&HalfBitsToDouble>(*c, out); break;
+        case DataType::BFloat16: AppendDecoded<&BFloat16BitsToDouble>(*c, out); break;
         case DataType::Signed64: AppendAsDouble<int64_t>(*c, out); break;
         case DataType::Signed32: AppendAsDouble<int32_t>(*c, out); break;
         case DataType::Boolean:

@@ -1202,9 +1202,9 @@ TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
     }
     {
         TestModel m(18);
-        m.Input("x", {4, 4}).Input("shape", {2}, kInt64).Output("y", {2, 2});
-        m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
-        expectError(m, "node 'ccp' (CenterCropPad, opset 18): input 1 (shape, 'shape') must be a constant");
+        m.Input("x", {4, 4}).Input("shape", {1}, kInt64).Output("y", {4, 2});
+        AttrInts(m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp"), "axes", {5});
+        expectError(m, "node 'ccp' (CenterCropPad, opset 18): attribute axes=");
     }
     {
         TestModel m(22);
@@ -1226,6 +1226,95 @@ TEST_F(OnnxImporterTest, ComposedOpsOfRecentOpsetsNameWhatTheyNeed) {
         AttrInt(m.Node("GroupNormalization", {"x", "s", "b"}, {"y"}, "gn"), "num_groups", 0);
         expectError(m, "node 'gn' (GroupNormalization, opset 21): attribute num_groups=0 must be at least 1");
     }
+    {
+        TestModel m(27);
+        m.Input("x", {1, 2, 5}).Input("w", {2, 1, 3}).Output("y", {1, 2, 5});
+        AttrString(m.Node("CausalConvWithState", {"x", "w"}, {"y"}, "ccs"), "activation", "gelu");
+        expectError(m, "node 'ccs' (CausalConvWithState, opset 27): attribute activation='gelu' is not supported");
+    }
+    {
+        TestModel m(27);
+        m.Input("x", {1, 2, 5}).Input("w", {2, 2, 3}).Output("y", {1, 2, 5});
+        m.Node("CausalConvWithState", {"x", "w"}, {"y"}, "ccs_w");
+        expectError(m, "node 'ccs_w' (CausalConvWithState, opset 27): weight 2x2x3 must be (channels, 1, k)");
+    }
+    {
+        TestModel m(27);
+        m.Input("q", {1, 2, 8}).Input("k", {1, 2, 8}).Input("v", {1, 2, 8}).Output("y", {1, 2, 8});
+        onnx::NodeProto& n = m.Node("LinearAttention", {"q", "k", "v"}, {"y"}, "la_heads");
+        AttrInt(n, "q_num_heads", 3);
+        AttrInt(n, "kv_num_heads", 2);
+        AttrString(n, "update_rule", "linear");
+        expectError(m, "node 'la_heads' (LinearAttention, opset 27): attributes q_num_heads=3 and kv_num_heads=2 must be "
+                       "positive, q_num_heads a multiple of kv_num_heads");
+    }
+    {
+        TestModel m(27);
+        m.Input("q", {1, 2, 8}).Input("k", {1, 2, 8}).Input("v", {1, 2, 8}).Output("y", {1, 2, 8});
+        onnx::NodeProto& n = m.Node("LinearAttention", {"q", "k", "v"}, {"y"}, "la_decay");
+        AttrInt(n, "q_num_heads", 2);
+        AttrInt(n, "kv_num_heads", 2);
+        expectError(m, "node 'la_decay' (LinearAttention, opset 27): update_rule='gated_delta' needs input 4 (decay)");
+    }
+}
+
+// Ops the importer composes of layers, with values read per run: CenterCropPad with a target
+// shape fed by the graph, Pad's wrap mode with fed pads, CausalConvWithState and LinearAttention.
+OwnedTensor Int64Tensor(const TensorShape& shape, const std::vector<int64_t>& values) {
+    OwnedTensor t;
+    t.m_Info = TensorInfo(shape, DataType::Signed64);
+    t.m_Data.resize(values.size() * sizeof(int64_t));
+    std::memcpy(t.m_Data.data(), values.data(), t.m_Data.size());
+    return t;
+}
+
+TEST_F(OnnxImporterTest, CenterCropPadWithAFedShapeCropsAndPads) {
+    TestModel m(18);
+    m.Input("x", {2, 3}).Input("shape", {2}, kInt64).Output("y", {-1, -1});
+    m.Node("CenterCropPad", {"x", "shape"}, {"y"}, "ccp");
+    // Rows: 2 -> 4 (one padded row before, one after); columns: 3 -> 1 (the middle one).
+    const auto out = ParseAndRun(m.Bytes(), {FloatTensor({2, 3}, {1, 2, 3, 4, 5, 6}), Int64Tensor({2}, {4, 1})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].m_Info.GetShape(), TensorShape({4, 1}));
+    EXPECT_EQ(Floats(out[0]), (std::vector<float>{0, 2, 5, 0}));
+}
+
+TEST_F(OnnxImporterTest, WrapPadWithFedPads) {
+    TestModel m(19);
+    m.Input("x", {1, 3}).Input("pads", {4}, kInt64).Output("y", {-1, -1});
+    AttrString(m.Node("Pad", {"x", "pads"}, {"y"}, "wrap_fed"), "mode", "wrap");
+    // Columns: 2 before (x[1], x[2]) and 4 after (x[0], x[1], x[2], x[0]).
+    const auto out = ParseAndRun(m.Bytes(), {FloatTensor({1, 3}, {1, 2, 3}), Int64Tensor({4}, {0, 2, 0, 4})});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].m_Info.GetShape(), TensorShape({1, 9}));
+    EXPECT_EQ(Floats(out[0]), (std::vector<float>{2, 3, 1, 2, 3, 1, 2, 3, 1}));
+}
+
+TEST_F(OnnxImporterTest, CausalConvWithStateCarriesTheState) {
+    TestModel m(27);
+    m.Input("x", {1, 1, 3}).Input("w", {1, 1, 2}).Input("past", {1, 1, 1}).Output("y", {1, 1, 3}).Output("state", {1, 1, 1});
+    m.Node("CausalConvWithState", {"x", "w", "", "past"}, {"y", "state"}, "ccs");
+    // y[t] = w0 * padded[t] + w1 * padded[t + 1] over padded = [past, x].
+    const auto out = ParseAndRun(m.Bytes(), {FloatTensor({1, 1, 3}, {1, 2, 3}), FloatTensor({1, 1, 2}, {10, 1}),
+                                             FloatTensor({1, 1, 1}, {5})});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(Floats(out[0]), (std::vector<float>{51, 12, 23}));
+    EXPECT_EQ(Floats(out[1]), (std::vector<float>{3}));
+}
+
+TEST_F(OnnxImporterTest, LinearAttentionLinearRuleAccumulatesTheState) {
+    TestModel m(27);
+    m.Input("q", {1, 2, 1}).Input("k", {1, 2, 1}).Input("v", {1, 2, 1}).Output("y", {1, 2, 1}).Output("s", {1, 1, 1, 1});
+    onnx::NodeProto& n = m.Node("LinearAttention", {"q", "k", "v"}, {"y", "s"}, "la");
+    AttrInt(n, "q_num_heads", 1);
+    AttrInt(n, "kv_num_heads", 1);
+    AttrString(n, "update_rule", "linear");
+    // d_k = 1, scale 1: S_1 = k_1 v_1 = 6, y_1 = q_1 S_1 = 6; S_2 = 6 + k_2 v_2 = 6 + 20, y_2 = 2 * 26.
+    const auto out = ParseAndRun(m.Bytes(), {FloatTensor({1, 2, 1}, {1, 2}), FloatTensor({1, 2, 1}, {2, 4}),
+                                             FloatTensor({1, 2, 1}, {3, 5})});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(Floats(out[0]), (std::vector<float>{6, 52}));
+    EXPECT_EQ(Floats(out[1]), (std::vector<float>{26}));
 }
 
 }  // namespace

@@ -405,8 +405,8 @@ TEST(OpsDataValidation, CompressConditionMustBeA1dBooleanNoLongerThanTheAxis) {
 TEST(OpsDataValidation, UniqueTypeAndAxis) {
     {
         LayerTestNetwork n;
-        n.Layer(LayerType::Unique, UniqueDescriptor{}, "unique_f16", {&n.Input({4}, DataType::Float16)}, 4);
-        ExpectRejected(n, "unique_f16", "input 0 has type Float16");
+        n.Layer(LayerType::Unique, UniqueDescriptor{}, "unique_s8", {&n.Input({4}, DataType::Signed8)}, 4);
+        ExpectRejected(n, "unique_s8", "input 0 has type Signed8");
     }
     {
         LayerTestNetwork n;

@@ -61,11 +61,11 @@ TEST(IndexLogicOpsValidation, IsNaNNeedsFloat) {
     ExpectRejected(n, "isnan_int", "must be a floating-point type");
 }
 
-TEST(IndexLogicOpsValidation, ModOnFloatNeedsFMod) {
+TEST(IndexLogicOpsValidation, ModOnBooleanIsRefused) {
     LayerTestNetwork n;
-    n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_float",
-            {&n.Input({3}), &n.Input({3})});
-    ExpectRejected(n, "mod_float", "Mod (fmod=0), Bitwise* and BitShift integers only");
+    n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mod}, "mod_bool",
+            {&n.Input({3}, DataType::Boolean), &n.Input({3}, DataType::Boolean)});
+    ExpectRejected(n, "mod_bool", "data type Boolean is not supported");
 }
 
 TEST(IndexLogicOpsValidation, TriluNeedsRankTwo) {

@@ -193,7 +193,7 @@ TEST(IntegerTypes, CpuRefNamesTheTypesItRuns) {
     LayerTestNetwork n;
     n.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, "add_bool",
             {&n.Input({2}, DataType::Boolean), &n.Input({2}, DataType::Boolean)});
-    ExpectRejected(n, "add_bool", "Float32, Float64, Float16 and the integer types");
+    ExpectRejected(n, "add_bool", "Float32, Float64, Float16, BFloat16 and the integer types");
 }
 
 TEST(IntegerTypes, UInt64CastToFloatKeepsLargeValues) {

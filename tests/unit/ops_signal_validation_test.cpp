@@ -74,10 +74,16 @@ TEST(OpsSignalValidation, GridSampleBatchesMustMatch) {
     ExpectRejected(n, "grid_batch", "has batch 3 but X 2x1x4x4 has batch 2");
 }
 
-TEST(OpsSignalValidation, GridSampleIsFourDimensional) {
+TEST(OpsSignalValidation, GridSampleGridRankMatchesX) {
     LayerTestNetwork n;
     n.Layer(LayerType::GridSample, GridSampleDescriptor{}, "grid_5d", {&n.Input({1, 1, 2, 4, 4}), &n.Input({1, 2, 2, 2})});
     ExpectRejected(n, "grid_5d", "rank");
+}
+
+TEST(OpsSignalValidation, GridSampleIsFourOrFiveDimensional) {
+    LayerTestNetwork n;
+    n.Layer(LayerType::GridSample, GridSampleDescriptor{}, "grid_3d", {&n.Input({1, 2, 4}), &n.Input({1, 2, 1})});
+    ExpectRejected(n, "grid_3d", "must have rank 4 (N, C, H, W) or 5 (N, C, D, H, W)");
 }
 
 TEST(OpsSignalValidation, RoiAlignRoisHaveFourCorners) {

@@ -51,13 +51,29 @@ inline double ElementAsDouble(const void* data, DataType type, std::size_t i) {
         case DataType::Signed64: return static_cast<double>(static_cast<const int64_t*>(data)[i]);
         case DataType::UInt8:
         case DataType::Boolean: return static_cast<const uint8_t*>(data)[i];
+        case DataType::BFloat16: {  // the upper 16 bits of a float32
+            const uint32_t bits = static_cast<uint32_t>(static_cast<const uint16_t*>(data)[i]) << 16;
+            float v;
+            std::memcpy(&v, &bits, sizeof v);
+            return v;
+        }
+        case DataType::Float16: {  // IEEE half: 1 sign, 5 exponent, 10 mantissa bits
+            const uint16_t h = static_cast<const uint16_t*>(data)[i];
+            const int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+            double v;
+            if (exponent == 0) v = std::ldexp(static_cast<double>(mantissa), -24);
+            else if (exponent == 31) v = mantissa ? std::nan("") : HUGE_VAL;
+            else v = std::ldexp(static_cast<double>(mantissa | 0x400), exponent - 25);
+            return (h >> 15) ? -v : v;
+        }
         default: return 0.0;
     }
 }
 
 inline bool UniqueSupportsType(DataType type) {
-    return type == DataType::Float32 || type == DataType::Float64 || type == DataType::Signed32 ||
-           type == DataType::Signed64 || type == DataType::UInt8 || type == DataType::Boolean;
+    return type == DataType::Float32 || type == DataType::Float64 || type == DataType::Float16 ||
+           type == DataType::BFloat16 || type == DataType::Signed32 || type == DataType::Signed64 ||
+           type == DataType::UInt8 || type == DataType::Boolean;
 }
 
 /// ONNX Unique over `slices` slices of `sliceSize` elements each (the input viewed as

@@ -167,6 +167,8 @@ bool IsResizeSupported(const ResizeDescriptor& d, const TensorInfo& in, std::str
     }
     using CT = CoordinateTransform;
     if (d.m_CoordinateTransform == CT::TfCropAndResize) return Refuse(reason, "Resize: tf_crop_and_resize is not supported");
+    if (d.m_CoordinateTransform == CT::HalfPixelSymmetric) return Refuse(reason, "Resize: half_pixel_symmetric is not supported");
+    if (d.m_Antialias && d.m_Mode != ResizeMode::Nearest) return Refuse(reason, "Resize: antialias is not supported");
     if (d.m_Mode == ResizeMode::Nearest) {
         for (unsigned int i = 2; i < rank; ++i) {
             const float s = d.m_Scales[i];

@@ -1284,7 +1284,8 @@ double ResizeSource(CoordinateTransform mode, double x, double scale, double res
         case CoordinateTransform::AlignCorners: return resized == 1.0 ? 0.0 : x * (in - 1) / (resized - 1);
         case CoordinateTransform::Asymmetric: return x / scale;
         case CoordinateTransform::TfHalfPixelForNearest: return (x + 0.5) / scale;
-        case CoordinateTransform::TfCropAndResize: break;  // declined in GpuAccSupport.cpp
+        case CoordinateTransform::TfCropAndResize:
+        case CoordinateTransform::HalfPixelSymmetric: break;  // declined in GpuAccSupport.cpp
     }
     return 0.0;
 }

@@ -327,6 +327,12 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
             if (d.m_CoordinateTransform == CoordinateTransform::TfCropAndResize) {
                 return Refuse(reason, "Resize: tf_crop_and_resize is not supported by GpuAcc");
             }
+            if (d.m_CoordinateTransform == CoordinateTransform::HalfPixelSymmetric) {
+                return Refuse(reason, "Resize: half_pixel_symmetric is not supported by GpuAcc");
+            }
+            if (d.m_Antialias && d.m_Mode != ResizeMode::Nearest) {
+                return Refuse(reason, "Resize: antialias is not supported by GpuAcc");
+            }
             if (d.m_Mode != ResizeMode::Nearest && d.m_CoordinateTransform == CoordinateTransform::TfHalfPixelForNearest) {
                 return Refuse(reason, "Resize: tf_half_pixel_for_nn is defined for nearest mode only");
             }

@@ -3,7 +3,8 @@
 // batch dim nor the last (re, im) dim. Optional parameter input 1 (dft_length, a scalar) is folded
 // into m_DftLength, optional parameter input 2 (DFT-20's axis, a scalar) into m_Axis; either may be
 // a graph input, read when the network is specialized for a run. The output has the input's shape with the axis dim set to the length
-// (length / 2 + 1 when onesided) and a last dim of 2.
+// (length / 2 + 1 when onesided) and a last dim of 2; onesided with inverse (numpy.fft.irfft) gives
+// the real signal, last dim 1.
 #include "core/InferContext.hpp"
 
 #include <limits>
@@ -43,17 +44,26 @@ std::vector<TensorInfo> DftInfer(InferContext& ctx) {
         }
         ctx.AbsorbInput(1);
     }
-    const int64_t n = d.m_DftLength.value_or(xs[static_cast<unsigned int>(axis)]);
+    // onesided with inverse is numpy.fft.irfft (ONNX 1.23's reference): the input holds bins
+    // 0 .. m - 1 of a Hermitian spectrum, the length defaults to 2 * (m - 1), the output is real.
+    const bool inverseOnesided = d.m_Onesided && d.m_Inverse;
+    const int64_t axisLength = xs[static_cast<unsigned int>(axis)];
+    const int64_t n = d.m_DftLength.value_or(inverseOnesided ? 2 * (axisLength - 1) : axisLength);
     if (n < 1 || n > std::numeric_limits<unsigned int>::max()) {
-        ctx.Fail("dft_length=" + std::to_string(n) + " must lie in [1, 2^32)");
+        ctx.Fail("dft_length=" + std::to_string(n) + " must lie in [1, 2^32)" +
+                 (inverseOnesided && !d.m_DftLength ? " (onesided inverse: 2 * (bins - 1))" : ""));
     }
-    if (d.m_Onesided && d.m_Inverse) ctx.Fail("onesided=1 with inverse=1 is not defined (ONNX allows onesided for forward transforms only)");
-    if (d.m_Onesided && xs[r - 1] != 1) {
+    if (inverseOnesided && xs[r - 1] != 2) {
+        ctx.Fail("onesided=1 with inverse=1 needs a complex input (last dim 2), the half spectrum; input " +
+                 xs.ToString() + " is real");
+    }
+    if (d.m_Onesided && !d.m_Inverse && xs[r - 1] != 1) {
         ctx.Fail("onesided=1 needs a real input (last dim 1); input " + xs.ToString() + " is complex");
     }
     std::vector<unsigned int> dims(xs.GetDims().begin(), xs.GetDims().end());
-    dims[static_cast<unsigned int>(axis)] = static_cast<unsigned int>(d.m_Onesided ? n / 2 + 1 : n);
-    dims[r - 1] = 2;
+    dims[static_cast<unsigned int>(axis)] =
+        static_cast<unsigned int>(d.m_Onesided && !d.m_Inverse ? n / 2 + 1 : n);
+    dims[r - 1] = inverseOnesided ? 1 : 2;
     return {TensorInfo(TensorShape(dims), x.GetDataType())};
 }
 

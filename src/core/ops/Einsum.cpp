@@ -50,7 +50,8 @@ std::vector<TensorInfo> EinsumInfer(InferContext& ctx) {
     auto& d = ctx.Desc<EinsumDescriptor>();
     const std::string equation = d.m_Equation;
     const TensorInfo& x0 = ctx.Input(0);
-    ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float64, DataType::Float16, DataType::Signed32, DataType::Signed64});
+    ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float64, DataType::Float16, DataType::BFloat16, DataType::Signed32,
+                         DataType::Signed64});
     for (unsigned int i = 1; i < ctx.GetNumInputs(); ++i) ctx.ExpectType(i, x0.GetDataType());
 
     const std::size_t arrow = equation.find("->");

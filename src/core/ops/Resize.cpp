@@ -8,11 +8,88 @@
 // A backend tells the two apart by m_Sizes being empty or not: with sizes, the coordinate
 // transform uses the exact ratio output / input (as the ONNX reference does). roi (input 1) only
 // matters for tf_crop_and_resize: it is read into m_Roi then, and dropped otherwise.
+// Resize-18's m_Axes and m_KeepAspectRatioPolicy are applied once the values are known (they may
+// come from graph inputs, read when the network is specialized for a run): scales, sizes and roi
+// name the axes only and are widened to every dim (scale 1, the input dim, the whole range), and
+// not_larger / not_smaller scale every named axis by the smallest / largest of size / dim,
+// rounding size = scale * dim half up. Then m_Axes is emptied and the policy is Stretch.
 #include "core/InferContext.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace trellis::core {
+
+namespace {
+
+std::string ListText(const std::vector<int64_t>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+void ApplyAxesAndPolicy(InferContext& ctx, ResizeDescriptor& d, const TensorShape& xs) {
+    const int64_t rank = xs.GetNumDimensions();
+    std::vector<int64_t> axes;
+    if (!d.m_Axes.empty()) {
+        for (int64_t a : d.m_Axes) {
+            if (a < -rank || a >= rank) ctx.Fail("axes=" + ListText(d.m_Axes) + " names a dim outside X's rank " + std::to_string(rank));
+            const int64_t n = a < 0 ? a + rank : a;
+            if (std::find(axes.begin(), axes.end(), n) != axes.end()) ctx.Fail("axes=" + ListText(d.m_Axes) + " names a dim twice");
+            axes.push_back(n);
+        }
+    } else {
+        for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+    }
+    const std::size_t given = axes.size();
+    const std::size_t r = static_cast<std::size_t>(rank);
+    if (!d.m_Scales.empty() && d.m_Sizes.empty()) {
+        if (d.m_Scales.size() != given) {
+            ctx.Fail("scales has " + std::to_string(d.m_Scales.size()) + " entries for axes " + ListText(axes));
+        }
+        std::vector<float> full(r, 1.0f);
+        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Scales[i];
+        d.m_Scales = full;
+    }
+    if (!d.m_Sizes.empty()) {
+        if (d.m_Sizes.size() != given) {
+            ctx.Fail("sizes has " + std::to_string(d.m_Sizes.size()) + " entries for axes " + ListText(axes));
+        }
+        std::vector<int64_t> full(xs.GetDims().begin(), xs.GetDims().end());
+        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Sizes[i];
+        if (d.m_KeepAspectRatioPolicy != KeepAspectRatioPolicy::Stretch) {
+            const bool notLarger = d.m_KeepAspectRatioPolicy == KeepAspectRatioPolicy::NotLarger;
+            double s = notLarger ? std::numeric_limits<double>::infinity() : 0.0;
+            for (int64_t a : axes) {
+                const double dim = xs[static_cast<unsigned int>(a)];
+                if (dim == 0) ctx.Fail("keep_aspect_ratio_policy cannot scale the empty dim " + std::to_string(a) + " of X " + xs.ToString());
+                const double q = static_cast<double>(full[static_cast<std::size_t>(a)]) / dim;
+                s = notLarger ? std::min(s, q) : std::max(s, q);
+            }
+            for (int64_t a : axes) {
+                full[static_cast<std::size_t>(a)] = static_cast<int64_t>(s * xs[static_cast<unsigned int>(a)] + 0.5);
+            }
+        }
+        d.m_Sizes = full;
+    } else if (d.m_KeepAspectRatioPolicy != KeepAspectRatioPolicy::Stretch) {
+        ctx.Fail("keep_aspect_ratio_policy other than stretch needs sizes (input 3)");
+    }
+    if (!d.m_Roi.empty()) {
+        if (d.m_Roi.size() != 2 * given) ctx.Fail("roi has " + std::to_string(d.m_Roi.size()) + " entries for axes " + ListText(axes));
+        std::vector<float> full(2 * r, 0.0f);
+        for (std::size_t a = 0; a < r; ++a) full[r + a] = 1.0f;
+        for (std::size_t i = 0; i < given; ++i) {
+            full[static_cast<std::size_t>(axes[i])] = d.m_Roi[i];
+            full[r + static_cast<std::size_t>(axes[i])] = d.m_Roi[given + i];
+        }
+        d.m_Roi = full;
+    }
+    d.m_Axes.clear();
+    d.m_KeepAspectRatioPolicy = KeepAspectRatioPolicy::Stretch;
+}
+
+}  // namespace
 
 std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
     auto& d = ctx.Desc<ResizeDescriptor>();
@@ -37,6 +114,7 @@ std::vector<TensorInfo> ResizeInfer(InferContext& ctx) {
         for (double v : ctx.GetParamDoubles(1, "roi")) d.m_Roi.push_back(static_cast<float>(v));
     }
     for (unsigned int i = 1; i < ctx.GetNumInputs(); ++i) ctx.AbsorbInput(i);
+    if (!d.m_Axes.empty() || d.m_KeepAspectRatioPolicy != KeepAspectRatioPolicy::Stretch) ApplyAxesAndPolicy(ctx, d, xs);
     if (crop && !d.m_Roi.empty() && d.m_Roi.size() != 2 * static_cast<std::size_t>(rank)) {
         ctx.Fail("roi has " + std::to_string(d.m_Roi.size()) + " values but X " + xs.ToString() + " has rank " +
                  std::to_string(rank) + "; tf_crop_and_resize needs a start and an end per dim");

@@ -10,7 +10,7 @@ std::vector<TensorInfo> TopKInfer(InferContext& ctx) {
     auto& d = ctx.Desc<TopKDescriptor>();
     const TensorInfo& x = ctx.Input(0);
     ctx.ExpectTypeIn(0, {DataType::Float32, DataType::Float64, DataType::Float16, DataType::Signed32,
-                         DataType::Signed64, DataType::UInt8});
+                         DataType::Signed64, DataType::UInt8, DataType::UInt64});
     const unsigned int rank = x.GetNumDimensions();
     if (rank == 0) ctx.Fail("input X is a scalar; it needs rank 1 or more");
     d.m_Axis = ctx.NormalizeAxis(d.m_Axis, rank);

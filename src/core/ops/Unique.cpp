@@ -12,7 +12,7 @@ std::vector<TensorInfo> UniqueInfer(InferContext& ctx) {
     const TensorInfo& x = ctx.Input(0);
     if (!valuedep::UniqueSupportsType(x.GetDataType())) {
         ctx.Fail(std::string("input 0 has type ") + GetDataTypeName(x.GetDataType()) +
-                 "; expected Float32, Float64, Signed32, Signed64, UInt8 or Boolean");
+                 "; expected Float32, Float64, Float16, BFloat16, Signed32, Signed64, UInt8 or Boolean");
     }
     const TensorShape& xs = x.GetShape();
     std::size_t outer = 1, slices = x.GetNumElements(), inner = 1;

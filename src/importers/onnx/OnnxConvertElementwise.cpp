@@ -211,7 +211,7 @@ void ConvertBinary(OnnxNodeContext& ctx) {
 void ConvertMod(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
-    // fmod=0 (integer inputs only; the core refuses floats) is Python's %, fmod=1 C's fmod.
+    // fmod=0 is Python's % (numpy.mod, also on floats as ONNX 1.23's reference and cases do), fmod=1 C's fmod.
     const BinaryOperation op = ctx.GetBool("fmod", false) ? BinaryOperation::FMod : BinaryOperation::Mod;
     ctx.AddNodeLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, 2);
 }

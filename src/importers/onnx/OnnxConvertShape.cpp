@@ -6,6 +6,7 @@
 #include "OnnxConverters.hpp"
 
 #include <limits>
+#include <memory>
 
 #include <algorithm>
 #include <climits>
@@ -162,19 +163,88 @@ void ConvertExpand(OnnxNodeContext& ctx) {
 
 namespace {
 
+// A 1-D Signed64 constant layer, and an elementwise layer on two slots (for computed parameters).
+IOutputSlot& Int64Constant(OnnxNodeContext& ctx, const std::vector<int64_t>& values, const std::string& suffix) {
+    auto storage = std::make_shared<std::vector<int64_t>>(values);
+    const TensorInfo info(TensorShape{static_cast<unsigned int>(values.size())}, DataType::Signed64, 0.0f, 0,
+                          /*isConstant=*/true);
+    const std::shared_ptr<const void> keep(storage, storage->data());
+    return ctx.AddLayer(LayerType::Constant, ConstantDescriptor{ConstTensor(info, storage->data()), keep}, {}, 1, suffix)
+        ->GetOutputSlot(0);
+}
+
+IOutputSlot& Int64Binary(OnnxNodeContext& ctx, BinaryOperation op, IOutputSlot& a, IOutputSlot& b, const std::string& suffix) {
+    return ctx.AddLayer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {&a, &b}, 1, suffix)->GetOutputSlot(0);
+}
+
+// Pad-19's wrap mode with computed pads (a graph input, say): X tiled along the padded axes by
+// ceil(begin / dim) + 1 + ceil(end / dim), then the window [ceil(begin / dim) * dim - begin, that +
+// begin + dim + end) sliced out; the repeats and the window are layers on the pads, read when the
+// network is specialized for a run. `axes` are the padded axes (normalized, constant).
+void ConvertWrapPadComputed(OnnxNodeContext& ctx, const TensorShape& xs, const std::vector<int64_t>& axes) {
+    using Op = BinaryOperation;
+    const int64_t n = static_cast<int64_t>(axes.size());
+    std::vector<int64_t> dims, dimsLess1;
+    for (int64_t a : axes) {
+        const int64_t dim = xs[static_cast<unsigned int>(a)];
+        if (dim == 0) ctx.Fail("mode='wrap' cannot pad the empty axis " + std::to_string(a));
+        dims.push_back(dim);
+        dimsLess1.push_back(dim - 1);
+    }
+    IOutputSlot& pads = ctx.AddLayer(LayerType::Cast, CastDescriptor{DataType::Signed64}, {&ctx.InputSlot(1)}, 1, "/pads")
+                            ->GetOutputSlot(0);
+    SliceDescriptor firstHalf, secondHalf;
+    firstHalf.m_Starts = {0};
+    firstHalf.m_Ends = {n};
+    secondHalf.m_Starts = {n};
+    secondHalf.m_Ends = {2 * n};
+    IOutputSlot& begins = ctx.AddLayer(LayerType::Slice, firstHalf, {&pads}, 1, "/pads_begin")->GetOutputSlot(0);
+    IOutputSlot& ends = ctx.AddLayer(LayerType::Slice, secondHalf, {&pads}, 1, "/pads_end")->GetOutputSlot(0);
+    IOutputSlot& dim = Int64Constant(ctx, dims, "/dims");
+    IOutputSlot& dimLess1 = Int64Constant(ctx, dimsLess1, "/dims_less_1");
+    IOutputSlot& one = Int64Constant(ctx, {1}, "/one");
+    IOutputSlot& before = Int64Binary(ctx, Op::Div, Int64Binary(ctx, Op::Add, begins, dimLess1, "/begin_up"), dim, "/periods_before");
+    IOutputSlot& after = Int64Binary(ctx, Op::Div, Int64Binary(ctx, Op::Add, ends, dimLess1, "/end_up"), dim, "/periods_after");
+    IOutputSlot& repeats = Int64Binary(ctx, Op::Add, Int64Binary(ctx, Op::Add, before, after, "/periods"), one, "/repeats_axes");
+    // Tile's repeats cover every dim: 1 where no axis is padded.
+    std::vector<IOutputSlot*> perDim;
+    for (int64_t d = 0; d < static_cast<int64_t>(xs.GetNumDimensions()); ++d) {
+        const auto it = std::find(axes.begin(), axes.end(), d);
+        if (it == axes.end()) {
+            perDim.push_back(&one);
+            continue;
+        }
+        SliceDescriptor pick;
+        pick.m_Starts = {it - axes.begin()};
+        pick.m_Ends = {it - axes.begin() + 1};
+        perDim.push_back(&ctx.AddLayer(LayerType::Slice, pick, {&repeats}, 1, "/repeats_" + std::to_string(d))->GetOutputSlot(0));
+    }
+    IOutputSlot& allRepeats = ctx.AddLayer(LayerType::Concat, ConcatDescriptor{0}, perDim, 1, "/repeats")->GetOutputSlot(0);
+    IOutputSlot& tiled = ctx.AddLayer(LayerType::Tile, TileDescriptor{}, {&ctx.InputSlot(0), &allRepeats}, 1, "/tiled")
+                             ->GetOutputSlot(0);
+    IOutputSlot& starts =
+        Int64Binary(ctx, Op::Sub, Int64Binary(ctx, Op::Mul, before, dim, "/before_span"), begins, "/window_start");
+    IOutputSlot& length =
+        Int64Binary(ctx, Op::Add, Int64Binary(ctx, Op::Add, begins, dim, "/begin_and_dim"), ends, "/window_length");
+    IOutputSlot& stops = Int64Binary(ctx, Op::Add, starts, length, "/window_end");
+    IOutputSlot& y = ctx.AddLayer(LayerType::Slice, SliceDescriptor{}, {&tiled, &starts, &stops, &Int64Constant(ctx, axes, "/axes")}, 1)
+                         ->GetOutputSlot(0);
+    ctx.SetOutput(0, y);
+}
+
 // Pad-19's wrap mode: along each padded axis, the output's index j reads X at (j - begin) mod dim.
 // Planned here from X's shape and the constant pads as slices of X (one per stretch that stays
-// within one period) concatenated along the axis, axis by axis.
+// within one period) concatenated along the axis, axis by axis; computed pads are read per run
+// (ConvertWrapPadComputed).
 void ConvertWrapPad(OnnxNodeContext& ctx) {
     ctx.ExpectInputs(2, 4);
     if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
         ctx.Fail("mode='wrap' needs data's shape when the model is imported ('" + ctx.InputName(0) +
                  "' is computed by other nodes or has unknown dims)");
     }
-    if (!ctx.InputsConstant(1)) ctx.Fail("mode='wrap' needs constant pads and axes");
+    if (ctx.HasInput(3) && !ctx.ConstantInput(3)) ctx.Fail("mode='wrap' needs constant axes");
     const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
     const int64_t rank = xs.GetNumDimensions();
-    const std::vector<int64_t> given = ctx.ConstInts(1, "pads");
     std::vector<int64_t> axes;
     if (ctx.HasInput(3)) {
         for (int64_t a : ctx.ConstInts(3, "axes")) {
@@ -184,6 +254,8 @@ void ConvertWrapPad(OnnxNodeContext& ctx) {
     } else {
         for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
     }
+    if (!ctx.ConstantInput(1)) return ConvertWrapPadComputed(ctx, xs, axes);
+    const std::vector<int64_t> given = ctx.ConstInts(1, "pads");
     if (given.size() != 2 * axes.size()) {
         ctx.Fail("input 1 (pads) has " + std::to_string(given.size()) + " values for " + std::to_string(axes.size()) + " axes");
     }
@@ -268,8 +340,10 @@ CoordinateTransform ReadCoordinateTransform(OnnxNodeContext& ctx) {
     if (mode == "asymmetric") return CoordinateTransform::Asymmetric;
     if (mode == "tf_half_pixel_for_nn") return CoordinateTransform::TfHalfPixelForNearest;
     if (mode == "tf_crop_and_resize") return CoordinateTransform::TfCropAndResize;
+    if (mode == "half_pixel_symmetric" && ctx.Opset() >= 19) return CoordinateTransform::HalfPixelSymmetric;
     ctx.Fail("attribute coordinate_transformation_mode='" + mode + "' is not supported (expected half_pixel, "
-             "pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn or tf_crop_and_resize)");
+             "pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize or, from "
+             "opset 19, half_pixel_symmetric)");
 }
 
 NearestMode ReadNearestMode(OnnxNodeContext& ctx) {
@@ -284,67 +358,6 @@ NearestMode ReadNearestMode(OnnxNodeContext& ctx) {
 
 }  // namespace
 
-namespace {
-
-// Resize-18's axes and keep_aspect_ratio_policy, as ONNX's reference applies them, turned into
-// the full-rank scales / sizes the core reads: scales, sizes and roi given for `axes` only are
-// completed with 1, X's dims and the whole range; keep_aspect_ratio_policy replaces the sizes
-// along the axes by round_half_up(s * dim), s the smallest (not_larger) or largest (not_smaller)
-// of their size / dim. Needs X's shape when the model declares it (a graph input or a constant).
-void ExpandResizeAxes(OnnxNodeContext& ctx, ResizeDescriptor& d, const std::optional<std::vector<int64_t>>& axesAttr,
-                      const std::string& policy) {
-    if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
-        ctx.Fail("attributes axes and keep_aspect_ratio_policy need X's shape when the model is imported (X '" +
-                 ctx.InputName(0) + "' is computed by other nodes or has unknown dims)");
-    }
-    const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
-    const int64_t rank = xs.GetNumDimensions();
-    std::vector<int64_t> axes;
-    if (axesAttr) {
-        for (int64_t a : *axesAttr) {
-            if (a < -rank || a >= rank) ctx.Fail("attribute axes=" + FormatList(*axesAttr) + " names a dim outside X's rank");
-            axes.push_back(a < 0 ? a + rank : a);
-        }
-    } else {
-        for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
-    }
-    const std::size_t given = axes.size();
-    if (!d.m_Scales.empty()) {
-        if (d.m_Scales.size() != given) ctx.Fail("scales has " + std::to_string(d.m_Scales.size()) + " entries for axes " + FormatList(axes));
-        std::vector<float> full(static_cast<std::size_t>(rank), 1.0f);
-        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Scales[i];
-        d.m_Scales = full;
-    }
-    if (!d.m_Sizes.empty()) {
-        if (d.m_Sizes.size() != given) ctx.Fail("sizes has " + std::to_string(d.m_Sizes.size()) + " entries for axes " + FormatList(axes));
-        std::vector<int64_t> full(xs.GetDims().begin(), xs.GetDims().end());
-        for (std::size_t i = 0; i < given; ++i) full[static_cast<std::size_t>(axes[i])] = d.m_Sizes[i];
-        if (policy != "stretch") {
-            double s = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
-            for (int64_t a : axes) {
-                const double r = static_cast<double>(full[static_cast<std::size_t>(a)]) / xs[static_cast<unsigned int>(a)];
-                s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
-            }
-            for (int64_t a : axes) full[static_cast<std::size_t>(a)] = static_cast<int64_t>(s * xs[static_cast<unsigned int>(a)] + 0.5);
-        }
-        d.m_Sizes = full;
-    } else if (policy != "stretch") {
-        ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' needs sizes (input 3)");
-    }
-    if (!d.m_Roi.empty()) {
-        if (d.m_Roi.size() != 2 * given) ctx.Fail("roi has " + std::to_string(d.m_Roi.size()) + " entries for axes " + FormatList(axes));
-        std::vector<float> full(static_cast<std::size_t>(2 * rank), 0.0f);
-        for (int64_t a = 0; a < rank; ++a) full[static_cast<std::size_t>(rank + a)] = 1.0f;
-        for (std::size_t i = 0; i < given; ++i) {
-            full[static_cast<std::size_t>(axes[i])] = d.m_Roi[i];
-            full[static_cast<std::size_t>(rank + axes[i])] = d.m_Roi[given + i];
-        }
-        d.m_Roi = full;
-    }
-}
-
-}  // namespace
-
 void ConvertResize(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     ResizeDescriptor d;
@@ -355,8 +368,6 @@ void ConvertResize(OnnxNodeContext& ctx) {
     else ctx.Fail("attribute mode='" + mode + "' is not supported (expected nearest, linear or, from opset 11, cubic)");
 
     unsigned int scalesInput = 2;
-    std::optional<std::vector<int64_t>> axes;
-    std::string policy = "stretch";
     if (ctx.Opset() < 11) {
         // Resize-10: inputs X, scales; it samples like Upsample, with asymmetric coordinates. The
         // spec leaves nearest rounding open; onnxruntime (the de-facto reference) floors where a
@@ -387,11 +398,14 @@ void ConvertResize(OnnxNodeContext& ctx) {
         d.m_CubicCoeffA = ctx.GetFloat("cubic_coeff_a", -0.75f);
         d.m_ExcludeOutside = ctx.GetBool("exclude_outside", false);
         d.m_ExtrapolationValue = ctx.GetFloat("extrapolation_value", 0.0f);
-        const int64_t antialias = ctx.GetInt("antialias", 0);
-        if (antialias != 0) ctx.Fail("attribute antialias=" + std::to_string(antialias) + " is not supported (only 0)");
-        axes = ctx.FindInts("axes");  // opset 18
-        policy = ctx.GetString("keep_aspect_ratio_policy", "stretch");  // opset 18
-        if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller") {
+        d.m_Antialias = ctx.GetBool("antialias", false);  // opset 18
+        // Resize-18's axes and keep_aspect_ratio_policy: the core applies them once scales, sizes
+        // and roi are known (they may be graph inputs).
+        d.m_Axes = ctx.GetInts("axes");
+        const std::string policy = ctx.GetString("keep_aspect_ratio_policy", "stretch");
+        if (policy == "not_larger") d.m_KeepAspectRatioPolicy = KeepAspectRatioPolicy::NotLarger;
+        else if (policy == "not_smaller") d.m_KeepAspectRatioPolicy = KeepAspectRatioPolicy::NotSmaller;
+        else if (policy != "stretch") {
             ctx.Fail("attribute keep_aspect_ratio_policy='" + policy + "' is not supported (expected stretch, not_larger "
                      "or not_smaller)");
         }
@@ -412,11 +426,7 @@ void ConvertResize(OnnxNodeContext& ctx) {
         }
         if (ctx.HasInput(sizesInput)) d.m_Sizes = ctx.ConstInts(sizesInput, "sizes");
         if (d.m_Scales.empty() && d.m_Sizes.empty()) ctx.Fail("neither scales nor sizes is given");
-        if (axes || policy != "stretch") ExpandResizeAxes(ctx, d, axes, policy);
     } else {
-        if (axes || policy != "stretch") {
-            ctx.Fail("attributes axes and keep_aspect_ratio_policy need constant scales, sizes and roi");
-        }
         // Layer slots are always X, roi, scales[, sizes]; roi is an omitted placeholder unless
         // tf_crop_and_resize reads it. The core folds them (or says which one is not constant).
         OnnxGraphState& graph = ctx.Graph();
@@ -468,25 +478,66 @@ void ConvertUpsample(OnnxNodeContext& ctx) {
     ctx.AddNodeLayer(LayerType::Resize, d, 1);
 }
 
+namespace {
+
+// CenterCropPad whose target shape is computed (a graph input, say): the crop starts and pad
+// amounts are layers on it, so the core reads them when the network is specialized for a run.
+// Along each axis, with dim the input's size and size the target's: start = max(dim - size, 0) / 2,
+// end = start + min(size, dim); pad before = max(size - dim, 0) / 2, after = the rest.
+void ConvertCenterCropPadComputed(OnnxNodeContext& ctx, const TensorShape& xs, const std::vector<int64_t>& axes) {
+    std::vector<int64_t> dims;
+    for (int64_t a : axes) dims.push_back(xs[static_cast<unsigned int>(a)]);
+    IOutputSlot& size = ctx.AddLayer(LayerType::Cast, CastDescriptor{DataType::Signed64}, {&ctx.InputSlot(1)}, 1, "/size")
+                            ->GetOutputSlot(0);
+    IOutputSlot& dim = Int64Constant(ctx, dims, "/dims");
+    IOutputSlot& zero = Int64Constant(ctx, {0}, "/zero");
+    IOutputSlot& two = Int64Constant(ctx, {2}, "/two");
+    IOutputSlot& axesSlot = Int64Constant(ctx, axes, "/axes");
+    using Op = BinaryOperation;
+    IOutputSlot& excess = Int64Binary(ctx, Op::Maximum, Int64Binary(ctx, Op::Sub, dim, size, "/dim_minus_size"), zero, "/excess");
+    IOutputSlot& starts = Int64Binary(ctx, Op::Div, excess, two, "/crop_starts");
+    IOutputSlot& ends = Int64Binary(ctx, Op::Add, starts, Int64Binary(ctx, Op::Minimum, size, dim, "/kept"), "/crop_ends");
+    IOutputSlot& cropped =
+        ctx.AddLayer(LayerType::Slice, SliceDescriptor{}, {&ctx.InputSlot(0), &starts, &ends, &axesSlot}, 1, "/crop")
+            ->GetOutputSlot(0);
+    IOutputSlot& deficit =
+        Int64Binary(ctx, Op::Maximum, Int64Binary(ctx, Op::Sub, size, dim, "/size_minus_dim"), zero, "/deficit");
+    IOutputSlot& before = Int64Binary(ctx, Op::Div, deficit, two, "/pads_before");
+    IOutputSlot& after = Int64Binary(ctx, Op::Sub, deficit, before, "/pads_after");
+    IOutputSlot& pads = ctx.AddLayer(LayerType::Concat, ConcatDescriptor{0}, {&before, &after}, 1, "/pads")->GetOutputSlot(0);
+    PadDescriptor pad;
+    IOutputSlot& y = ctx.AddLayer(LayerType::Pad, pad,
+                                  {&cropped, &pads, &ctx.Graph().EmptyPlaceholder(DataType::Float32), &axesSlot}, 1)
+                         ->GetOutputSlot(0);
+    ctx.SetOutput(0, y);
+}
+
+}  // namespace
+
 void ConvertCenterCropPad(OnnxNodeContext& ctx) {
     // CenterCropPad (opset 18): each dim named by axes (all by default) becomes shape[i], cropped
     // around its centre when smaller (start (dim - size) / 2, rounded down) and zero-padded
     // around it when larger (before (size - dim) / 2, rounded down, the rest after): a Slice and a
-    // constant Pad, planned here from X's shape and the constant target shape.
+    // constant Pad, planned here from X's shape and the constant target shape (or, for a
+    // computed target shape, layers that compute the crop and the pads).
     ctx.ExpectInputs(2, 2);
     ctx.ExpectOutputs(1, 1);
     if (!ctx.InputSlot(0).IsTensorInfoSet() || !ctx.InputSlot(0).GetTensorInfo().GetShape().AreAllDimensionsSpecified()) {
         ctx.Fail("CenterCropPad needs input_data's shape when the model is imported ('" + ctx.InputName(0) +
                  "' is computed by other nodes or has unknown dims)");
     }
-    if (!ctx.ConstantInput(1)) ctx.Fail("input 1 (shape, '" + ctx.InputName(1) + "') must be a constant");
     const TensorShape xs = ctx.InputSlot(0).GetTensorInfo().GetShape();
     const int64_t rank = xs.GetNumDimensions();
-    const std::vector<int64_t> target = ctx.ConstInts(1, "shape");
     std::vector<int64_t> axes = ctx.GetInts("axes");
     if (axes.empty()) {
         for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
     }
+    for (int64_t& a : axes) {
+        if (a < -rank || a >= rank) ctx.Fail("attribute axes=" + FormatList(ctx.GetInts("axes")) + " names a dim outside X's rank " + std::to_string(rank));
+        if (a < 0) a += rank;
+    }
+    if (!ctx.ConstantInput(1)) return ConvertCenterCropPadComputed(ctx, xs, axes);
+    const std::vector<int64_t> target = ctx.ConstInts(1, "shape");
     if (axes.size() != target.size()) {
         ctx.Fail("input 1 (shape) has " + std::to_string(target.size()) + " values for " + std::to_string(axes.size()) +
                  " axes");

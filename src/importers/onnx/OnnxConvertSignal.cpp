@@ -146,7 +146,7 @@ void ConvertGridSample(OnnxNodeContext& ctx) {
     ctx.ExpectOutputs(1, 1);
     GridSampleDescriptor d;
     // Opset 16 names the modes bilinear/nearest/bicubic; opset 20 renamed them linear/cubic
-    // (and allowed N-d input, which the core refuses by rank).
+    // (and allowed N-d input; the core takes 4-D and 5-D).
     const bool opset20 = ctx.Opset() >= 20;
     const std::string linear = opset20 ? "linear" : "bilinear", cubic = opset20 ? "cubic" : "bicubic";
     const std::string mode = ctx.GetString("mode", linear);
@@ -161,6 +161,46 @@ void ConvertGridSample(OnnxNodeContext& ctx) {
     else ctx.Fail("attribute padding_mode='" + padding + "' is not supported (expected zeros, border or reflection)");
     d.m_AlignCorners = ctx.GetBool("align_corners", false);
     ctx.AddNodeLayer(LayerType::GridSample, d, 2);
+}
+
+void ConvertAffineGrid(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(2, 2);
+    ctx.ExpectOutputs(1, 1);
+    AffineGridDescriptor d;
+    d.m_AlignCorners = ctx.GetBool("align_corners", false);
+    ctx.AddNodeLayer(LayerType::AffineGrid, d, 2);  // size: a parameter input the core folds
+}
+
+void ConvertCol2Im(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(3, 3);
+    ctx.ExpectOutputs(1, 1);
+    Col2ImDescriptor d;
+    d.m_Strides = ctx.ToUnsigned(ctx.GetInts("strides"), "attribute strides", 1);
+    d.m_Dilations = ctx.ToUnsigned(ctx.GetInts("dilations"), "attribute dilations", 1);
+    const std::vector<int64_t> pads = ctx.GetInts("pads");
+    if (pads.size() % 2 != 0) ctx.Fail("attribute pads has " + std::to_string(pads.size()) + " values; it needs an even number");
+    const std::vector<unsigned int> values = ctx.ToUnsigned(pads, "attribute pads", 0);
+    d.m_PadsBegin.assign(values.begin(), values.begin() + values.size() / 2);
+    d.m_PadsEnd.assign(values.begin() + values.size() / 2, values.end());
+    ctx.AddNodeLayer(LayerType::Col2Im, d, 3);  // image_shape and block_shape: parameter inputs the core folds
+}
+
+void ConvertDeformConv(OnnxNodeContext& ctx) {
+    ctx.ExpectInputs(3, 5);
+    ctx.ExpectOutputs(1, 1);
+    DeformConvolutionDescriptor d;
+    d.m_KernelShape = ctx.ToUnsigned(ctx.GetInts("kernel_shape"), "attribute kernel_shape", 1);
+    d.m_Strides = ctx.ToUnsigned(ctx.GetInts("strides"), "attribute strides", 1);
+    d.m_Dilations = ctx.ToUnsigned(ctx.GetInts("dilations"), "attribute dilations", 1);
+    const std::vector<int64_t> pads = ctx.GetInts("pads");
+    if (pads.size() % 2 != 0) ctx.Fail("attribute pads has " + std::to_string(pads.size()) + " values; it needs an even number");
+    const std::vector<unsigned int> values = ctx.ToUnsigned(pads, "attribute pads", 0);
+    d.m_PadsBegin.assign(values.begin(), values.begin() + values.size() / 2);
+    d.m_PadsEnd.assign(values.begin() + values.size() / 2, values.end());
+    d.m_Groups = ctx.ToUnsigned({ctx.GetInt("group", 1)}, "attribute group", 1)[0];
+    d.m_OffsetGroups = ctx.ToUnsigned({ctx.GetInt("offset_group", 1)}, "attribute offset_group", 1)[0];
+    const unsigned int inputs = ctx.HasInput(4) ? 5 : ctx.HasInput(3) ? 4 : 3;
+    ctx.AddNodeLayer(LayerType::DeformConvolution, d, inputs);
 }
 
 void ConvertRoiAlign(OnnxNodeContext& ctx) {

@@ -138,6 +138,9 @@ void ConvertStft(OnnxNodeContext& ctx);
 void ConvertMelWeightMatrix(OnnxNodeContext& ctx);
 void ConvertTfIdfVectorizer(OnnxNodeContext& ctx);     // integer input only
 void ConvertGridSample(OnnxNodeContext& ctx);
+void ConvertAffineGrid(OnnxNodeContext& ctx);
+void ConvertCol2Im(OnnxNodeContext& ctx);
+void ConvertDeformConv(OnnxNodeContext& ctx);
 void ConvertRoiAlign(OnnxNodeContext& ctx);
 void ConvertDet(OnnxNodeContext& ctx);
 void ConvertTopK(OnnxNodeContext& ctx);
@@ -151,6 +154,9 @@ void ConvertGroupNormalization(OnnxNodeContext& ctx);
 void ConvertAttention(OnnxNodeContext& ctx);
 void ConvertRmsNormalization(OnnxNodeContext& ctx);
 void ConvertRotaryEmbedding(OnnxNodeContext& ctx);
+void ConvertTensorScatter(OnnxNodeContext& ctx);
+void ConvertCausalConvWithState(OnnxNodeContext& ctx);
+void ConvertLinearAttention(OnnxNodeContext& ctx);
 // OnnxConvertControlFlow.cpp
 void ConvertLoop(OnnxNodeContext& ctx);
 

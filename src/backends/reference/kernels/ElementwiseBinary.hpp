@@ -84,7 +84,7 @@ struct BoolEqualOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a 
 struct AndOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) && (b != 0); } };
 struct OrOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) || (b != 0); } };
 struct XorOp { uint8_t operator()(uint8_t a, uint8_t b) const { return (a != 0) != (b != 0); } };
-// Integer remainders. Truncated (C %, FMod) or floored (Python %, Mod: the divisor's sign).
+// Remainders. Truncated (C %, fmod: FMod) or floored (Python %, numpy.mod: Mod, the divisor's sign).
 template <bool Floored>
 struct ModOp {
     template <typename T> T operator()(T a, T b) const {
@@ -97,7 +97,18 @@ struct ModOp {
             if (Floored && r != 0 && IsNegative(r) != IsNegative(b)) r = static_cast<T>(r + b);
             return r;
         } else {
-            return static_cast<T>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
+            const double x = static_cast<double>(a), y = static_cast<double>(b);
+            double r = std::fmod(x, y);
+            if constexpr (Floored) {
+                // numpy.mod: the remainder takes the divisor's sign; a zero remainder is a zero of
+                // the divisor's sign; NaN operands, a zero divisor and an infinite dividend give NaN.
+                if (r != 0) {
+                    if ((y < 0) != (r < 0)) r += y;
+                } else {
+                    r = std::copysign(0.0, y);
+                }
+            }
+            return static_cast<T>(r);
         }
     }
 };

@@ -1,4 +1,4 @@
-// Kernel snippet: ElementwiseUnary. Float32 for every operation but Not (Boolean) and BitwiseNot;
+// Kernel snippet: ElementwiseUnary. Float32 and Float64 for every operation but Not (Boolean) and BitwiseNot;
 // Neg, Abs, Relu, Clip, Sign and BitwiseNot on the integer types; IsNaN/IsInf/IsPosInf/IsNegInf
 // map Float32 to Boolean (CpuRef runs them on the other float types outside the snippet). Float results are computed in double and rounded once.
 // Semantics: Gelu = 0.5x(1 + erf(x/sqrt 2)); GeluTanh = 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
@@ -127,84 +127,85 @@ void Map(const void* in, void* out, std::size_t n, F f) {
     for (std::size_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
-// Float32 kernels: f maps double to double; the result is rounded to float once.
-template <typename F>
+// Float kernels (T float or double): f maps double to double; the result is rounded to T once.
+template <typename T, typename F>
 void MapFloat(const void* in, void* out, std::size_t n, F f) {
-    Map<float>(in, out, n, [&](float x) { return static_cast<float>(f(static_cast<double>(x))); });
+    Map<T>(in, out, n, [&](T x) { return static_cast<T>(f(static_cast<double>(x))); });
 }
 
-inline void RunFloat(UnaryOp op, double a, double b, const void* in, void* out, std::size_t n) {
+template <typename T>
+void RunFloat(UnaryOp op, double a, double b, const void* in, void* out, std::size_t n) {
     constexpr double kSqrtHalf = 0.70710678118654752440;
     constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
     switch (op) {
-        case UnaryOp::Abs: return MapFloat(in, out, n, [](double x) { return std::fabs(x); });
-        case UnaryOp::Neg: return MapFloat(in, out, n, [](double x) { return -x; });
-        case UnaryOp::Exp: return MapFloat(in, out, n, [](double x) { return std::exp(x); });
-        case UnaryOp::Log: return MapFloat(in, out, n, [](double x) { return std::log(x); });
-        case UnaryOp::Sqrt: return MapFloat(in, out, n, [](double x) { return std::sqrt(x); });
-        case UnaryOp::Reciprocal: return MapFloat(in, out, n, [](double x) { return 1.0 / x; });
-        case UnaryOp::Relu: return MapFloat(in, out, n, [](double x) { return x < 0 ? 0.0 : x; });
-        case UnaryOp::LeakyRelu: return MapFloat(in, out, n, [a](double x) { return x < 0 ? a * x : x; });
-        case UnaryOp::Elu: return MapFloat(in, out, n, [a](double x) { return x > 0 ? x : a * std::expm1(x); });
+        case UnaryOp::Abs: return MapFloat<T>(in, out, n, [](double x) { return std::fabs(x); });
+        case UnaryOp::Neg: return MapFloat<T>(in, out, n, [](double x) { return -x; });
+        case UnaryOp::Exp: return MapFloat<T>(in, out, n, [](double x) { return std::exp(x); });
+        case UnaryOp::Log: return MapFloat<T>(in, out, n, [](double x) { return std::log(x); });
+        case UnaryOp::Sqrt: return MapFloat<T>(in, out, n, [](double x) { return std::sqrt(x); });
+        case UnaryOp::Reciprocal: return MapFloat<T>(in, out, n, [](double x) { return 1.0 / x; });
+        case UnaryOp::Relu: return MapFloat<T>(in, out, n, [](double x) { return x < 0 ? 0.0 : x; });
+        case UnaryOp::LeakyRelu: return MapFloat<T>(in, out, n, [a](double x) { return x < 0 ? a * x : x; });
+        case UnaryOp::Elu: return MapFloat<T>(in, out, n, [a](double x) { return x > 0 ? x : a * std::expm1(x); });
         case UnaryOp::Sigmoid:
             // Written so that exp never overflows: for x < 0 use e^x / (1 + e^x).
-            return MapFloat(in, out, n, [](double x) {
+            return MapFloat<T>(in, out, n, [](double x) {
                 if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
                 const double e = std::exp(x);
                 return e / (1.0 + e);
             });
-        case UnaryOp::Tanh: return MapFloat(in, out, n, [](double x) { return std::tanh(x); });
+        case UnaryOp::Tanh: return MapFloat<T>(in, out, n, [](double x) { return std::tanh(x); });
         case UnaryOp::HardSigmoid:
-            return MapFloat(in, out, n, [a, b](double x) {
+            return MapFloat<T>(in, out, n, [a, b](double x) {
                 const double v = a * x + b;
                 return std::isnan(v) ? v : std::max(0.0, std::min(1.0, v));
             });
         case UnaryOp::HardSwish:
-            return MapFloat(in, out, n, [](double x) {
+            return MapFloat<T>(in, out, n, [](double x) {
                 const double v = x / 6.0 + 0.5;
                 return std::isnan(v) ? v : x * std::max(0.0, std::min(1.0, v));
             });
-        case UnaryOp::Erf: return MapFloat(in, out, n, [](double x) { return std::erf(x); });
-        case UnaryOp::Gelu: return MapFloat(in, out, n, [](double x) { return 0.5 * x * (1.0 + std::erf(x * kSqrtHalf)); });
+        case UnaryOp::Erf: return MapFloat<T>(in, out, n, [](double x) { return std::erf(x); });
+        case UnaryOp::Gelu: return MapFloat<T>(in, out, n, [](double x) { return 0.5 * x * (1.0 + std::erf(x * kSqrtHalf)); });
         case UnaryOp::GeluTanh:
-            return MapFloat(in, out, n, [](double x) {
+            return MapFloat<T>(in, out, n, [](double x) {
                 return 0.5 * x * (1.0 + std::tanh(kSqrtTwoOverPi * (x + 0.044715 * x * x * x)));
             });
         case UnaryOp::Clip:
-            return MapFloat(in, out, n, [a, b](double x) {
+            return MapFloat<T>(in, out, n, [a, b](double x) {
                 if (std::isnan(x)) return x;
                 return std::min(std::max(x, a), b);
             });
-        case UnaryOp::Round: return MapFloat(in, out, n, [](double x) { return std::nearbyint(x); });
-        case UnaryOp::Floor: return MapFloat(in, out, n, [](double x) { return std::floor(x); });
-        case UnaryOp::Ceil: return MapFloat(in, out, n, [](double x) { return std::ceil(x); });
+        case UnaryOp::Round: return MapFloat<T>(in, out, n, [](double x) { return std::nearbyint(x); });
+        case UnaryOp::Floor: return MapFloat<T>(in, out, n, [](double x) { return std::floor(x); });
+        case UnaryOp::Ceil: return MapFloat<T>(in, out, n, [](double x) { return std::ceil(x); });
         case UnaryOp::Sign:
-            return MapFloat(in, out, n, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); });
-        case UnaryOp::Softplus: return MapFloat(in, out, n, [](double x) { return Softplus(x); });
-        case UnaryOp::Softsign: return MapFloat(in, out, n, [](double x) { return x / (1.0 + std::fabs(x)); });
+            return MapFloat<T>(in, out, n, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); });
+        case UnaryOp::Softplus: return MapFloat<T>(in, out, n, [](double x) { return Softplus(x); });
+        case UnaryOp::Softsign: return MapFloat<T>(in, out, n, [](double x) { return x / (1.0 + std::fabs(x)); });
         case UnaryOp::Selu:
-            return MapFloat(in, out, n, [a, b](double x) { return b * (x > 0 ? x : a * std::expm1(x)); });
+            return MapFloat<T>(in, out, n, [a, b](double x) { return b * (x > 0 ? x : a * std::expm1(x)); });
         case UnaryOp::Celu:
-            return MapFloat(in, out, n, [a](double x) {
+            return MapFloat<T>(in, out, n, [a](double x) {
                 return std::max(0.0, x) + std::min(0.0, a * std::expm1(x / a));
             });
-        case UnaryOp::Mish: return MapFloat(in, out, n, [](double x) { return x * std::tanh(Softplus(x)); });
-        case UnaryOp::ThresholdedRelu: return MapFloat(in, out, n, [a](double x) { return x > a ? x : 0.0; });
+        case UnaryOp::Mish: return MapFloat<T>(in, out, n, [](double x) { return x * std::tanh(Softplus(x)); });
+        case UnaryOp::ThresholdedRelu: return MapFloat<T>(in, out, n, [a](double x) { return x > a ? x : 0.0; });
         case UnaryOp::Shrink:
-            return MapFloat(in, out, n, [a, b](double x) { return x < -a ? x + b : (x > a ? x - b : 0.0); });
-        case UnaryOp::Sin: return MapFloat(in, out, n, [](double x) { return std::sin(x); });
-        case UnaryOp::Cos: return MapFloat(in, out, n, [](double x) { return std::cos(x); });
-        case UnaryOp::Tan: return MapFloat(in, out, n, [](double x) { return std::tan(x); });
-        case UnaryOp::Asin: return MapFloat(in, out, n, [](double x) { return std::asin(x); });
-        case UnaryOp::Acos: return MapFloat(in, out, n, [](double x) { return std::acos(x); });
-        case UnaryOp::Atan: return MapFloat(in, out, n, [](double x) { return std::atan(x); });
-        case UnaryOp::Sinh: return MapFloat(in, out, n, [](double x) { return std::sinh(x); });
-        case UnaryOp::Cosh: return MapFloat(in, out, n, [](double x) { return std::cosh(x); });
-        case UnaryOp::Asinh: return MapFloat(in, out, n, [](double x) { return std::asinh(x); });
-        case UnaryOp::Acosh: return MapFloat(in, out, n, [](double x) { return std::acosh(x); });
-        case UnaryOp::Atanh: return MapFloat(in, out, n, [](double x) { return std::atanh(x); });
+            return MapFloat<T>(in, out, n, [a, b](double x) { return x < -a ? x + b : (x > a ? x - b : 0.0); });
+        case UnaryOp::Sin: return MapFloat<T>(in, out, n, [](double x) { return std::sin(x); });
+        case UnaryOp::Cos: return MapFloat<T>(in, out, n, [](double x) { return std::cos(x); });
+        case UnaryOp::Tan: return MapFloat<T>(in, out, n, [](double x) { return std::tan(x); });
+        case UnaryOp::Asin: return MapFloat<T>(in, out, n, [](double x) { return std::asin(x); });
+        case UnaryOp::Acos: return MapFloat<T>(in, out, n, [](double x) { return std::acos(x); });
+        case UnaryOp::Atan: return MapFloat<T>(in, out, n, [](double x) { return std::atan(x); });
+        case UnaryOp::Sinh: return MapFloat<T>(in, out, n, [](double x) { return std::sinh(x); });
+        case UnaryOp::Cosh: return MapFloat<T>(in, out, n, [](double x) { return std::cosh(x); });
+        case UnaryOp::Asinh: return MapFloat<T>(in, out, n, [](double x) { return std::asinh(x); });
+        case UnaryOp::Acosh: return MapFloat<T>(in, out, n, [](double x) { return std::acosh(x); });
+        case UnaryOp::Atanh: return MapFloat<T>(in, out, n, [](double x) { return std::atanh(x); });
         case UnaryOp::Swish:
-            return MapFloat(in, out, n, [a](double x) {
+            return MapFloat<T>(in, out, n, [a](double x) {
                 const double z = a * x;  // x * sigmoid(z), exp never overflowing
                 if (z >= 0) return x / (1.0 + std::exp(-z));
                 const double e = std::exp(z);
@@ -257,7 +258,7 @@ void ElementwiseUnary(const UnaryParams& p, const void* in, void* out) {
     }
     if constexpr (std::is_floating_point_v<T>) {
         if (IsClassification(p.op)) return RunClassify(p.op, in, out, p.count);
-        return RunFloat(p.op, p.a, p.b, in, out, p.count);
+        return RunFloat<T>(p.op, p.a, p.b, in, out, p.count);
     } else {
         return RunInteger<T>(p.op, p.a, p.b, in, out, p.count);
     }

@@ -21,22 +21,24 @@ struct SoftmaxParams {
     template <typename F> void Fields(F&& f) const { f(outer); f(extent); f(inner); f(log); }
 };
 
-inline void Softmax(const SoftmaxParams& p, const float* x, float* y) {
+/// T is float or double.
+template <typename T>
+void Softmax(const SoftmaxParams& p, const T* x, T* y) {
     for (std::size_t o = 0; o < p.outer; ++o) {
         for (std::size_t i = 0; i < p.inner; ++i) {
             const std::size_t base = o * p.extent * p.inner + i;
-            float maxValue = -std::numeric_limits<float>::infinity();
+            T maxValue = -std::numeric_limits<T>::infinity();
             for (std::size_t e = 0; e < p.extent; ++e) maxValue = std::max(maxValue, x[base + e * p.inner]);
             double sum = 0.0;
             for (std::size_t e = 0; e < p.extent; ++e) sum += std::exp(static_cast<double>(x[base + e * p.inner]) - maxValue);
             if (p.log) {
                 const double logSum = std::log(sum);
                 for (std::size_t e = 0; e < p.extent; ++e) {
-                    y[base + e * p.inner] = static_cast<float>(static_cast<double>(x[base + e * p.inner]) - maxValue - logSum);
+                    y[base + e * p.inner] = static_cast<T>(static_cast<double>(x[base + e * p.inner]) - maxValue - logSum);
                 }
             } else {
                 for (std::size_t e = 0; e < p.extent; ++e) {
-                    y[base + e * p.inner] = static_cast<float>(std::exp(static_cast<double>(x[base + e * p.inner]) - maxValue) / sum);
+                    y[base + e * p.inner] = static_cast<T>(std::exp(static_cast<double>(x[base + e * p.inner]) - maxValue) / sum);
                 }
             }
         }

@@ -3,7 +3,10 @@
 // run on short frames). The signal of one transform (real and imaginary parts, in double) is in
 // the workspace.
 //  - Dft: along one axis of (..., n, 1 or 2) (real or complex), zero-padded or truncated to the
-//    plan's length; output (..., m, 2).
+//    plan's length; output (..., m, 2). With halfSpectrum (an inverse of a onesided spectrum,
+//    numpy.fft.irfft) the input's bins 0 .. m - 1 are the first half of a Hermitian spectrum of the
+//    plan's length n (bins past n / 2 are the conjugates of their mirrors; missing bins are 0) and
+//    the output is the real part of its inverse, (..., n, 1).
 //  - Stft: frames of frame_length samples frame_step apart, each multiplied by the window (when
 //    given), transformed; output (batch, frames, bins, 2).
 #pragma once
@@ -59,13 +62,47 @@ struct DftParams {
     DftPlan plan;
     std::size_t outer = 0, inner = 0, inLength = 0, outLength = 0;
     bool complex = false;
-    template <typename F> void Fields(F&& f) const { f(plan); f(outer); f(inner); f(inLength); f(outLength); f(complex); }
+    bool halfSpectrum = false;  ///< inverse of a onesided (Hermitian) spectrum: real output
+    template <typename F> void Fields(F&& f) const {
+        f(plan); f(outer); f(inner); f(inLength); f(outLength); f(complex); f(halfSpectrum);
+    }
 };
 
-inline std::size_t DftWorkspaceBytes(const DftParams& p) { return 2 * std::min(p.inLength, p.plan.n) * sizeof(double); }
+inline std::size_t DftWorkspaceBytes(const DftParams& p) {
+    return 2 * (p.halfSpectrum ? p.plan.n : std::min(p.inLength, p.plan.n)) * sizeof(double);
+}
+
+/// The halfSpectrum form: the full Hermitian spectrum of each line rebuilt, inverted, real part kept.
+template <typename T>
+void InverseHalfSpectrum(const DftParams& p, const T* x, T* y, void* workspace) {
+    const std::size_t n = p.plan.n;
+    double* re = static_cast<double*>(workspace);
+    double* im = re + n;
+    for (std::size_t o = 0; o < p.outer; ++o) {
+        for (std::size_t i = 0; i < p.inner; ++i) {
+            for (std::size_t k = 0; k < n; ++k) {
+                const bool mirrored = k > n / 2;
+                const std::size_t src = mirrored ? n - k : k;
+                if (src >= p.inLength) {
+                    re[k] = im[k] = 0.0;
+                    continue;
+                }
+                const std::size_t at = ((o * p.inLength + src) * p.inner + i) * 2;
+                re[k] = static_cast<double>(x[at]);
+                im[k] = mirrored ? -static_cast<double>(x[at + 1]) : static_cast<double>(x[at + 1]);
+            }
+            for (std::size_t t = 0; t < p.outLength; ++t) {
+                double vr = 0.0, vi = 0.0;
+                p.plan.Bin(re, im, n, t, vr, vi);
+                y[(o * p.outLength + t) * p.inner + i] = static_cast<T>(vr);
+            }
+        }
+    }
+}
 
 template <typename T>
 void Dft(const DftParams& p, const T* x, T* y, void* workspace) {
+    if (p.halfSpectrum) return InverseHalfSpectrum(p, x, y, workspace);
     const std::size_t count = std::min(p.inLength, p.plan.n);
     const std::size_t comps = p.complex ? 2 : 1;
     double* re = static_cast<double*>(workspace);

@@ -1,5 +1,6 @@
 // CpuRef Convolution: N-d (1-D, 2-D, 3-D, ...) convolution with groups, strides, dilations and
-// asymmetric pads, as im2col + a plain GEMM per (image, group). Float32, and Signed32 (wrapping;
+// asymmetric pads, as im2col + a plain GEMM per (image, group). Float32; Float16 and BFloat16
+// (widened exactly to double, the double kernel, each result rounded once); and Signed32 (wrapping;
 // the accumulator the ONNX importer builds ConvInteger/QLinearConv on).
 //
 // For image n and group g, with Cg = C / group input and Mg = M / group output channels:
@@ -10,7 +11,10 @@
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Convolution.hpp"
+#include "ops/RefFloatIo.hpp"
 #include "ops/RefMathCommon.hpp"
+
+#include <vector>
 
 
 namespace trellis::ref {
@@ -33,11 +37,34 @@ private:
     const kernels::ConvParams m_P;
 };
 
+// Float16 / BFloat16 through the double kernel.
+class HalfConvolutionWorkload final : public IWorkload {
+public:
+    HalfConvolutionWorkload(kernels::ConvParams p, DataType type, std::size_t xCount, std::size_t wCount,
+                            std::size_t yCount)
+        : m_P(std::move(p)), m_Type(type), m_XCount(xCount), m_WCount(wCount), m_YCount(yCount) {}
+    std::size_t GetScratchBytes() const override { return kernels::ConvWorkspaceBytes<double>(m_P); }
+    void Execute(const WorkloadIo& io) const override {
+        const std::vector<double> x = floatio::Read(m_Type, io.m_Inputs[0]->Map(), m_XCount);
+        const std::vector<double> w = floatio::Read(m_Type, io.m_Inputs[1]->Map(), m_WCount);
+        const std::vector<double> bias =
+            m_P.hasBias ? floatio::Read(m_Type, io.m_Inputs[2]->Map(), m_P.outChannels) : std::vector<double>();
+        std::vector<double> y(m_YCount);
+        kernels::Conv<double>(m_P, x.data(), w.data(), m_P.hasBias ? bias.data() : nullptr, y.data(), io.m_Scratch);
+        floatio::WriteAll(m_Type, y, io.m_Outputs[0]->Map());
+    }
+private:
+    const kernels::ConvParams m_P;
+    const DataType m_Type;
+    const std::size_t m_XCount, m_WCount, m_YCount;
+};
+
 }  // namespace
 
 bool ConvolutionRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const DataType t = info.m_InputTensorInfos.empty() ? DataType::Float32 : info.m_InputTensorInfos[0].GetDataType();
-    if (!math::RequireAllOfType("Convolution", info, t == DataType::Signed32 ? t : DataType::Float32, "Float32, Signed32",
+    const bool known = t == DataType::Signed32 || floatio::IsHalfType(t);
+    if (!math::RequireAllOfType("Convolution", info, known ? t : DataType::Float32, "Float32, Float16, BFloat16, Signed32",
                                 reason)) {
         return false;
     }
@@ -83,8 +110,13 @@ kernels::ConvParams ConvolutionRefParams(const QueueDescriptor& layer, const Wor
 }
 
 IWorkloadPtr ConvolutionRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) {
-        return std::make_unique<ConvolutionWorkload<int32_t>>(ConvolutionRefParams(layer, info));
+    const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    if (t == DataType::Signed32) return std::make_unique<ConvolutionWorkload<int32_t>>(ConvolutionRefParams(layer, info));
+    if (floatio::IsHalfType(t)) {
+        return std::make_unique<HalfConvolutionWorkload>(ConvolutionRefParams(layer, info), t,
+                                                         info.m_InputTensorInfos[0].GetNumElements(),
+                                                         info.m_InputTensorInfos[1].GetNumElements(),
+                                                         info.m_OutputTensorInfos[0].GetNumElements());
     }
     return std::make_unique<ConvolutionWorkload<float>>(ConvolutionRefParams(layer, info));
 }

@@ -1,6 +1,7 @@
 // CpuRef Dft (ONNX DFT-17): Float32 and Float64. Each line along the axis is read into double
 // (zero-padded or truncated to the DFT length), transformed with DftPlan and written as (re, im)
-// pairs; onesided keeps bins 0 .. n / 2.
+// pairs; onesided keeps bins 0 .. n / 2. onesided with inverse (numpy.fft.irfft, as ONNX 1.23's
+// reference) reads the input as the first half of a Hermitian spectrum and writes the real signal.
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Spectral.hpp"
@@ -56,6 +57,8 @@ kernels::DftParams DftRefParams(const QueueDescriptor& layer, const WorkloadInfo
     p.inLength = xs[axis];
     p.outLength = ys[axis];
     p.complex = xs[r - 1] == 2;
+    p.halfSpectrum = d.m_Onesided && d.m_Inverse;
+    if (p.halfSpectrum) p.plan = kernels::MakeDftPlan(ys[axis], true);
     return p;
 }
 

@@ -1,4 +1,5 @@
-// CpuRef Einsum: Float32 and Float64, any number of inputs. The core resolved the equation to
+// CpuRef Einsum: Float32 and Float64, and Float16 / BFloat16 widened exactly to double (each result
+// rounded once), any number of inputs. The core resolved the equation to
 // its explicit form ("bij,bjk->bik": one letter per dim, no ellipsis, output given).
 //
 // Every label gets a size (the largest of its dims; a dim of 1 broadcasts) and, per input, a
@@ -10,6 +11,7 @@
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Einsum.hpp"
+#include "ops/RefFloatIo.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -34,13 +36,34 @@ private:
     const kernels::EinsumParams m_P;
 };
 
+// Float16 / BFloat16 through the double kernel.
+class HalfEinsumWorkload final : public IWorkload {
+public:
+    HalfEinsumWorkload(kernels::EinsumParams p, DataType type, std::vector<std::size_t> inCounts)
+        : m_P(std::move(p)), m_Type(type), m_InCounts(std::move(inCounts)) {}
+    std::size_t GetScratchBytes() const override { return kernels::EinsumWorkspaceBytes(m_P); }
+    void Execute(const WorkloadIo& io) const override {
+        std::vector<std::vector<double>> values;
+        std::vector<const double*> in;
+        for (std::size_t i = 0; i < io.m_Inputs.size(); ++i) values.push_back(floatio::Read(m_Type, io.m_Inputs[i]->Map(), m_InCounts[i]));
+        for (const auto& v : values) in.push_back(v.data());
+        std::vector<double> y(m_P.outCount);
+        kernels::Einsum<double>(m_P, in.data(), y.data(), io.m_Scratch);
+        floatio::WriteAll(m_Type, y, io.m_Outputs[0]->Map());
+    }
+private:
+    const kernels::EinsumParams m_P;
+    const DataType m_Type;
+    const std::vector<std::size_t> m_InCounts;
+};
+
 }  // namespace
 
 bool EinsumRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const DataType t = info.m_OutputTensorInfos[0].GetDataType();
-    if (t != DataType::Float32 && t != DataType::Float64) {
+    if (!floatio::IsFloatType(t)) {
         return math::Refuse(reason, std::string("Einsum: data type ") + GetDataTypeName(t) +
-                                        " not supported by CpuRef (Float32, Float64)");
+                                        " not supported by CpuRef (Float32, Float64, Float16, BFloat16)");
     }
     if (layer.Get<EinsumDescriptor>().m_Equation.find("->") == std::string::npos) {
         return math::Refuse(reason, "Einsum: the equation is not resolved to its explicit form");
@@ -98,8 +121,12 @@ kernels::EinsumParams EinsumRefParams(const QueueDescriptor& layer, const Worklo
 }
 
 IWorkloadPtr EinsumRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    if (info.m_OutputTensorInfos[0].GetDataType() == DataType::Float64) {
-        return std::make_unique<EinsumWorkload<double>>(EinsumRefParams(layer, info));
+    const DataType t = info.m_OutputTensorInfos[0].GetDataType();
+    if (t == DataType::Float64) return std::make_unique<EinsumWorkload<double>>(EinsumRefParams(layer, info));
+    if (floatio::IsHalfType(t)) {
+        std::vector<std::size_t> counts;
+        for (const TensorInfo& i : info.m_InputTensorInfos) counts.push_back(i.GetNumElements());
+        return std::make_unique<HalfEinsumWorkload>(EinsumRefParams(layer, info), t, std::move(counts));
     }
     return std::make_unique<EinsumWorkload<float>>(EinsumRefParams(layer, info));
 }

@@ -1,12 +1,13 @@
 // CpuRef ElementwiseBinary: Add, Sub, Mul, Div, Pow, Maximum, Minimum, the comparisons, Mod/FMod
 // BitShift and BitwiseAnd/Or/Xor, with numpy broadcasting (the kernels/ElementwiseBinary.hpp snippet).
 //
-// Types: the arithmetic operations, Max/Min, FMod and the comparisons run on Float32, Float64,
-// Float16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
-// Boolean for Equal, And, Or and Xor; Mod (divisor's sign) on the integer types; BitShiftLeft /
+// Types: the arithmetic operations, Max/Min, Mod/FMod and the comparisons run on Float32, Float64,
+// Float16, BFloat16 and every plain integer type (Signed8/16/32/64, UInt8/16/32/64), each in its own type;
+// Boolean for Equal, And, Or and Xor; Mod (the divisor's sign, numpy.mod) on the float and integer
+// types; BitShiftLeft /
 // BitShiftRight on the integer types (ONNX BitShift; see ShiftLeftOp for the signed rules).
-// Float16 operands are widened exactly to double, the operation runs in double and the result is
-// rounded to half (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
+// Float16 and BFloat16 operands are widened exactly to double, the operation runs in double and the
+// result is rounded to the 16-bit type (one rounding in all for Add, Sub, Mul, Max, Min and FMod, whose double results
 // are exact).
 // Integer semantics: Add/Sub/Mul/Pow wrap (two's complement, like numpy); Div truncates toward
 // zero (C++/ONNX Runtime) and throws on a zero divisor; Pow with a negative exponent gives the
@@ -46,6 +47,13 @@ struct HalfElement {
     static uint16_t Store(double v) { return ElementTraits<DataType::Float16>::FromDouble(v); }
 };
 
+struct BFloat16Element {
+    using Storage = uint16_t;
+    using Value = double;
+    static double Load(uint16_t v) { return ElementTraits<DataType::BFloat16>::Read(v); }
+    static uint16_t Store(double v) { return ElementTraits<DataType::BFloat16>::FromDouble(v); }
+};
+
 using BinaryFn = void (*)(const BroadcastPlan<2>& plan, const void* a, const void* b, void* out);
 
 template <typename E>
@@ -65,9 +73,7 @@ BinaryFn PickForType(BinaryOperation op) {
         case BinaryOperation::LessOrEqual: return &RunBinary<E, LessOrEqualOp>;
         case BinaryOperation::GreaterOrEqual: return &RunBinary<E, GreaterOrEqualOp>;
         case BinaryOperation::FMod: return &RunBinary<E, ModOp<false>>;
-        case BinaryOperation::Mod:
-            if constexpr (std::is_integral_v<V>) return &RunBinary<E, ModOp<true>>;
-            else return nullptr;
+        case BinaryOperation::Mod: return &RunBinary<E, ModOp<true>>;
         case BinaryOperation::BitShiftLeft:
             if constexpr (std::is_integral_v<V>) return &RunBinary<E, ShiftLeftOp>;
             else return nullptr;
@@ -96,6 +102,7 @@ BinaryFn PickKernel(BinaryOperation op, DataType type) {
         case DataType::Float32: return PickForType<PlainElement<float>>(op);
         case DataType::Float64: return PickForType<PlainElement<double>>(op);
         case DataType::Float16: return PickForType<HalfElement>(op);
+        case DataType::BFloat16: return PickForType<BFloat16Element>(op);
         case DataType::Signed8: return PickForType<PlainElement<int8_t>>(op);
         case DataType::Signed16: return PickForType<PlainElement<int16_t>>(op);
         case DataType::Signed32: return PickForType<PlainElement<int32_t>>(op);
@@ -148,8 +155,8 @@ bool ElementwiseBinaryRefSupport(const QueueDescriptor& layer, const WorkloadInf
     }
     if (PickKernel(op, a.GetDataType()) == nullptr) {
         return Refuse(reason, name + ": data type " + GetDataTypeName(a.GetDataType()) +
-                                  " is not supported (CpuRef: Float32, Float64, Float16 and the integer types; Boolean for "
-                                  "Equal, And, Or, Xor; Mod (fmod=0), Bitwise* and BitShift integers only)");
+                                  " is not supported (CpuRef: Float32, Float64, Float16, BFloat16 and the integer types; Boolean for "
+                                  "Equal, And, Or, Xor; Bitwise* and BitShift integers only)");
     }
     const DataType expected = IsComparison(op) ? DataType::Boolean : a.GetDataType();
     return CheckType(name.c_str(), "output", out, expected, reason);

@@ -1,6 +1,7 @@
 // CpuRef ElementwiseUnary; the kernel is the snippet kernels/ElementwiseUnary.hpp.
 //
-// Supports Float32 for every operation but Not and BitwiseNot, and every plain integer type
+// Supports Float32, Float64, Float16 and BFloat16 for every operation but Not and BitwiseNot (the
+// 16-bit types widened exactly to double, the result rounded once), and every plain integer type
 // (Signed8/16/32/64, UInt8/16/32/64) for Neg, Abs, Relu, Clip, Sign and BitwiseNot. Not maps
 // Boolean to Boolean; IsNaN/IsInf/IsPosInf/IsNegInf map Float32 (the snippet) and Float64,
 // Float16, BFloat16 (ClassifyWorkload, outside the snippet) to Boolean. Swish = x * sigmoid(A*x).
@@ -17,11 +18,13 @@
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/ElementwiseUnary.hpp"
+#include "ops/RefFloatIo.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 namespace trellis::ref {
 
@@ -44,6 +47,7 @@ using UnaryFn = void (*)(const kernels::UnaryParams&, const void*, void*);
 UnaryFn PickKernel(DataType type) {
     switch (type) {
         case DataType::Float32: return &kernels::ElementwiseUnary<float>;
+        case DataType::Float64: return &kernels::ElementwiseUnary<double>;
         case DataType::Boolean: return &kernels::ElementwiseUnary<uint8_t>;
         case DataType::Signed8: return &kernels::ElementwiseUnary<int8_t>;
         case DataType::Signed16: return &kernels::ElementwiseUnary<int16_t>;
@@ -64,6 +68,21 @@ public:
 private:
     const kernels::UnaryParams m_P;
     UnaryFn m_Fn;
+};
+
+// Float16 and BFloat16: each value widened exactly to double, the double kernel, one rounding back.
+class HalfUnaryWorkload final : public IWorkload {
+public:
+    HalfUnaryWorkload(kernels::UnaryParams p, DataType type) : m_P(p), m_Type(type) {}
+    void Execute(const WorkloadIo& io) const override {
+        const std::vector<double> x = floatio::Read(m_Type, io.m_Inputs[0]->Map(), m_P.count);
+        std::vector<double> y(m_P.count);
+        kernels::ElementwiseUnary<double>(m_P, x.data(), y.data());
+        floatio::WriteAll(m_Type, y, io.m_Outputs[0]->Map());
+    }
+private:
+    const kernels::UnaryParams m_P;
+    const DataType m_Type;
 };
 
 // IsNaN/IsInf/IsPosInf/IsNegInf on Float64, Float16 and BFloat16 (Float32 runs the snippet):
@@ -113,9 +132,10 @@ bool ElementwiseUnaryRefSupport(const QueueDescriptor& layer, const WorkloadInfo
     const bool integer = t == DataType::Signed8 || t == DataType::Signed16 || t == DataType::Signed32 ||
                          t == DataType::Signed64 || t == DataType::UInt8 || t == DataType::UInt16 ||
                          t == DataType::UInt32 || t == DataType::UInt64;
-    const bool ok = (t == DataType::Float32 && op != UnaryOperation::BitwiseNot) || (integer && SupportsIntegers(op));
+    const bool ok = (floatio::IsFloatType(t) && op != UnaryOperation::BitwiseNot) || (integer && SupportsIntegers(op));
     if (!ok) {
-        return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32; " +
+        return Refuse(reason, name + ": data type " + GetDataTypeName(t) + " is not supported (CpuRef: Float32, Float64, " +
+                                  "Float16, BFloat16; " +
                                   "the integer types for Neg, Abs, Relu, Clip, Sign and BitwiseNot only)");
     }
     return CheckSameEncoding(name.c_str(), "output", info.m_OutputTensorInfos[0], "input", info.m_InputTensorInfos[0], reason);
@@ -130,6 +150,10 @@ IWorkloadPtr ElementwiseUnaryRefCreate(const QueueDescriptor& layer, const Workl
     const UnaryOperation op = layer.Get<ElementwiseUnaryDescriptor>().m_Operation;
     if (IsClassification(op) && info.m_InputTensorInfos[0].GetDataType() != DataType::Float32) {
         return std::make_unique<ClassifyWorkload>(op, info.m_InputTensorInfos[0]);
+    }
+    if (floatio::IsHalfType(info.m_InputTensorInfos[0].GetDataType())) {
+        return std::make_unique<HalfUnaryWorkload>(ElementwiseUnaryRefParams(layer, info),
+                                                   info.m_InputTensorInfos[0].GetDataType());
     }
     return std::make_unique<ElementwiseUnaryWorkload>(ElementwiseUnaryRefParams(layer, info),
                                                       PickKernel(info.m_InputTensorInfos[0].GetDataType()));

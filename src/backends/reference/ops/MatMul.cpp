@@ -1,5 +1,7 @@
 // CpuRef MatMul: numpy.matmul semantics (1-D operands, batched, broadcast batch dims). Float32,
-// and Signed32 (wrapping, the accumulator the ONNX importer builds MatMulInteger/QLinearMatMul on).
+// Float64, Float16 and BFloat16 (the 16-bit types widened exactly to double, the sums in double,
+// each result rounded once), and Signed32 (wrapping, the accumulator the ONNX importer builds
+// MatMulInteger/QLinearMatMul on).
 //
 // A 1-D A acts as [1, K] and a 1-D B as [K, 1]; both have the same memory layout as the 1-D
 // tensor, so only the dims change. Each output matrix [M, N] is the shared i-p-j GEMM of the A
@@ -7,6 +9,7 @@
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/MatMul.hpp"
+#include "ops/RefFloatIo.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -26,6 +29,24 @@ public:
     }
 private:
     const kernels::MatMulParams m_P;
+};
+
+// Float16 / BFloat16 through the double kernel.
+class HalfMatMulWorkload final : public IWorkload {
+public:
+    HalfMatMulWorkload(kernels::MatMulParams p, DataType type, std::size_t aCount, std::size_t bCount, std::size_t yCount)
+        : m_P(std::move(p)), m_Type(type), m_ACount(aCount), m_BCount(bCount), m_YCount(yCount) {}
+    void Execute(const WorkloadIo& io) const override {
+        const std::vector<double> a = floatio::Read(m_Type, io.m_Inputs[0]->Map(), m_ACount);
+        const std::vector<double> b = floatio::Read(m_Type, io.m_Inputs[1]->Map(), m_BCount);
+        std::vector<double> y(m_YCount);
+        kernels::MatMul<double>(m_P, a.data(), b.data(), y.data());
+        floatio::WriteAll(m_Type, y, io.m_Outputs[0]->Map());
+    }
+private:
+    const kernels::MatMulParams m_P;
+    const DataType m_Type;
+    const std::size_t m_ACount, m_BCount, m_YCount;
 };
 
 }  // namespace
@@ -61,13 +82,20 @@ kernels::MatMulParams MatMulRefParams(const QueueDescriptor&, const WorkloadInfo
 
 bool MatMulRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
     const DataType t = info.m_InputTensorInfos.empty() ? DataType::Float32 : info.m_InputTensorInfos[0].GetDataType();
-    return math::RequireAllOfType("MatMul", info, t == DataType::Signed32 ? t : DataType::Float32, "Float32, Signed32",
-                                  reason);
+    const bool known = t == DataType::Signed32 || floatio::IsFloatType(t);
+    return math::RequireAllOfType("MatMul", info, known ? t : DataType::Float32,
+                                  "Float32, Float64, Float16, BFloat16, Signed32", reason);
 }
 
 IWorkloadPtr MatMulRefCreate(const QueueDescriptor& layer, const WorkloadInfo& info) {
-    if (info.m_InputTensorInfos[0].GetDataType() == DataType::Signed32) {
-        return std::make_unique<MatMulWorkload<int32_t>>(MatMulRefParams(layer, info));
+    const DataType t = info.m_InputTensorInfos[0].GetDataType();
+    if (t == DataType::Signed32) return std::make_unique<MatMulWorkload<int32_t>>(MatMulRefParams(layer, info));
+    if (t == DataType::Float64) return std::make_unique<MatMulWorkload<double>>(MatMulRefParams(layer, info));
+    if (floatio::IsHalfType(t)) {
+        return std::make_unique<HalfMatMulWorkload>(MatMulRefParams(layer, info), t,
+                                                    info.m_InputTensorInfos[0].GetNumElements(),
+                                                    info.m_InputTensorInfos[1].GetNumElements(),
+                                                    info.m_OutputTensorInfos[0].GetNumElements());
     }
     return std::make_unique<MatMulWorkload<float>>(MatMulRefParams(layer, info));
 }

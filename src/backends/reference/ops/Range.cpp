@@ -1,9 +1,10 @@
-// CpuRef Range: element i is start + i * delta, for Float32, Float64, Signed32 and Signed64.
-// Floats are computed in double and rounded once (numpy arange does the same, rather than
+// CpuRef Range: element i is start + i * delta, for Float32, Float64, Float16, BFloat16, Signed32
+// and Signed64. Floats are computed in double and rounded once (numpy arange does the same, rather than
 // accumulating deltas); integers are computed exactly. The parameters were folded into the
 // descriptor by Optimize(), so there are no inputs.
 #include "RefDataMovement.hpp"
 #include "RefKernelTable.hpp"
+#include "ops/RefFloatIo.hpp"
 
 namespace trellis::ref {
 
@@ -20,6 +21,12 @@ public:
             case DataType::Float64: return FillFloat(static_cast<double*>(out));
             case DataType::Signed32: return FillInt(static_cast<int32_t*>(out));
             case DataType::Signed64: return FillInt(static_cast<int64_t*>(out));
+            case DataType::Float16:
+            case DataType::BFloat16:
+                for (std::size_t i = 0; i < m_Count; ++i) {
+                    floatio::Write(m_Type, out, i, m_Desc.m_Start + static_cast<double>(i) * m_Desc.m_Delta);
+                }
+                return;
             default: return;  // refused by the support check
         }
     }
@@ -42,9 +49,9 @@ private:
 bool RangeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     if (!CheckArity("Range", info, 0, 1, reason)) return false;
     const DataType t = info.m_OutputTensorInfos[0].GetDataType();
-    if (t != DataType::Float32 && t != DataType::Float64 && t != DataType::Signed32 && t != DataType::Signed64) {
+    if (!floatio::IsFloatType(t) && t != DataType::Signed32 && t != DataType::Signed64) {
         return Refuse(reason, std::string("Range: data type ") + GetDataTypeName(t) +
-                                  " is not supported (CpuRef: Float32, Float64, Signed32, Signed64)");
+                                  " is not supported (CpuRef: Float32, Float64, Float16, BFloat16, Signed32, Signed64)");
     }
     return CheckType("Range", "output", info.m_OutputTensorInfos[0], layer.Get<RangeDescriptor>().m_DataType, reason);
 }

@@ -1,6 +1,7 @@
 // CpuRef Reduce: Mean / Sum / Max / Min / L1 / L2 / Prod / LogSum / LogSumExp / SumSquare over
 // any set of axes (the core normalized m_Axes; empty means "copy", the noop_with_empty_axes case).
-// keepdims does not change the memory layout. Float32 and Float64 for every operation; Signed32 / Signed64
+// keepdims does not change the memory layout. Float32 and Float64 for every operation (Float16 and
+// BFloat16 too, widened exactly to double and each result rounded once); Signed32 / Signed64
 // for those with an integer result (Sum, Max, Min, L1, Prod, SumSquare); UInt8 and Boolean for Max and Min.
 //
 // Each operation is a fold (Combine: the accumulator's start value and how an element joins it)
@@ -14,6 +15,7 @@
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Reduce.hpp"
+#include "ops/RefFloatIo.hpp"
 #include "ops/RefMathCommon.hpp"
 
 #include <algorithm>
@@ -42,6 +44,22 @@ public:
     }
 private:
     const kernels::ReduceParams m_P;
+};
+
+// Float16 / BFloat16 through the double kernel.
+class HalfReduceWorkload final : public IWorkload {
+public:
+    HalfReduceWorkload(kernels::ReduceParams p, DataType type) : m_P(std::move(p)), m_Type(type) {}
+    std::size_t GetScratchBytes() const override { return kernels::ReduceWorkspaceBytes<double>(m_P); }
+    void Execute(const WorkloadIo& io) const override {
+        const std::vector<double> x = floatio::Read(m_Type, io.m_Inputs[0]->Map(), m_P.inCount);
+        std::vector<double> y(m_P.outCount);
+        kernels::Reduce<double>(m_P, x.data(), y.data(), io.m_Scratch);
+        floatio::WriteAll(m_Type, y, io.m_Outputs[0]->Map());
+    }
+private:
+    const kernels::ReduceParams m_P;
+    const DataType m_Type;
 };
 
 }  // namespace
@@ -75,7 +93,7 @@ kernels::ReduceParams ReduceRefParams(const QueueDescriptor& layer, const Worklo
 bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, std::string* reason) {
     const auto& d = layer.Get<ReduceDescriptor>();
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
-    if (t == DataType::Float32 || t == DataType::Float64) return true;
+    if (floatio::IsFloatType(t)) return true;
     const ReduceOperation op = d.m_Operation;
     if ((t == DataType::UInt8 || t == DataType::Boolean) && (op == ReduceOperation::Max || op == ReduceOperation::Min)) {
         return true;
@@ -90,7 +108,7 @@ bool ReduceRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
                                         "Min, L1, Prod, SumSquare)");
     }
     return math::Refuse(reason, std::string("Reduce: data type ") + GetDataTypeName(t) +
-                                    " not supported by CpuRef (Float32, Float64; Signed32/Signed64 for Sum, Max, Min, "
+                                    " not supported by CpuRef (Float32, Float64, Float16, BFloat16; Signed32/Signed64 for Sum, Max, Min, "
                                     "L1, Prod, SumSquare; UInt8 and Boolean for Max, Min)");
 }
 
@@ -100,6 +118,9 @@ IWorkloadPtr ReduceRefCreate(const QueueDescriptor& layer, const WorkloadInfo& i
         case DataType::Signed32: return std::make_unique<ReduceWorkload<int32_t>>(std::move(p));
         case DataType::Signed64: return std::make_unique<ReduceWorkload<int64_t>>(std::move(p));
         case DataType::Float64: return std::make_unique<ReduceWorkload<double>>(std::move(p));
+        case DataType::Float16:
+        case DataType::BFloat16:
+            return std::make_unique<HalfReduceWorkload>(std::move(p), info.m_InputTensorInfos[0].GetDataType());
         case DataType::UInt8:
         case DataType::Boolean: return std::make_unique<ReduceWorkload<uint8_t>>(std::move(p));
         default: return std::make_unique<ReduceWorkload<float>>(std::move(p));

@@ -1,6 +1,8 @@
 // CpuRef: float tensors of any float type (Float32, Float64, Float16, BFloat16) read into doubles
 // and written back with one rounding, for the reference kernels that compute through double
-// (Attention, RmsNormalization, RotaryEmbedding). Header-only, stateless, thread-safe.
+// (Attention, RmsNormalization, RotaryEmbedding), and the 16-bit float types widened for a kernel
+// written for float or double (MatMul, Softmax, Reduce, ElementwiseUnary, ...), whose results are
+// then rounded once. Header-only, stateless, thread-safe.
 #pragma once
 
 #include "RefConvert.hpp"
@@ -67,6 +69,22 @@ inline double Round(DataType t, double v) {
             return ElementTraits<DataType::BFloat16>::Read(ElementTraits<DataType::BFloat16>::FromDouble(v));
         default: return v;
     }
+}
+
+inline bool IsHalfType(DataType t) { return t == DataType::Float16 || t == DataType::BFloat16; }
+
+/// The `n` elements of float type `t` at `data` as W (float or double). Float16 and BFloat16
+/// widen exactly to either; the callers widen Float64 only to double.
+template <typename W>
+std::vector<W> ReadAs(DataType t, const void* data, std::size_t n) {
+    const std::vector<double> d = Read(t, data, n);
+    return std::vector<W>(d.begin(), d.end());
+}
+
+/// `values` written to the float tensor of type `t` at `data`, each rounded once to `t`.
+template <typename W>
+void WriteAll(DataType t, const std::vector<W>& values, void* data) {
+    for (std::size_t i = 0; i < values.size(); ++i) Write(t, data, i, static_cast<double>(values[i]));
 }
 
 }  // namespace trellis::ref::floatio

@@ -1,6 +1,8 @@
 // CpuRef Resize: Nearest (any element type; all four nearest modes), N-d Linear and N-d Cubic
 // (Float32), with the coordinate transforms half_pixel, pytorch_half_pixel, align_corners,
-// asymmetric, tf_half_pixel_for_nn and tf_crop_and_resize. Matches the ONNX reference
+// asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize and half_pixel_symmetric, and antialias
+// (linear and cubic: where a dim shrinks by scale < 1, the filter is stretched by 1 / scale and its
+// taps renormalized, as the ONNX reference's _linear/_cubic_coeffs_antialias). Matches the ONNX reference
 // implementation (onnx/backend/test/case/node/resize.py), including its edge handling: source
 // coordinates are computed in double, neighbours outside the input are clamped to the edge
 // (cubic with exclude_outside drops them instead and renormalizes the weights), and with
@@ -9,7 +11,7 @@
 //
 // Everything depends only on the shapes and the descriptor, so per-dim tables are built at
 // create time: for each output index, the taps (input offset and weight) it reads along that
-// dim: one for nearest, two for linear, four for cubic.
+// dim: one for nearest, two for linear, four for cubic (more with antialias).
 #include "RefKernelParams.hpp"
 #include "RefKernelTable.hpp"
 #include "kernels/Resize.hpp"
@@ -29,9 +31,16 @@ namespace {
 // Source coordinate of output index x along one dim (ONNX Resize, coordinate_transformation_mode).
 // `lengthResized` is scale * input length, as in the ONNX reference (the exact output length
 // when the output was given by sizes). roiStart/roiEnd: tf_crop_and_resize's region of this dim.
+// `lengthOut` is the output's whole length (half_pixel_symmetric centres the content by the
+// part of scale * length the output could not hold).
 double SourceCoordinate(CoordinateTransform mode, double x, double scale, double lengthResized, double lengthIn,
-                        double roiStart, double roiEnd) {
+                        double lengthOut, double roiStart, double roiEnd) {
     switch (mode) {
+        case CoordinateTransform::HalfPixelSymmetric: {
+            const double adjustment = lengthOut / lengthResized;
+            const double offset = lengthIn / 2 * (1 - adjustment);
+            return offset + (x + 0.5) / scale - 0.5;
+        }
         case CoordinateTransform::HalfPixel: return (x + 0.5) / scale - 0.5;
         case CoordinateTransform::PytorchHalfPixel: return lengthResized == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
         case CoordinateTransform::AlignCorners:
@@ -67,6 +76,33 @@ std::array<double, 4> CubicWeights(double t, double a) {
     return {far(t + 1), near(t), near(1 - t), far(2 - t)};
 }
 
+// Antialiased taps (ONNX reference): for a source coordinate with fractional part `ratio` (1 when
+// it is whole, so the left neighbour leads), taps i = start .. 1 - start at the input indices
+// (src - ratio) + i, weighted by the filter at scale * (i - ratio): the triangle 1 - |t| (linear)
+// or Keys' cubic with coefficient a; the weights sum to 1. scale < 1 (downsampling).
+struct AntialiasTaps {
+    long long first = 0;          ///< input index of the first tap
+    std::vector<double> weight;  ///< not yet normalized
+};
+AntialiasTaps AntialiasWeights(bool cubic, double src, double scale, double a) {
+    const double lo = std::floor(src);
+    const double ratio = src == lo ? 1.0 : src - lo;
+    const long long start = static_cast<long long>(std::floor((cubic ? -2.0 : -1.0) / scale)) + 1;
+    const long long count = 2 - 2 * start;
+    AntialiasTaps t;
+    t.first = static_cast<long long>(src - ratio) + start;
+    for (long long i = start; i < start + count; ++i) {
+        const double v = std::fabs(scale * (static_cast<double>(i) - ratio));
+        double w;
+        if (!cubic) w = std::clamp(1.0 - v, 0.0, 1.0);
+        else if (v <= 1.0) w = ((a + 2) * v - (a + 3)) * v * v + 1;
+        else if (v < 2.0) w = ((a * v - 5 * a) * v + 8 * a) * v - 4 * a;
+        else w = 0.0;
+        t.weight.push_back(w);
+    }
+    return t;
+}
+
 class ResizeWorkload final : public IWorkload {
 public:
     explicit ResizeWorkload(kernels::ResizeParams p) : m_P(std::move(p)) {}
@@ -87,7 +123,8 @@ bool ResizeRefSupport(const QueueDescriptor& layer, const WorkloadInfo& info, st
         return math::Refuse(reason, "Resize: roi/scales/sizes must be folded into the descriptor (got " +
                                         std::to_string(info.m_InputTensorInfos.size()) + " inputs)");
     }
-    if (d.m_Scales.size() != x.GetNumDimensions() || (!d.m_Sizes.empty() && d.m_Sizes.size() != x.GetNumDimensions())) {
+    if (!d.m_Axes.empty() || d.m_KeepAspectRatioPolicy != KeepAspectRatioPolicy::Stretch ||
+        d.m_Scales.size() != x.GetNumDimensions() || (!d.m_Sizes.empty() && d.m_Sizes.size() != x.GetNumDimensions())) {
         return math::Refuse(reason, "Resize: descriptor is not resolved (m_Scales needs one entry per dim)");
     }
     if (d.m_Mode != ResizeMode::Nearest) {
@@ -144,8 +181,11 @@ kernels::ResizeParams ResizeRefParams(const QueueDescriptor& layer, const Worklo
         auto at = [&](long long k) { return static_cast<std::size_t>(std::clamp(k, 0LL, last)) * strides[i]; };
         kernels::ResizeDimTable t;
         t.taps = d.m_Mode == ResizeMode::Nearest ? 1 : d.m_Mode == ResizeMode::Linear ? 2 : 4;
+        const bool antialias = d.m_Antialias && d.m_Mode != ResizeMode::Nearest && scale < 1.0;
+        if (antialias) t.taps = AntialiasWeights(d.m_Mode == ResizeMode::Cubic, 0.5, scale, d.m_CubicCoeffA).weight.size();
         for (unsigned int o = 0; o < ys[i]; ++o) {
-            const double src = SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, roiStart, roiEnd);
+            const double src =
+                SourceCoordinate(d.m_CoordinateTransform, o, scale, lengthResized, in, ys[i], roiStart, roiEnd);
             const bool outside = crop && !(src >= 0.0 && src <= in - 1);
             t.outside.push_back(outside ? 1 : 0);
             if (outside) {  // extrapolation_value: no taps are read
@@ -155,7 +195,19 @@ kernels::ResizeParams ResizeRefParams(const QueueDescriptor& layer, const Worklo
             }
             const double lo = std::floor(src);
             const long long l = static_cast<long long>(lo);
-            if (d.m_Mode == ResizeMode::Nearest) {
+            if (antialias) {
+                AntialiasTaps a = AntialiasWeights(d.m_Mode == ResizeMode::Cubic, src, scale, d.m_CubicCoeffA);
+                double sum = 0.0;
+                for (std::size_t k = 0; k < a.weight.size(); ++k) {
+                    const long long at_k = a.first + static_cast<long long>(k);
+                    if (d.m_ExcludeOutside && (at_k < 0 || at_k > last)) a.weight[k] = 0.0;
+                    sum += a.weight[k];
+                }
+                for (std::size_t k = 0; k < a.weight.size(); ++k) {
+                    t.offset.push_back(at(a.first + static_cast<long long>(k)));
+                    t.weight.push_back(sum != 0.0 ? a.weight[k] / sum : 0.0);
+                }
+            } else if (d.m_Mode == ResizeMode::Nearest) {
                 t.offset.push_back(at(RoundNearest(d.m_NearestMode, src)));
                 t.weight.push_back(1.0);
             } else if (d.m_Mode == ResizeMode::Linear) {

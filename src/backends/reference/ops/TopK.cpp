@@ -1,4 +1,4 @@
-// CpuRef TopK: Float32, Float64, Signed32, Signed64. For every line along the axis, the indices
+// CpuRef TopK: Float32, Float64, Signed32, Signed64, UInt8, UInt64. For every line along the axis, the indices
 // 0..dim-1 are partially sorted by value (descending for largest, ascending otherwise; equal
 // values keep the lower index first, as ONNX asks) and the first K written out with their values.
 // NaN sorts as larger than every number (numpy's order), so largest puts it first.
@@ -36,9 +36,10 @@ private:
 bool TopKRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
     if (!CheckArity("TopK", info, 1, 2, reason)) return false;
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
-    if (t != DataType::Float32 && t != DataType::Float64 && t != DataType::Signed32 && t != DataType::Signed64) {
+    if (t != DataType::Float32 && t != DataType::Float64 && t != DataType::Signed32 && t != DataType::Signed64 &&
+        t != DataType::UInt8 && t != DataType::UInt64) {
         return Refuse(reason, std::string("TopK: data type ") + GetDataTypeName(t) +
-                                  " not supported by CpuRef (Float32, Float64, Signed32, Signed64)");
+                                  " not supported by CpuRef (Float32, Float64, Signed32, Signed64, UInt8, UInt64)");
     }
     return true;
 }
@@ -62,6 +63,8 @@ IWorkloadPtr TopKRefCreate(const QueueDescriptor& layer, const WorkloadInfo& inf
         case DataType::Float64: return std::make_unique<TopKWorkload<double>>(p);
         case DataType::Signed32: return std::make_unique<TopKWorkload<int32_t>>(p);
         case DataType::Signed64: return std::make_unique<TopKWorkload<int64_t>>(p);
+        case DataType::UInt8: return std::make_unique<TopKWorkload<uint8_t>>(p);
+        case DataType::UInt64: return std::make_unique<TopKWorkload<uint64_t>>(p);
         default: return std::make_unique<TopKWorkload<float>>(p);
     }
 }

@@ -1,6 +1,6 @@
 // CpuRef Unique: the distinct elements or slices (trellis/backends/ValueDependentOps.hpp decides them, as
 // shape inference did) and the indices, inverse_indices and counts outputs (Signed64). Input
-// types Float32, Float64, Signed32, Signed64, UInt8, Boolean.
+// types Float32, Float64, Float16, BFloat16, Signed32, Signed64, UInt8, Boolean.
 #include "RefDataMovement.hpp"
 #include "RefKernelTable.hpp"
 #include <trellis/backends/ValueDependentOps.hpp>
@@ -57,7 +57,7 @@ bool UniqueRefSupport(const QueueDescriptor&, const WorkloadInfo& info, std::str
     const DataType t = info.m_InputTensorInfos[0].GetDataType();
     if (!valuedep::UniqueSupportsType(t)) {
         return Refuse(reason, std::string("Unique: data type ") + GetDataTypeName(t) +
-                                  " is not supported (CpuRef: Float32, Float64, Signed32, Signed64, UInt8, Boolean)");
+                                  " is not supported (CpuRef: Float32, Float64, Float16, BFloat16, Signed32, Signed64, UInt8, Boolean)");
     }
     for (std::size_t o = 1; o < info.m_OutputTensorInfos.size(); ++o) {
         if (!CheckType("Unique", "outputs 1-3", info.m_OutputTensorInfos[o], DataType::Signed64, reason)) return false;

@@ -501,6 +501,16 @@ bool SupportElementwiseUnarySnippet(const QueueDescriptor& layer, const Workload
     return true;
 }
 
+// The volumetric (5-D) GridSample runs outside CpuRef's snippet.
+bool SupportGridSampleSnippet(const QueueDescriptor&, const WorkloadInfo& info, std::string* reason) {
+    if (info.m_InputTensorInfos[0].GetNumDimensions() != 4) {
+        if (reason) *reason = "GridSample: the soft target generates the 4-D form only (X is " +
+                              info.m_InputTensorInfos[0].GetShape().ToString() + ")";
+        return false;
+    }
+    return true;
+}
+
 const SoftOpRow kRows[] = {
     {LayerType::ElementwiseBinary, &EmitElementwiseBinary, nullptr},
     {LayerType::ElementwiseUnary, &EmitElementwiseUnary, &SupportElementwiseUnarySnippet},
@@ -548,7 +558,7 @@ const SoftOpRow kRows[] = {
     {LayerType::Einsum, &EmitEinsum, nullptr},
     {LayerType::Det, &EmitDet, nullptr},
     {LayerType::NegativeLogLikelihoodLoss, &EmitNegativeLogLikelihoodLoss, nullptr},
-    {LayerType::GridSample, &EmitGridSample, nullptr},
+    {LayerType::GridSample, &EmitGridSample, &SupportGridSampleSnippet},
     {LayerType::RoiAlign, &EmitRoiAlign, nullptr},
     {LayerType::Dft, &EmitDft, nullptr},
     {LayerType::Stft, &EmitStft, nullptr},
