@@ -207,6 +207,9 @@ private:
     void CompileConcat(int index, const Node& n);
     void CompileTranspose(const Node& n);
     void CompileReduce(const Node& n);
+    /// After oneDNN's max (min) reduction from memory `src` (dims `in`) to `dst` (dims `reduced`):
+    /// results equal to its start value recomputed exactly (a slice of -inf gives -inf).
+    void AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced, bool max);
     void CompileSplitSlice(const Node& n);
     void CompileRecurrent(const Node& n);
     void CompileBatchNorm(const Node& n);

@@ -4,6 +4,8 @@
 // batch normalization on the input's layout; Reduce Mean/Sum/Max/Min runs oneDNN's reduction; RMS
 // normalization (the fused LLaMA/T5 pattern or ONNX RMSNormalization) runs CpuAcc's own kernel.
 #include "CpuAccRegionInternal.hpp"
+#include <limits>
+#include <cmath>
 
 #include <trellis/Exceptions.hpp>
 
@@ -86,7 +88,60 @@ void CompiledRegion::CompileReduce(const Node& n) {
     dnnl::reduction::primitive_desc pd(rd, Attr(false), Engine());
     const int dst = NewInternal(dstMd);
     AddPrimitive(n.m_Name, dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (alg == dnnl::algorithm::reduction_max || alg == dnnl::algorithm::reduction_min) {
+        AddReduceInfinityFix(n.m_Name, src, dst, in, reduced, alg == dnnl::algorithm::reduction_max);
+    }
     Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+void CompiledRegion::AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced,
+                                          bool max) {
+    // oneDNN 2.6 starts a max reduction at -FLT_MAX (a min at +FLT_MAX), so a slice of -inf
+    // (+inf) values, as a fully masked attention row has, reduces to -FLT_MAX instead of -inf
+    // (found by ONNX 1.23's fully-masked-row Attention cases). Each result equal to that start
+    // value is computed again from its slice, exactly; any other result is right as it is.
+    const std::size_t rank = in.size();
+    std::vector<std::size_t> stride(rank, 1);
+    for (std::size_t i = rank; i-- > 1;) stride[i - 1] = stride[i] * static_cast<std::size_t>(in[i]);
+    std::vector<std::size_t> axes;  // the reduced dims
+    for (std::size_t i = 0; i < rank; ++i) {
+        if (reduced[i] != in[i]) axes.push_back(i);
+    }
+    const std::size_t outputs = static_cast<std::size_t>(Product(reduced, 0, rank));
+    Step step;
+    step.m_Name = name + " (infinite slices)";
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [in, reduced, stride, axes, outputs, max](const std::vector<void*>& ptr) {
+        const auto* x = static_cast<const float*>(ptr[0]);
+        auto* y = static_cast<float*>(ptr[1]);
+        const float start = max ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max();
+        for (std::size_t o = 0; o < outputs; ++o) {
+            if (y[o] != start) continue;
+            std::size_t rest = o, base = 0;
+            for (std::size_t i = in.size(); i-- > 0;) {
+                base += (rest % static_cast<std::size_t>(reduced[i])) * stride[i];
+                rest /= static_cast<std::size_t>(reduced[i]);
+            }
+            float best = max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+            std::vector<std::size_t> at(axes.size(), 0);
+            for (;;) {
+                std::size_t offset = base;
+                for (std::size_t k = 0; k < axes.size(); ++k) offset += at[k] * stride[axes[k]];
+                const float v = x[offset];
+                if (std::isnan(v)) {
+                    best = v;
+                    break;
+                }
+                best = max ? std::max(best, v) : std::min(best, v);
+                std::size_t k = axes.size();
+                while (k > 0 && ++at[k - 1] == static_cast<std::size_t>(in[axes[k - 1]])) at[--k] = 0;
+                if (k == 0) break;
+            }
+            y[o] = best;
+        }
+    };
+    m_Steps.push_back(std::move(step));
 }
 
 void CompiledRegion::CompileBatchNorm(const Node& n) {

@@ -267,6 +267,30 @@ TEST(CpuAccFusion, DenseBlockConcatsShareOneBufferWithoutCopies) {
     EXPECT_EQ(log.find("exec,cpu,concat,"), std::string::npos) << "a Concat copied:\n" << log;
 }
 
+TEST(CpuAccFusion, MaxAndMinOfInfiniteSlicesAreInfinite) {
+    SKIP_WITHOUT_CPUACC();
+    // A fully masked attention row is all -inf: its max is -inf (oneDNN 2.6's reduction gives
+    // -FLT_MAX; found by ONNX 1.23's fully-masked-row Attention cases). Row 0 is infinite, rows 1
+    // and 2 are the seeded inputs.
+    for (const bool max : {true, false}) {
+        const float inf = std::numeric_limits<float>::infinity();
+        Net net;
+        IOutputSlot* infinite = net.Binary(BinaryOperation::Add, net.Unary(UnaryOperation::Relu, net.Input({1, 5})),
+                                           net.Scalar(max ? -inf : inf));
+        IOutputSlot* rows = net.Op(LayerType::Concat, ConcatDescriptor{0}, {infinite, net.Input({2, 5})});
+        ReduceDescriptor r;
+        r.m_Operation = max ? ReduceOperation::Max : ReduceOperation::Min;
+        r.m_Axes = {1};
+        net.Output(net.Op(LayerType::Reduce, r, {rows}));
+        const Net::Result want = net.Run({"CpuRef"});
+        const Net::Result got = net.Run({"CpuAcc"});
+        EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << got.m_Optimized;
+        ASSERT_EQ(got.m_Outputs[0].size(), 3u);
+        EXPECT_EQ(got.m_Outputs[0][0], max ? -inf : inf);
+        for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(got.m_Outputs[0][i], want.m_Outputs[0][i]) << (max ? "max " : "min ") << i;
+    }
+}
+
 TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     SKIP_WITHOUT_CPUACC();
     // The opset-13 forms PyTorch exports for nn.LayerNorm and GELU, after a matmul with bias.

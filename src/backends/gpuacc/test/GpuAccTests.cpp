@@ -7,6 +7,7 @@
 // These tests need a GPU: on a machine without one (CI, the build machine) each is skipped with
 // the driver's reason, except the first, which checks that the reason is there and that the
 // optimizer places everything on the CPU backends because of it.
+#include "support/BackendComparisonNetwork.hpp"
 #include "unit/TestHelpers.hpp"
 
 #include <trellis/Trellis.hpp>
@@ -17,6 +18,7 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -42,51 +44,15 @@ std::string UnavailableReason() {
         if (!why.empty()) GTEST_SKIP() << "GpuAcc is not available here: " << why;          \
     } while (false)
 
-/// A small network built through the public API, run on two backend lists and compared.
-class Net {
+/// A small network built through the public API, run on GpuAcc and on CpuRef and compared. Its
+/// reports list the optimizer's log, and its float outputs start as bytes 0xAB.
+class Net : public BackendComparisonNetwork {
 public:
-    Net() : m_Net(INetwork::Create()) {}
+    Net() {
+        m_ReportOptimizationLog = true;
+        m_FloatOutputPoison = std::bit_cast<float>(0xABABABABu);
+    }
 
-    IOutputSlot* Input(const TensorShape& shape, DataType type = DataType::Float32) {
-        auto* l = m_Net->AddInputLayer(static_cast<LayerBindingId>(m_Inputs.size()));
-        l->GetOutputSlot(0).SetTensorInfo(TensorInfo(shape, type));
-        m_Inputs.push_back(TensorInfo(shape, type));
-        return &l->GetOutputSlot(0);
-    }
-    IOutputSlot* Const(const TensorShape& shape, float scale = 0.5f, float offset = 0.0f) {
-        TensorInfo info(shape, DataType::Float32, 0.0f, 0, true);
-        std::vector<float> v(info.GetNumElements());
-        for (float& x : v) x = offset + scale * m_Dist(m_Rng);
-        return &m_Net->AddConstantLayer(ConstTensor(info, v.data()))->GetOutputSlot(0);
-    }
-    IOutputSlot* Ints(const TensorShape& shape, const std::vector<int64_t>& values) {
-        TensorInfo info(shape, DataType::Signed64, 0.0f, 0, true);
-        return &m_Net->AddConstantLayer(ConstTensor(info, values.data()))->GetOutputSlot(0);
-    }
-    IOutputSlot* Index(int64_t value) {
-        TensorInfo info(TensorShape(), DataType::Signed64, 0.0f, 0, true);
-        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
-    }
-    IOutputSlot* Scalar(float value) {
-        TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
-        return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
-    }
-    IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs,
-                             int numOutputs = -1) {
-        const std::string name = std::string(GetLayerTypeName(type)) + "_" + std::to_string(m_Count++);
-        auto* l = m_Net->AddLayer(type, d, name.c_str(), static_cast<int>(inputs.size()), numOutputs);
-        for (std::size_t i = 0; i < inputs.size(); ++i) inputs[i]->Connect(l->GetInputSlot(static_cast<unsigned int>(i)));
-        return l;
-    }
-    IOutputSlot* Op(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs) {
-        return &Layer(type, d, inputs)->GetOutputSlot(0);
-    }
-    IOutputSlot* Unary(UnaryOperation op, IOutputSlot* x, float a = 0.0f, float b = 0.0f) {
-        return Op(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{op, a, b}, {x});
-    }
-    IOutputSlot* Binary(BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
-        return Op(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
-    }
     IOutputSlot* Conv(IOutputSlot* x, unsigned int k, unsigned int c, unsigned int kernel, unsigned int stride = 1,
                       unsigned int pad = 0, unsigned int groups = 1, bool bias = true, unsigned int dilation = 1,
                       float scale = 0.3f) {
@@ -101,91 +67,6 @@ public:
         if (bias) ins.push_back(Const({k}));
         return Op(LayerType::Convolution, d, ins);
     }
-    void Output(IOutputSlot* s) {
-        auto* l = m_Net->AddOutputLayer(m_NumOutputs++);
-        s->Connect(l->GetInputSlot(0));
-    }
-
-    struct Loaded {
-        IRuntimePtr m_Runtime{nullptr, &IRuntime::Destroy};
-        NetworkId m_Id = 0;
-        std::map<BackendId, unsigned int> m_Counts;
-        std::string m_Optimized;
-        std::vector<LayerPlacement> m_Placements;
-    };
-    Loaded Load(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {}) {
-        Loaded l;
-        l.m_Runtime = IRuntime::Create(options);
-        IOptimizedNetworkPtr opt = Optimize(*m_Net, backends, l.m_Runtime->GetDeviceSpec());
-        l.m_Counts = opt->GetBackendLayerCounts();
-        l.m_Placements = opt->GetLayerPlacements();
-        l.m_Optimized = opt->ToString();
-        for (const std::string& line : opt->GetOptimizationLog()) l.m_Optimized += "\n" + line;
-        for (const LayerPlacement& p : l.m_Placements) {
-            for (const auto& [backend, reason] : p.m_Declined) {
-                l.m_Optimized += "\n" + p.m_LayerName + " declined by " + backend.Get() + ": " + reason;
-            }
-        }
-        std::string error;
-        if (l.m_Runtime->LoadNetwork(l.m_Id, std::move(opt), error) != Status::Success) throw RuntimeException(error);
-        return l;
-    }
-    /// One inference with this net's (fixed, seeded) inputs; outputs start poisoned.
-    std::vector<std::vector<float>> Execute(const Loaded& l) const {
-        InputTensors in;
-        for (std::size_t i = 0; i < m_Inputs.size(); ++i) {
-            in.emplace_back(static_cast<LayerBindingId>(i), ConstTensor(m_Inputs[i], m_InputData[i].data()));
-        }
-        std::vector<std::vector<float>> outputs(static_cast<std::size_t>(m_NumOutputs));
-        std::vector<std::vector<unsigned char>> raw(static_cast<std::size_t>(m_NumOutputs));
-        OutputTensors out;
-        for (int o = 0; o < m_NumOutputs; ++o) {
-            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
-            raw[static_cast<std::size_t>(o)].assign(info.GetNumBytes(), 0xAB);
-            out.emplace_back(o, Tensor(info, raw[static_cast<std::size_t>(o)].data()));
-        }
-        l.m_Runtime->EnqueueWorkload(l.m_Id, in, out);
-        for (int o = 0; o < m_NumOutputs; ++o) {
-            const TensorInfo info = l.m_Runtime->GetOutputTensorInfo(l.m_Id, o);
-            OwnedTensor t;
-            t.m_Info = info;
-            t.m_Data = raw[static_cast<std::size_t>(o)];
-            for (std::size_t i = 0; i < info.GetNumElements(); ++i) {
-                outputs[static_cast<std::size_t>(o)].push_back(static_cast<float>(ToDouble(t, i)));
-            }
-        }
-        return outputs;
-    }
-    void MakeInputs() {
-        std::mt19937 rng(1234);
-        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-        m_InputData.clear();
-        for (const TensorInfo& info : m_Inputs) {
-            std::vector<unsigned char> bytes(info.GetNumBytes());
-            for (std::size_t i = 0; i < info.GetNumElements(); ++i) {
-                switch (info.GetDataType()) {
-                    case DataType::Float32: reinterpret_cast<float*>(bytes.data())[i] = dist(rng); break;
-                    case DataType::Boolean: bytes[i] = dist(rng) > 0 ? 1 : 0; break;
-                    case DataType::Signed64: reinterpret_cast<int64_t*>(bytes.data())[i] = static_cast<int64_t>(rng() % m_IndexRange); break;
-                    case DataType::Signed32: reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>(rng() % m_IndexRange); break;
-                    default: break;
-                }
-            }
-            m_InputData.push_back(std::move(bytes));
-        }
-    }
-
-    struct Result {
-        std::vector<std::vector<float>> m_Outputs;
-        std::map<BackendId, unsigned int> m_Counts;
-        std::string m_Optimized;
-    };
-    Result Run(const std::vector<BackendId>& backends, const IRuntime::CreationOptions& options = {}) {
-        if (m_InputData.size() != m_Inputs.size()) MakeInputs();
-        Loaded l = Load(backends, options);
-        return Result{Execute(l), l.m_Counts, l.m_Optimized};
-    }
-
     /// Runs on GpuAcc (CpuRef behind it) and on CpuRef alone; every output must agree within
     /// `tolerance` relative L2 (and no element may be left unwritten).
     Result Check(double tolerance, const std::string& what, const IRuntime::CreationOptions& options = {},
@@ -212,16 +93,6 @@ public:
         }
         return gpu;
     }
-    unsigned int m_IndexRange = 7;
-
-private:
-    INetworkPtr m_Net;
-    std::vector<TensorInfo> m_Inputs;
-    std::vector<std::vector<unsigned char>> m_InputData;
-    int m_NumOutputs = 0;
-    int m_Count = 0;
-    std::mt19937 m_Rng{42};
-    std::uniform_real_distribution<float> m_Dist{-1.0f, 1.0f};
 };
 
 IRuntime::CreationOptions WithOption(const char* name, const char* value) {
