@@ -51,6 +51,11 @@ Dims DimsOf(const TensorShape& s);
 const char* PrimitiveKindName(dnnl::primitive::kind kind);
 /// Row-major strides of `dims`.
 Dims StridesOf(const Dims& dims);
+/// The strides of `md` when it is an unblocked strided Float32 layout (plain or a view), else nothing.
+std::optional<Dims> ViewStrides(const memory::desc& md);
+/// The strides under which `out` dims view the same elements as `in` dims with `inStrides`
+/// (numpy's reshape without a copy), or nothing when only a copy gives them.
+std::optional<Dims> ReshapedStrides(const Dims& in, const Dims& inStrides, const Dims& out);
 /// oneDNN's type for a tensor type: u8, s8, s32, otherwise f32.
 memory::data_type DataTypeOf(DataType t);
 /// A plain row-major descriptor.
@@ -203,6 +208,11 @@ private:
     void CompileLayerNorm(const Node& n);
     void CompileConcat(int index, const Node& n);
     void CompileTranspose(const Node& n);
+    /// Reshape: a plain alias of its input; a strided view where only attention kernels read it.
+    void CompileReshape(const Node& n);
+    /// Whether only attention kernels read `value` (as Q, K or V), directly or through Reshapes and
+    /// Transposes: then it may stay any strided view (Slice, Split and Reshape keep views for it).
+    bool ReadOnlyByAttention(int value) const;
     void CompileReduce(const Node& n);
     void CompileSplitSlice(const Node& n);
     void CompileRecurrent(const Node& n);
@@ -210,6 +220,10 @@ private:
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
     void CompileAttention(const Node& n);
+    /// The memory of value `value` as the attention kernel reads it: its own layout when that is an
+    /// unblocked strided Float32 view (a transposed head split, K^T), else a plain copy; `strides`
+    /// gets the strides and `offset` the view's first element (oneDNN's offset0), in floats.
+    int AttentionOperand(int value, Dims& strides, std::size_t& offset);
     void CompileExpand(const Node& n);
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);
