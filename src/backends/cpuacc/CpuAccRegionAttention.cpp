@@ -85,14 +85,14 @@ void CompiledRegion::CompileAttention(const Node& n) {
         const bool boolean = info(mask).GetDataType() == DataType::Boolean;
         s.m_Mask = boolean ? AttentionShape::Mask::Boolean : AttentionShape::Mask::Additive;
         // Right-aligned to (batch, q heads, queries, keys), or to the pattern's (batch, queries,
-        // keys) scores of rank 3; a dim of 1 broadcasts (not the last: a mask shorter than the keys
-        // masks the rest).
+        // keys) scores of rank 3; a dim of 1 broadcasts. The last dim: ONNX Attention's mask may
+        // be shorter than the keys (the rest are masked); the pattern's Add broadcasts a 1 there.
         const unsigned int mr = ms.GetNumDimensions();
         const unsigned int scoreRank = pattern ? rank : 4;
         std::size_t scoreStride[4] = {0, 0, 0, 0};
         std::size_t stride = 1;
         for (unsigned int i = mr; i-- > 0;) {
-            scoreStride[scoreRank - mr + i] = ms[i] == 1 && i + 1 < mr ? 0 : stride;
+            scoreStride[scoreRank - mr + i] = ms[i] == 1 && (i + 1 < mr || pattern) ? 0 : stride;
             stride *= ms[i];
         }
         if (scoreRank == 3) {
@@ -103,7 +103,7 @@ void CompiledRegion::CompileAttention(const Node& n) {
         } else {
             for (int i = 0; i < 4; ++i) s.m_MaskStride[i] = scoreStride[i];
         }
-        s.m_MaskLen = ms[mr - 1];
+        s.m_MaskLen = pattern ? s.m_KvLen : ms[mr - 1];
         // A Boolean mask is always a region input (CpuAcc computes no Booleans): its bytes as they are.
         mems.push_back(boolean ? MemOf(mask) : EnsurePlain(mask));
     }

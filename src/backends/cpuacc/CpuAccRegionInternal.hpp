@@ -9,7 +9,8 @@
 // (matmul, Gemm, one-row matmuls on XNNPACK), CpuAccRegionElementwise.cpp (eltwise, Erf, swish,
 // binary), CpuAccRegionNormalization.cpp (softmax, layer/batch/RMS normalization, reductions),
 // CpuAccRegionDataMovement.cpp (Concat, Transpose, Split/Slice, Pad, Resize, Expand),
-// CpuAccRegionRecurrent.cpp (LSTM/GRU/RNN), CpuAccRegionAttention.cpp (ONNX Attention),
+// CpuAccRegionRecurrent.cpp (LSTM/GRU/RNN), CpuAccRegionAttention.cpp (attention: ONNX Attention
+// and the fused MatMul-Softmax-MatMul pattern),
 // CpuAccRegionInt8.cpp (int8 convolution/matmul, QuantizeLinear/DequantizeLinear, QuantizedAdd)
 // and CpuAccRegionExecute.cpp (running the steps; the IWorkload). The oneDNN helpers they all
 // use live in trellis::cpuacc::detail. Nothing outside this folder includes this header.

@@ -428,7 +428,7 @@ struct AttentionPatternCase {
     const char* m_Name;
     unsigned int m_Batch, m_Heads, m_QLen, m_KvLen, m_HeadSize;
     enum class Scale { None, DivScores, MulBoth } m_Scale;
-    enum class Mask { None, Padding, Causal, Full } m_Mask;
+    enum class Mask { None, Padding, Causal, Full, PerQuery } m_Mask;
     bool m_HeadSplitViews;  ///< Q, K^T, V as transposed views of projections (else plain inputs)
     bool m_Rank3;           ///< (batch * heads, sequence, size) operands
 };
@@ -493,6 +493,9 @@ TEST_P(CpuAccAttentionPattern, RunsTheAttentionKernelAndMatchesCpuRef) {
             }
             TensorInfo info(TensorShape({sq, skv}), DataType::Float32, 0.0f, 0, true);
             scores = net.Binary(BinaryOperation::Add, net.ConstData(info, m.data()), scores);
+        } else if (c.m_Mask == AttentionPatternCase::Mask::PerQuery) {
+            // One value per query, broadcast over the keys (a last dim of 1).
+            scores = net.Binary(BinaryOperation::Add, scores, c.m_Rank3 ? net.Input({b * h, sq, 1}) : net.Input({b, h, sq, 1}));
         } else if (c.m_Mask == AttentionPatternCase::Mask::Full) {
             scores = net.Binary(BinaryOperation::Add, scores, c.m_Rank3 ? net.Input({b * h, sq, skv}) : net.Input({b, h, sq, skv}));
         }
@@ -521,6 +524,10 @@ INSTANTIATE_TEST_SUITE_P(
                              AttentionPatternCase::Mask::Full, true, false},
         AttentionPatternCase{"views_long_heads_and_keys", 1, 2, 13, 45, 40, AttentionPatternCase::Scale::DivScores,
                              AttentionPatternCase::Mask::None, true, false},
+        AttentionPatternCase{"plain_mask_broadcast_over_keys", 2, 2, 6, 10, 8, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::PerQuery, false, false},
+        AttentionPatternCase{"rank3_mask_broadcast_over_keys", 2, 2, 6, 10, 8, AttentionPatternCase::Scale::None,
+                             AttentionPatternCase::Mask::PerQuery, false, true},
         AttentionPatternCase{"rank3_div_padding", 2, 3, 10, 10, 8, AttentionPatternCase::Scale::DivScores,
                              AttentionPatternCase::Mask::Padding, false, true},
         AttentionPatternCase{"rank3_causal_shorter_queries", 2, 2, 4, 11, 8, AttentionPatternCase::Scale::None,
