@@ -747,12 +747,12 @@ void FuseQuantizeDequantize(RegionGraph& g) {
 
 }  // namespace
 
-void FuseRegion(RegionGraph& g) {
+void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FuseGelu(g);
     FuseSwish(g);
     FuseLayerNorm(g);
     ScalarBinaryToLinear(g);
-    FuseAttention(g);
+    if (fusions.m_Attention) FuseAttention(g);
     FuseRmsNorm(g);
     FusePostOps(g);
     FuseInt8(g);

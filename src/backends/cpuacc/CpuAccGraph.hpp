@@ -133,15 +133,22 @@ public:
     std::string Describe() const;
 };
 
+/// Which of the optional fusions FuseRegion applies.
+struct FusionOptions {
+    /// MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul into one Attention node (CpuAcc's own
+    /// kernel). The onednn code-generation target, which emits oneDNN primitives only, turns it off.
+    bool m_Attention = true;
+};
+
 /// Builds the region graph of `subgraph` (every layer already supported by CpuAcc) and applies the
 /// fusions. Throws LayerValidationException naming a layer if one cannot be represented.
-std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph);
+std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph, const FusionOptions& fusions = {});
 
 /// A one-node region for one layer handed directly to the workload factory.
 std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descriptor, const WorkloadInfo& info);
 
 /// Fusions (CpuAccFusion.cpp): pattern rewrites, then post-op fusion.
-void FuseRegion(RegionGraph& graph);
+void FuseRegion(RegionGraph& graph, const FusionOptions& fusions = {});
 
 /// Region objects handed out in PreCompiled descriptors, so the layer support can recognise them.
 void RegisterRegionObject(const void* object);
