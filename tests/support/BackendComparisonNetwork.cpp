@@ -33,6 +33,10 @@ IOutputSlot* BackendComparisonNetwork::Index(int64_t value) {
     return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);
 }
 
+IOutputSlot* BackendComparisonNetwork::ConstData(const TensorInfo& info, const void* data) {
+    return &m_Net->AddConstantLayer(ConstTensor(info, data))->GetOutputSlot(0);
+}
+
 IOutputSlot* BackendComparisonNetwork::Scalar(float value) {
     TensorInfo info(TensorShape(), DataType::Float32, 0.0f, 0, true);
     return &m_Net->AddConstantLayer(ConstTensor(info, &value))->GetOutputSlot(0);

@@ -26,6 +26,8 @@ public:
     IOutputSlot* Index(int64_t value);
     /// A Float32 scalar constant.
     IOutputSlot* Scalar(float value);
+    /// A constant of the given values (copied).
+    IOutputSlot* ConstData(const TensorInfo& info, const void* data);
     /// Adds the layer, named "<type>_<count>", fed by `inputs` in order.
     IConnectableLayer* Layer(LayerType type, const LayerDescriptor& d, const std::vector<IOutputSlot*>& inputs,
                              int numOutputs = -1);

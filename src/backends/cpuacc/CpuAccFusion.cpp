@@ -9,6 +9,8 @@
 //   - RMSNorm:     pow 2, ReduceMean, + eps, sqrt, pow -1 and * x (or x / sqrt), [* gamma]
 //                                                                        => one RMS normalization
 //   - c / x                                                              => eltwise pow (c * x^-1)
+//   - attention:   MatMul(Q, K^T), [* scale], [+ mask], Softmax, MatMul(., V) => one Attention node
+//                                                                        (CpuAcc's own kernel)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
 // into MatMul, and scalar scales; last, int8: DequantizeLinear -> Conv/MatMul/Gemm -> [Relu] ->
@@ -351,6 +353,136 @@ void ScalarBinaryToLinear(RegionGraph& g) {
     }
 }
 
+// ---- scaled dot-product attention ---------------------------------------------------------------
+
+/// The scale of an eltwise node that only multiplies (linear with beta 0), if it is one.
+bool PureScaleOf(const Node& n, float& alpha) {
+    if (n.m_Dead || n.m_Kind != NodeKind::Eltwise || n.m_Eltwise.size() != 1 || n.m_Inputs.size() != 1) return false;
+    const EltwiseOp& e = n.m_Eltwise[0];
+    if (e.m_Algorithm != static_cast<int>(dnnl_eltwise_linear) || e.m_Beta != 0.0f) return false;
+    alpha = e.m_Alpha;
+    return true;
+}
+
+/// `small` broadcasts (numpy rules) to `big`.
+bool BroadcastsTo(const TensorShape& small, const TensorShape& big) {
+    if (small.GetNumDimensions() > big.GetNumDimensions()) return false;
+    const unsigned int off = big.GetNumDimensions() - small.GetNumDimensions();
+    for (unsigned int i = 0; i < small.GetNumDimensions(); ++i) {
+        if (small[i] != 1 && small[i] != big[i + off]) return false;
+    }
+    return true;
+}
+
+/// MatMul(Q, K^T) -> [* scale] -> [+ mask] -> Softmax (last axis) -> MatMul(., V), the form of
+/// scaled_dot_product_attention in exports before ONNX Attention (and of hand-written attention);
+/// scalar multiplies of Q or K^T alone (PyTorch scales both by the scale's square root) fold into
+/// the scale. Each intermediate must be read only by the next step, the matmuls plain (no bias or
+/// post-op), Q, K^T and V of rank 3 or 4 with the same leading dims (no batch broadcasting), and
+/// the mask a Float32 tensor broadcast to the scores. Becomes one Attention node (the same own
+/// kernel as ONNX Attention) at the second MatMul's place, reading K^T as it is. GpuAcc matches
+/// the same shape on its own region graph (GpuAccFusion.cpp: FuseSoftmaxInputs, FuseAttention);
+/// the two graphs are different types, so the walk is written for each.
+void FuseAttention(RegionGraph& g) {
+    const auto value = [&](int v) -> const Value& { return g.m_Values[static_cast<std::size_t>(v)]; };
+    const auto producer = [&](int v) { return value(v).m_Producer; };
+    const auto plainMatMul = [&](int i) {
+        const Node& n = N(g, i);
+        return !n.m_Dead && n.m_Kind == NodeKind::MatMul && n.m_LayerType == LayerType::MatMul && n.m_Inputs.size() == 2 &&
+               n.m_PostOps.empty() && !n.m_Int8;
+    };
+    for (int s = 0; s < static_cast<int>(g.m_Nodes.size()); ++s) {
+        const Node& sm = N(g, s);
+        if (sm.m_Dead || sm.m_Kind != NodeKind::Softmax) continue;
+        const auto& sd = std::get<SoftmaxDescriptor>(sm.m_Descriptor);
+        const TensorShape& shape = value(sm.m_Inputs[0]).m_Info.GetShape();
+        const int rank = static_cast<int>(shape.GetNumDimensions());
+        if ((rank != 3 && rank != 4) || sd.m_Log || (sd.m_Axis != -1 && sd.m_Axis != rank - 1)) continue;
+        // Forward: the probabilities feed the second matmul's left side only.
+        const int second = SoleConsumer(g, Out(sm));
+        if (second < 0 || !plainMatMul(second) || N(g, second).m_Inputs[0] != Out(sm) || N(g, second).m_Inputs[1] == Out(sm)) continue;
+        // Backward from the softmax: [+ mask] [* scale] MatMul.
+        std::vector<int> dead{s};
+        int x = sm.m_Inputs[0], mask = -1, first = -1;
+        float scale = 1.0f;
+        const auto takeScaleAndMatMul = [&](int v, float& sc, std::vector<int>& nodes) {
+            int p = producer(v);
+            if (p < 0 || SoleConsumer(g, v) < 0) return -1;
+            float alpha = 1.0f;
+            if (PureScaleOf(N(g, p), alpha)) {
+                nodes.push_back(p);
+                sc *= alpha;
+                v = N(g, p).m_Inputs[0];
+                p = producer(v);
+                if (p < 0 || SoleConsumer(g, v) < 0) return -1;
+            }
+            return plainMatMul(p) ? p : -1;
+        };
+        const int addNode = producer(x);
+        if (addNode >= 0 && IsBinaryOp(N(g, addNode), BinaryOperation::Add) && SoleConsumer(g, x) == s) {
+            for (int k = 0; k < 2 && first < 0; ++k) {
+                const int scores = N(g, addNode).m_Inputs[static_cast<std::size_t>(k)];
+                const int m = N(g, addNode).m_Inputs[static_cast<std::size_t>(1 - k)];
+                if (scores == m || value(scores).m_Info.GetShape() != shape || value(m).m_Info.GetDataType() != DataType::Float32 ||
+                    !BroadcastsTo(value(m).m_Info.GetShape(), shape)) {
+                    continue;
+                }
+                float sc = 1.0f;
+                std::vector<int> nodes{addNode};
+                const int mm = takeScaleAndMatMul(scores, sc, nodes);
+                if (mm < 0) continue;
+                first = mm;
+                mask = m;
+                scale = sc;
+                dead.insert(dead.end(), nodes.begin(), nodes.end());
+            }
+        }
+        if (first < 0) {
+            std::vector<int> nodes;
+            first = takeScaleAndMatMul(x, scale, nodes);
+            if (first < 0) continue;
+            dead.insert(dead.end(), nodes.begin(), nodes.end());
+        }
+        // Q and K^T, each maybe scaled alone.
+        int operands[2] = {N(g, first).m_Inputs[0], N(g, first).m_Inputs[1]};
+        if (operands[0] == operands[1]) continue;
+        for (int& v : operands) {
+            const int p = producer(v);
+            float alpha = 1.0f;
+            if (p >= 0 && SoleConsumer(g, v) == first && PureScaleOf(N(g, p), alpha)) {
+                scale *= alpha;
+                dead.push_back(p);
+                v = N(g, p).m_Inputs[0];
+            }
+        }
+        const int q = operands[0], kT = operands[1], v = N(g, second).m_Inputs[1];
+        const TensorShape& qs = value(q).m_Info.GetShape();
+        const TensorShape& ks = value(kT).m_Info.GetShape();
+        const TensorShape& vs = value(v).m_Info.GetShape();
+        const unsigned int r = static_cast<unsigned int>(rank);
+        if (qs.GetNumDimensions() != r || ks.GetNumDimensions() != r || vs.GetNumDimensions() != r) continue;
+        bool fits = qs[r - 1] == ks[r - 2] && ks[r - 1] == vs[r - 2] && qs[r - 1] > 0 && vs[r - 1] > 0;
+        for (unsigned int i = 0; i + 2 < r; ++i) fits = fits && qs[i] == ks[i] && qs[i] == vs[i];
+        if (!fits) continue;
+        const std::string firstName = N(g, first).m_Name;
+        Node& att = N(g, second);
+        AttentionDescriptor d;
+        d.m_Scale = scale;
+        d.m_QNumHeads = d.m_KvNumHeads = rank == 4 ? qs[1] : 1;
+        d.m_HasMask = mask >= 0;
+        att.m_Kind = NodeKind::Attention;
+        att.m_LayerType = LayerType::Attention;
+        att.m_Descriptor = d;
+        att.m_KeyTransposed = true;
+        att.m_Inputs = {q, kT, v};
+        if (mask >= 0) att.m_Inputs.push_back(mask);
+        dead.push_back(first);
+        for (int n : dead) N(g, n).m_Dead = true;
+        g.m_FusionLog.push_back("Attention: MatMul '" + firstName + "' .. MatMul '" + att.m_Name + "' (" +
+                                std::to_string(dead.size() + 1) + " layers) -> scaled dot-product attention");
+    }
+}
+
 // ---- post-op fusion -----------------------------------------------------------------------------
 
 int ProducerIndex(const RegionGraph& g, int v) { return g.m_Values[static_cast<std::size_t>(v)].m_Producer; }
@@ -637,11 +769,12 @@ void FuseQuantizeDequantize(RegionGraph& g) {
 
 }  // namespace
 
-void FuseRegion(RegionGraph& g) {
+void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FuseGelu(g);
     FuseSwish(g);
     FuseLayerNorm(g);
     ScalarBinaryToLinear(g);
+    if (fusions.m_Attention) FuseAttention(g);
     FuseRmsNorm(g);
     FusePostOps(g);
     FuseInt8(g);

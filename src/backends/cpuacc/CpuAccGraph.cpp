@@ -182,7 +182,7 @@ void FinishNode(const RegionGraph& graph, Node& node) {
 
 }  // namespace
 
-std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph) {
+std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph, const FusionOptions& fusions) {
     auto graph = std::make_shared<RegionGraph>();
     std::map<const IOutputSlot*, int> valueOf;
 
@@ -243,7 +243,7 @@ std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph) {
         graph->m_OutputValues.push_back(it->second);
         graph->m_OutputInfos.push_back(out->GetTensorInfo());
     }
-    FuseRegion(*graph);
+    FuseRegion(*graph, fusions);
     return graph;
 }
 

@@ -37,7 +37,9 @@ enum class NodeKind {
     BatchNorm,  ///< inference BatchNormalization not folded into a convolution; x, scale, B, mean, var
     Pad,        ///< constant-mode Pad with non-negative pads (parameter inputs ignored: folded)
     Resize,     ///< nearest/linear Resize oneDNN's resampling computes exactly (parameter inputs folded)
-    Attention,  ///< ONNX Attention, one fused own kernel (CpuAccKernels.hpp); inputs Q, K, V, [mask]
+    Attention,  ///< scaled dot-product attention, one fused own kernel (CpuAccKernels.hpp); inputs Q, K, V,
+                ///< [mask]: an ONNX Attention layer, or MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul
+                ///< fused (m_KeyTransposed; AttentionDescriptor made by the fusion)
     Expand,     ///< numpy broadcast to the output shape (shape input folded)
     RmsNorm,    ///< fused RMS normalization (own kernel); inputs x, [gamma]; LayerNormalizationDescriptor, or
                 ///< RmsNormalizationDescriptor for an ONNX RMSNormalization layer
@@ -94,6 +96,9 @@ struct Node {
     /// Conv/MatMul run in int8 (see Int8Params); on a Quantize node: a DequantizeLinear fused after
     /// it (m_Dst* are the DequantizeLinear's scale and zero point; the output is Float32).
     std::optional<Int8Params> m_Int8;
+    /// Attention fused from MatMul -> Softmax -> MatMul: input 1 is K^T (.., head size, keys), as
+    /// the first MatMul read it, rather than ONNX Attention's K.
+    bool m_KeyTransposed = false;
     bool m_Dead = false;
 };
 
@@ -128,15 +133,22 @@ public:
     std::string Describe() const;
 };
 
+/// Which of the optional fusions FuseRegion applies.
+struct FusionOptions {
+    /// MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul into one Attention node (CpuAcc's own
+    /// kernel). The onednn code-generation target, which emits oneDNN primitives only, turns it off.
+    bool m_Attention = true;
+};
+
 /// Builds the region graph of `subgraph` (every layer already supported by CpuAcc) and applies the
 /// fusions. Throws LayerValidationException naming a layer if one cannot be represented.
-std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph);
+std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph, const FusionOptions& fusions = {});
 
 /// A one-node region for one layer handed directly to the workload factory.
 std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descriptor, const WorkloadInfo& info);
 
 /// Fusions (CpuAccFusion.cpp): pattern rewrites, then post-op fusion.
-void FuseRegion(RegionGraph& graph);
+void FuseRegion(RegionGraph& graph, const FusionOptions& fusions = {});
 
 /// Region objects handed out in PreCompiled descriptors, so the layer support can recognise them.
 void RegisterRegionObject(const void* object);

@@ -282,6 +282,8 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa) {
 }
 
 // ---- attention -------------------------------------------------------------------------------
+namespace {
+
 // x[j] = exp(x[j] - maxValue) over a row of scores (masked ones -inf, giving 0), returning the
 // sum: the swish kernel's exp (range reduction, degree-5 polynomial) eight at a time.
 float SoftmaxExpScalar(float* x, std::size_t n, float maxValue) {
@@ -320,59 +322,245 @@ __attribute__((target("avx2,fma"))) float SoftmaxExpAvx2(float* x, std::size_t n
     return sum + SoftmaxExpScalar(x + j, n - j, maxValue);
 }
 
-// The AVX2 inner loops of Attention: a row's scores against K^T (kT: hd rows of `padded` keys),
-// four tiles of 8 keys in flight; and the row's probability-weighted sum of V rows, two
-// accumulators per 8 outputs (even and odd keys) so the multiply-adds do not wait on each other.
-__attribute__((target("avx2,fma"))) void ScoresAvx2(const float* qRow, const float* kT, std::size_t hd, std::size_t padded,
-                                                    float scale, float* score) {
+// The largest of a row's scores (-inf for none, or all masked). NaN scores are skipped by both.
+float RowMaxScalar(const float* x, std::size_t n) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j < n; ++j) m = std::max(m, x[j]);
+    return m;
+}
+
+__attribute__((target("avx2,fma"))) float RowMaxAvx2(const float* x, std::size_t n) {
+    __m256 m8 = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8) m8 = _mm256_max_ps(_mm256_loadu_ps(x + j), m8);  // NaN in x: the old maximum
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, m8);
+    float m = RowMaxScalar(x + j, n - j);
+    for (float l : lanes) m = std::max(m, l);
+    return m;
+}
+
+// Four query rows at a time (the AVX2 path): every K^T and V load then feeds four rows' multiply-
+// adds, eight independent accumulators (4 rows x 16 keys or outputs), so the loop is bound by
+// neither the loads nor the FMA latency. Rows past the block's end repeat its last row (their
+// results go to scratch).
+constexpr std::size_t kAttentionRows = 4;
+
+__attribute__((target("avx2,fma"))) void Scores4Avx2(const float* const* q, const float* kT, std::size_t hd,
+                                                     std::size_t padded, float scale, float* const* score) {
+    const __m256 sc = _mm256_set1_ps(scale);
     std::size_t j0 = 0;
-    for (; j0 + 32 <= padded; j0 += 32) {
+    for (; j0 + 16 <= padded; j0 += 16) {
+        __m256 a00 = _mm256_setzero_ps(), a01 = _mm256_setzero_ps(), a10 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps();
+        __m256 a20 = _mm256_setzero_ps(), a21 = _mm256_setzero_ps(), a30 = _mm256_setzero_ps(), a31 = _mm256_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) {
+            const float* k = kT + e * padded + j0;
+            const __m256 k0 = _mm256_loadu_ps(k), k1 = _mm256_loadu_ps(k + 8);
+            __m256 b = _mm256_broadcast_ss(q[0] + e);
+            a00 = _mm256_fmadd_ps(b, k0, a00);
+            a01 = _mm256_fmadd_ps(b, k1, a01);
+            b = _mm256_broadcast_ss(q[1] + e);
+            a10 = _mm256_fmadd_ps(b, k0, a10);
+            a11 = _mm256_fmadd_ps(b, k1, a11);
+            b = _mm256_broadcast_ss(q[2] + e);
+            a20 = _mm256_fmadd_ps(b, k0, a20);
+            a21 = _mm256_fmadd_ps(b, k1, a21);
+            b = _mm256_broadcast_ss(q[3] + e);
+            a30 = _mm256_fmadd_ps(b, k0, a30);
+            a31 = _mm256_fmadd_ps(b, k1, a31);
+        }
+        _mm256_storeu_ps(score[0] + j0, _mm256_mul_ps(a00, sc));
+        _mm256_storeu_ps(score[0] + j0 + 8, _mm256_mul_ps(a01, sc));
+        _mm256_storeu_ps(score[1] + j0, _mm256_mul_ps(a10, sc));
+        _mm256_storeu_ps(score[1] + j0 + 8, _mm256_mul_ps(a11, sc));
+        _mm256_storeu_ps(score[2] + j0, _mm256_mul_ps(a20, sc));
+        _mm256_storeu_ps(score[2] + j0 + 8, _mm256_mul_ps(a21, sc));
+        _mm256_storeu_ps(score[3] + j0, _mm256_mul_ps(a30, sc));
+        _mm256_storeu_ps(score[3] + j0 + 8, _mm256_mul_ps(a31, sc));
+    }
+    if (j0 < padded) {  // one tile of 8 left
         __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
         for (std::size_t e = 0; e < hd; ++e) {
-            const __m256 q = _mm256_set1_ps(qRow[e]);
-            const float* k = kT + e * padded + j0;
-            a0 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k), a0);
-            a1 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 8), a1);
-            a2 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 16), a2);
-            a3 = _mm256_fmadd_ps(q, _mm256_loadu_ps(k + 24), a3);
+            const __m256 k0 = _mm256_loadu_ps(kT + e * padded + j0);
+            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(q[0] + e), k0, a0);
+            a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(q[1] + e), k0, a1);
+            a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(q[2] + e), k0, a2);
+            a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(q[3] + e), k0, a3);
         }
-        const __m256 sc = _mm256_set1_ps(scale);
-        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a0, sc));
-        _mm256_storeu_ps(score + j0 + 8, _mm256_mul_ps(a1, sc));
-        _mm256_storeu_ps(score + j0 + 16, _mm256_mul_ps(a2, sc));
-        _mm256_storeu_ps(score + j0 + 24, _mm256_mul_ps(a3, sc));
-    }
-    for (; j0 < padded; j0 += 8) {
-        __m256 a = _mm256_setzero_ps();
-        for (std::size_t e = 0; e < hd; ++e) a = _mm256_fmadd_ps(_mm256_set1_ps(qRow[e]), _mm256_loadu_ps(kT + e * padded + j0), a);
-        _mm256_storeu_ps(score + j0, _mm256_mul_ps(a, _mm256_set1_ps(scale)));
+        _mm256_storeu_ps(score[0] + j0, _mm256_mul_ps(a0, sc));
+        _mm256_storeu_ps(score[1] + j0, _mm256_mul_ps(a1, sc));
+        _mm256_storeu_ps(score[2] + j0, _mm256_mul_ps(a2, sc));
+        _mm256_storeu_ps(score[3] + j0, _mm256_mul_ps(a3, sc));
     }
 }
 
-__attribute__((target("avx2,fma"))) void WeightedSumAvx2(const float* p, const float* vb, std::size_t total,
-                                                         std::size_t vStride, std::size_t vd, float inv, float* yRow) {
+__attribute__((target("avx2,fma"))) void WeightedSum4Avx2(const float* const* p, const float* inv, const float* vb,
+                                                          std::size_t total, std::size_t vStride, std::size_t vd,
+                                                          float* const* y) {
     std::size_t e0 = 0;
-    for (; e0 + 8 <= vd; e0 += 8) {
-        __m256 even = _mm256_setzero_ps(), odd = _mm256_setzero_ps();
-        std::size_t j = 0;
-        for (; j + 2 <= total; j += 2) {
-            even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
-            odd = _mm256_fmadd_ps(_mm256_set1_ps(p[j + 1]), _mm256_loadu_ps(vb + (j + 1) * vStride + e0), odd);
+    for (; e0 + 16 <= vd; e0 += 16) {
+        __m256 a00 = _mm256_setzero_ps(), a01 = _mm256_setzero_ps(), a10 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps();
+        __m256 a20 = _mm256_setzero_ps(), a21 = _mm256_setzero_ps(), a30 = _mm256_setzero_ps(), a31 = _mm256_setzero_ps();
+        for (std::size_t j = 0; j < total; ++j) {
+            const float* v = vb + j * vStride + e0;
+            const __m256 v0 = _mm256_loadu_ps(v), v1 = _mm256_loadu_ps(v + 8);
+            __m256 b = _mm256_broadcast_ss(p[0] + j);
+            a00 = _mm256_fmadd_ps(b, v0, a00);
+            a01 = _mm256_fmadd_ps(b, v1, a01);
+            b = _mm256_broadcast_ss(p[1] + j);
+            a10 = _mm256_fmadd_ps(b, v0, a10);
+            a11 = _mm256_fmadd_ps(b, v1, a11);
+            b = _mm256_broadcast_ss(p[2] + j);
+            a20 = _mm256_fmadd_ps(b, v0, a20);
+            a21 = _mm256_fmadd_ps(b, v1, a21);
+            b = _mm256_broadcast_ss(p[3] + j);
+            a30 = _mm256_fmadd_ps(b, v0, a30);
+            a31 = _mm256_fmadd_ps(b, v1, a31);
         }
-        if (j < total) even = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(vb + j * vStride + e0), even);
-        _mm256_storeu_ps(yRow + e0, _mm256_mul_ps(_mm256_add_ps(even, odd), _mm256_set1_ps(inv)));
+        _mm256_storeu_ps(y[0] + e0, _mm256_mul_ps(a00, _mm256_set1_ps(inv[0])));
+        _mm256_storeu_ps(y[0] + e0 + 8, _mm256_mul_ps(a01, _mm256_set1_ps(inv[0])));
+        _mm256_storeu_ps(y[1] + e0, _mm256_mul_ps(a10, _mm256_set1_ps(inv[1])));
+        _mm256_storeu_ps(y[1] + e0 + 8, _mm256_mul_ps(a11, _mm256_set1_ps(inv[1])));
+        _mm256_storeu_ps(y[2] + e0, _mm256_mul_ps(a20, _mm256_set1_ps(inv[2])));
+        _mm256_storeu_ps(y[2] + e0 + 8, _mm256_mul_ps(a21, _mm256_set1_ps(inv[2])));
+        _mm256_storeu_ps(y[3] + e0, _mm256_mul_ps(a30, _mm256_set1_ps(inv[3])));
+        _mm256_storeu_ps(y[3] + e0 + 8, _mm256_mul_ps(a31, _mm256_set1_ps(inv[3])));
+    }
+    for (; e0 + 8 <= vd; e0 += 8) {
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (std::size_t j = 0; j < total; ++j) {
+            const __m256 v0 = _mm256_loadu_ps(vb + j * vStride + e0);
+            a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p[0] + j), v0, a0);
+            a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p[1] + j), v0, a1);
+            a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p[2] + j), v0, a2);
+            a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p[3] + j), v0, a3);
+        }
+        _mm256_storeu_ps(y[0] + e0, _mm256_mul_ps(a0, _mm256_set1_ps(inv[0])));
+        _mm256_storeu_ps(y[1] + e0, _mm256_mul_ps(a1, _mm256_set1_ps(inv[1])));
+        _mm256_storeu_ps(y[2] + e0, _mm256_mul_ps(a2, _mm256_set1_ps(inv[2])));
+        _mm256_storeu_ps(y[3] + e0, _mm256_mul_ps(a3, _mm256_set1_ps(inv[3])));
     }
     for (; e0 < vd; ++e0) {
-        float sum = 0.0f;
-        for (std::size_t j = 0; j < total; ++j) sum += p[j] * vb[j * vStride + e0];
-        yRow[e0] = sum * inv;
+        for (std::size_t r = 0; r < kAttentionRows; ++r) {
+            float sum = 0.0f;
+            for (std::size_t j = 0; j < total; ++j) sum += p[r][j] * vb[j * vStride + e0];
+            y[r][e0] = sum * inv[r];
+        }
     }
 }
 
-// One (batch, query head) block of Attention: every query row against the keys of its kv head.
-// `kT` holds K^T of that head (hd x keys rounded up to 8), reloaded when the kv head changes;
-// `score` is one row's scores, then its probabilities. Inlined into a scalar and an AVX2 version (the library is built for
-// baseline x86-64), so the row loops vectorize to the CPU's width.
+// The same four-row loops with AVX-512 (16 floats a vector: 32 keys or outputs a step, K^T rows
+// padded to 16 keys; an output tail under 16 elements masked).
+__attribute__((target("avx512f,avx2,fma"))) void Scores4Avx512(const float* const* q, const float* kT, std::size_t hd,
+                                                                std::size_t padded, float scale, float* const* score) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    std::size_t j0 = 0;
+    for (; j0 + 32 <= padded; j0 += 32) {
+        __m512 a00 = _mm512_setzero_ps(), a01 = _mm512_setzero_ps(), a10 = _mm512_setzero_ps(), a11 = _mm512_setzero_ps();
+        __m512 a20 = _mm512_setzero_ps(), a21 = _mm512_setzero_ps(), a30 = _mm512_setzero_ps(), a31 = _mm512_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) {
+            const float* k = kT + e * padded + j0;
+            const __m512 k0 = _mm512_loadu_ps(k), k1 = _mm512_loadu_ps(k + 16);
+            __m512 b = _mm512_set1_ps(q[0][e]);
+            a00 = _mm512_fmadd_ps(b, k0, a00);
+            a01 = _mm512_fmadd_ps(b, k1, a01);
+            b = _mm512_set1_ps(q[1][e]);
+            a10 = _mm512_fmadd_ps(b, k0, a10);
+            a11 = _mm512_fmadd_ps(b, k1, a11);
+            b = _mm512_set1_ps(q[2][e]);
+            a20 = _mm512_fmadd_ps(b, k0, a20);
+            a21 = _mm512_fmadd_ps(b, k1, a21);
+            b = _mm512_set1_ps(q[3][e]);
+            a30 = _mm512_fmadd_ps(b, k0, a30);
+            a31 = _mm512_fmadd_ps(b, k1, a31);
+        }
+        _mm512_storeu_ps(score[0] + j0, _mm512_mul_ps(a00, sc));
+        _mm512_storeu_ps(score[0] + j0 + 16, _mm512_mul_ps(a01, sc));
+        _mm512_storeu_ps(score[1] + j0, _mm512_mul_ps(a10, sc));
+        _mm512_storeu_ps(score[1] + j0 + 16, _mm512_mul_ps(a11, sc));
+        _mm512_storeu_ps(score[2] + j0, _mm512_mul_ps(a20, sc));
+        _mm512_storeu_ps(score[2] + j0 + 16, _mm512_mul_ps(a21, sc));
+        _mm512_storeu_ps(score[3] + j0, _mm512_mul_ps(a30, sc));
+        _mm512_storeu_ps(score[3] + j0 + 16, _mm512_mul_ps(a31, sc));
+    }
+    if (j0 < padded) {  // one tile of 16 left
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (std::size_t e = 0; e < hd; ++e) {
+            const __m512 k0 = _mm512_loadu_ps(kT + e * padded + j0);
+            a0 = _mm512_fmadd_ps(_mm512_set1_ps(q[0][e]), k0, a0);
+            a1 = _mm512_fmadd_ps(_mm512_set1_ps(q[1][e]), k0, a1);
+            a2 = _mm512_fmadd_ps(_mm512_set1_ps(q[2][e]), k0, a2);
+            a3 = _mm512_fmadd_ps(_mm512_set1_ps(q[3][e]), k0, a3);
+        }
+        _mm512_storeu_ps(score[0] + j0, _mm512_mul_ps(a0, sc));
+        _mm512_storeu_ps(score[1] + j0, _mm512_mul_ps(a1, sc));
+        _mm512_storeu_ps(score[2] + j0, _mm512_mul_ps(a2, sc));
+        _mm512_storeu_ps(score[3] + j0, _mm512_mul_ps(a3, sc));
+    }
+}
+
+__attribute__((target("avx512f,avx2,fma"))) void WeightedSum4Avx512(const float* const* p, const float* inv, const float* vb,
+                                                                     std::size_t total, std::size_t vStride, std::size_t vd,
+                                                                     float* const* y) {
+    std::size_t e0 = 0;
+    for (; e0 + 32 <= vd; e0 += 32) {
+        __m512 a00 = _mm512_setzero_ps(), a01 = _mm512_setzero_ps(), a10 = _mm512_setzero_ps(), a11 = _mm512_setzero_ps();
+        __m512 a20 = _mm512_setzero_ps(), a21 = _mm512_setzero_ps(), a30 = _mm512_setzero_ps(), a31 = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < total; ++j) {
+            const float* v = vb + j * vStride + e0;
+            const __m512 v0 = _mm512_loadu_ps(v), v1 = _mm512_loadu_ps(v + 16);
+            __m512 b = _mm512_set1_ps(p[0][j]);
+            a00 = _mm512_fmadd_ps(b, v0, a00);
+            a01 = _mm512_fmadd_ps(b, v1, a01);
+            b = _mm512_set1_ps(p[1][j]);
+            a10 = _mm512_fmadd_ps(b, v0, a10);
+            a11 = _mm512_fmadd_ps(b, v1, a11);
+            b = _mm512_set1_ps(p[2][j]);
+            a20 = _mm512_fmadd_ps(b, v0, a20);
+            a21 = _mm512_fmadd_ps(b, v1, a21);
+            b = _mm512_set1_ps(p[3][j]);
+            a30 = _mm512_fmadd_ps(b, v0, a30);
+            a31 = _mm512_fmadd_ps(b, v1, a31);
+        }
+        _mm512_storeu_ps(y[0] + e0, _mm512_mul_ps(a00, _mm512_set1_ps(inv[0])));
+        _mm512_storeu_ps(y[0] + e0 + 16, _mm512_mul_ps(a01, _mm512_set1_ps(inv[0])));
+        _mm512_storeu_ps(y[1] + e0, _mm512_mul_ps(a10, _mm512_set1_ps(inv[1])));
+        _mm512_storeu_ps(y[1] + e0 + 16, _mm512_mul_ps(a11, _mm512_set1_ps(inv[1])));
+        _mm512_storeu_ps(y[2] + e0, _mm512_mul_ps(a20, _mm512_set1_ps(inv[2])));
+        _mm512_storeu_ps(y[2] + e0 + 16, _mm512_mul_ps(a21, _mm512_set1_ps(inv[2])));
+        _mm512_storeu_ps(y[3] + e0, _mm512_mul_ps(a30, _mm512_set1_ps(inv[3])));
+        _mm512_storeu_ps(y[3] + e0 + 16, _mm512_mul_ps(a31, _mm512_set1_ps(inv[3])));
+    }
+    for (; e0 < vd; e0 += 16) {  // 16 at a time, the last step masked to what is left
+        const std::size_t left = std::min<std::size_t>(16, vd - e0);
+        const __mmask16 m = static_cast<__mmask16>((1u << left) - 1u);
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+        for (std::size_t j = 0; j < total; ++j) {
+            const __m512 v0 = _mm512_maskz_loadu_ps(m, vb + j * vStride + e0);
+            a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[0][j]), v0, a0);
+            a1 = _mm512_fmadd_ps(_mm512_set1_ps(p[1][j]), v0, a1);
+            a2 = _mm512_fmadd_ps(_mm512_set1_ps(p[2][j]), v0, a2);
+            a3 = _mm512_fmadd_ps(_mm512_set1_ps(p[3][j]), v0, a3);
+        }
+        _mm512_mask_storeu_ps(y[0] + e0, m, _mm512_mul_ps(a0, _mm512_set1_ps(inv[0])));
+        _mm512_mask_storeu_ps(y[1] + e0, m, _mm512_mul_ps(a1, _mm512_set1_ps(inv[1])));
+        _mm512_mask_storeu_ps(y[2] + e0, m, _mm512_mul_ps(a2, _mm512_set1_ps(inv[2])));
+        _mm512_mask_storeu_ps(y[3] + e0, m, _mm512_mul_ps(a3, _mm512_set1_ps(inv[3])));
+    }
+}
+
+/// K^T's row length: whole vectors of keys (8 with AVX2 and scalar, 16 with AVX-512), zero-padded.
+std::size_t PaddedKeys(std::size_t keys, KernelIsa isa) {
+    const std::size_t w = isa == KernelIsa::Avx512 ? 16 : 8;
+    return (keys + w - 1) / w * w;
+}
+
+// One (batch, query head) block of Attention: every query row against the keys of its kv head,
+// four rows at a time. The per-thread buffers: `kT` holds K^T of that head (hd x keys rounded up
+// to 8), `vPack` its V rows made contiguous (only where V's elements are not), both reloaded when
+// the kv head changes; `score` four rows' scores, then probabilities; `qRowBuf` and `yRowBuf` four
+// query and output rows where Q's or Y's elements are not contiguous (and the output rows past the
+// end). Inlined into a scalar and an AVX2 version (the library is built for baseline x86-64).
 struct AttentionIo {
     const float* q;
     const float* k;
@@ -381,122 +569,215 @@ struct AttentionIo {
     float* y;
 };
 
-template <bool kAvx2>
+struct AttentionBuffers {
+    float* kT;
+    float* vPack;
+    float* score;
+    float* qRowBuf;
+    float* yRowBuf;
+    std::size_t loaded;  ///< the (batch, kv head) block whose K^T (and V) are packed
+};
+
+template <KernelIsa kIsa>
 inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& s, const AttentionIo& io, std::size_t b,
-                                                          std::size_t h, float* kT, std::size_t& loaded, float* score) {
+                                                          std::size_t h, AttentionBuffers& buf) {
     const std::size_t hd = s.m_HeadSize, vd = s.m_VHeadSize, total = s.m_KvLen, qLen = s.m_QLen;
     const std::size_t kvh = h / (s.m_QHeads / s.m_KvHeads);
-    const std::size_t qStride = s.m_Rank3 ? s.m_QHeads * hd : hd, yStride = s.m_Rank3 ? s.m_QHeads * vd : vd;
-    const std::size_t kStride = s.m_Rank3 ? s.m_KvHeads * hd : hd, vStride = s.m_Rank3 ? s.m_KvHeads * vd : vd;
-    const auto start = [&](std::size_t head, std::size_t heads, std::size_t len, std::size_t size) {
-        return s.m_Rank3 ? (b * len * heads + head) * size : (b * heads + head) * len * size;
-    };
+    const std::size_t* qs = s.m_QStrides;
+    const std::size_t* ks = s.m_KStrides;
+    const std::size_t* vs = s.m_VStrides;
+    const std::size_t* ys = s.m_YStrides;
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     const std::size_t kvBlock = b * s.m_KvHeads + kvh;
-    const std::size_t padded = (total + 7) / 8 * 8;  // kT's row length: whole tiles of 8 keys, zero-padded
-    if (loaded != kvBlock) {
-        const float* kb = io.k + start(kvh, s.m_KvHeads, total, hd);
-        for (std::size_t e = 0; e < hd; ++e) {
-            for (std::size_t j = 0; j < padded; ++j) kT[e * padded + j] = j < total ? kb[j * kStride + e] : 0.0f;
-        }
-        loaded = kvBlock;
+    constexpr bool kAvx2 = kIsa != KernelIsa::Scalar;  // the AVX2 exp and maximum, also with AVX-512
+    const std::size_t padded = PaddedKeys(total, kIsa);
+    const bool vInPlace = vs[3] == 1;
+    const float* vb = io.v + b * vs[0] + kvh * vs[1];
+    std::size_t vStride = vs[2];
+    if (!vInPlace) {
+        vb = buf.vPack;
+        vStride = vd;
     }
-    const float* qb = io.q + start(h, s.m_QHeads, qLen, hd);
-    const float* vb = io.v + start(kvh, s.m_KvHeads, total, vd);
-    float* yb = io.y + start(h, s.m_QHeads, qLen, vd);
-    for (std::size_t i = 0; i < qLen; ++i) {
-        const float* qRow = qb + i * qStride;
+    if (buf.loaded != kvBlock) {
+        const float* kb = io.k + b * ks[0] + kvh * ks[1];
+        for (std::size_t e = 0; e < hd; ++e) {
+            float* row = buf.kT + e * padded;
+            const float* src = kb + e * ks[3];
+            for (std::size_t j = 0; j < total; ++j) row[j] = src[j * ks[2]];
+            for (std::size_t j = total; j < padded; ++j) row[j] = 0.0f;
+        }
+        if (!vInPlace) {
+            const float* src = io.v + b * vs[0] + kvh * vs[1];
+            for (std::size_t j = 0; j < total; ++j) {
+                for (std::size_t e = 0; e < vd; ++e) buf.vPack[j * vd + e] = src[j * vs[2] + e * vs[3]];
+            }
+        }
+        buf.loaded = kvBlock;
+    }
+    float* const kT = buf.kT;
+    const float* qb = io.q + b * qs[0] + h * qs[1];
+    float* yb = io.y + b * ys[0] + h * ys[1];
+    constexpr std::size_t R = kAttentionRows;
+    for (std::size_t i0 = 0; i0 < qLen; i0 += R) {
+        const std::size_t rows = std::min(R, qLen - i0);
+        const float* qRows[R];
+        float* sRows[R];
+        float* yRows[R];
+        float inv[R];
+        bool none[R];
+        for (std::size_t r = 0; r < R; ++r) {
+            const std::size_t i = i0 + std::min(r, rows - 1);
+            qRows[r] = qb + i * qs[2];
+            if (qs[3] != 1) {
+                float* gathered = buf.qRowBuf + r * hd;
+                for (std::size_t e = 0; e < hd; ++e) gathered[e] = qRows[r][e * qs[3]];
+                qRows[r] = gathered;
+            }
+            sRows[r] = buf.score + r * padded;
+            // Rows past the end, and rows of strided Y, go to scratch first.
+            yRows[r] = r < rows && ys[3] == 1 ? yb + i * ys[2] : buf.yRowBuf + r * vd;
+        }
         // Scores in tiles of 8 keys, each summed over the head size in registers (a running sum
         // in memory would wait on its own store at every step).
-        if constexpr (kAvx2) {
-            ScoresAvx2(qRow, kT, hd, padded, s.m_Scale, score);
+        if constexpr (kIsa == KernelIsa::Avx512) {
+            Scores4Avx512(qRows, kT, hd, padded, s.m_Scale, sRows);
+        } else if constexpr (kAvx2) {
+            Scores4Avx2(qRows, kT, hd, padded, s.m_Scale, sRows);
         } else {
-            for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
-                float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-                for (std::size_t e = 0; e < hd; ++e) {
-                    const float qe = qRow[e];
-                    const float* kRow = kT + e * padded + j0;
-                    for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+            for (std::size_t r = 0; r < rows; ++r) {
+                for (std::size_t j0 = 0; j0 < padded; j0 += 8) {
+                    float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                    for (std::size_t e = 0; e < hd; ++e) {
+                        const float qe = qRows[r][e];
+                        const float* kRow = kT + e * padded + j0;
+                        for (int jj = 0; jj < 8; ++jj) tile[jj] += qe * kRow[jj];
+                    }
+                    for (int jj = 0; jj < 8; ++jj) sRows[r][j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
                 }
-                for (int jj = 0; jj < 8; ++jj) score[j0 + static_cast<std::size_t>(jj)] = tile[jj] * s.m_Scale;
             }
         }
-        if (s.m_Mask != AttentionShape::Mask::None) {
-            const std::size_t maskRow = b * s.m_MaskStride[0] + h * s.m_MaskStride[1] + i * s.m_MaskStride[2];
-            for (std::size_t j = 0; j < total; ++j) {
-                if (j >= s.m_MaskLen) {
-                    score[j] = kNegInf;
-                    continue;
-                }
-                const std::size_t m = maskRow + j * s.m_MaskStride[3];
-                if (s.m_Mask == AttentionShape::Mask::Boolean) {
-                    if (!static_cast<const uint8_t*>(io.mask)[m]) score[j] = kNegInf;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* const score = sRows[r];
+            const std::size_t i = i0 + std::min(r, rows - 1);
+            if (s.m_Mask != AttentionShape::Mask::None) {
+                // Keys at or past the mask's length are masked; the loops below are branch-free
+                // where the mask's keys are contiguous, so they vectorize.
+                const std::size_t maskRow = b * s.m_MaskStride[0] + h * s.m_MaskStride[1] + i * s.m_MaskStride[2];
+                const std::size_t covered = std::min(total, s.m_MaskLen), ms = s.m_MaskStride[3];
+                if (s.m_Mask == AttentionShape::Mask::Additive) {
+                    const float* m = static_cast<const float*>(io.mask) + maskRow;
+                    if (ms == 1) {
+                        for (std::size_t j = 0; j < covered; ++j) score[j] += m[j];
+                    } else {
+                        for (std::size_t j = 0; j < covered; ++j) score[j] += m[j * ms];
+                    }
                 } else {
-                    score[j] += static_cast<const float*>(io.mask)[m];
+                    const uint8_t* m = static_cast<const uint8_t*>(io.mask) + maskRow;
+                    for (std::size_t j = 0; j < covered; ++j) score[j] = m[j * ms] ? score[j] : kNegInf;
+                }
+                for (std::size_t j = covered; j < total; ++j) score[j] = kNegInf;
+            }
+            if (s.m_Causal) {
+                for (std::size_t j = i + 1; j < total; ++j) score[j] = kNegInf;
+            }
+            float maxValue;
+            if constexpr (kAvx2) maxValue = RowMaxAvx2(score, total);
+            else maxValue = RowMaxScalar(score, total);
+            none[r] = maxValue == kNegInf;  // every key masked
+            if (none[r]) {
+                for (std::size_t j = 0; j < total; ++j) score[j] = 0.0f;
+                inv[r] = 0.0f;
+                continue;
+            }
+            float sum;
+            if constexpr (kAvx2) sum = SoftmaxExpAvx2(score, total, maxValue);
+            else sum = SoftmaxExpScalar(score, total, maxValue);
+            inv[r] = 1.0f / sum;
+        }
+        for (std::size_t r = rows; r < R; ++r) {  // past the end: the last row again, into scratch
+            sRows[r] = sRows[rows - 1];
+            inv[r] = inv[rows - 1];
+        }
+        // Y rows = probabilities x V, in tiles of output elements held in registers over the keys.
+        if constexpr (kIsa == KernelIsa::Avx512) {
+            WeightedSum4Avx512(sRows, inv, vb, total, vStride, vd, yRows);
+        } else if constexpr (kAvx2) {
+            WeightedSum4Avx2(sRows, inv, vb, total, vStride, vd, yRows);
+        } else {
+            for (std::size_t r = 0; r < rows; ++r) {
+                const float* score = sRows[r];
+                float* yRow = yRows[r];
+                std::size_t e0 = 0;
+                for (; e0 + 8 <= vd; e0 += 8) {
+                    float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                    for (std::size_t j = 0; j < total; ++j) {
+                        const float p = score[j];
+                        const float* vj = vb + j * vStride + e0;
+                        for (int ee = 0; ee < 8; ++ee) tile[ee] += p * vj[ee];
+                    }
+                    for (int ee = 0; ee < 8; ++ee) yRow[e0 + static_cast<std::size_t>(ee)] = tile[ee] * inv[r];
+                }
+                for (; e0 < vd; ++e0) {
+                    float sumE = 0.0f;
+                    for (std::size_t j = 0; j < total; ++j) sumE += score[j] * vb[j * vStride + e0];
+                    yRow[e0] = sumE * inv[r];
                 }
             }
         }
-        if (s.m_Causal) {
-            for (std::size_t j = i + 1; j < total; ++j) score[j] = kNegInf;
-        }
-        float maxValue = kNegInf;
-        for (std::size_t j = 0; j < total; ++j) maxValue = std::max(maxValue, score[j]);
-        float* yRow = yb + i * yStride;
-        if (maxValue == kNegInf) {  // every key masked: Y is 0, as ONNX's reference gives
-            for (std::size_t e = 0; e < vd; ++e) yRow[e] = 0.0f;
-            continue;
-        }
-        float sum;
-        if constexpr (kAvx2) sum = SoftmaxExpAvx2(score, total, maxValue);
-        else sum = SoftmaxExpScalar(score, total, maxValue);
-        const float inv = 1.0f / sum;
-        // Y row = probabilities x V, in tiles of 8 output elements held in registers over the keys.
-        if constexpr (kAvx2) {
-            WeightedSumAvx2(score, vb, total, vStride, vd, inv, yRow);
-            continue;
-        }
-        std::size_t e0 = 0;
-        for (; e0 + 8 <= vd; e0 += 8) {
-            float tile[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-            for (std::size_t j = 0; j < total; ++j) {
-                const float p = score[j];
-                const float* vj = vb + j * vStride + e0;
-                for (int ee = 0; ee < 8; ++ee) tile[ee] += p * vj[ee];
+        for (std::size_t r = 0; r < rows; ++r) {
+            // A row with every key masked: 0, as ONNX's reference gives (or NaN, as Softmax does).
+            if (none[r]) {
+                const float fill = s.m_AllMaskedIsNan ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+                for (std::size_t e = 0; e < vd; ++e) yRows[r][e] = fill;
             }
-            for (int ee = 0; ee < 8; ++ee) yRow[e0 + static_cast<std::size_t>(ee)] = tile[ee] * inv;
-        }
-        for (; e0 < vd; ++e0) {
-            float sumE = 0.0f;
-            for (std::size_t j = 0; j < total; ++j) sumE += score[j] * vb[j * vStride + e0];
-            yRow[e0] = sumE * inv;
+            if (ys[3] != 1) {
+                float* yOut = yb + (i0 + r) * ys[2];
+                for (std::size_t e = 0; e < vd; ++e) yOut[e * ys[3]] = yRows[r][e];
+            }
         }
     }
 }
 
-void AttentionBlockScalar(const AttentionShape& s, const AttentionIo& io, std::size_t b, std::size_t h, float* kT,
-                          std::size_t& loaded, float* score) {
-    AttentionBlock<false>(s, io, b, h, kT, loaded, score);
+void AttentionBlockScalar(const AttentionShape& s, const AttentionIo& io, std::size_t b, std::size_t h, AttentionBuffers& buf) {
+    AttentionBlock<KernelIsa::Scalar>(s, io, b, h, buf);
 }
 
 __attribute__((target("avx2,fma"))) void AttentionBlockAvx2(const AttentionShape& s, const AttentionIo& io, std::size_t b,
-                                                            std::size_t h, float* kT, std::size_t& loaded, float* score) {
-    AttentionBlock<true>(s, io, b, h, kT, loaded, score);
+                                                            std::size_t h, AttentionBuffers& buf) {
+    AttentionBlock<KernelIsa::Avx2>(s, io, b, h, buf);
+}
+
+__attribute__((target("avx512f,avx2,fma"))) void AttentionBlockAvx512(const AttentionShape& s, const AttentionIo& io,
+                                                                       std::size_t b, std::size_t h, AttentionBuffers& buf) {
+    AttentionBlock<KernelIsa::Avx512>(s, io, b, h, buf);
+}
+
+}  // namespace
+
+void DenseAttentionStrides(std::size_t heads, std::size_t len, std::size_t size, std::size_t out[4]) {
+    out[3] = 1;
+    out[2] = size;
+    out[1] = len * size;
+    out[0] = heads * len * size;
 }
 
 void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y) {
     const AttentionIo io{q, k, v, mask, y};
     const long long blocks = static_cast<long long>(s.m_Batch * s.m_QHeads);
-    const auto run = s.m_Isa == KernelIsa::Scalar ? &AttentionBlockScalar : &AttentionBlockAvx2;
+    const auto run = s.m_Isa == KernelIsa::Scalar ? &AttentionBlockScalar
+                     : s.m_Isa == KernelIsa::Avx2 ? &AttentionBlockAvx2
+                                                  : &AttentionBlockAvx512;
     // Threads only for about a million multiply-adds or more: below, starting the team costs more.
 #pragma omp parallel if (blocks > 1 && blocks * s.m_QLen * s.m_KvLen * s.m_HeadSize >= (1 << 20))
     {
-        const std::size_t padded = (s.m_KvLen + 7) / 8 * 8;
-        std::vector<float> kT(s.m_HeadSize * padded), score(padded);
-        std::size_t loaded = SIZE_MAX;
+        const std::size_t padded = PaddedKeys(s.m_KvLen, s.m_Isa);
+        std::vector<float> kT(s.m_HeadSize * padded), score(kAttentionRows * padded), qRow(kAttentionRows * s.m_HeadSize),
+            yRow(kAttentionRows * s.m_VHeadSize);
+        std::vector<float> vPack(s.m_VStrides[3] == 1 ? 0 : s.m_KvLen * s.m_VHeadSize);
+        AttentionBuffers buf{kT.data(), vPack.data(), score.data(), qRow.data(), yRow.data(), SIZE_MAX};
 #pragma omp for schedule(static)
         for (long long bh = 0; bh < blocks; ++bh) {
-            run(s, io, static_cast<std::size_t>(bh) / s.m_QHeads, static_cast<std::size_t>(bh) % s.m_QHeads, kT.data(),
-                loaded, score.data());
+            run(s, io, static_cast<std::size_t>(bh) / s.m_QHeads, static_cast<std::size_t>(bh) % s.m_QHeads, buf);
         }
     }
 }

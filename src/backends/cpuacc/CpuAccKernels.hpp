@@ -35,10 +35,15 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// 0; +inf gives +inf, NaN stays NaN.
 void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 
-/// The sizes and options of one ONNX Attention (Y only; no past, softcap or window).
+/// The sizes and options of one scaled dot-product attention: an ONNX Attention (Y only; no past,
+/// softcap or window) or a fused MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul.
 struct AttentionShape {
     std::size_t m_Batch = 0, m_QHeads = 0, m_KvHeads = 0, m_QLen = 0, m_KvLen = 0, m_HeadSize = 0, m_VHeadSize = 0;
-    bool m_Rank3 = false;  ///< (batch, sequence, heads * size) layouts; else (batch, heads, sequence, size)
+    /// Where each element lies, in floats: element (batch b, head h, position i, element e) of Q is
+    /// q[b * s[0] + h * s[1] + i * s[2] + e * s[3]] (h is the kv head for K and V; i the key for K
+    /// and V). Any strides (transposed or head-split views read in place); Y is written the same way.
+    std::size_t m_QStrides[4] = {0, 0, 0, 0}, m_KStrides[4] = {0, 0, 0, 0}, m_VStrides[4] = {0, 0, 0, 0},
+                m_YStrides[4] = {0, 0, 0, 0};
     float m_Scale = 1.0f;
     bool m_Causal = false;  ///< key j > query i is masked (no past: the frontier starts at 0)
     enum class Mask { None, Boolean, Additive } m_Mask = Mask::None;
@@ -46,14 +51,23 @@ struct AttentionShape {
     /// keys at or past m_MaskLen are masked.
     std::size_t m_MaskStride[4] = {0, 0, 0, 0};
     std::size_t m_MaskLen = 0;
-    KernelIsa m_Isa = KernelIsa::Scalar;  ///< the softmax's exp: scalar libm, or AVX2 (also on AVX-512)
+    /// A row whose keys are all masked gives NaN (what Softmax over a row of -inf gives, so the
+    /// fused MatMul-Softmax-MatMul pattern computes what its layers do) rather than ONNX
+    /// Attention's 0.
+    bool m_AllMaskedIsNan = false;
+    KernelIsa m_Isa = KernelIsa::Scalar;  ///< the inner loops' version (the exp: AVX2 also on AVX-512)
 };
+
+/// The strides of a dense row-major (batch, heads, sequence, size) tensor, for AttentionShape.
+void DenseAttentionStrides(std::size_t heads, std::size_t len, std::size_t size, std::size_t out[4]);
 
 /// Y = softmax(scale * Q K^T + bias) V for every (batch, head, query) row, one fused pass per row
 /// over the OpenMP team: the scores of a row stay in a thread's buffer, never in memory between
 /// primitives. Grouped-query: q head h reads kv head h / (q heads / kv heads). A row whose keys
-/// are all masked gives 0 (as ONNX's reference). `mask` is bytes (Boolean: 0 masks) or floats
-/// (added), per m_Mask; Float32 throughout, the dot products and the softmax in float.
+/// are all masked gives 0 (as ONNX's reference) or NaN (m_AllMaskedIsNan). `mask` is bytes (Boolean: 0 masks) or floats
+/// (added), per m_Mask; Float32 throughout, the dot products and the softmax in float. K (as K^T)
+/// is packed once per kv head; V is read in place where its elements are contiguous (packed once
+/// per kv head otherwise), Q rows and Y rows likewise.
 void Attention(const AttentionShape& s, const float* q, const float* k, const float* v, const void* mask, float* y);
 
 /// RMS normalization of `rows` rows of `inner` floats: y = x / sqrt(mean(x^2) + eps) * gamma

@@ -62,6 +62,54 @@ Dims StridesOf(const Dims& dims) {
     return strides;
 }
 
+std::optional<Dims> ViewStrides(const memory::desc& md) {
+    if (md.data.format_kind != dnnl_blocked || md.data.format_desc.blocking.inner_nblks != 0 || md.data.extra.flags != 0 ||
+        md.data_type() != memory::data_type::f32) {
+        return std::nullopt;
+    }
+    const int rank = md.data.ndims;
+    return Dims(md.data.format_desc.blocking.strides, md.data.format_desc.blocking.strides + rank);
+}
+
+std::optional<Dims> ReshapedStrides(const Dims& in, const Dims& inStrides, const Dims& out) {
+    // numpy's no-copy reshape: size-1 input dims dropped, then the input and output dims matched in
+    // groups of equal products; each input group must be one contiguous run of its strides.
+    Dims oldDims, oldStrides;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        if (in[i] == 0) return std::nullopt;
+        if (in[i] != 1) {
+            oldDims.push_back(in[i]);
+            oldStrides.push_back(inStrides[i]);
+        }
+    }
+    Dims strides(out.size(), 1);
+    std::size_t oi = 0, oj = 1, ni = 0, nj = 1;
+    while (ni < out.size() && oi < oldDims.size()) {
+        memory::dim np = out[ni], op = oldDims[oi];
+        while (np != op) {
+            if (np < op) {
+                if (nj >= out.size()) return std::nullopt;
+                np *= out[nj++];
+            } else {
+                if (oj >= oldDims.size()) return std::nullopt;
+                op *= oldDims[oj++];
+            }
+        }
+        for (std::size_t ok = oi; ok + 1 < oj; ++ok) {
+            if (oldStrides[ok] != oldDims[ok + 1] * oldStrides[ok + 1]) return std::nullopt;
+        }
+        strides[nj - 1] = oldStrides[oj - 1];
+        for (std::size_t nk = nj - 1; nk > ni; --nk) strides[nk - 1] = strides[nk] * out[nk];
+        ni = nj++;
+        oi = oj++;
+    }
+    if (oi < oldDims.size()) return std::nullopt;
+    for (; ni < out.size(); ++ni) {
+        if (out[ni] != 1) return std::nullopt;
+    }
+    return strides;
+}
+
 memory::data_type DataTypeOf(DataType t) {
     switch (t) {
         case DataType::UInt8: return memory::data_type::u8;
@@ -294,7 +342,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Softmax: CompileSoftmax(n); break;
         case NodeKind::LayerNorm: CompileLayerNorm(n); break;
         case NodeKind::Concat: CompileConcat(index, n); break;
-        case NodeKind::Reshape: Bind(n.m_Outputs[0], Alias(EnsurePlain(n.m_Inputs[0]), PlainMd(ValueDims(n.m_Outputs[0])))); break;
+        case NodeKind::Reshape: CompileReshape(n); break;
         case NodeKind::Transpose: CompileTranspose(n); break;
         case NodeKind::Reduce: CompileReduce(n); break;
         case NodeKind::Split:
@@ -310,6 +358,43 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Dequantize: CompileQuantize(n); break;
         case NodeKind::QuantizedAdd: CompileQuantizedAdd(n); break;
     }
+}
+
+bool CompiledRegion::ReadOnlyByAttention(int value) const {
+    if (m_Graph->IsRegionOutput(value)) return false;
+    const std::vector<int> readers = m_Graph->Consumers(value);
+    if (readers.empty()) return false;
+    for (int c : readers) {
+        const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(c)];
+        if (n.m_Kind == NodeKind::Attention) {
+            // Q, K, V only: a mask is made plain where the kernel reads it.
+            for (std::size_t i = 3; i < n.m_Inputs.size(); ++i) {
+                if (n.m_Inputs[i] == value) return false;
+            }
+            continue;
+        }
+        if ((n.m_Kind != NodeKind::Reshape && n.m_Kind != NodeKind::Transpose) || !ReadOnlyByAttention(n.m_Outputs[0])) return false;
+    }
+    return true;
+}
+
+void CompiledRegion::CompileReshape(const Node& n) {
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    // A strided view (a head split's slice or transpose, K^T) read only by attention kernels, which
+    // take strides, stays a view when the new dims can be had by strides alone; anything else is plain.
+    const memory::desc& md = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
+    if (md != PlainMd(ValueDims(x), ValueType(x)) && ReadOnlyByAttention(out)) {
+        if (const std::optional<Dims> strides = ViewStrides(md)) {
+            if (const std::optional<Dims> to = ReshapedStrides(ValueDims(x), *strides, outDims)) {
+                memory::desc view(outDims, memory::data_type::f32, *to);
+                view.data.offset0 = md.data.offset0;
+                Bind(out, Alias(MemOf(x), view));
+                return;
+            }
+        }
+    }
+    Bind(out, Alias(EnsurePlain(x), PlainMd(outDims, ValueType(x))));
 }
 
 void CompiledRegion::CompileOutputs() {

@@ -1,6 +1,7 @@
 // CpuAcc: ops that copy, rearrange or resample data in a compiled region. Concat (on the inputs'
 // layouts, or already in place when its convolutions wrote into it), Transpose (a strided view,
-// not a copy), Split and Slice (reorders from sub-memory views), constant Pad (a fill, then the
+// not a copy), Split and Slice (reorders from sub-memory views; the views themselves where only
+// attention kernels read them), constant Pad (a fill, then the
 // input copied into its sub-block), Resize (oneDNN's resampling) and Expand (a copy from a
 // stride-0 view). Reshape is a view too; it is bound directly in CompileNode.
 #include "CpuAccRegionInternal.hpp"
@@ -77,10 +78,19 @@ void CompiledRegion::CompileTranspose(const Node& n) {
     // Otherwise the output is a view of the input with permuted strides, not a copy: a batched
     // matmul reads it as it is (attention's head split and K^T), and any consumer that needs plain
     // data gets the copy where it reads it (Ensure/EnsurePlain).
-    const Dims inStrides = StridesOf(in);
+    // An input that is itself a strided view (Y of the attention kernel written heads-interleaved,
+    // a view of a view) is permuted again rather than copied first: the result may be plain.
+    int src = MemOf(x);
+    std::optional<Dims> inStrides = ViewStrides(m_Mems[static_cast<std::size_t>(src)].m_Md);
+    if (!inStrides) {
+        src = EnsurePlain(x);
+        inStrides = StridesOf(in);
+    }
     Dims permStrides(rank);
-    for (std::size_t i = 0; i < rank; ++i) permStrides[i] = inStrides[perm[i]];
-    Bind(out, Alias(EnsurePlain(x), memory::desc(outDims, memory::data_type::f32, permStrides)));
+    for (std::size_t i = 0; i < rank; ++i) permStrides[i] = (*inStrides)[perm[i]];
+    memory::desc view(outDims, memory::data_type::f32, permStrides);
+    view.data.offset0 = m_Mems[static_cast<std::size_t>(src)].m_Md.data.offset0;
+    Bind(out, Alias(src, view));
 }
 
 void CompiledRegion::CompileSplitSlice(const Node& n) {
@@ -116,6 +126,11 @@ void CompiledRegion::CompileSplitSlice(const Node& n) {
         const int out = n.m_Outputs[k];
         const Dims od = ValueDims(out);
         const int view = Alias(src, srcMd.submemory_desc(od, offsets[k]));
+        // Read only by attention kernels (a head split's Q, K or V): the view itself, no copy.
+        if (srcMd.data_type() == memory::data_type::f32 && ReadOnlyByAttention(out)) {
+            Bind(out, view);
+            continue;
+        }
         const int dst = NewInternal(PlainMd(od));
         AddReorder(view, dst, n.m_Name);
         Bind(out, dst);

@@ -9,7 +9,8 @@
 // (matmul, Gemm, one-row matmuls on XNNPACK), CpuAccRegionElementwise.cpp (eltwise, Erf, swish,
 // binary), CpuAccRegionNormalization.cpp (softmax, layer/batch/RMS normalization, reductions),
 // CpuAccRegionDataMovement.cpp (Concat, Transpose, Split/Slice, Pad, Resize, Expand),
-// CpuAccRegionRecurrent.cpp (LSTM/GRU/RNN), CpuAccRegionAttention.cpp (ONNX Attention),
+// CpuAccRegionRecurrent.cpp (LSTM/GRU/RNN), CpuAccRegionAttention.cpp (attention: ONNX Attention
+// and the fused MatMul-Softmax-MatMul pattern),
 // CpuAccRegionInt8.cpp (int8 convolution/matmul, QuantizeLinear/DequantizeLinear, QuantizedAdd)
 // and CpuAccRegionExecute.cpp (running the steps; the IWorkload). The oneDNN helpers they all
 // use live in trellis::cpuacc::detail. Nothing outside this folder includes this header.
@@ -52,6 +53,11 @@ Dims DimsOf(const TensorShape& s);
 const char* PrimitiveKindName(dnnl::primitive::kind kind);
 /// Row-major strides of `dims`.
 Dims StridesOf(const Dims& dims);
+/// The strides of `md` when it is an unblocked strided Float32 layout (plain or a view), else nothing.
+std::optional<Dims> ViewStrides(const memory::desc& md);
+/// The strides under which `out` dims view the same elements as `in` dims with `inStrides`
+/// (numpy's reshape without a copy), or nothing when only a copy gives them.
+std::optional<Dims> ReshapedStrides(const Dims& in, const Dims& inStrides, const Dims& out);
 /// oneDNN's type for a tensor type: u8, s8, s32, otherwise f32.
 memory::data_type DataTypeOf(DataType t);
 /// A plain row-major descriptor.
@@ -206,6 +212,11 @@ private:
     void CompileLayerNorm(const Node& n);
     void CompileConcat(int index, const Node& n);
     void CompileTranspose(const Node& n);
+    /// Reshape: a plain alias of its input; a strided view where only attention kernels read it.
+    void CompileReshape(const Node& n);
+    /// Whether only attention kernels read `value` (as Q, K or V), directly or through Reshapes and
+    /// Transposes: then it may stay any strided view (Slice, Split and Reshape keep views for it).
+    bool ReadOnlyByAttention(int value) const;
     void CompileReduce(const Node& n);
     /// After oneDNN's max (min) reduction from memory `src` (dims `in`) to `dst` (dims `reduced`):
     /// results equal to its start value recomputed exactly (a slice of -inf gives -inf).
@@ -216,6 +227,10 @@ private:
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);
     void CompileAttention(const Node& n);
+    /// The memory of value `value` as the attention kernel reads it: its own layout when that is an
+    /// unblocked strided Float32 view (a transposed head split, K^T), else a plain copy; `strides`
+    /// gets the strides and `offset` the view's first element (oneDNN's offset0), in floats.
+    int AttentionOperand(int value, Dims& strides, std::size_t& offset);
     void CompileExpand(const Node& n);
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);

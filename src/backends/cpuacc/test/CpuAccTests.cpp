@@ -417,6 +417,216 @@ TEST(CpuAccFusion, AttentionBlock) {
     EXPECT_EQ(r.m_Counts.size(), 1u) << r.m_Optimized;
 }
 
+/// Sets TRELLIS_MAX_CPU_ISA for a scope (nullptr: unset) and puts back what was there.
+class IsaCap {
+public:
+    explicit IsaCap(const char* isa) {
+        const char* before = std::getenv("TRELLIS_MAX_CPU_ISA");
+        m_Had = before != nullptr;
+        if (before) m_Saved = before;
+        if (isa) ::setenv("TRELLIS_MAX_CPU_ISA", isa, 1);
+        else ::unsetenv("TRELLIS_MAX_CPU_ISA");
+    }
+    ~IsaCap() {
+        if (m_Had) ::setenv("TRELLIS_MAX_CPU_ISA", m_Saved.c_str(), 1);
+        else ::unsetenv("TRELLIS_MAX_CPU_ISA");
+    }
+    IsaCap(const IsaCap&) = delete;
+    IsaCap& operator=(const IsaCap&) = delete;
+private:
+    bool m_Had = false;
+    std::string m_Saved;
+};
+
+/// MatMul(Q, K^T) -> [scale] -> [mask Add] -> Softmax -> MatMul(., V) in the forms exports use,
+/// each run through CpuAcc's attention kernel (checked in the region's description) with every
+/// kernel version the CPU runs, and compared with CpuRef.
+struct AttentionPatternCase {
+    const char* m_Name;
+    unsigned int m_Batch, m_Heads, m_QLen, m_KvLen, m_HeadSize;
+    enum class Scale { None, DivScores, MulBoth } m_Scale;
+    enum class Mask { None, Padding, Causal, Full, PerQuery } m_Mask;
+    bool m_HeadSplitViews;  ///< Q, K^T, V as transposed views of projections (else plain inputs)
+    bool m_Rank3;           ///< (batch * heads, sequence, size) operands
+};
+
+class CpuAccAttentionPattern : public ::testing::TestWithParam<AttentionPatternCase> {};
+
+TEST_P(CpuAccAttentionPattern, RunsTheAttentionKernelAndMatchesCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    const AttentionPatternCase& c = GetParam();
+    const unsigned int b = c.m_Batch, h = c.m_Heads, sq = c.m_QLen, skv = c.m_KvLen, d = c.m_HeadSize;
+    for (const char* isa : {static_cast<const char*>(nullptr), "avx2", "scalar"}) {
+        const IsaCap cap(isa);
+        const std::string what = std::string(c.m_Name) + " isa " + (isa ? isa : "best");
+        Net net;
+        IOutputSlot *q = nullptr, *kT = nullptr, *v = nullptr;
+        if (c.m_HeadSplitViews) {
+            // Projections (batch, sequence, heads * size) -> (batch, sequence, heads, size) ->
+            // transposed: Q and V (batch, heads, sequence, size), K^T (batch, heads, size, keys).
+            IOutputSlot* xq = net.Input({b, sq, h * d});
+            IOutputSlot* xkv = net.Input({b, skv, h * d});
+            auto heads = [&](IOutputSlot* x, unsigned int len, std::vector<unsigned int> perm) {
+                ReshapeDescriptor r;
+                r.m_TargetShape = {static_cast<int64_t>(b), static_cast<int64_t>(len), static_cast<int64_t>(h), static_cast<int64_t>(d)};
+                IOutputSlot* p = net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({h * d, h * d}, 0.3f)});
+                return net.Op(LayerType::Transpose, TransposeDescriptor{std::move(perm)}, {net.Op(LayerType::Reshape, r, {p})});
+            };
+            q = heads(xq, sq, {0, 2, 1, 3});
+            kT = heads(xkv, skv, {0, 2, 3, 1});
+            v = heads(xkv, skv, {0, 2, 1, 3});
+        } else if (c.m_Rank3) {
+            q = net.Input({b * h, sq, d});
+            kT = net.Input({b * h, d, skv});
+            v = net.Input({b * h, skv, d});
+        } else {
+            q = net.Input({b, h, sq, d});
+            kT = net.Input({b, h, d, skv});
+            v = net.Input({b, h, skv, d});
+        }
+        const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+        if (c.m_Scale == AttentionPatternCase::Scale::MulBoth) {
+            q = net.Binary(BinaryOperation::Mul, q, net.Scalar(std::sqrt(scale)));
+            kT = net.Binary(BinaryOperation::Mul, kT, net.Scalar(std::sqrt(scale)));
+        }
+        IOutputSlot* scores = net.Op(LayerType::MatMul, EmptyDescriptor{}, {q, kT});
+        if (c.m_Scale == AttentionPatternCase::Scale::DivScores) scores = net.Binary(BinaryOperation::Div, scores, net.Scalar(1.0f / scale));
+        if (c.m_Mask == AttentionPatternCase::Mask::Padding) {
+            // (batch, 1, 1, keys): the last keys of each batch are padding (-10000, as BERT adds).
+            std::vector<float> m(b * skv, 0.0f);
+            for (unsigned int i = 0; i < b; ++i) {
+                for (unsigned int j = skv - 1 - i; j < skv; ++j) m[i * skv + j] = -10000.0f;
+            }
+            const TensorShape ms = c.m_Rank3 ? TensorShape({b * h, 1, skv}) : TensorShape({b, 1, 1, skv});
+            std::vector<float> mm(ms.GetNumElements());
+            for (std::size_t i = 0; i < mm.size(); ++i) mm[i] = m[(c.m_Rank3 ? i / (h * skv) * skv + i % skv : i)];
+            TensorInfo info(ms, DataType::Float32, 0.0f, 0, true);
+            scores = net.Binary(BinaryOperation::Add, scores, net.ConstData(info, mm.data()));
+        } else if (c.m_Mask == AttentionPatternCase::Mask::Causal) {
+            // (queries, keys), -inf above the diagonal (the last query sees every key).
+            std::vector<float> m(sq * skv, 0.0f);
+            for (unsigned int i = 0; i < sq; ++i) {
+                for (unsigned int j = i + 1 + (skv - sq); j < skv; ++j) m[i * skv + j] = -std::numeric_limits<float>::infinity();
+            }
+            TensorInfo info(TensorShape({sq, skv}), DataType::Float32, 0.0f, 0, true);
+            scores = net.Binary(BinaryOperation::Add, net.ConstData(info, m.data()), scores);
+        } else if (c.m_Mask == AttentionPatternCase::Mask::PerQuery) {
+            // One value per query, broadcast over the keys (a last dim of 1).
+            scores = net.Binary(BinaryOperation::Add, scores, c.m_Rank3 ? net.Input({b * h, sq, 1}) : net.Input({b, h, sq, 1}));
+        } else if (c.m_Mask == AttentionPatternCase::Mask::Full) {
+            scores = net.Binary(BinaryOperation::Add, scores, c.m_Rank3 ? net.Input({b * h, sq, skv}) : net.Input({b, h, sq, skv}));
+        }
+        IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {scores});
+        net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, v}));
+        const Net::Result r = net.Check(1e-5, what);
+        EXPECT_EQ(r.m_Counts.count("CpuRef") ? r.m_Counts.at("CpuRef") : 0u, 0u) << what << "\n" << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("Attention x1"), std::string::npos) << what << "\n" << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("fused Attention x1"), std::string::npos) << what << "\n" << r.m_Optimized;
+        EXPECT_EQ(r.m_Optimized.find("Softmax x"), std::string::npos) << what << "\n" << r.m_Optimized;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, CpuAccAttentionPattern,
+    ::testing::Values(
+        AttentionPatternCase{"plain_no_scale_no_mask", 2, 3, 9, 9, 8, AttentionPatternCase::Scale::None,
+                             AttentionPatternCase::Mask::None, false, false},
+        AttentionPatternCase{"plain_div_padding_mask", 3, 2, 12, 12, 16, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::Padding, false, false},
+        AttentionPatternCase{"views_mul_both_causal", 2, 4, 21, 21, 8, AttentionPatternCase::Scale::MulBoth,
+                             AttentionPatternCase::Mask::Causal, true, false},
+        AttentionPatternCase{"views_div_padding_cross_lengths", 2, 2, 7, 37, 12, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::Padding, true, false},
+        AttentionPatternCase{"views_full_mask_head_size_odd", 1, 3, 5, 13, 5, AttentionPatternCase::Scale::MulBoth,
+                             AttentionPatternCase::Mask::Full, true, false},
+        AttentionPatternCase{"views_long_heads_and_keys", 1, 2, 13, 45, 40, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::None, true, false},
+        AttentionPatternCase{"plain_mask_broadcast_over_keys", 2, 2, 6, 10, 8, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::PerQuery, false, false},
+        AttentionPatternCase{"rank3_mask_broadcast_over_keys", 2, 2, 6, 10, 8, AttentionPatternCase::Scale::None,
+                             AttentionPatternCase::Mask::PerQuery, false, true},
+        AttentionPatternCase{"rank3_div_padding", 2, 3, 10, 10, 8, AttentionPatternCase::Scale::DivScores,
+                             AttentionPatternCase::Mask::Padding, false, true},
+        AttentionPatternCase{"rank3_causal_shorter_queries", 2, 2, 4, 11, 8, AttentionPatternCase::Scale::None,
+                             AttentionPatternCase::Mask::Causal, false, true}),
+    [](const ::testing::TestParamInfo<AttentionPatternCase>& i) { return std::string(i.param.m_Name); });
+
+TEST(CpuAccFusion, AttentionPatternDeclinedWhereTheKernelDoesNotFit) {
+    SKIP_WITHOUT_CPUACC();
+    // V broadcast over the batch (leading dim 1 against 2): numpy matmul broadcasting, which the
+    // kernel does not do - left to the matmul primitives, and still right.
+    {
+        Net net;
+        IOutputSlot* s = net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({2, 2, 6, 8}), net.Input({2, 2, 8, 6})});
+        IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {s});
+        net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, net.Input({1, 2, 6, 8})}));
+        const Net::Result r = net.Check(1e-5, "broadcast V");
+        EXPECT_EQ(r.m_Optimized.find("fused Attention"), std::string::npos) << r.m_Optimized;
+    }
+    // The scores also read elsewhere (a second output): not fused, still right.
+    {
+        Net net;
+        IOutputSlot* s = net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({1, 2, 6, 8}), net.Input({1, 2, 8, 6})});
+        IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {s});
+        net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, net.Input({1, 2, 6, 8})}));
+        net.Output(s);
+        const Net::Result r = net.Check(1e-5, "scores read twice");
+        EXPECT_EQ(r.m_Optimized.find("fused Attention"), std::string::npos) << r.m_Optimized;
+    }
+    // Softmax over another axis: not attention.
+    {
+        Net net;
+        IOutputSlot* s = net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({1, 2, 6, 8}), net.Input({1, 2, 8, 6})});
+        IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{2, false, false}, {s});
+        net.Output(net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, net.Input({1, 2, 6, 8})}));
+        const Net::Result r = net.Check(1e-5, "softmax axis 2");
+        EXPECT_EQ(r.m_Optimized.find("fused Attention"), std::string::npos) << r.m_Optimized;
+    }
+}
+
+TEST(CpuAccOps, AttentionReadsStridedViewsOnEveryIsa) {
+    SKIP_WITHOUT_CPUACC();
+    // ONNX Attention on Q, K, V that are transposed views of their projections (the llama block's
+    // head split), grouped-query (6 query heads on 2 kv heads), with a Boolean or additive mask or
+    // causal, the output transposed back and reshaped (the kernel writes that order directly).
+    for (const char* isa : {static_cast<const char*>(nullptr), "avx2", "scalar"}) {
+        for (int variant = 0; variant < 3; ++variant) {
+            const IsaCap cap(isa);
+            const std::string what = std::string("variant ") + std::to_string(variant) + " isa " + (isa ? isa : "best");
+            const unsigned int b = 2, sq = 19, skv = 19, d = 8;
+            Net net;
+            IOutputSlot* x = net.Input({b, sq, 48});
+            auto heads = [&](unsigned int n) {
+                ReshapeDescriptor r;
+                r.m_TargetShape = {b, sq, n, d};
+                IOutputSlot* p = net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({48, n * d}, 0.3f)});
+                return net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {net.Op(LayerType::Reshape, r, {p})});
+            };
+            AttentionDescriptor a;
+            std::vector<IOutputSlot*> ins = {heads(6), heads(2), heads(2)};
+            if (variant == 0) {
+                a.m_IsCausal = true;
+            } else if (variant == 1) {
+                a.m_HasMask = true;
+                ins.push_back(net.Const({1, 1, sq, skv}, 2.0f));
+            } else {
+                a.m_HasMask = true;
+                // Boolean (batch, 1, 1, keys): a padding mask, the second batch's last 5 keys off.
+                std::vector<uint8_t> m(b * skv, 1);
+                for (unsigned int j = skv - 5; j < skv; ++j) m[skv + j] = 0;
+                TensorInfo info(TensorShape({b, 1, 1, skv}), DataType::Boolean, 0.0f, 0, true);
+                ins.push_back(net.ConstData(info, m.data()));
+            }
+            IOutputSlot* y = net.Op(LayerType::Attention, a, ins);
+            ReshapeDescriptor back;
+            back.m_TargetShape = {b, sq, 48};
+            net.Output(net.Op(LayerType::Reshape, back, {net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {y})}));
+            const Net::Result r = net.Check(1e-5, what);
+            EXPECT_NE(r.m_Optimized.find("Attention x1"), std::string::npos) << what << "\n" << r.m_Optimized;
+        }
+    }
+}
+
 // ---- other ops -----------------------------------------------------------------------------------
 
 TEST(CpuAccOps, PoolingVariants) {

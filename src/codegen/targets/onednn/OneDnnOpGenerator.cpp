@@ -1229,7 +1229,11 @@ void OneDnnCompiler::Begin() {
         m_RegionOutputOf.push_back(static_cast<int>(o));
     }
     try {
-        m_Region = cpuacc::BuildRegionGraph(SubgraphView(layers, inputSlots, outputSlots));
+        // Attention stays as its matmul, softmax and matmul primitives: the artifact is oneDNN
+        // primitives only, CpuAcc's own attention kernel is not part of it.
+        cpuacc::FusionOptions fusions;
+        fusions.m_Attention = false;
+        m_Region = cpuacc::BuildRegionGraph(SubgraphView(layers, inputSlots, outputSlots), fusions);
     } catch (const Exception& e) {
         throw InvalidArgumentException(std::string("code generator (onednn): ") + e.what());
     }
