@@ -126,6 +126,27 @@ void CompiledRegion::PlanInPlaceConcats() {
     }
 }
 
+namespace {
+
+/// oneDNN post-ops for the first `count` of `ops`: eltwise ones as they are, a residual add as an
+/// in-place sum (`sumValue`, when given, gets the value it adds).
+dnnl::post_ops OneDnnPostOps(const std::vector<PostOp>& ops, std::size_t count, int* sumValue) {
+    dnnl::post_ops po;
+    for (std::size_t i = 0; i < count; ++i) {
+        const PostOp& p = ops[i];
+        if (p.m_Kind == PostOp::Kind::Eltwise) {
+            po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
+                              p.m_Eltwise.m_Beta);
+        } else {
+            po.append_sum(1.0f);
+            if (sumValue) *sumValue = p.m_Value;
+        }
+    }
+    return po;
+}
+
+}  // namespace
+
 bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& input, const TensorShape& weights,
                          const TensorShape& output, bool bias, std::string* implementation,
                          const std::vector<PostOp>& postOps) {
@@ -153,17 +174,8 @@ bool ConvolutionRunsFast(const ConvolutionDescriptor& d, const TensorShape& inpu
                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                    AnyMd(src, f32), AnyMd(wdims, f32), AnyMd(dst, f32), strides, dil, padL,
                                                    padR);
-        dnnl::post_ops po;
-        for (const PostOp& p : postOps) {
-            if (p.m_Kind == PostOp::Kind::Eltwise) {
-                po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
-                                  p.m_Eltwise.m_Beta);
-            } else {
-                po.append_sum(1.0f);
-            }
-        }
         dnnl::primitive_attr attr;
-        attr.set_post_ops(po);
+        attr.set_post_ops(OneDnnPostOps(postOps, postOps.size(), nullptr));
         const dnnl::convolution_forward::primitive_desc pd(cd, attr, Engine());
         if (implementation) *implementation = pd.impl_info_str();
         return !IsReferenceImplementation(pd);
@@ -240,7 +252,6 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
         padL.push_back(pl);
         padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
     }
-    dnnl::post_ops po;
     int sumValue = -1;
     // A trailing swish runs as CpuAcc's own kernel over the convolution's output (AddSwish):
     // oneDNN 2.6's fused swish divides (vdivps) per element; the own kernel does not, and
@@ -249,18 +260,8 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
                           n.m_PostOps.back().m_Kind == PostOp::Kind::Eltwise &&
                           n.m_PostOps.back().m_Eltwise.m_Algorithm == dnnl_eltwise_swish &&
                           n.m_PostOps.back().m_Eltwise.m_Alpha == 1.0f;
-    for (std::size_t i = 0; i < n.m_PostOps.size() - (ownSwish ? 1 : 0); ++i) {
-        const PostOp& p = n.m_PostOps[i];
-        if (p.m_Kind == PostOp::Kind::Eltwise) {
-            po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), p.m_Eltwise.m_Alpha,
-                              p.m_Eltwise.m_Beta);
-        } else {
-            po.append_sum(1.0f);
-            sumValue = p.m_Value;
-        }
-    }
     dnnl::primitive_attr attr = Attr(true);
-    attr.set_post_ops(po);
+    attr.set_post_ops(OneDnnPostOps(n.m_PostOps, n.m_PostOps.size() - (ownSwish ? 1 : 0), &sumValue));
     const bool bias = n.m_Inputs.size() > 2;
     const memory::desc biasMd = PlainMd({ws[0]});
     const memory::data_type dt = MathType();

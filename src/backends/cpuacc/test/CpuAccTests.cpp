@@ -55,6 +55,18 @@ bool CpuAccAvailable() { return BackendRegistryInstance().IsBackendRegistered("C
 #define SKIP_WITHOUT_CPUACC() \
     if (!CpuAccAvailable()) GTEST_SKIP() << "CpuAcc is not built (no oneDNN)"
 
+/// Runs `net` on CpuAcc alone with oneDNN's verbose log on; `log` gets the log (one
+/// "onednn_verbose,exec,cpu,<primitive>,<implementation>,..." line per primitive executed).
+Net::Result RunOnCpuAccLoggingOneDnn(Net& net, std::string& log) {
+    dnnl_set_verbose(1);
+    ::testing::internal::CaptureStdout();
+    Net::Result got = net.Run({"CpuAcc"});
+    std::fflush(stdout);
+    log = ::testing::internal::GetCapturedStdout();
+    dnnl_set_verbose(0);
+    return got;
+}
+
 // ---- convolution ----------------------------------------------------------------------------------
 
 struct ConvCase {
@@ -174,12 +186,8 @@ TEST(CpuAccFusion, ConvSwishResidualNeverRunsAReferenceKernel) {
     IOutputSlot* s = net.Binary(BinaryOperation::Mul, c, net.Unary(UnaryOperation::Sigmoid, c));
     net.Output(net.Binary(BinaryOperation::Add, s, x));
     const Net::Result want = net.Run({"CpuRef"});
-    dnnl_set_verbose(1);
-    ::testing::internal::CaptureStdout();
-    const Net::Result got = net.Run({"CpuAcc"});
-    std::fflush(stdout);
-    const std::string log = ::testing::internal::GetCapturedStdout();
-    dnnl_set_verbose(0);
+    std::string log;
+    const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
     for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
         ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 2e-5f) << "element " << i;
     }
@@ -206,12 +214,8 @@ TEST(CpuAccFusion, BinaryBroadcastsOneDnnHasNoKernelForRunOwnLoop) {
             IOutputSlot* y = net.Binary(op, net.Unary(UnaryOperation::Relu, x), net.Const(c.b, 0.3f, 0.6f));
             net.Output(y);
             const Net::Result want = net.Run({"CpuRef"});
-            dnnl_set_verbose(1);
-            ::testing::internal::CaptureStdout();
-            const Net::Result got = net.Run({"CpuAcc"});
-            std::fflush(stdout);
-            const std::string log = ::testing::internal::GetCapturedStdout();
-            dnnl_set_verbose(0);
+            std::string log;
+            const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
             EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << got.m_Optimized;
             EXPECT_EQ(log.find(",ref:"), std::string::npos) << "a reference implementation ran:\n" << log;
             ASSERT_EQ(got.m_Outputs[0].size(), want.m_Outputs[0].size());
@@ -253,12 +257,8 @@ TEST(CpuAccFusion, DenseBlockConcatsShareOneBufferWithoutCopies) {
     }
     net.Output(net.Unary(UnaryOperation::Relu, net.Op(LayerType::Concat, ConcatDescriptor{1}, features)));
     const Net::Result want = net.Run({"CpuRef"});
-    dnnl_set_verbose(1);
-    ::testing::internal::CaptureStdout();
-    const Net::Result got = net.Run({"CpuAcc"});
-    std::fflush(stdout);
-    const std::string log = ::testing::internal::GetCapturedStdout();
-    dnnl_set_verbose(0);
+    std::string log;
+    const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
     ASSERT_EQ(got.m_Outputs[0].size(), want.m_Outputs[0].size());
     for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
         ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 2e-5f * (1.0f + std::fabs(want.m_Outputs[0][i]))) << "element " << i;
