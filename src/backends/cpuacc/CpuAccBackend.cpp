@@ -10,6 +10,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -227,39 +229,90 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
     OptimizationViews views;
     const auto& layers = subgraph.GetLayers();
     if (layers.empty()) return views;
-    std::vector<IConnectableLayer*> part;
+    const std::size_t count = layers.size();
+    // lastUse[i]: the position of the last layer that reads layer i's outputs; `count` where an
+    // output is read outside the sub-graph or by nothing (it leaves whatever part holds layer i).
+    std::map<const IConnectableLayer*, std::size_t> position;
+    for (std::size_t i = 0; i < count; ++i) position[layers[i]] = i;
+    std::vector<std::size_t> lastUse(count, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        for (unsigned int o = 0; o < layers[i]->GetNumOutputSlots(); ++o) {
+            const IOutputSlot& out = layers[i]->GetOutputSlot(o);
+            if (out.GetNumConnections() == 0) lastUse[i] = count;
+            for (unsigned int c = 0; c < out.GetNumConnections(); ++c) {
+                const auto it = position.find(&out.GetConnection(c)->GetOwningIConnectableLayer());
+                lastUse[i] = std::max(lastUse[i], it == position.end() ? count : it->second);
+            }
+        }
+    }
+    std::size_t begin = 0;  // the current part is layers[begin, i)
+    std::set<const IConnectableLayer*> members;  // its layers
     std::size_t bytes = 0, slots = 0;
+    std::vector<std::size_t> bytesOf(count, 0);
     std::set<const IOutputSlot*> seen;
-    for (IConnectableLayer* l : layers) {
-        const std::size_t add = ConstantBytes(*l, seen);
-        // The input slots of a part bound its region's inputs, which a PreCompiled layer has at
-        // most kRegionMaxInputs of (quantized models read two constants per Quantize/Dequantize).
-        if (!part.empty() && (bytes + add > kRegionWeightBudget || slots + l->GetNumInputSlots() > kRegionMaxInputs)) {
+    // The input slots of `l` that a region of the part would take as inputs: those fed from outside
+    // the part (a slot fed by a layer of the part is an edge inside the region).
+    const auto externalSlots = [&members](const IConnectableLayer& l) {
+        std::size_t n = 0;
+        for (unsigned int i = 0; i < l.GetNumInputSlots(); ++i) {
+            const IOutputSlot* src = l.GetInputSlot(i).GetConnection();
+            if (!src || !members.count(&src->GetOwningIConnectableLayer())) ++n;
+        }
+        return n;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        IConnectableLayer* l = layers[i];
+        bytesOf[i] = ConstantBytes(*l, seen);
+        // The region's inputs, which a PreCompiled layer has at most kRegionMaxInputs of (quantized
+        // models read two constants per Quantize/Dequantize). Only slots fed from outside the part
+        // count: DenseNet's Concats read every earlier layer of their block (528 slots in one of
+        // densenet169's blocks), and counting those edges cut its blocks in two, which undid the
+        // shared Concat buffer of a block.
+        if (i > begin && (bytes + bytesOf[i] > kRegionWeightBudget || slots + externalSlots(*l) > kRegionMaxInputs)) {
             // In a quantized model the cut goes right after a QuantizeLinear (8-bit data crosses
             // it, and the int8 fusion needs DequantizeLinear -> Conv/MatMul -> QuantizeLinear in
             // one region): the last few layers after the last QuantizeLinear move to the next
             // part; failing that, at least a trailing DequantizeLinear does.
-            std::size_t keep = part.size();
-            for (std::size_t k = part.size(); k > 1 && part.size() - k < 8; --k) {
-                if (part[k - 1]->GetType() == LayerType::QuantizeLinear) {
-                    keep = k;
+            std::size_t cut = i;
+            for (std::size_t k = i; k > begin + 1 && i - k < 8; --k) {
+                if (layers[k - 1]->GetType() == LayerType::QuantizeLinear) {
+                    cut = k;
                     break;
                 }
             }
-            while (keep == part.size() && keep > 1 && part[keep - 1]->GetType() == LayerType::DequantizeLinear) --keep;
-            std::vector<IConnectableLayer*> carry(part.begin() + static_cast<std::ptrdiff_t>(keep), part.end());
-            part.resize(keep);
-            AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
-            part = std::move(carry);
+            while (cut == i && cut > begin + 1 && layers[cut - 1]->GetType() == LayerType::DequantizeLinear) --cut;
+            if (cut == i) {
+                // Otherwise the cut goes where the fewest values cross it, in the part's second
+                // half (the latest such place): between two stages of a network rather than
+                // inside a block whose layers all read each other (a DenseNet block, whose
+                // shared Concat buffer a cut would undo, or a residual branch).
+                std::size_t best = i, fewest = static_cast<std::size_t>(-1);
+                for (std::size_t k = std::max(begin + 1, begin + (i - begin) / 2); k <= i; ++k) {
+                    std::size_t crossing = 0;
+                    for (std::size_t j = begin; j < k; ++j) crossing += lastUse[j] >= k ? 1 : 0;
+                    if (crossing <= fewest) fewest = crossing, best = k;
+                }
+                cut = best;
+            }
+            AddRegion(views, MakeView(std::vector<IConnectableLayer*>(layers.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                                      layers.begin() + static_cast<std::ptrdiff_t>(cut))));
+            begin = cut;
+            members.clear();
             bytes = 0;
             slots = 0;
-            for (const IConnectableLayer* c : part) slots += c->GetNumInputSlots();
+            for (std::size_t c = cut; c < i; ++c) {
+                slots += externalSlots(*layers[c]);
+                members.insert(layers[c]);
+                bytes += bytesOf[c];
+            }
         }
-        part.push_back(l);
-        bytes += add;
-        slots += l->GetNumInputSlots();
+        slots += externalSlots(*l);
+        members.insert(l);
+        bytes += bytesOf[i];
     }
-    AddRegion(views, part.size() == layers.size() ? subgraph : MakeView(part));
+    AddRegion(views, begin == 0 ? subgraph
+                                : MakeView(std::vector<IConnectableLayer*>(layers.begin() + static_cast<std::ptrdiff_t>(begin),
+                                                                           layers.end())));
     return views;
 }
 

@@ -501,6 +501,26 @@ bool ConvFusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>
     return false;
 }
 
+/// BatchNormalization -> Relu (a DenseNet layer's pre-activation over its growing input, and any
+/// BatchNorm the graph passes could not fold into a convolution): one oneDNN batch normalization
+/// with its fuse_norm_relu flag (CompileBatchNorm), one pass over the tensor instead of two.
+void FuseBatchNormRelu(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        Node& n = N(g, i);
+        if (n.m_Dead || n.m_Kind != NodeKind::BatchNorm || !n.m_PostOps.empty()) continue;
+        const int c = SoleConsumer(g, Out(n));
+        if (c < 0) continue;
+        Node& cn = N(g, c);
+        if (cn.m_Kind != NodeKind::Eltwise || cn.m_Inputs.size() != 1 || cn.m_Eltwise.size() != 1 ||
+            cn.m_Eltwise[0].m_Algorithm != static_cast<int>(dnnl_eltwise_relu) || cn.m_Eltwise[0].m_Alpha != 0.0f) {
+            continue;
+        }
+        n.m_PostOps.push_back(PostOp{PostOp::Kind::Eltwise, cn.m_Eltwise[0], -1, cn.m_Name});
+        g.m_FusionLog.push_back("BatchNorm '" + n.m_Name + "' + relu '" + cn.m_Name + "'");
+        Absorb(g, i, c, {c});
+    }
+}
+
 void FusePostOps(RegionGraph& g) {
     for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
         if (N(g, i).m_Dead) continue;
@@ -776,6 +796,7 @@ void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     ScalarBinaryToLinear(g);
     if (fusions.m_Attention) FuseAttention(g);
     FuseRmsNorm(g);
+    FuseBatchNormRelu(g);
     FusePostOps(g);
     FuseInt8(g);
     FuseQuantizedAdd(g);

@@ -146,23 +146,39 @@ void CompiledRegion::AddReduceInfinityFix(const std::string& name, int src, int 
 
 void CompiledRegion::CompileBatchNorm(const Node& n) {
     // A BatchNormalization the graph passes could not fold into a convolution (after a Concat, a
-    // pooling, at a network input): oneDNN's inference batch normalization on the input's layout.
+    // pooling, at a network input): oneDNN's inference batch normalization on the input's layout,
+    // with a Relu after it fused (FuseBatchNormRelu) through oneDNN's fuse_norm_relu flag.
     const auto& d = std::get<BatchNormalizationDescriptor>(n.m_Descriptor);
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
-    const auto flags = static_cast<dnnl::normalization_flags>(static_cast<unsigned>(dnnl::normalization_flags::use_global_stats) |
-                                                               static_cast<unsigned>(dnnl::normalization_flags::use_scale) |
-                                                               static_cast<unsigned>(dnnl::normalization_flags::use_shift));
-    auto make = [&](const memory::desc& md) {
-        return dnnl::batch_normalization_forward::primitive_desc(
-            dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, d.m_Eps, flags), Attr(false),
-            Engine());
+    const bool relu = !n.m_PostOps.empty();
+    const auto flagsWith = [](bool withRelu) {
+        unsigned f = static_cast<unsigned>(dnnl::normalization_flags::use_global_stats) |
+                     static_cast<unsigned>(dnnl::normalization_flags::use_scale) |
+                     static_cast<unsigned>(dnnl::normalization_flags::use_shift);
+        if (withRelu) f |= static_cast<unsigned>(dnnl::normalization_flags::fuse_norm_relu);
+        return static_cast<dnnl::normalization_flags>(f);
     };
+    auto make = [&](const memory::desc& md, bool withRelu) {
+        return dnnl::batch_normalization_forward::primitive_desc(
+            dnnl::batch_normalization_forward::desc(dnnl::prop_kind::forward_inference, md, d.m_Eps, flagsWith(withRelu)),
+            Attr(false), Engine());
+    };
+    // The fused form on the input's layout, then on the plain layout; where oneDNN has only its
+    // reference kernel for the fused form, the normalization and a Relu pass of its own.
     int src = MemOf(x);
     dnnl::batch_normalization_forward::primitive_desc pd;
-    const bool made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md); });
+    bool fused = relu, made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md, relu); });
+    if (!made && relu) {
+        made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(EnsurePlain(x))].m_Md, true); });
+        if (made) src = EnsurePlain(x);
+    }
+    if (!made && relu) {
+        fused = false;
+        made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md, false); });
+    }
     if (!made) {
         src = EnsurePlain(x);
-        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md);
+        pd = make(m_Mems[static_cast<std::size_t>(src)].m_Md, fused);
     }
     const Dims c{ValueDims(x)[1]};
     const auto param = [&](std::size_t i) { return Alias(EnsurePlain(n.m_Inputs[i]), PlainMd(c)); };
@@ -170,6 +186,12 @@ void CompiledRegion::CompileBatchNorm(const Node& n) {
     AddPrimitive(n.m_Name, dnnl::batch_normalization_forward(pd), pd,
                  {{DNNL_ARG_SRC, src}, {DNNL_ARG_SCALE, param(1)}, {DNNL_ARG_SHIFT, param(2)}, {DNNL_ARG_MEAN, param(3)},
                   {DNNL_ARG_VARIANCE, param(4)}, {DNNL_ARG_DST, dst}});
+    if (relu && !fused) {
+        const dnnl::eltwise_forward::primitive_desc epd(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::eltwise_relu, pd.dst_desc(), 0.0f, 0.0f),
+            Attr(false), Engine());
+        AddPrimitive(n.m_PostOps.front().m_Name, dnnl::eltwise_forward(epd), epd, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
+    }
     Bind(out, dst);
 }
 

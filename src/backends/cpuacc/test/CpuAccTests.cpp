@@ -265,6 +265,48 @@ TEST(CpuAccFusion, DenseBlockConcatsShareOneBufferWithoutCopies) {
     }
     EXPECT_NE(log.find("exec,cpu,convolution,"), std::string::npos) << log;
     EXPECT_EQ(log.find("exec,cpu,concat,"), std::string::npos) << "a Concat copied:\n" << log;
+    // Each layer's BatchNorm + ReLU over the block's prefix is one pass: oneDNN's batch
+    // normalization with its fuse_norm_relu flag ("R" among the flags of its verbose line).
+    std::size_t batchNorms = 0;
+    for (std::size_t at = log.find("exec,cpu,batch_normalization,"); at != std::string::npos;
+         at = log.find("exec,cpu,batch_normalization,", at + 1)) {
+        ++batchNorms;
+        const std::size_t flags = log.find(",flags:", at), end = log.find(',', flags + 1);
+        ASSERT_NE(flags, std::string::npos) << log;
+        EXPECT_NE(log.substr(flags, end - flags).find('R'), std::string::npos)
+            << "a batch normalization without its ReLU fused:\n" << log.substr(at, log.find('\n', at) - at);
+    }
+    EXPECT_EQ(batchNorms, 3u) << log;
+}
+
+TEST(CpuAccFusion, DenseBlockWithManyConcatInputsStaysOneRegion) {
+    SKIP_WITHOUT_CPUACC();
+    // A 46-layer dense block: its Concats read 1081 slots in all, more than a region may take as
+    // inputs (1000), but the slots read values made inside the block; only inputs from outside a
+    // region count, so the block stays one region (a cut would undo its shared Concat buffer).
+    Net net;
+    IOutputSlot* x = net.Input({1, 2, 4, 4});
+    std::vector<IOutputSlot*> features{net.Unary(UnaryOperation::Relu, x)};
+    ConvolutionDescriptor pw;
+    pw.m_KernelShape = {1, 1};
+    for (int layer = 0; layer < 46; ++layer) {
+        const unsigned int in = 2u * static_cast<unsigned int>(features.size());
+        IOutputSlot* cat = net.Op(LayerType::Concat, ConcatDescriptor{1}, features);
+        IOutputSlot* bn = net.Op(LayerType::BatchNormalization, BatchNormalizationDescriptor{1e-5f},
+                                 {cat, net.Const({in}, 0.2f, 1.0f), net.Const({in}, 0.1f), net.Const({in}, 0.1f),
+                                  net.Const({in}, 0.2f, 1.0f)});
+        features.push_back(net.Op(LayerType::Convolution, pw, {net.Unary(UnaryOperation::Relu, bn), net.Const({2, in, 1, 1}, 0.3f)}));
+    }
+    net.Output(net.Op(LayerType::Concat, ConcatDescriptor{1}, features));
+    const Net::Result want = net.Run({"CpuRef"});
+    const Net::Result got = net.Run({"CpuAcc"});
+    EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << got.m_Optimized;
+    ASSERT_EQ(got.m_Counts.count("CpuAcc"), 1u) << got.m_Optimized;
+    EXPECT_EQ(got.m_Counts.at("CpuAcc"), 1u) << "the block was cut into regions:\n" << got.m_Optimized;
+    ASSERT_EQ(got.m_Outputs[0].size(), want.m_Outputs[0].size());
+    for (std::size_t i = 0; i < want.m_Outputs[0].size(); ++i) {
+        ASSERT_NEAR(got.m_Outputs[0][i], want.m_Outputs[0][i], 2e-5f * (1.0f + std::fabs(want.m_Outputs[0][i]))) << "element " << i;
+    }
 }
 
 TEST(CpuAccFusion, MaxAndMinOfInfiniteSlicesAreInfinite) {
