@@ -16,7 +16,7 @@
 # /usr/bin/python3), ORT_PY (python with onnxruntime 1.30 and onnx; default python3), TRELLIS (the
 # trellis program; default build/bin/trellis), SHARDS, ROUNDS (default 2), MIN_TIME (default 0.5),
 # MAX_PARAMS (default 5e8: vit_h_14 and regnet_y_128gf are over 2 GiB as one ONNX file), PHASE
-# (export, time or all; default all).
+# (export, time or all; default all), MODELS (comma-separated sweep models: only these; default all).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -31,6 +31,7 @@ ROUNDS="${ROUNDS:-2}"
 MIN_TIME="${MIN_TIME:-0.5}"
 MAX_PARAMS="${MAX_PARAMS:-5e8}"
 PHASE="${PHASE:-all}"
+export MODELS="${MODELS:-}"
 SUFFIX=""
 for a in "$@"; do case "$a" in AVX2|AVX512_CORE) SUFFIX="-$a";; esac; done
 mkdir -p "$OUTDIR"
@@ -42,14 +43,21 @@ if [ ! -s "$OUTDIR/shards-$SHARDS.txt" ]; then
 import sys
 import model_zoo
 shards = int(sys.argv[1])
+import os
 models = model_zoo.sweep_models()
+wanted = [m for m in os.environ.get("MODELS", "").split(",") if m]
+unknown = [m for m in wanted if m not in models]
+if unknown:
+    sys.exit("sweep_parallel.sh: MODELS names models the sweep does not have: " + ",".join(unknown))
+if wanted:
+    models = {m: models[m] for m in wanted}
 def size(name):
     try:
         return sum(p.numel() for p in models[name][0]().parameters())
     except Exception:  # noqa: BLE001 - an unbuildable model still gets a shard; its export reports why
         return 0
 names = sorted(models, key=size, reverse=True)
-for k in range(shards):
+for k in range(min(shards, len(names))):  # no empty shard where MODELS names fewer models than shards
     print(",".join(names[k::shards]))
 PYEOF
 )
