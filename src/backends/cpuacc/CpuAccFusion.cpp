@@ -374,8 +374,10 @@ bool BroadcastsTo(const TensorShape& small, const TensorShape& big) {
     return true;
 }
 
-/// MatMul(Q, K^T) -> [* scale] -> [+ mask] -> Softmax (last axis) -> MatMul(., V), the form of
-/// scaled_dot_product_attention in exports before ONNX Attention (and of hand-written attention);
+/// MatMul(Q, K^T) -> [* scale] -> [causal Where] -> [+ mask] -> Softmax (last axis) -> MatMul(., V),
+/// the form of scaled_dot_product_attention in exports before ONNX Attention (and of hand-written
+/// and transformers' eager attention, K^T and V then often the Concat of a KV cache's past and new
+/// keys, read where the Concat wrote them);
 /// scalar multiplies of Q or K^T alone (PyTorch scales both by the scale's square root) fold into
 /// the scale. Each intermediate must be read only by the next step, the matmuls plain (no bias or
 /// post-op), Q, K^T and V of rank 3 or 4 with the same leading dims (no batch broadcasting), and
@@ -405,7 +407,58 @@ void FuseAttention(RegionGraph& g) {
         std::vector<int> dead{s};
         int x = sm.m_Inputs[0], mask = -1, first = -1;
         float scale = 1.0f;
+        // A Where(constant condition, scores, constant scalar) before the mask: transformers'
+        // causal mask (GPT-2: torch.where(bias[.., k - q : k, :k], scores, finfo.min)). Taken into
+        // the kernel when its condition is causal with the queries the last of the keys (key j
+        // kept for query i iff j <= i + keys - queries), or keeps every score (a decode step's
+        // one query); any other condition leaves the pattern unfused (logged).
+        bool causal = false;
+        std::size_t causalOffset = 0;
+        float causalFill = 0.0f;
+        const auto takeCausalWhere = [&](int& v, std::vector<int>& nodes) {
+            const int p = producer(v);
+            if (p < 0 || SoleConsumer(g, v) < 0 || N(g, p).m_Dead || N(g, p).m_Kind != NodeKind::Where) return true;
+            const Node& w = N(g, p);
+            const Value& cond = value(w.m_Inputs[0]);
+            const Value& fill = value(w.m_Inputs[2]);
+            const TensorShape& cs = cond.m_Info.GetShape();
+            const unsigned int cr = cs.GetNumDimensions();
+            const std::size_t queries = shape[static_cast<unsigned int>(rank - 2)], keys = shape[static_cast<unsigned int>(rank - 1)];
+            bool leadingOnes = cond.m_BooleanConstant && fill.m_SmallConstant.size() == 1 && cr >= 1 &&
+                               static_cast<int>(cr) <= rank && value(w.m_Inputs[1]).m_Info.GetShape() == shape;
+            for (unsigned int i = 0; leadingOnes && i + 2 < cr; ++i) leadingOnes = cs[i] == 1;
+            if (!leadingOnes) {
+                g.m_FusionLog.push_back("Where '" + w.m_Name + "' before Softmax '" + sm.m_Name +
+                                        "' is not a constant condition broadcast over batch and heads with a scalar: the "
+                                        "attention stays unfused");
+                return false;
+            }
+            const std::size_t cq = cr >= 2 ? cs[cr - 2] : 1, ck = cs[cr - 1];
+            bool isCausal = keys >= queries, all = true;
+            for (std::size_t i = 0; i < queries; ++i) {
+                for (std::size_t j = 0; j < keys; ++j) {
+                    const bool c = (*cond.m_BooleanConstant)[(cq == 1 ? 0 : i) * ck + (ck == 1 ? 0 : j)] != 0;
+                    all = all && c;
+                    isCausal = isCausal && c == (j + queries <= i + keys);
+                }
+            }
+            if (!all && !isCausal) {
+                g.m_FusionLog.push_back("Where '" + w.m_Name + "' before Softmax '" + sm.m_Name +
+                                        "' keeps neither every score nor a causal set (key j for query i iff j <= i + "
+                                        "keys - queries): the attention stays unfused");
+                return false;
+            }
+            if (!all) {
+                causal = true;
+                causalOffset = keys - queries;
+                causalFill = fill.m_SmallConstant[0];
+            }
+            nodes.push_back(p);
+            v = w.m_Inputs[1];
+            return true;
+        };
         const auto takeScaleAndMatMul = [&](int v, float& sc, std::vector<int>& nodes) {
+            if (!takeCausalWhere(v, nodes)) return -1;
             int p = producer(v);
             if (p < 0 || SoleConsumer(g, v) < 0) return -1;
             float alpha = 1.0f;
@@ -429,6 +482,7 @@ void FuseAttention(RegionGraph& g) {
                 }
                 float sc = 1.0f;
                 std::vector<int> nodes{addNode};
+                causal = false;
                 const int mm = takeScaleAndMatMul(scores, sc, nodes);
                 if (mm < 0) continue;
                 first = mm;
@@ -439,6 +493,7 @@ void FuseAttention(RegionGraph& g) {
         }
         if (first < 0) {
             std::vector<int> nodes;
+            causal = false;
             first = takeScaleAndMatMul(x, scale, nodes);
             if (first < 0) continue;
             dead.insert(dead.end(), nodes.begin(), nodes.end());
@@ -470,6 +525,9 @@ void FuseAttention(RegionGraph& g) {
         d.m_Scale = scale;
         d.m_QNumHeads = d.m_KvNumHeads = rank == 4 ? qs[1] : 1;
         d.m_HasMask = mask >= 0;
+        d.m_IsCausal = causal;
+        att.m_CausalOffset = causalOffset;
+        att.m_CausalFill = causal ? causalFill : att.m_CausalFill;
         att.m_Kind = NodeKind::Attention;
         att.m_LayerType = LayerType::Attention;
         att.m_Descriptor = d;

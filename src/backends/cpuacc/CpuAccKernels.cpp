@@ -659,6 +659,10 @@ inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& 
         for (std::size_t r = 0; r < rows; ++r) {
             float* const score = sRows[r];
             const std::size_t i = i0 + std::min(r, rows - 1);
+            const bool causalFirst = s.m_Causal && s.m_CausalFill != kNegInf;
+            if (causalFirst) {
+                for (std::size_t j = i + 1 + s.m_CausalOffset; j < total; ++j) score[j] = s.m_CausalFill;
+            }
             if (s.m_Mask != AttentionShape::Mask::None) {
                 // Keys at or past the mask's length are masked; the loops below are branch-free
                 // where the mask's keys are contiguous, so they vectorize.
@@ -677,8 +681,8 @@ inline __attribute__((always_inline)) void AttentionBlock(const AttentionShape& 
                 }
                 for (std::size_t j = covered; j < total; ++j) score[j] = kNegInf;
             }
-            if (s.m_Causal) {
-                for (std::size_t j = i + 1; j < total; ++j) score[j] = kNegInf;
+            if (s.m_Causal && !causalFirst) {
+                for (std::size_t j = i + 1 + s.m_CausalOffset; j < total; ++j) score[j] = kNegInf;
             }
             float maxValue;
             if constexpr (kAvx2) maxValue = RowMaxAvx2(score, total);
