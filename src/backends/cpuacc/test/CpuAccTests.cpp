@@ -1333,6 +1333,32 @@ TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
 // The exported models run with CpuAcc first (and with each of its kernel-choosing options) in
 // tests/unit/differential_model_test.cpp; here, what oneDNN runs for them.
 
+// The transformers decoders exported with a KV cache (export_transformers.py: one step of 4 new
+// tokens after 20 cached, a padded sequence): both attentions of each run on the attention kernel
+// (GPT-2's Concat-past, Transpose, Div, causal Where and mask Add; LLaMA's rotary K, Expand of the
+// kv heads, Div and mask Add), with every kernel version the CPU runs, and every output - the
+// last hidden state and the present keys and values - matches PyTorch's.
+TEST(CpuAccModels, KvCacheDecodersRunBothAttentionsOnTheKernel) {
+    SKIP_WITHOUT_CPUACC();
+    for (const char* model : {"gpt2_decoder_op14", "llama_decoder_op14"}) {
+        const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
+        ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
+        for (const char* isa : {static_cast<const char*>(nullptr), "avx2"}) {
+            const IsaCap cap(isa);
+            const std::string what = std::string(model) + " isa " + (isa ? isa : "best");
+            const LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
+            EXPECT_NE(m.m_Optimized.find("fused Attention x2"), std::string::npos) << what << "\n" << m.m_Optimized;
+            const std::vector<OwnedTensor> outs = m.Run(LoadModelInputs(base));
+            ASSERT_EQ(outs.size(), 5u) << what;
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                const OwnedTensor want = LoadTensorFile(base + ".output_" + std::to_string(k) + ".pb");
+                ASSERT_EQ(outs[k].m_Info.GetShape(), want.m_Info.GetShape()) << what << " output " << k;
+                EXPECT_LT(RelativeL2(outs[k], want), 1e-5) << what << " output " << k;
+            }
+        }
+    }
+}
+
 // oneDNN's reference implementations are scalar loops, one to three orders of magnitude slower
 // than its jit kernels: CpuAcc must pick another layout or decline the layer, never run one. The
 // verbose log names the implementation of every primitive executed (ctest runs this again with
