@@ -316,6 +316,27 @@ TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccFusion, TanhGeluBecomesOnePrimitive) {
+    SKIP_WITHOUT_CPUACC();
+    // GPT-2's NewGELUActivation as exported: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
+    // x * 0.5 computed first (GPT-2) or the two multiplications at the end.
+    for (bool halfFirst : {true, false}) {
+        Net net;
+        IOutputSlot* x = net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({2, 9, 40}), net.Const({40, 72}, 0.4f)}),
+                                    net.Const({72}));
+        IOutputSlot* cube = net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Pow, x, net.Scalar(3.0f)), net.Scalar(0.044715f));
+        IOutputSlot* t = net.Unary(UnaryOperation::Tanh, net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Add, x, cube),
+                                                                    net.Scalar(0.7978845608f)));
+        IOutputSlot* onePlus = net.Binary(BinaryOperation::Add, t, net.Scalar(1.0f));
+        IOutputSlot* y = halfFirst ? net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Mul, x, net.Scalar(0.5f)), onePlus)
+                                   : net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Mul, onePlus, x), net.Scalar(0.5f));
+        net.Output(y);
+        const Net::Result r = net.Check(2e-6, halfFirst ? "x * 0.5 first" : "* x, * 0.5 last");
+        EXPECT_NE(r.m_Optimized.find("fused GELU x1"), std::string::npos) << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("MatMul+eltwise x1"), std::string::npos) << r.m_Optimized;  // bias + GELU fused
+    }
+}
+
 TEST(CpuAccFusion, DecomposedRmsNormBecomesOneKernelStep) {
     SKIP_WITHOUT_CPUACC();
     // T5's form (x * (1 / sqrt(mean(x^2) + eps)) * gamma), LLaMA's (x / sqrt(...), no gamma here),
