@@ -727,6 +727,9 @@ INSTANTIATE_TEST_SUITE_P(
         KvCacheCase{"rank3_not_causal_mask_shorter_than_keys", true, 2, 2, 7, 2, 16, 16, false, KvCacheCase::Mask::ShortAdditive,
                     true, true},
         KvCacheCase{"rank4_past_y_only", false, 4, 2, 33, 5, 16, 8, true, KvCacheCase::Mask::None, true, false},
+        KvCacheCase{"rank4_decode_step_odd_head_size", false, 3, 3, 40, 1, 21, 9, true, KvCacheCase::Mask::Additive, true, true},
+        KvCacheCase{"rank3_two_new_tokens_gqa_boolean_mask", true, 6, 3, 25, 2, 24, 16, true, KvCacheCase::Mask::Boolean, true,
+                    false},
         KvCacheCase{"rank4_no_past_presents_causal", false, 2, 1, 0, 7, 8, 8, true, KvCacheCase::Mask::None, false, true},
         KvCacheCase{"rank3_no_past_presents_additive", true, 3, 3, 0, 6, 8, 8, false, KvCacheCase::Mask::Additive, false, true}),
     [](const ::testing::TestParamInfo<KvCacheCase>& i) { return std::string(i.param.m_Name); });
