@@ -10,7 +10,8 @@
 //   - RMSNorm:     pow 2, ReduceMean, + eps, sqrt, pow -1 and * x (or x / sqrt), [* gamma]
 //                                                                        => one RMS normalization
 //   - c / x                                                              => eltwise pow (c * x^-1)
-//   - attention:   MatMul(Q, K^T), [* scale], [+ mask], Softmax, MatMul(., V) => one Attention node
+//   - attention:   MatMul(Q, K^T), [* scale], [causal Where], [+ mask], Softmax, MatMul(., V)
+//                                                                        => one Attention node
 //                                                                        (CpuAcc's own kernel)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
