@@ -13,6 +13,10 @@ PyTorch's.
   # once: export the models (Debian's python with torch/torchvision/onnx; large files, never committed)
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py \\
       --only resnet50,mobilenet_v2,squeezenet1_1,efficientnet_b0,bert_base_encoder
+  # the decoders with a KV cache (transformers 4.40.2 for Debian's python): a decode step of 1
+  # token after 127 cached, and a 128-token prefill
+  MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py \\
+      --only gpt2_decode,gpt2_prefill,llama_decode,llama_prefill
   # then (python3 with onnxruntime==1.30.0 and numpy, as scripts/install-deps.sh installs)
   python3 bench/cpu/run_bench.py [--threads 1,2] [--rounds 8] [--min-time 1.5] [--markdown FILE]
 
@@ -95,12 +99,17 @@ def ort_once(args, name, threads):
     return r
 
 
-def trellis_accuracy(args, name, threads):
-    """Relative L2 error of Trellis's output against PyTorch's (NAME.ref.npy)."""
+def trellis_accuracy(args, entry, threads):
+    """Relative L2 error of Trellis's (first) output against PyTorch's (NAME.ref.npy)."""
+    name = entry["name"]
     with tempfile.TemporaryDirectory() as d:
         model = os.path.join(args.models_dir, name + ".onnx")
-        cmd = [args.trellis, "run", model, "--backends", args.backends, "--threads", str(threads),
-               "--input", "input=" + os.path.join(args.models_dir, name + ".input.npy"), "--output-dir", d]
+        cmd = [args.trellis, "run", model, "--backends", args.backends, "--threads", str(threads), "--output-dir", d]
+        if "inputs" in entry:  # several inputs (the decoders with a KV cache)
+            for i in entry["inputs"]:
+                cmd += ["--input", i["name"] + "=" + os.path.join(args.models_dir, i["file"])]
+        else:
+            cmd += ["--input", "input=" + os.path.join(args.models_dir, name + ".input.npy")]
         rc, out, err, _ = run_measured(cmd, trellis_env(args))
         if rc != 0:
             return None
@@ -178,7 +187,7 @@ def main():
         model_path = os.path.join(args.models_dir, entries[name]["onnx"])
         for threads in threads_list:
             try:
-                row = measure(args, name, model_path, threads)
+                row = measure(args, entries[name], model_path, threads)
             except Exception as why:  # noqa: BLE001 - a sweep reports a model's failure and goes on
                 print("%-18s t=%d  FAILED: %s" % (name, threads, why), flush=True)
                 failed.append((name, threads, str(why)))
@@ -229,7 +238,8 @@ def off_cpuacc(layers):
     return ", ".join("%s %s" % (b, n) for b, n in sorted(layers.items()) if b != "CpuAcc" and n)
 
 
-def measure(args, name, model_path, threads):
+def measure(args, entry, model_path, threads):
+    name = entry["name"]
     """Alternating rounds of both engines on one model and thread count; the summary row."""
     # Calibrate Trellis's iteration count so each process times about --min-time seconds.
     probe = trellis_once(args, model_path, threads, 3)
@@ -251,7 +261,7 @@ def measure(args, name, model_path, threads):
             if args.out:
                 with open(args.out, "a") as f:
                     f.write(json.dumps(dict(m, engine=engine, model_name=name, round=r)) + "\n")
-    err = trellis_accuracy(args, name, threads)
+    err = trellis_accuracy(args, entry, threads)
     row = {
         "model": name, "threads": threads,
         "trellis_ms": min(m["median_ms"] for m in tr), "ort_ms": min(m["median_ms"] for m in ort),

@@ -11,7 +11,8 @@ Every model comes from a small random config (torch.manual_seed(0)): nothing is 
 each model NAME it writes into DIR:
     NAME_op14.onnx
     NAME_op14.input_K.pb    (K = 0, 1, ...: TensorProtos named after the graph inputs)
-    NAME_op14.output_0.pb   (PyTorch eager output, the last hidden state)
+    NAME_op14.output_0.pb   (PyTorch eager output, the last hidden state; the decoders also
+                            NAME_op14.output_K.pb, K >= 1: the present key and value per layer)
 exported by torch's TorchScript exporter at opset 14 (as the T5 encoder that gave a wrong answer
 on CpuAcc was). The configurations are chosen to reach the code paths that matter:
   t5_encoder  relative-position bias with sequence 48 (the log-spaced buckets start at 8 and
@@ -20,6 +21,12 @@ on CpuAcc was). The configurations are chosen to reach the code paths that matte
   gpt2        causal self-attention, tanh-GELU, Conv1D projections
   llama       RMSNorm, rotary embeddings, SiLU-gated MLP, grouped-query attention (2 kv heads),
               causal + padding mask
+  gpt2_decoder, llama_decoder
+              the same two with a KV cache: one decoding step of 4 new tokens after 20 cached
+              ones (past_key_values inputs, use_cache=True: present key/value outputs); the
+              attention then reads Concat(past, new) keys, with the causal mask offset by the
+              past (GPT-2: a Where of a constant condition) and the second sequence's first 3
+              positions padded
 If the transformers package is missing the script says so and exits 0 (the tests that need its
 models then fail naming the missing files).
 """
@@ -72,6 +79,23 @@ def llama():
 
 MODELS = {"t5_encoder": t5_encoder, "bert": bert, "gpt2": gpt2, "llama": llama}
 
+# The decoders with a KV cache: past length and new tokens of the exported step.
+PAST = 20
+NEW = 4
+
+
+def gpt2_decoder():
+    model, _, _ = gpt2()
+    return model, 2, 4, 16  # layers, kv heads, head size
+
+
+def llama_decoder():
+    model, _, _ = llama()
+    return model, 2, 2, 16
+
+
+DECODERS = {"gpt2_decoder": gpt2_decoder, "llama_decoder": llama_decoder}
+
 
 class LastHiddenState(torch.nn.Module):
     """The model called with its inputs by name (plus fixed keyword arguments); returns the last
@@ -85,6 +109,57 @@ class LastHiddenState(torch.nn.Module):
 
     def forward(self, *args):
         return self.model(**dict(zip(self.names, args)), **self.extra).last_hidden_state
+
+
+class DecoderStep(torch.nn.Module):
+    """One decoding step with a KV cache: (input_ids, attention_mask, past key and value per layer)
+    -> (last hidden state, present key and value per layer)."""
+
+    def __init__(self, model, layers):
+        super().__init__()
+        self.model = model
+        self.layers = layers
+
+    def forward(self, input_ids, attention_mask, *past):
+        cache = tuple((past[2 * i], past[2 * i + 1]) for i in range(self.layers))
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, past_key_values=cache, use_cache=True)
+        flat = [out.last_hidden_state]
+        for k, v in out.past_key_values:
+            flat += [k, v]
+        return tuple(flat)
+
+
+def export_decoder(name, out_dir, force):
+    base = os.path.join(out_dir, f"{name}_op{OPSET}")
+    if not force and os.path.exists(base + ".output_0.pb"):
+        print(f"export {name} ... exists, skipped", flush=True)
+        return
+    t0 = time.time()
+    torch.manual_seed(0)
+    model, layers, kv_heads, head = DECODERS[name]()
+    model.eval()
+    step = DecoderStep(model, layers).eval()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, VOCAB, (BATCH, NEW), generator=g)
+    mask = torch.ones(BATCH, PAST + NEW, dtype=torch.int64)
+    mask[1, :3] = 0  # the second sequence is left-padded
+    past = [torch.randn(BATCH, kv_heads, PAST, head, generator=g) for _ in range(2 * layers)]
+    names = ["input_ids", "attention_mask"] + [f"past_{i}_{kv}" for i in range(layers) for kv in ("key", "value")]
+    out_names = ["last_hidden_state"] + [f"present_{i}_{kv}" for i in range(layers) for kv in ("key", "value")]
+    inputs = [ids, mask] + past
+    with torch.no_grad():
+        ref = [t.numpy() for t in step(*inputs)]
+        torch.onnx.export(step, tuple(inputs), base + ".onnx", input_names=names, output_names=out_names,
+                          opset_version=OPSET, do_constant_folding=True)
+    onnx.checker.check_model(base + ".onnx")
+    for k, (n, t) in enumerate(zip(names, inputs)):
+        with open(f"{base}.input_{k}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(t.numpy(), n).SerializeToString())
+    for k, (n, r) in enumerate(zip(out_names, ref)):
+        with open(f"{base}.output_{k}.pb", "wb") as f:
+            f.write(numpy_helper.from_array(r, n).SerializeToString())
+    ops = sorted({n.op_type for n in onnx.load(base + ".onnx").graph.node})
+    print(f"export {name} ... {time.time() - t0:.1f} s, {len(ref)} outputs, ops: {' '.join(ops)}", flush=True)
 
 
 def make_inputs(names):
@@ -132,7 +207,7 @@ def export_one(name, out_dir, force):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default="", help="comma-separated: " + ",".join(MODELS))
+    ap.add_argument("--only", default="", help="comma-separated: " + ",".join(list(MODELS) + list(DECODERS)))
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
     try:
@@ -141,14 +216,17 @@ def main():
         print("export_transformers: the transformers package is missing (scripts/install-deps.sh installs "
               "transformers==4.40.2); no transformer models exported")
         return 0
-    names = [n for n in args.only.split(",") if n] or list(MODELS)
-    unknown = [n for n in names if n not in MODELS]
+    names = [n for n in args.only.split(",") if n] or list(MODELS) + list(DECODERS)
+    unknown = [n for n in names if n not in MODELS and n not in DECODERS]
     if unknown:
         print("unknown model(s): " + ", ".join(unknown), file=sys.stderr)
         return 2
     os.makedirs(args.out, exist_ok=True)
     for n in names:
-        export_one(n, args.out, args.force)
+        if n in DECODERS:
+            export_decoder(n, args.out, args.force)
+        else:
+            export_one(n, args.out, args.force)
     return 0
 
 

@@ -29,6 +29,7 @@ struct LoadedModel {
     std::vector<BindingPointInfo> m_Inputs;
     std::vector<BindingPointInfo> m_Outputs;
     std::map<BackendId, unsigned int> m_LayerCounts;
+    std::string m_Optimized;  ///< the optimized network as text (each layer, region and its backend)
 
     static LoadedModel Load(const std::string& path, const std::vector<BackendId>& backends,
                             const IOnnxParser::Options& options = {},
@@ -41,6 +42,7 @@ struct LoadedModel {
         m.m_Runtime = IRuntime::Create(runtimeOptions);
         IOptimizedNetworkPtr opt = Optimize(*net, backends, m.m_Runtime->GetDeviceSpec());
         m.m_LayerCounts = opt->GetBackendLayerCounts();
+        m.m_Optimized = opt->ToString();
         m.m_Runtime->LoadNetwork(m.m_Id, std::move(opt));
         return m;
     }
@@ -98,34 +100,43 @@ inline std::vector<OwnedTensor> LoadModelInputs(const std::string& base) {
 }
 
 /// Exported test model `base` (its path without ".onnx") run on `backends` (with `options` for
-/// the runtime) with its saved inputs, against its saved PyTorch output: sets *err to the
-/// relative L2 error and *layerCounts to the layers per backend. Fails the test fatally when a
-/// file is missing or the output shape differs (check HasFatalFailure() after the call).
+/// the runtime) with its saved inputs, against its saved PyTorch outputs (base.output_K.pb, one
+/// per model output: the decoders' present key/value too): sets *err to the largest relative L2
+/// error over the outputs and *layerCounts to the layers per backend. Fails the test fatally when
+/// a file is missing or an output's shape differs (check HasFatalFailure() after the call).
 inline void ModelErrorVsPyTorch(const std::string& base, const std::vector<BackendId>& backends, double* err,
                                 std::map<BackendId, unsigned int>* layerCounts,
                                 const IRuntime::CreationOptions& options = {}) {
     ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
     LoadedModel m = LoadedModel::Load(base + ".onnx", backends, {}, options);
-    const OwnedTensor want = LoadTensorFile(base + ".output_0.pb");
+    std::vector<OwnedTensor> want;
+    for (int k = 0; std::filesystem::exists(base + ".output_" + std::to_string(k) + ".pb"); ++k) {
+        want.push_back(LoadTensorFile(base + ".output_" + std::to_string(k) + ".pb"));
+    }
+    ASSERT_FALSE(want.empty()) << base << ".output_0.pb missing";
     // An all-zero reference (a zero-initialized head) would let any output of zeros pass.
     bool nonZero = false;
-    for (std::size_t i = 0; i < want.m_Info.GetNumElements() && !nonZero; ++i) nonZero = ToDouble(want, i) != 0.0;
+    for (std::size_t i = 0; i < want[0].m_Info.GetNumElements() && !nonZero; ++i) nonZero = ToDouble(want[0], i) != 0.0;
     ASSERT_TRUE(nonZero) << base << ".output_0.pb is all zeros: the comparison could not fail";
     const auto outs = m.Run(LoadModelInputs(base));
-    ASSERT_EQ(outs.size(), 1u);
-    ASSERT_EQ(outs[0].m_Info.GetShape(), want.m_Info.GetShape());
-    *err = RelativeL2(outs[0], want);
+    ASSERT_EQ(outs.size(), want.size());
+    *err = 0.0;
+    for (std::size_t k = 0; k < want.size(); ++k) {
+        ASSERT_EQ(outs[k].m_Info.GetShape(), want[k].m_Info.GetShape()) << "output " << k;
+        *err = std::max(*err, RelativeL2(outs[k], want[k]));
+    }
     *layerCounts = m.m_LayerCounts;
 }
 
 /// The exported test models with a float32 PyTorch reference (tests/models/export_models.py at
-/// opset 13 and 17, export_transformers.py at opset 14), as "<name>_op<N>" bases in
-/// TRELLIS_TEST_MODELS_DIR.
+/// opset 13 and 17, export_transformers.py at opset 14, its decoders with a KV cache too), as
+/// "<name>_op<N>" bases in TRELLIS_TEST_MODELS_DIR.
 inline const std::vector<std::string>& ExportedModels() {
     static const std::vector<std::string> models = {
         "tiny_cnn_op13", "squeezenet1_1_op13", "mobilenet_v2_op13", "resnet50_op13", "efficientnet_b0_op13",
         "shufflenet_v2_x1_0_op13", "mobilenet_v3_small_op13", "vit_b_16_op13", "transformer_op13", "transformer_op17",
-        "lstm_op13", "t5_encoder_op14", "bert_op14", "gpt2_op14", "llama_op14"};
+        "lstm_op13", "t5_encoder_op14", "bert_op14", "gpt2_op14", "llama_op14", "gpt2_decoder_op14",
+        "llama_decoder_op14"};
     return models;
 }
 

@@ -28,6 +28,7 @@ INSTANTIATE_TEST_SUITE_P(Models, PyTorchModel,
                                            "efficientnet_b0_op13", "efficientnet_b0_op17", "shufflenet_v2_x1_0_op13",
                                            "shufflenet_v2_x1_0_op17", "mobilenet_v3_small_op13",
                                            "mobilenet_v3_small_op17", "vit_b_16_op13", "t5_encoder_op14", "bert_op14",
-                                           "gpt2_op14", "llama_op14"));
+                                           "gpt2_op14", "llama_op14", "gpt2_decoder_op14",
+                                           "llama_decoder_op14"));
 
 }  // namespace

@@ -2,6 +2,7 @@
 //
 // Pattern rewrites first (the forms PyTorch exports at opset 13):
 //   - GELU:        x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5            => gelu_erf(x)
+//   - tanh GELU:   0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))      => gelu_tanh(x)
 //   - SiLU/Swish:  x * sigmoid(x)                                        => swish(x)
 //   - LayerNorm:   ReduceMean, Sub, Pow 2 (or d*d), ReduceMean, + eps, Sqrt, Div, [* gamma], [+ beta]
 //                                                                        => one layer normalization
@@ -9,7 +10,8 @@
 //   - RMSNorm:     pow 2, ReduceMean, + eps, sqrt, pow -1 and * x (or x / sqrt), [* gamma]
 //                                                                        => one RMS normalization
 //   - c / x                                                              => eltwise pow (c * x^-1)
-//   - attention:   MatMul(Q, K^T), [* scale], [+ mask], Softmax, MatMul(., V) => one Attention node
+//   - attention:   MatMul(Q, K^T), [* scale], [causal Where], [+ mask], Softmax, MatMul(., V)
+//                                                                        => one Attention node
 //                                                                        (CpuAcc's own kernel)
 // then post-op fusion into Conv and MatMul: element-wise activations (one or a chain), a residual
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
@@ -119,6 +121,93 @@ void FuseGelu(RegionGraph& g) {
         gelu.m_Name += " (GELU)";
         Absorb(g, scaleNode, m2, {e, add, m1, m2});
         g.m_FusionLog.push_back("GELU: '" + gelu.m_Name + "' .. '" + N(g, m2).m_Name + "' -> gelu_erf");
+    }
+}
+
+/// The tanh approximation of GELU as transformers' GPT-2 (NewGELUActivation) and BERT-style
+/// "gelu_new" export it: Pow(x, 3) -> * 0.044715 -> + x -> * sqrt(2/pi) -> Tanh -> + 1, times
+/// (x * 0.5) - or times x, then 0.5. oneDNN's gelu_tanh computes the same formula in one pass;
+/// apart, the Pow alone is oneDNN's general pow (exp and log per element) and took 3 ms of a
+/// 128-token GPT-2 layer of 512 (1 thread), more than the layer's matmuls.
+void FuseGeluTanh(RegionGraph& g) {
+    const auto eltwiseIs = [&](int i, dnnl_alg_kind_t alg, float alpha, float beta) {
+        const Node& n = N(g, i);
+        return !n.m_Dead && n.m_Kind == NodeKind::Eltwise && n.m_Eltwise.size() == 1 &&
+               n.m_Eltwise[0].m_Algorithm == static_cast<int>(alg) && n.m_Eltwise[0].m_Alpha == alpha &&
+               n.m_Eltwise[0].m_Beta == beta;
+    };
+    const auto producer = [&](int v) { return v < 0 ? -1 : g.m_Values[static_cast<std::size_t>(v)].m_Producer; };
+    // `node` is Mul(v, scalar c) (either order) with v read by it alone (unless `shared`): v, else -1.
+    const auto scaled = [&](int node, float c, bool shared = false) {
+        if (node < 0 || !IsBinaryOp(N(g, node), BinaryOperation::Mul)) return -1;
+        float k = 0.0f;
+        for (int i = 0; i < 2; ++i) {
+            const int v = N(g, node).m_Inputs[static_cast<std::size_t>(i)];
+            if (ScalarOf(g, N(g, node).m_Inputs[static_cast<std::size_t>(1 - i)], k) && Near(k, c) &&
+                (shared || SoleConsumer(g, v) == node)) {
+                return v;
+            }
+        }
+        return -1;
+    };
+    for (int th = 0; th < static_cast<int>(g.m_Nodes.size()); ++th) {
+        if (!eltwiseIs(th, dnnl_eltwise_tanh, 0.0f, 0.0f) || N(g, th).m_Inputs.size() != 1) continue;
+        const int inner = N(g, th).m_Inputs[0];
+        const int innerMul = producer(inner);
+        if (SoleConsumer(g, inner) != th) continue;
+        const int sum = scaled(innerMul, std::sqrt(2.0f / 3.14159265358979f));
+        const int addNode = producer(sum);
+        if (sum < 0 || addNode < 0 || !IsBinaryOp(N(g, addNode), BinaryOperation::Add)) continue;
+        // x + 0.044715 * Pow(x, 3), either order.
+        int x = -1, cubeMul = -1, cube = -1;
+        for (int i = 0; i < 2 && x < 0; ++i) {
+            const int xi = N(g, addNode).m_Inputs[static_cast<std::size_t>(i)];
+            const int term = N(g, addNode).m_Inputs[static_cast<std::size_t>(1 - i)];
+            const int m = producer(term);
+            if (m < 0 || SoleConsumer(g, term) != addNode) continue;
+            const int c = scaled(m, 0.044715f);
+            const int pw = producer(c);
+            if (c < 0 || pw < 0 || !eltwiseIs(pw, dnnl_eltwise_pow, 1.0f, 3.0f) || N(g, pw).m_Inputs[0] != xi) continue;
+            x = xi, cubeMul = m, cube = pw;
+        }
+        if (x < 0) continue;
+        const TensorShape& shape = g.m_Values[static_cast<std::size_t>(x)].m_Info.GetShape();
+        // Tanh -> + 1.
+        const int plusOne = SoleConsumer(g, Out(N(g, th)));
+        float c = 0.0f;
+        if (plusOne < 0 || !IsBinaryOp(N(g, plusOne), BinaryOperation::Add) ||
+            !ScalarOf(g, OtherInput(N(g, plusOne), Out(N(g, th))), c) || !Near(c, 1.0f)) {
+            continue;
+        }
+        // Then * (x * 0.5), or * x and * 0.5 in either order.
+        const int m1 = SoleConsumer(g, Out(N(g, plusOne)));
+        if (m1 < 0 || !IsBinaryOp(N(g, m1), BinaryOperation::Mul)) continue;
+        const int o1 = OtherInput(N(g, m1), Out(N(g, plusOne)));
+        std::vector<int> dead = {th, innerMul, addNode, cubeMul, plusOne, m1};
+        int last = m1;
+        const int half = producer(o1);
+        if (half >= 0 && SoleConsumer(g, o1) == m1 && scaled(half, 0.5f, true) == x) {
+            dead.push_back(half);
+        } else {
+            const int m2 = SoleConsumer(g, Out(N(g, m1)));
+            if (m2 < 0 || !IsBinaryOp(N(g, m2), BinaryOperation::Mul)) continue;
+            const int o2 = OtherInput(N(g, m2), Out(N(g, m1)));
+            const bool xFirst = o1 == x && ScalarOf(g, o2, c) && Near(c, 0.5f);
+            const bool halfFirst = o2 == x && ScalarOf(g, o1, c) && Near(c, 0.5f);
+            if (!xFirst && !halfFirst) continue;
+            dead.push_back(m2);
+            last = m2;
+        }
+        if (g.m_Values[static_cast<std::size_t>(Out(N(g, last)))].m_Info.GetShape() != shape) continue;
+        Node& gelu = N(g, cube);
+        gelu.m_Eltwise = {EltwiseOp{static_cast<int>(dnnl_eltwise_gelu_tanh), 0.0f, 0.0f}};
+        gelu.m_Name += " (GELU tanh)";
+        const std::string lastName = N(g, last).m_Name;
+        const int out = Out(N(g, last));
+        gelu.m_Outputs = {out};
+        g.m_Values[static_cast<std::size_t>(out)].m_Producer = cube;
+        for (int d : dead) N(g, d).m_Dead = true;
+        g.m_FusionLog.push_back("GELU: '" + gelu.m_Name + "' .. '" + lastName + "' -> gelu_tanh");
     }
 }
 
@@ -374,8 +463,10 @@ bool BroadcastsTo(const TensorShape& small, const TensorShape& big) {
     return true;
 }
 
-/// MatMul(Q, K^T) -> [* scale] -> [+ mask] -> Softmax (last axis) -> MatMul(., V), the form of
-/// scaled_dot_product_attention in exports before ONNX Attention (and of hand-written attention);
+/// MatMul(Q, K^T) -> [* scale] -> [causal Where] -> [+ mask] -> Softmax (last axis) -> MatMul(., V),
+/// the form of scaled_dot_product_attention in exports before ONNX Attention (and of hand-written
+/// and transformers' eager attention, K^T and V then often the Concat of a KV cache's past and new
+/// keys, read where the Concat wrote them);
 /// scalar multiplies of Q or K^T alone (PyTorch scales both by the scale's square root) fold into
 /// the scale. Each intermediate must be read only by the next step, the matmuls plain (no bias or
 /// post-op), Q, K^T and V of rank 3 or 4 with the same leading dims (no batch broadcasting), and
@@ -405,7 +496,58 @@ void FuseAttention(RegionGraph& g) {
         std::vector<int> dead{s};
         int x = sm.m_Inputs[0], mask = -1, first = -1;
         float scale = 1.0f;
+        // A Where(constant condition, scores, constant scalar) before the mask: transformers'
+        // causal mask (GPT-2: torch.where(bias[.., k - q : k, :k], scores, finfo.min)). Taken into
+        // the kernel when its condition is causal with the queries the last of the keys (key j
+        // kept for query i iff j <= i + keys - queries), or keeps every score (a decode step's
+        // one query); any other condition leaves the pattern unfused (logged).
+        bool causal = false;
+        std::size_t causalOffset = 0;
+        float causalFill = 0.0f;
+        const auto takeCausalWhere = [&](int& v, std::vector<int>& nodes) {
+            const int p = producer(v);
+            if (p < 0 || SoleConsumer(g, v) < 0 || N(g, p).m_Dead || N(g, p).m_Kind != NodeKind::Where) return true;
+            const Node& w = N(g, p);
+            const Value& cond = value(w.m_Inputs[0]);
+            const Value& fill = value(w.m_Inputs[2]);
+            const TensorShape& cs = cond.m_Info.GetShape();
+            const unsigned int cr = cs.GetNumDimensions();
+            const std::size_t queries = shape[static_cast<unsigned int>(rank - 2)], keys = shape[static_cast<unsigned int>(rank - 1)];
+            bool leadingOnes = cond.m_BooleanConstant && fill.m_SmallConstant.size() == 1 && cr >= 1 &&
+                               static_cast<int>(cr) <= rank && value(w.m_Inputs[1]).m_Info.GetShape() == shape;
+            for (unsigned int i = 0; leadingOnes && i + 2 < cr; ++i) leadingOnes = cs[i] == 1;
+            if (!leadingOnes) {
+                g.m_FusionLog.push_back("Where '" + w.m_Name + "' before Softmax '" + sm.m_Name +
+                                        "' is not a constant condition broadcast over batch and heads with a scalar: the "
+                                        "attention stays unfused");
+                return false;
+            }
+            const std::size_t cq = cr >= 2 ? cs[cr - 2] : 1, ck = cs[cr - 1];
+            bool isCausal = keys >= queries, all = true;
+            for (std::size_t i = 0; i < queries; ++i) {
+                for (std::size_t j = 0; j < keys; ++j) {
+                    const bool c = (*cond.m_BooleanConstant)[(cq == 1 ? 0 : i) * ck + (ck == 1 ? 0 : j)] != 0;
+                    all = all && c;
+                    isCausal = isCausal && c == (j + queries <= i + keys);
+                }
+            }
+            if (!all && !isCausal) {
+                g.m_FusionLog.push_back("Where '" + w.m_Name + "' before Softmax '" + sm.m_Name +
+                                        "' keeps neither every score nor a causal set (key j for query i iff j <= i + "
+                                        "keys - queries): the attention stays unfused");
+                return false;
+            }
+            if (!all) {
+                causal = true;
+                causalOffset = keys - queries;
+                causalFill = fill.m_SmallConstant[0];
+            }
+            nodes.push_back(p);
+            v = w.m_Inputs[1];
+            return true;
+        };
         const auto takeScaleAndMatMul = [&](int v, float& sc, std::vector<int>& nodes) {
+            if (!takeCausalWhere(v, nodes)) return -1;
             int p = producer(v);
             if (p < 0 || SoleConsumer(g, v) < 0) return -1;
             float alpha = 1.0f;
@@ -429,6 +571,7 @@ void FuseAttention(RegionGraph& g) {
                 }
                 float sc = 1.0f;
                 std::vector<int> nodes{addNode};
+                causal = false;
                 const int mm = takeScaleAndMatMul(scores, sc, nodes);
                 if (mm < 0) continue;
                 first = mm;
@@ -439,6 +582,7 @@ void FuseAttention(RegionGraph& g) {
         }
         if (first < 0) {
             std::vector<int> nodes;
+            causal = false;
             first = takeScaleAndMatMul(x, scale, nodes);
             if (first < 0) continue;
             dead.insert(dead.end(), nodes.begin(), nodes.end());
@@ -470,6 +614,9 @@ void FuseAttention(RegionGraph& g) {
         d.m_Scale = scale;
         d.m_QNumHeads = d.m_KvNumHeads = rank == 4 ? qs[1] : 1;
         d.m_HasMask = mask >= 0;
+        d.m_IsCausal = causal;
+        att.m_CausalOffset = causalOffset;
+        att.m_CausalFill = causal ? causalFill : att.m_CausalFill;
         att.m_Kind = NodeKind::Attention;
         att.m_LayerType = LayerType::Attention;
         att.m_Descriptor = d;
@@ -791,6 +938,7 @@ void FuseQuantizeDequantize(RegionGraph& g) {
 
 void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FuseGelu(g);
+    FuseGeluTanh(g);
     FuseSwish(g);
     FuseLayerNorm(g);
     ScalarBinaryToLinear(g);

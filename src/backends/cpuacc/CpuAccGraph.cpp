@@ -42,6 +42,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Quantize: return "Quantize";
         case NodeKind::Dequantize: return "Dequantize";
         case NodeKind::QuantizedAdd: return "QuantizedAdd";
+        case NodeKind::Where: return "Where";
     }
     return "?";
 }
@@ -110,6 +111,14 @@ std::vector<float> SmallConstantOf(const ConstTensor& t) {
     values.resize(t.GetNumElements());
     std::memcpy(values.data(), t.GetMemoryArea(), values.size() * sizeof(float));
     return values;
+}
+
+std::shared_ptr<const std::vector<uint8_t>> BooleanConstantOf(const ConstTensor& t) {
+    if (t.GetDataType() != DataType::Boolean || t.GetNumElements() == 0 || !t.GetMemoryArea()) return nullptr;
+    const auto* p = static_cast<const uint8_t*>(t.GetMemoryArea());
+    auto bytes = std::make_shared<std::vector<uint8_t>>(p, p + t.GetNumElements());
+    for (uint8_t& b : *bytes) b = b ? 1 : 0;
+    return bytes;
 }
 
 /// Fills v.m_Int8Values from a constant Float32 tensor that carries the scales of the
@@ -204,6 +213,7 @@ std::shared_ptr<RegionGraph> BuildRegionGraph(const SubgraphView& subgraph, cons
             if (producer.GetType() == LayerType::Constant) {
                 v.m_Constant = true;
                 v.m_SmallConstant = SmallConstantOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
+                v.m_BooleanConstant = BooleanConstantOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
                 RecoverInt8Values(v, std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
                 v.m_IntScalar = IntScalarOf(std::get<ConstantDescriptor>(producer.GetDescriptor()).m_Tensor);
             }
@@ -258,6 +268,7 @@ std::shared_ptr<RegionGraph> BuildSingleLayerGraph(const QueueDescriptor& descri
         if (c) {
             v.m_Constant = true;
             v.m_SmallConstant = SmallConstantOf(*c);
+            v.m_BooleanConstant = BooleanConstantOf(*c);
             RecoverInt8Values(v, *c);
             v.m_IntScalar = IntScalarOf(*c);
         }

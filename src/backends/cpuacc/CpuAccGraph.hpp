@@ -10,6 +10,8 @@
 #include <trellis/backends/SubgraphView.hpp>
 #include <trellis/backends/IWorkload.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,6 +48,8 @@ enum class NodeKind {
     Quantize,   ///< QuantizeLinear, per tensor, Float32 -> UInt8/Signed8 (own kernel); x, scale, [zero point]
     Dequantize, ///< DequantizeLinear, per tensor, UInt8/Signed8 -> Float32 (own kernel); x, scale, [zero point]
     QuantizedAdd,  ///< DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear in one pass (own kernel); a, b 8-bit
+    Where,      ///< Where(constant Boolean condition, x, constant scalar): x where the condition holds, else
+                ///< the scalar (a masked fill: transformers' causal masks); inputs condition, x, scalar
 };
 const char* GetNodeKindName(NodeKind kind);
 
@@ -99,6 +103,12 @@ struct Node {
     /// Attention fused from MatMul -> Softmax -> MatMul: input 1 is K^T (.., head size, keys), as
     /// the first MatMul read it, rather than ONNX Attention's K.
     bool m_KeyTransposed = false;
+    /// Attention fused with a Where that masks the scores causally (a constant lower-triangular
+    /// condition, the form of transformers' GPT-2 exports): key j > query i + m_CausalOffset gets
+    /// m_CausalFill (the Where's scalar), before the mask Add, as the layers compute it. ONNX
+    /// Attention's is_causal: offset 0 (or the past length) and -inf.
+    std::size_t m_CausalOffset = 0;
+    float m_CausalFill = -std::numeric_limits<float>::infinity();
     bool m_Dead = false;
 };
 
@@ -108,6 +118,8 @@ struct Value {
     int m_RegionInput = -1;          ///< region input index feeding it (the first one)
     bool m_Constant = false;         ///< fed by a Constant layer
     std::vector<float> m_SmallConstant;  ///< the value, when constant Float32 with at most 64 elements
+    /// The bytes of a constant Boolean tensor (0 or 1 each), else null.
+    std::shared_ptr<const std::vector<uint8_t>> m_BooleanConstant;
     /// A constant Float32 tensor folded from DequantizeLinear of 8-bit data (the scales are in
     /// m_Info): the integers q - zero_point when each is in [-128, 127] and q * scale gives back
     /// every value bit for bit; empty otherwise (or when not checked).

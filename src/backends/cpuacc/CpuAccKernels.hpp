@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <cstdint>
 #include <optional>
 
@@ -35,8 +36,9 @@ void Erf(const float* in, float* out, std::size_t n, KernelIsa isa);
 /// 0; +inf gives +inf, NaN stays NaN.
 void Swish(const float* in, float* out, std::size_t n, KernelIsa isa);
 
-/// The sizes and options of one scaled dot-product attention: an ONNX Attention (Y only; no past,
-/// softcap or window) or a fused MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul.
+/// The sizes and options of one scaled dot-product attention: an ONNX Attention (no softcap,
+/// window or qk output; with a past, K and V are the present tensors, past and new keys) or a
+/// fused MatMul -> [scale] -> [mask Add] -> Softmax -> MatMul.
 struct AttentionShape {
     std::size_t m_Batch = 0, m_QHeads = 0, m_KvHeads = 0, m_QLen = 0, m_KvLen = 0, m_HeadSize = 0, m_VHeadSize = 0;
     /// Where each element lies, in floats: element (batch b, head h, position i, element e) of Q is
@@ -45,7 +47,14 @@ struct AttentionShape {
     std::size_t m_QStrides[4] = {0, 0, 0, 0}, m_KStrides[4] = {0, 0, 0, 0}, m_VStrides[4] = {0, 0, 0, 0},
                 m_YStrides[4] = {0, 0, 0, 0};
     float m_Scale = 1.0f;
-    bool m_Causal = false;  ///< key j > query i is masked (no past: the frontier starts at 0)
+    /// Causal: key j > query i + m_CausalOffset is masked (the offset is the past length: the
+    /// queries are the last of the keys, ONNX Attention's bottom-right alignment with a past).
+    bool m_Causal = false;
+    std::size_t m_CausalOffset = 0;
+    /// What a causally masked score becomes: -inf (ONNX Attention; applied after the mask, which
+    /// cannot undo it), or a finite value (a fused Where(causal, scores, finfo.min)), then applied
+    /// before the mask is added, as those layers compute it.
+    float m_CausalFill = -std::numeric_limits<float>::infinity();
     enum class Mask { None, Boolean, Additive } m_Mask = Mask::None;
     /// Mask element of (batch, q head, query, key) = sum of index * stride (0 where it broadcasts);
     /// keys at or past m_MaskLen are masked.

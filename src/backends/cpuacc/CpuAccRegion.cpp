@@ -357,6 +357,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Quantize:
         case NodeKind::Dequantize: CompileQuantize(n); break;
         case NodeKind::QuantizedAdd: CompileQuantizedAdd(n); break;
+        case NodeKind::Where: CompileWhere(n); break;
     }
 }
 

@@ -1,6 +1,7 @@
 // CpuAcc: scaled dot-product attention in a compiled region, as one step of CpuAcc's own fused
 // kernel (CpuAccKernels.hpp: scores, mask, softmax and the weighted sum per batch and head). Two
-// entries run it: the ONNX Attention layer (opset 23), and MatMul -> [scale] -> [mask Add] ->
+// entries run it: the ONNX Attention layer (opset 23; with a KV cache, past_key/past_value in and
+// present_key/present_value out), and MatMul -> [scale] -> [mask Add] ->
 // Softmax -> MatMul of older exports, fused by CpuAccFusion.cpp (K then arrives as K^T). Q, K and
 // V are read where they are - strided views (a head split's transpose, K^T) included - and Y is
 // written in the layout its consumer wants when that is the heads-back-together transpose.
@@ -29,9 +30,10 @@ int CompiledRegion::AttentionOperand(int value, Dims& strides, std::size_t& offs
 }
 
 void CompiledRegion::CompileAttention(const Node& n) {
-    // Entry 1, ONNX Attention: the layer support admitted Y only, no past, softcap or window, and
-    // a Boolean or Float32 mask; Q, K, V are (batch, heads, sequence, size) or (batch, sequence,
-    // heads * size). Entry 2, the fused pattern (n.m_KeyTransposed): Q (.., queries, size), K^T
+    // Entry 1, ONNX Attention: the layer support admitted Y and the present outputs (no qk
+    // output), past_key/past_value, no softcap or window, and a Boolean or Float32 mask; Q, K, V
+    // are (batch, heads, sequence, size) or (batch, sequence, heads * size), the past and present
+    // (batch, kv heads, sequence, size). Entry 2, the fused pattern (n.m_KeyTransposed): Q (.., queries, size), K^T
     // (.., size, keys), V (.., keys, v size) with the same leading dims - (batch, heads) or one
     // batch dim - and an additive mask broadcast to the scores.
     const auto& d = std::get<AttentionDescriptor>(n.m_Descriptor);
@@ -69,6 +71,8 @@ void CompiledRegion::CompileAttention(const Node& n) {
     s.m_VHeadSize = rank == 4 || pattern ? v[rank - 1] : v[2] / s.m_KvHeads;
     s.m_Scale = d.m_Scale ? *d.m_Scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.m_HeadSize)));
     s.m_Causal = d.m_IsCausal;
+    s.m_CausalOffset = n.m_CausalOffset;
+    s.m_CausalFill = n.m_CausalFill;
     s.m_AllMaskedIsNan = pattern;
     s.m_Isa = BestKernelIsa();
     Dims qSt, kSt, vSt;
@@ -79,6 +83,50 @@ void CompiledRegion::CompileAttention(const Node& n) {
     split(qSt, s.m_HeadSize, s.m_QStrides);
     split(kSt, s.m_HeadSize, s.m_KStrides);
     split(vSt, s.m_VHeadSize, s.m_VStrides);
+    // A KV cache (ONNX Attention's past_key/past_value inputs, present_key/present_value outputs):
+    // present = past ++ new keys along the sequence, (batch, kv heads, total, size), written once
+    // - the past and the new K (V) each reordered by oneDNN into its part of the present buffer,
+    // the new one from whatever view it is (3-D inputs split into heads) - and the kernel then
+    // reads K and V from the present buffers, which become the present outputs without a copy
+    // (CompileOutputs retargets a plain internal buffer to the output). Causal masking with a past
+    // is bottom-right aligned: query i sees keys up to past length + i.
+    const bool hasPresent = !pattern && n.m_Outputs.size() > 1;
+    if (!pattern && (d.m_HasPast || hasPresent)) {
+        const std::size_t pastLen = d.m_HasPast ? static_cast<std::size_t>(info(n.m_Inputs[4]).GetShape()[2]) : 0;
+        const std::size_t total = pastLen + s.m_KvLen;
+        const auto cache = [&](int pastInput, int presentOutput, std::size_t size, std::size_t newStrides[4],
+                               std::size_t newOffset, int newMem) {
+            const Dims presentDims = {static_cast<memory::dim>(s.m_Batch), static_cast<memory::dim>(s.m_KvHeads),
+                                      static_cast<memory::dim>(total), static_cast<memory::dim>(size)};
+            const memory::desc plain = PlainMd(presentDims);
+            const int present = NewInternal(plain);
+            if (pastLen > 0) {
+                Dims pastDims = presentDims;
+                pastDims[2] = static_cast<memory::dim>(pastLen);
+                AddReorder(EnsurePlain(n.m_Inputs[static_cast<std::size_t>(pastInput)]),
+                           Alias(present, plain.submemory_desc(pastDims, {0, 0, 0, 0})), n.m_Name + " (past)");
+            }
+            Dims newDims = presentDims, viewStrides(4);
+            newDims[2] = static_cast<memory::dim>(s.m_KvLen);
+            for (std::size_t i = 0; i < 4; ++i) viewStrides[i] = static_cast<memory::dim>(newStrides[i]);
+            memory::desc view(newDims, memory::data_type::f32, viewStrides);
+            view.data.offset0 = static_cast<memory::dim>(newOffset);
+            AddReorder(Alias(newMem, view),
+                       Alias(present, plain.submemory_desc(newDims, {0, 0, static_cast<memory::dim>(pastLen), 0})),
+                       n.m_Name + " (present)");
+            const int out = n.m_Outputs.size() > static_cast<std::size_t>(presentOutput)
+                                ? n.m_Outputs[static_cast<std::size_t>(presentOutput)]
+                                : -1;
+            if (out >= 0) Bind(out, present);
+            DenseAttentionStrides(s.m_KvHeads, total, size, newStrides);
+            return present;
+        };
+        mems[1] = cache(4, 1, s.m_HeadSize, s.m_KStrides, offsets[1], mems[1]);
+        mems[2] = cache(5, 2, s.m_VHeadSize, s.m_VStrides, offsets[2], mems[2]);
+        offsets[1] = offsets[2] = 0;
+        s.m_KvLen = total;
+        s.m_CausalOffset = pastLen;
+    }
     if (d.m_HasMask) {
         const int mask = n.m_Inputs[3];
         const TensorShape& ms = info(mask).GetShape();

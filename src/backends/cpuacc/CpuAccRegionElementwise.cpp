@@ -2,7 +2,8 @@
 // eltwise primitives, in place when nothing reads the input later), binary ops (oneDNN's binary
 // primitive on the inputs' layouts, a per-channel operand in the same blocked layout), and the
 // steps that run CpuAcc's own vectorized element-wise kernels over the OpenMP team: a lone Erf,
-// and the swish run in place right after a convolution.
+// and the swish run in place right after a convolution; Where with a constant condition (a masked
+// fill).
 #include "CpuAccRegionInternal.hpp"
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <trellis/Exceptions.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -81,6 +83,51 @@ void CompiledRegion::CompileErf(const Node& n) {
     const int out = n.m_Outputs[0];
     const int dst = NewInternal(PlainMd(ValueDims(out)));
     AddKernelStep(n.m_Name, src, dst, m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements(), &Erf);
+    Bind(out, dst);
+}
+
+void CompiledRegion::CompileWhere(const Node& n) {
+    // out = condition ? x : fill, the constant condition broadcast to the output once here (one
+    // byte per element), so the step is a plain select loop the compiler vectorizes. Where the
+    // condition is causal and the output feeds attention scores, the fusion took it into the
+    // attention kernel instead; this is the stand-alone form.
+    const Value& cond = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[0])];
+    const Value& fillValue = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[2])];
+    if (!cond.m_BooleanConstant || fillValue.m_SmallConstant.size() != 1) {
+        throw LayerValidationException("CpuAcc: Where '" + n.m_Name +
+                                       "' needs a constant Boolean condition and a constant scalar when the network is loaded");
+    }
+    const int out = n.m_Outputs[0];
+    const Dims outDims = ValueDims(out);
+    const Dims condDims = Prepend1s(DimsOf(cond.m_Info.GetShape()), outDims.size());
+    const Dims condStrides = StridesOf(condDims);
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
+    auto keep = std::make_shared<std::vector<uint8_t>>(count);
+    std::vector<memory::dim> index(outDims.size(), 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        std::size_t at = 0;
+        for (std::size_t d = 0; d < outDims.size(); ++d) {
+            if (condDims[d] != 1) at += static_cast<std::size_t>(index[d] * condStrides[d]);
+        }
+        (*keep)[i] = (*cond.m_BooleanConstant)[at];
+        for (std::size_t d = outDims.size(); d-- > 0;) {
+            if (++index[d] < outDims[d]) break;
+            index[d] = 0;
+        }
+    }
+    const int src = EnsurePlain(n.m_Inputs[1]);
+    const int dst = NewInternal(PlainMd(outDims));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [keep, count, fill = fillValue.m_SmallConstant[0]](const std::vector<void*>& p) {
+        const float* x = static_cast<const float*>(p[0]);
+        float* y = static_cast<float*>(p[1]);
+        const uint8_t* k = keep->data();
+        for (std::size_t i = 0; i < count; ++i) y[i] = k[i] ? x[i] : fill;
+    };
+    m_Steps.push_back(std::move(step));
     Bind(out, dst);
 }
 

@@ -206,6 +206,8 @@ private:
     /// memory for in place), in blocks over the OpenMP team.
     void AddKernelStep(const std::string& name, int src, int dst, std::size_t count, ElementKernel kernel);
     void CompileBinary(int index, const Node& n);
+    /// Where with a constant Boolean condition and a constant scalar: a masked fill (own step).
+    void CompileWhere(const Node& n);
     /// A binary op whose broadcast oneDNN runs only in its reference kernel: CpuAcc's own loop.
     void CompileBroadcastBinary(int index, const Node& n, int a, int b);
     void CompileSoftmax(const Node& n);

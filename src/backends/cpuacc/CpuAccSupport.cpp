@@ -143,6 +143,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::Expand: return NodeKind::Expand;
         case LayerType::QuantizeLinear: return NodeKind::Quantize;
         case LayerType::DequantizeLinear: return NodeKind::Dequantize;
+        case LayerType::Where: return NodeKind::Where;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -249,15 +250,26 @@ bool IsRecurrentSupported(const RecurrentDescriptor& d, const std::vector<Tensor
 }
 
 /// Attention as CpuAcc's fused kernel computes it (CpuAccKernels.hpp): Float32 Q, K, V (3-D or
-/// 4-D, grouped-query), a Boolean or Float32 mask, is_causal and scale; Y only.
+/// 4-D, grouped-query), a Boolean or Float32 mask, is_causal and scale, past_key/past_value; Y and
+/// present_key/present_value.
 bool IsAttentionSupported(const AttentionDescriptor& d, const std::vector<TensorInfo>& in,
                           const std::vector<TensorInfo>& out, std::string* reason) {
-    if (out.size() != 1) {
-        return Refuse(reason, "Attention: present_key, present_value and qk_matmul_output are not supported (CpuAcc "
-                              "computes Y only)");
+    if (out.size() > 3) {
+        return Refuse(reason, "Attention: qk_matmul_output is not supported (CpuAcc computes Y and the present "
+                              "key/value only)");
     }
-    if (d.m_HasPast || d.m_HasNonpadKvSeqlen || in.size() > 4 || (in.size() == 4 && !d.m_HasMask)) {
-        return Refuse(reason, "Attention: past_key/past_value and nonpad_kv_seqlen are not supported");
+    if (d.m_HasNonpadKvSeqlen || in.size() > 6) return Refuse(reason, "Attention: nonpad_kv_seqlen is not supported");
+    if (d.m_HasPast) {
+        for (std::size_t i = 4; i < 6; ++i) {
+            if (in.size() <= i || in[i].GetDataType() != DataType::Float32) {
+                return Refuse(reason, "Attention: past_key and past_value must be Float32 (CpuAcc runs Float32 only)");
+            }
+        }
+    }
+    for (std::size_t i = 1; i < out.size(); ++i) {
+        if (out[i].GetDataType() != DataType::Float32) {
+            return Refuse(reason, "Attention: present_key and present_value must be Float32");
+        }
     }
     if (d.m_Softcap != 0.0f) return Refuse(reason, "Attention: softcap is not supported");
     if (d.m_LeftWindow >= 0 || d.m_RightWindow >= 0) return Refuse(reason, "Attention: sliding windows are not supported");
@@ -276,6 +288,30 @@ bool IsAttentionSupported(const AttentionDescriptor& d, const std::vector<Tensor
     if (out[0].GetDataType() != DataType::Float32 || out[0].GetNumElements() == 0) {
         return Refuse(reason, "Attention: Y must be a non-empty Float32 tensor");
     }
+    return true;
+}
+
+/// Where as a masked fill: a constant Boolean condition (CpuAcc computes no Booleans, but reads a
+/// constant one), Float32 x of the output's shape, a constant Float32 scalar for the rest - the
+/// causal mask of transformers' exports (torch.where(causal_mask, scores, finfo.min)), which the
+/// attention fusion takes into the kernel.
+bool IsWhereSupported(const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out,
+                      const std::vector<bool>& constants, std::string* reason) {
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    if (in[0].GetDataType() != DataType::Boolean || !isConst(0)) {
+        return Refuse(reason, "Where: the condition must be a constant Boolean tensor (CpuAcc computes no Booleans)");
+    }
+    if (in[1].GetDataType() != DataType::Float32 || in[2].GetDataType() != DataType::Float32 ||
+        out[0].GetDataType() != DataType::Float32) {
+        return Refuse(reason, "Where: CpuAcc selects Float32 values only");
+    }
+    if (!isConst(2) || in[2].GetNumElements() != 1) {
+        return Refuse(reason, "Where: only x where the condition holds, else a constant scalar, is supported");
+    }
+    if (in[1].GetShape() != out[0].GetShape() || out[0].GetNumElements() == 0) {
+        return Refuse(reason, "Where: x must have the output's shape (no broadcast of x), and not be empty");
+    }
+    if (out[0].GetNumDimensions() > kMaxRank) return Refuse(reason, "Where: rank above 6 is not supported");
     return true;
 }
 
@@ -328,6 +364,7 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
     }
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
     if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);
+    if (type == LayerType::Where) return IsWhereSupported(in, out, constants, reason);
     if (type == LayerType::Pad || type == LayerType::Resize || type == LayerType::Expand) {
         // Their other inputs are parameters Optimize() folded into the descriptor.
         if (in[0].GetDataType() != DataType::Float32 || out[0].GetDataType() != DataType::Float32) {

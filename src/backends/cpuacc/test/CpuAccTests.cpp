@@ -358,6 +358,27 @@ TEST(CpuAccFusion, DecomposedLayerNormAndGeluBecomeOnePrimitiveEach) {
     EXPECT_EQ(r.m_Optimized.find("Erf"), std::string::npos) << r.m_Optimized;
 }
 
+TEST(CpuAccFusion, TanhGeluBecomesOnePrimitive) {
+    SKIP_WITHOUT_CPUACC();
+    // GPT-2's NewGELUActivation as exported: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), with
+    // x * 0.5 computed first (GPT-2) or the two multiplications at the end.
+    for (bool halfFirst : {true, false}) {
+        Net net;
+        IOutputSlot* x = net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {net.Input({2, 9, 40}), net.Const({40, 72}, 0.4f)}),
+                                    net.Const({72}));
+        IOutputSlot* cube = net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Pow, x, net.Scalar(3.0f)), net.Scalar(0.044715f));
+        IOutputSlot* t = net.Unary(UnaryOperation::Tanh, net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Add, x, cube),
+                                                                    net.Scalar(0.7978845608f)));
+        IOutputSlot* onePlus = net.Binary(BinaryOperation::Add, t, net.Scalar(1.0f));
+        IOutputSlot* y = halfFirst ? net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Mul, x, net.Scalar(0.5f)), onePlus)
+                                   : net.Binary(BinaryOperation::Mul, net.Binary(BinaryOperation::Mul, onePlus, x), net.Scalar(0.5f));
+        net.Output(y);
+        const Net::Result r = net.Check(2e-6, halfFirst ? "x * 0.5 first" : "* x, * 0.5 last");
+        EXPECT_NE(r.m_Optimized.find("fused GELU x1"), std::string::npos) << r.m_Optimized;
+        EXPECT_NE(r.m_Optimized.find("MatMul+eltwise x1"), std::string::npos) << r.m_Optimized;  // bias + GELU fused
+    }
+}
+
 TEST(CpuAccFusion, DecomposedRmsNormBecomesOneKernelStep) {
     SKIP_WITHOUT_CPUACC();
     // T5's form (x * (1 / sqrt(mean(x^2) + eps)) * gamma), LLaMA's (x / sqrt(...), no gamma here),
@@ -666,6 +687,191 @@ TEST(CpuAccOps, AttentionReadsStridedViewsOnEveryIsa) {
             const Net::Result r = net.Check(1e-5, what);
             EXPECT_NE(r.m_Optimized.find("Attention x1"), std::string::npos) << what << "\n" << r.m_Optimized;
         }
+    }
+}
+
+/// ONNX Attention with a KV cache: past_key/past_value (batch, kv heads, past, size) in,
+/// present_key/present_value (past ++ new keys) out, 3-D or 4-D Q/K/V, grouped-query, causal with
+/// the queries the last of the keys, Boolean or additive masks over the total length (or shorter:
+/// the rest masked). CpuAcc writes the presents once and runs its kernel on them; every output
+/// must match CpuRef with every kernel version the CPU runs.
+struct KvCacheCase {
+    const char* m_Name;
+    bool m_Rank3;
+    unsigned int m_QHeads, m_KvHeads, m_Past, m_New, m_HeadSize, m_VHeadSize;
+    bool m_Causal;
+    enum class Mask { None, Additive, Boolean, ShortAdditive } m_Mask;
+    bool m_HasPast, m_Presents;
+};
+
+class CpuAccAttentionKvCache : public ::testing::TestWithParam<KvCacheCase> {};
+
+TEST_P(CpuAccAttentionKvCache, RunsTheAttentionKernelAndMatchesCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    const KvCacheCase& c = GetParam();
+    const unsigned int b = 2, total = c.m_Past + c.m_New;
+    for (const char* isa : {static_cast<const char*>(nullptr), "avx2", "scalar"}) {
+        const IsaCap cap(isa);
+        const std::string what = std::string(c.m_Name) + " isa " + (isa ? isa : "best");
+        Net net;
+        AttentionDescriptor a;
+        a.m_IsCausal = c.m_Causal;
+        a.m_QNumHeads = c.m_Rank3 ? c.m_QHeads : 0;
+        a.m_KvNumHeads = c.m_Rank3 ? c.m_KvHeads : 0;
+        const auto qkv = [&](unsigned int heads, unsigned int len, unsigned int size) {
+            return c.m_Rank3 ? net.Input({b, len, heads * size}) : net.Input({b, heads, len, size});
+        };
+        std::vector<IOutputSlot*> ins = {qkv(c.m_QHeads, c.m_New, c.m_HeadSize), qkv(c.m_KvHeads, c.m_New, c.m_HeadSize),
+                                         qkv(c.m_KvHeads, c.m_New, c.m_VHeadSize)};
+        std::vector<uint8_t> keep;
+        if (c.m_Mask == KvCacheCase::Mask::Additive) {
+            ins.push_back(net.Const({b, 1, 1, total}, 2.0f));
+        } else if (c.m_Mask == KvCacheCase::Mask::ShortAdditive) {
+            ins.push_back(net.Const({c.m_New, total - 3}, 1.5f));  // the last 3 keys masked
+        } else if (c.m_Mask == KvCacheCase::Mask::Boolean) {
+            // (batch, 1, queries, total): the second batch's first two past keys off for every query.
+            keep.assign(b * c.m_New * total, 1);
+            for (unsigned int i = 0; i < c.m_New; ++i) keep[(c.m_New + i) * total] = keep[(c.m_New + i) * total + 1] = 0;
+            ins.push_back(net.ConstData(TensorInfo(TensorShape({b, 1, c.m_New, total}), DataType::Boolean, 0.0f, 0, true), keep.data()));
+        }
+        if (c.m_HasPast) {
+            const int64_t none = 0;
+            if (ins.size() == 3) ins.push_back(net.ConstData(TensorInfo(TensorShape({0}), DataType::Signed64, 0.0f, 0, true), &none));
+            ins.push_back(net.Input({b, c.m_KvHeads, c.m_Past, c.m_HeadSize}));
+            ins.push_back(net.Input({b, c.m_KvHeads, c.m_Past, c.m_VHeadSize}));
+        }
+        a.m_HasMask = c.m_Mask != KvCacheCase::Mask::None;
+        IConnectableLayer* att = net.Layer(LayerType::Attention, a, ins, c.m_Presents ? 3 : 1);
+        net.Output(&att->GetOutputSlot(0));
+        if (c.m_Presents) {
+            net.Output(&att->GetOutputSlot(1));
+            net.Output(&att->GetOutputSlot(2));
+        }
+        const Net::Result r = net.Check(1e-5, what);
+        EXPECT_NE(r.m_Optimized.find("Attention x1"), std::string::npos) << what << "\n" << r.m_Optimized;
+        EXPECT_EQ(r.m_Optimized.find("declined by CpuAcc"), std::string::npos) << what << "\n" << r.m_Optimized;
+        if (c.m_Presents) {
+            // The presents are exact copies: past ++ new, bit for bit.
+            const Net::Result ref = net.Run({"CpuRef"});
+            ASSERT_EQ(r.m_Outputs.size(), 3u);
+            EXPECT_EQ(r.m_Outputs[1], ref.m_Outputs[1]) << what;
+            EXPECT_EQ(r.m_Outputs[2], ref.m_Outputs[2]) << what;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Forms, CpuAccAttentionKvCache,
+    ::testing::Values(
+        KvCacheCase{"rank4_causal_past_presents", false, 4, 4, 9, 3, 16, 16, true, KvCacheCase::Mask::None, true, true},
+        KvCacheCase{"rank4_gqa_decode_step_additive_mask", false, 6, 2, 17, 1, 8, 8, true, KvCacheCase::Mask::Additive, true, true},
+        KvCacheCase{"rank3_gqa_causal_boolean_mask", true, 4, 2, 5, 4, 8, 12, true, KvCacheCase::Mask::Boolean, true, true},
+        KvCacheCase{"rank3_not_causal_mask_shorter_than_keys", true, 2, 2, 7, 2, 16, 16, false, KvCacheCase::Mask::ShortAdditive,
+                    true, true},
+        KvCacheCase{"rank4_past_y_only", false, 4, 2, 33, 5, 16, 8, true, KvCacheCase::Mask::None, true, false},
+        KvCacheCase{"rank4_decode_step_odd_head_size", false, 3, 3, 40, 1, 21, 9, true, KvCacheCase::Mask::Additive, true, true},
+        KvCacheCase{"rank3_two_new_tokens_gqa_boolean_mask", true, 6, 3, 25, 2, 24, 16, true, KvCacheCase::Mask::Boolean, true,
+                    false},
+        KvCacheCase{"rank4_no_past_presents_causal", false, 2, 1, 0, 7, 8, 8, true, KvCacheCase::Mask::None, false, true},
+        KvCacheCase{"rank3_no_past_presents_additive", true, 3, 3, 0, 6, 8, 8, false, KvCacheCase::Mask::Additive, false, true}),
+    [](const ::testing::TestParamInfo<KvCacheCase>& i) { return std::string(i.param.m_Name); });
+
+TEST(CpuAccOps, AttentionDeclinesTheQkOutputWithItsReason) {
+    SKIP_WITHOUT_CPUACC();
+    // qk_matmul_output (a fourth output) is CpuRef's: declined by name, and the answer still agrees.
+    Net net;
+    AttentionDescriptor a;
+    a.m_IsCausal = true;
+    const int64_t none = 0;
+    IConnectableLayer* att = net.Layer(
+        LayerType::Attention, a,
+        {net.Input({1, 2, 3, 8}), net.Input({1, 2, 3, 8}), net.Input({1, 2, 3, 8}),
+         net.ConstData(TensorInfo(TensorShape({0}), DataType::Signed64, 0.0f, 0, true), &none), net.Input({1, 2, 4, 8}),
+         net.Input({1, 2, 4, 8})},
+        4);
+    for (unsigned int o = 0; o < 4; ++o) net.Output(&att->GetOutputSlot(o));
+    const Net::Result r = net.Run({"CpuAcc", "CpuRef"});
+    const Net::Result ref = net.Run({"CpuRef"});
+    EXPECT_EQ(r.m_Counts.at("CpuRef"), 1u) << r.m_Optimized;
+    for (std::size_t o = 0; o < 4; ++o) EXPECT_EQ(r.m_Outputs[o], ref.m_Outputs[o]) << "output " << o;
+    EXPECT_NE(r.m_Optimized.find("Attention: qk_matmul_output is not supported"), std::string::npos) << r.m_Optimized;
+}
+
+/// The attention of transformers' eager decoders with a KV cache (GPT-2's exports): present K and
+/// V are Concat(past, new) along the sequence (region outputs), K^T a Transpose of present K, the
+/// scores divided by a scalar, then Where(constant condition, scores, finfo.min) and a padding
+/// mask Add before the Softmax. A causal condition (query i keeps key j iff j <= i + past) or one
+/// that keeps every score (a decode step's single query) fuses into the kernel; any other
+/// condition leaves the Where a node of its own (the masked-fill step), still on CpuAcc.
+TEST(CpuAccFusion, KvCacheConcatAndCausalWhereRunTheAttentionKernel) {
+    SKIP_WITHOUT_CPUACC();
+    enum class Cond { Causal, KeepsAll, Other };
+    struct Form {
+        const char* name;
+        unsigned int past, queries;
+        Cond cond;
+        bool mask;
+    };
+    for (const Form& f : {Form{"causal_with_past", 11, 4, Cond::Causal, true}, Form{"decode_step", 19, 1, Cond::KeepsAll, true},
+                          Form{"causal_prefill_no_mask", 0, 9, Cond::Causal, false},
+                          Form{"other_condition", 6, 3, Cond::Other, true}}) {
+        for (const char* isa : {static_cast<const char*>(nullptr), "avx2"}) {
+            const IsaCap cap(isa);
+            const std::string what = std::string(f.name) + " isa " + (isa ? isa : "best");
+            const unsigned int b = 2, h = 3, d = 16, total = f.past + f.queries;
+            Net net;
+            IOutputSlot* q = net.Input({b, h, f.queries, d});
+            IOutputSlot* k = net.Input({b, h, f.queries, d});
+            IOutputSlot* v = net.Input({b, h, f.queries, d});
+            if (f.past > 0) {
+                k = net.Op(LayerType::Concat, ConcatDescriptor{2}, {net.Input({b, h, f.past, d}), k});
+                v = net.Op(LayerType::Concat, ConcatDescriptor{2}, {net.Input({b, h, f.past, d}), v});
+            }
+            IOutputSlot* kT = net.Op(LayerType::Transpose, TransposeDescriptor{{0, 1, 3, 2}}, {k});
+            IOutputSlot* scores = net.Binary(BinaryOperation::Div, net.Op(LayerType::MatMul, EmptyDescriptor{}, {q, kT}), net.Scalar(4.0f));
+            std::vector<uint8_t> cond(f.queries * total);
+            for (unsigned int i = 0; i < f.queries; ++i) {
+                for (unsigned int j = 0; j < total; ++j) {
+                    const bool causal = j <= i + f.past;
+                    cond[i * total + j] = f.cond == Cond::KeepsAll ? 1 : f.cond == Cond::Causal ? causal : (causal && j % 3 != 1);
+                }
+            }
+            IOutputSlot* c = net.ConstData(TensorInfo(TensorShape({1, 1, f.queries, total}), DataType::Boolean, 0.0f, 0, true), cond.data());
+            scores = net.Op(LayerType::Where, EmptyDescriptor{}, {c, scores, net.Scalar(-std::numeric_limits<float>::max())});
+            if (f.mask) scores = net.Binary(BinaryOperation::Add, scores, net.Const({b, 1, 1, total}, 1.5f, -1.0f));
+            IOutputSlot* p = net.Op(LayerType::Softmax, SoftmaxDescriptor{-1, false, false}, {scores});
+            net.Output(net.Op(LayerType::Transpose, TransposeDescriptor{{0, 2, 1, 3}}, {net.Op(LayerType::MatMul, EmptyDescriptor{}, {p, v})}));
+            if (f.past > 0) {
+                net.Output(k);
+                net.Output(v);
+            }
+            const Net::Result r = net.Check(2e-5, what);
+            EXPECT_EQ(r.m_Counts.size(), 1u) << what << "\n" << r.m_Optimized;  // all on CpuAcc
+            const bool fused = f.cond != Cond::Other;
+            EXPECT_EQ(r.m_Optimized.find("fused Attention x1") != std::string::npos, fused) << what << "\n" << r.m_Optimized;
+            EXPECT_EQ(r.m_Optimized.find("Where x1") != std::string::npos, !fused) << what << "\n" << r.m_Optimized;
+        }
+    }
+}
+
+TEST(CpuAccOps, WhereRunsOnlyAsAMaskedFillWithAConstantCondition) {
+    SKIP_WITHOUT_CPUACC();
+    // A constant condition broadcast over rows, x of the output's shape, a scalar: CpuAcc's step.
+    std::vector<uint8_t> cond = {1, 0, 1, 1, 0, 0, 1};
+    {
+        Net net;
+        IOutputSlot* c = net.ConstData(TensorInfo(TensorShape({1, 7}), DataType::Boolean, 0.0f, 0, true), cond.data());
+        net.Output(net.Op(LayerType::Where, EmptyDescriptor{}, {c, net.Unary(UnaryOperation::Tanh, net.Input({5, 7})), net.Scalar(-3.0f)}));
+        const Net::Result r = net.Check(1e-6, "where");
+        EXPECT_NE(r.m_Optimized.find("Where x1"), std::string::npos) << r.m_Optimized;
+    }
+    {
+        // A condition computed at run time is declined by name (CpuAcc computes no Booleans).
+        Net net;
+        IOutputSlot* c = net.Input({5, 7}, DataType::Boolean);
+        net.Output(net.Op(LayerType::Where, EmptyDescriptor{}, {c, net.Input({5, 7}), net.Scalar(-3.0f)}));
+        const Net::Result r = net.Run({"CpuAcc", "CpuRef"});
+        EXPECT_NE(r.m_Optimized.find("Where: the condition must be a constant Boolean tensor"), std::string::npos) << r.m_Optimized;
     }
 }
 
@@ -1192,6 +1398,32 @@ TEST(CpuAccConcurrency, ManyThreadsOneNetwork) {
 // ---- models ---------------------------------------------------------------------------------------
 // The exported models run with CpuAcc first (and with each of its kernel-choosing options) in
 // tests/unit/differential_model_test.cpp; here, what oneDNN runs for them.
+
+// The transformers decoders exported with a KV cache (export_transformers.py: one step of 4 new
+// tokens after 20 cached, a padded sequence): both attentions of each run on the attention kernel
+// (GPT-2's Concat-past, Transpose, Div, causal Where and mask Add; LLaMA's rotary K, Expand of the
+// kv heads, Div and mask Add), with every kernel version the CPU runs, and every output - the
+// last hidden state and the present keys and values - matches PyTorch's.
+TEST(CpuAccModels, KvCacheDecodersRunBothAttentionsOnTheKernel) {
+    SKIP_WITHOUT_CPUACC();
+    for (const char* model : {"gpt2_decoder_op14", "llama_decoder_op14"}) {
+        const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
+        ASSERT_TRUE(std::filesystem::exists(base + ".onnx")) << base << ".onnx missing: the model export tests make it";
+        for (const char* isa : {static_cast<const char*>(nullptr), "avx2"}) {
+            const IsaCap cap(isa);
+            const std::string what = std::string(model) + " isa " + (isa ? isa : "best");
+            const LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
+            EXPECT_NE(m.m_Optimized.find("fused Attention x2"), std::string::npos) << what << "\n" << m.m_Optimized;
+            const std::vector<OwnedTensor> outs = m.Run(LoadModelInputs(base));
+            ASSERT_EQ(outs.size(), 5u) << what;
+            for (std::size_t k = 0; k < outs.size(); ++k) {
+                const OwnedTensor want = LoadTensorFile(base + ".output_" + std::to_string(k) + ".pb");
+                ASSERT_EQ(outs[k].m_Info.GetShape(), want.m_Info.GetShape()) << what << " output " << k;
+                EXPECT_LT(RelativeL2(outs[k], want), 1e-5) << what << " output " << k;
+            }
+        }
+    }
+}
 
 // oneDNN's reference implementations are scalar loops, one to three orders of magnitude slower
 // than its jit kernels: CpuAcc must pick another layout or decline the layer, never run one. The

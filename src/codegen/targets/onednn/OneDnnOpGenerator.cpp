@@ -1138,6 +1138,7 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Quantize:
             case NodeKind::Dequantize:
             case NodeKind::QuantizedAdd:
+            case NodeKind::Where:
                 throw InvalidArgumentException("the onednn target cannot generate layer '" + n.m_Name + "': CpuAcc runs it as a " +
                                                cpuacc::GetNodeKindName(n.m_Kind) +
                                                " node, which the onednn target has no generator for yet");
@@ -1476,6 +1477,7 @@ public:
             case LayerType::RmsNormalization:
             case LayerType::QuantizeLinear:
             case LayerType::DequantizeLinear:
+            case LayerType::Where:
                 if (reason) {
                     *reason = std::string(GetLayerTypeName(layer.m_Type)) +
                               ": CpuAcc runs it, the onednn target has no generator for it yet";
