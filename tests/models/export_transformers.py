@@ -129,10 +129,18 @@ class DecoderStep(torch.nn.Module):
         return tuple(flat)
 
 
-def export_decoder(name, out_dir, force):
+def export_base(name, out_dir, force):
+    """The path prefix of `name`'s files, or None (said) where they exist and force is off."""
     base = os.path.join(out_dir, f"{name}_op{OPSET}")
     if not force and os.path.exists(base + ".output_0.pb"):
         print(f"export {name} ... exists, skipped", flush=True)
+        return None
+    return base
+
+
+def export_decoder(name, out_dir, force):
+    base = export_base(name, out_dir, force)
+    if base is None:
         return
     t0 = time.time()
     torch.manual_seed(0)
@@ -180,9 +188,8 @@ def make_inputs(names):
 
 
 def export_one(name, out_dir, force):
-    base = os.path.join(out_dir, f"{name}_op{OPSET}")
-    if not force and os.path.exists(base + ".output_0.pb"):
-        print(f"export {name} ... exists, skipped", flush=True)
+    base = export_base(name, out_dir, force)
+    if base is None:
         return
     t0 = time.time()
     torch.manual_seed(0)

@@ -169,7 +169,8 @@ void CompiledRegion::CompileBatchNorm(const Node& n) {
     dnnl::batch_normalization_forward::primitive_desc pd;
     bool fused = relu, made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(src)].m_Md, relu); });
     if (!made && relu) {
-        made = MadeWithoutReference(pd, [&] { return make(m_Mems[static_cast<std::size_t>(EnsurePlain(x))].m_Md, true); });
+        // Probed on the plain descriptor; the reorder to it is added only when it is taken.
+        made = MadeWithoutReference(pd, [&] { return make(PlainMd(ValueDims(x)), true); });
         if (made) src = EnsurePlain(x);
     }
     if (!made && relu) {
