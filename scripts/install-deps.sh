@@ -116,6 +116,39 @@ else
     || { echo "deps: ERROR: after installing the serving packages, .venv cannot import onnx, numpy, kserve" >&2; exit 1; }
 fi
 
+# --- Arm NN's own samples (the Arm NN compatibility layer's acceptance test) ---------------------
+# tests/install builds Arm NN's samples/SimpleSample.cpp, unchanged, against the installed Trellis.
+# The file comes from Debian's source package of Arm NN (armnn 20.08-12, MIT), fetched by apt-get
+# from the same archive as the packages above, with a private source list (the system's apt
+# configuration is not changed), hash-checked by apt against the signed archive index; only
+# samples/ is kept, in $ARMNN_SAMPLES_DIR (CMake's TRELLIS_ARMNN_SAMPLES_DIR). Nothing of it is
+# committed to this repository.
+ARMNN_SRC_VERSION=20.08-12
+ARMNN_SAMPLES_DIR=${TRELLIS_DEPS_DIR:-/opt/trellis-deps}/armnn-$ARMNN_SRC_VERSION/samples
+if [[ -f "$ARMNN_SAMPLES_DIR/SimpleSample.cpp" ]]; then
+  echo "deps: Arm NN $ARMNN_SRC_VERSION samples present in $ARMNN_SAMPLES_DIR"
+else
+  echo "deps: fetching Debian's Arm NN $ARMNN_SRC_VERSION source package for its samples/ into $ARMNN_SAMPLES_DIR"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial" "$tmp/src"
+  echo "deb-src http://deb.debian.org/debian bookworm main" >"$tmp/sources.list"
+  APT_PRIVATE=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o "Dir::Etc::SourceParts=$tmp/none"
+               -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o Debug::NoLocking=1
+               -o APT::Sandbox::User=root)
+  if apt-get "${APT_PRIVATE[@]}" -qq update >/dev/null &&
+     (cd "$tmp/src" && apt-get "${APT_PRIVATE[@]}" -qq source --download-only "armnn=$ARMNN_SRC_VERSION" >/dev/null) &&
+     tar -xf "$tmp"/src/armnn_*.orig.tar.* -C "$tmp/src" --wildcards '*/samples/*'; then
+    "${SUDO[@]}" mkdir -p "$(dirname "$ARMNN_SAMPLES_DIR")"
+    "${SUDO[@]}" rm -rf "$ARMNN_SAMPLES_DIR"
+    "${SUDO[@]}" cp -r "$tmp"/src/armnn-*/samples "$ARMNN_SAMPLES_DIR"
+  else
+    echo "deps: WARNING: could not fetch Debian's armnn $ARMNN_SRC_VERSION source package; the install test" \
+         "will not build Arm NN's own SimpleSample.cpp"
+  fi
+  rm -rf "$tmp"
+fi
+
 # --- cuDNN frontend headers (GpuAcc), only where the CUDA toolkit is installed ---
 # The header-only cuDNN frontend comes from PyPI's nvidia-cudnn-frontend wheel (pinned); only its
 # include/ is kept, in $CUDNN_FE_DIR (CMake's TRELLIS_CUDNN_FRONTEND_INCLUDE_DIR). Nothing is

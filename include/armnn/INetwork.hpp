@@ -113,6 +113,19 @@ public:
     IConnectableLayer* AddConvolution2dLayer(const Convolution2dDescriptor& descriptor, const char* name = nullptr);
     IConnectableLayer* AddDepthwiseConvolution2dLayer(const DepthwiseConvolution2dDescriptor& descriptor,
                                                       const char* name = nullptr);
+    /// Arm NN 20.x's forms (deprecated there since 22.05, and still found in programs written for
+    /// it, its own samples/SimpleSample.cpp among them): the weights and, when
+    /// descriptor.m_BiasEnabled, the biases are given as tensors. They are copied into Constant
+    /// layers connected to input slots 1 and 2, as Arm NN 22.x does, so the layer has the slots
+    /// of the forms above. m_BiasEnabled without biases is an InvalidArgumentException; biases
+    /// given while m_BiasEnabled is false are not used (Arm NN's rule).
+    IConnectableLayer* AddFullyConnectedLayer(const FullyConnectedDescriptor& descriptor, const ConstTensor& weights,
+                                              const Optional<ConstTensor>& biases, const char* name = nullptr);
+    IConnectableLayer* AddConvolution2dLayer(const Convolution2dDescriptor& descriptor, const ConstTensor& weights,
+                                             const Optional<ConstTensor>& biases, const char* name = nullptr);
+    IConnectableLayer* AddDepthwiseConvolution2dLayer(const DepthwiseConvolution2dDescriptor& descriptor,
+                                                      const ConstTensor& weights, const Optional<ConstTensor>& biases,
+                                                      const char* name = nullptr);
     IConnectableLayer* AddPooling2dLayer(const Pooling2dDescriptor& descriptor, const char* name = nullptr);
     IConnectableLayer* AddActivationLayer(const ActivationDescriptor& descriptor, const char* name = nullptr);
     IConnectableLayer* AddAdditionLayer(const char* name = nullptr);

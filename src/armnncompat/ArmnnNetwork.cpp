@@ -174,6 +174,42 @@ IConnectableLayer* INetwork::AddConvolution2dLayer(const Convolution2dDescriptor
 IConnectableLayer* INetwork::AddDepthwiseConvolution2dLayer(const DepthwiseConvolution2dDescriptor& d, const char* name) {
     return pNetworkImpl->Add(LayerType::DepthwiseConvolution2d, name, d.GetNumInputs(), 1, Desc(d));
 }
+namespace {
+// Arm NN 20.x's weights-as-tensors forms: the weights (slot 1) and biases (slot 2) become Constant
+// layers of the network, named after the layer as Arm NN 22.x names them.
+IConnectableLayer* ConnectWeightsAndBiases(INetwork& network, IConnectableLayer* layer, bool biasEnabled,
+                                           const ConstTensor& weights, const Optional<ConstTensor>& biases,
+                                           const char* name) {
+    if (biasEnabled && !biases.has_value())
+        throw InvalidArgumentException(detail::DescribeLayer(*layer) +
+                                       ": the descriptor's m_BiasEnabled is true but no biases were given");
+    const std::string base = name ? name : "";
+    network.AddConstantLayer(weights, (base + "/weights").c_str())->GetOutputSlot(0).Connect(layer->GetInputSlot(1));
+    if (biasEnabled)
+        network.AddConstantLayer(biases.value(), (base + "/biases").c_str())
+            ->GetOutputSlot(0)
+            .Connect(layer->GetInputSlot(2));
+    return layer;
+}
+}  // namespace
+
+IConnectableLayer* INetwork::AddFullyConnectedLayer(const FullyConnectedDescriptor& d, const ConstTensor& weights,
+                                                    const Optional<ConstTensor>& biases, const char* name) {
+    FullyConnectedDescriptor constant = d;
+    constant.m_ConstantWeights = true;
+    return ConnectWeightsAndBiases(*this, AddFullyConnectedLayer(constant, name), d.m_BiasEnabled, weights, biases,
+                                   name);
+}
+IConnectableLayer* INetwork::AddConvolution2dLayer(const Convolution2dDescriptor& d, const ConstTensor& weights,
+                                                   const Optional<ConstTensor>& biases, const char* name) {
+    return ConnectWeightsAndBiases(*this, AddConvolution2dLayer(d, name), d.m_BiasEnabled, weights, biases, name);
+}
+IConnectableLayer* INetwork::AddDepthwiseConvolution2dLayer(const DepthwiseConvolution2dDescriptor& d,
+                                                            const ConstTensor& weights,
+                                                            const Optional<ConstTensor>& biases, const char* name) {
+    return ConnectWeightsAndBiases(*this, AddDepthwiseConvolution2dLayer(d, name), d.m_BiasEnabled, weights, biases,
+                                   name);
+}
 IConnectableLayer* INetwork::AddPooling2dLayer(const Pooling2dDescriptor& d, const char* name) {
     return pNetworkImpl->Add(LayerType::Pooling2d, name, 1, 1, Desc(d));
 }

@@ -306,6 +306,34 @@ TEST_P(ArmnnCompatBackend, FullyConnectedWithBiasTransposeAndFlatten) {
     }
 }
 
+TEST_P(ArmnnCompatBackend, FullyConnectedWeightsAndBiasesAsTensorsArmnn20Form) {
+    // Arm NN 20.x's AddFullyConnectedLayer(descriptor, weights, biases, name), as its
+    // samples/SimpleSample.cpp calls it; the tensors' infos are not marked constant.
+    for (bool bias : {false, true}) {
+        Harness h(GetParam());
+        const std::vector<float> x = Ramp(6), w = Ramp(12, 0.21f), b = {0.5f, -0.25f, 1.0f, 0.0f};
+        FullyConnectedDescriptor d;
+        d.m_BiasEnabled = bias;
+        Optional<ConstTensor> biases;
+        if (bias) biases = ConstTensor(TensorInfo(TensorShape({4}), DataType::Float32), b.data());
+        IConnectableLayer* fc = h.Net().AddFullyConnectedLayer(
+            d, ConstTensor(TensorInfo(TensorShape({3, 4}), DataType::Float32), w.data()), biases, "fc");
+        EXPECT_EQ(fc->GetNumInputSlots(), bias ? 3u : 2u);
+        ASSERT_NE(fc->GetInputSlot(1).GetConnection(), nullptr);
+        EXPECT_EQ(fc->GetInputSlot(1).GetConnection()->GetOwningIConnectableLayer().GetType(), LayerType::Constant);
+        h.Input(0, {2, 3})->GetOutputSlot(0).Connect(fc->GetInputSlot(0));
+        fc->GetOutputSlot(0).SetTensorInfo(h.Info({2, 4}));
+        h.Output(fc);
+        std::vector<float> expected(8);
+        for (unsigned n = 0; n < 2; ++n)
+            for (unsigned o = 0; o < 4; ++o) {
+                expected[n * 4 + o] = bias ? b[o] : 0.0f;
+                for (unsigned k = 0; k < 3; ++k) expected[n * 4 + o] += x[n * 3 + k] * w[k * 4 + o];
+            }
+        ExpectNear(h.Run({{0, x}}, "fc"), expected);
+    }
+}
+
 // ---- layers with a data layout ----
 
 TEST_P(ArmnnCompatLayout, Convolution2dWithBiasStridesAndPadding) {
@@ -370,6 +398,62 @@ TEST_P(ArmnnCompatLayout, DepthwiseConvolution2dWithDepthMultiplier) {
     const std::vector<float> expected = ReferenceConv(p, x, w, b);
     const auto out = h.Run({{0, Nhwc() ? NchwToNhwc(x, p.n, p.c, p.h, p.w) : x}}, "depthwise");
     ExpectNear(out, Nhwc() ? NchwToNhwc(expected, p.n, p.o, p.OutH(), p.OutW()) : expected);
+}
+
+TEST_P(ArmnnCompatLayout, ConvolutionWeightsAndBiasesAsTensorsArmnn20Form) {
+    // AddConvolution2dLayer / AddDepthwiseConvolution2dLayer(descriptor, weights, biases, name).
+    Conv2dParams p;
+    const std::vector<float> x = Ramp(p.n * p.c * p.h * p.w), w = Ramp(p.o * p.c * p.kh * p.kw, 0.13f), b = Ramp(p.o);
+    {
+        Harness h(GetParam().m_Backend);
+        Convolution2dDescriptor d;
+        d.m_StrideX = p.strideX;
+        d.m_StrideY = p.strideY;
+        d.m_PadTop = p.padTop;
+        d.m_PadBottom = p.padBottom;
+        d.m_PadLeft = p.padLeft;
+        d.m_PadRight = p.padRight;
+        d.m_BiasEnabled = true;
+        d.m_DataLayout = GetParam().m_Layout;
+        const std::vector<float> wLaid = Nhwc() ? NchwToNhwc(w, p.o, p.c, p.kh, p.kw) : w;
+        const TensorShape wShape = Nhwc() ? TensorShape{p.o, p.kh, p.kw, p.c} : TensorShape{p.o, p.c, p.kh, p.kw};
+        IConnectableLayer* conv = h.Net().AddConvolution2dLayer(
+            d, ConstTensor(h.Info(wShape, true), wLaid.data()), ConstTensor(h.Info({p.o}, true), b.data()), "conv");
+        h.Input(0, Nhwc() ? TensorShape{p.n, p.h, p.w, p.c} : TensorShape{p.n, p.c, p.h, p.w})
+            ->GetOutputSlot(0).Connect(conv->GetInputSlot(0));
+        h.Output(conv);
+        const std::vector<float> expected = ReferenceConv(p, x, w, b);
+        const auto out = h.Run({{0, Nhwc() ? NchwToNhwc(x, p.n, p.c, p.h, p.w) : x}}, "conv");
+        ExpectNear(out, Nhwc() ? NchwToNhwc(expected, p.n, p.o, p.OutH(), p.OutW()) : expected);
+    }
+    {
+        Harness h(GetParam().m_Backend);
+        Conv2dParams q;
+        q.c = 3;
+        q.o = 3;
+        q.groups = 3;
+        const std::vector<float> xd = Ramp(q.n * q.c * q.h * q.w), wd = Ramp(q.o * q.kh * q.kw, 0.17f);
+        std::vector<float> wArmnn(wd.size());
+        for (unsigned o = 0; o < q.o; ++o)
+            for (unsigned k = 0; k < q.kh * q.kw; ++k) wArmnn[k * q.o + o] = wd[o * q.kh * q.kw + k];
+        DepthwiseConvolution2dDescriptor d;
+        d.m_StrideX = q.strideX;
+        d.m_StrideY = q.strideY;
+        d.m_PadTop = q.padTop;
+        d.m_PadBottom = q.padBottom;
+        d.m_PadLeft = q.padLeft;
+        d.m_PadRight = q.padRight;
+        d.m_DataLayout = GetParam().m_Layout;
+        IConnectableLayer* conv = h.Net().AddDepthwiseConvolution2dLayer(
+            d, ConstTensor(h.Info({1, q.kh, q.kw, q.o}, true), wArmnn.data()), EmptyOptional(), "depthwise");
+        EXPECT_EQ(conv->GetNumInputSlots(), 2u);
+        h.Input(0, Nhwc() ? TensorShape{q.n, q.h, q.w, q.c} : TensorShape{q.n, q.c, q.h, q.w})
+            ->GetOutputSlot(0).Connect(conv->GetInputSlot(0));
+        h.Output(conv);
+        const std::vector<float> expected = ReferenceConv(q, xd, wd, std::vector<float>(q.o, 0.0f));
+        const auto out = h.Run({{0, Nhwc() ? NchwToNhwc(xd, q.n, q.c, q.h, q.w) : xd}}, "depthwise");
+        ExpectNear(out, Nhwc() ? NchwToNhwc(expected, q.n, q.o, q.OutH(), q.OutW()) : expected);
+    }
 }
 
 TEST_P(ArmnnCompatLayout, Pooling2dMaxAndAverageWithPaddingMethods) {
@@ -711,6 +795,22 @@ TEST(ArmnnCompatErrors, SecondConnectionIntoAnInputSlotIsRefused) {
     } catch (const InvalidArgumentException& e) {
         EXPECT_NE(std::string(e.what()).find("'sum'"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("already connected"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ArmnnCompatErrors, BiasEnabledWithoutBiasesIsRefusedNamingTheLayer) {
+    INetworkPtr net = INetwork::Create();
+    const float w[] = {1.0f};
+    FullyConnectedDescriptor d;
+    d.m_BiasEnabled = true;
+    try {
+        net->AddFullyConnectedLayer(d, ConstTensor(TensorInfo(TensorShape({1, 1}), DataType::Float32), w),
+                                    EmptyOptional(), "fc1");
+        FAIL() << "expected an InvalidArgumentException";
+    } catch (const InvalidArgumentException& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("'fc1'"), std::string::npos) << message;
+        EXPECT_NE(message.find("m_BiasEnabled"), std::string::npos) << message;
     }
 }
 

@@ -19,16 +19,19 @@
 #      case must pass, every other case must be declined (skipped), none may fail
 #   9. the installed examples/armnn-simple-sample (an Arm NN program, Arm NN's API only) built
 #      against the prefix; it must echo the number it is given
+#  9b. Arm NN's own samples/SimpleSample.cpp (Debian's armnn 20.08 source, fetched by
+#      scripts/install-deps.sh into ARMNN_SAMPLES_DIR), unchanged, built against the prefix with
+#      a build file of ours; it must echo the number it is given
 #  10. the installed examples/seed-flow built against the prefix: the seed's AdditionToPreCompiled
 #      flow on the Custom backend, which the runtime must find in the installed default folder
 #      <prefix>/lib/trellis/backends with no path given; the installed `trellis backends` lists it
 #
 # Required -D variables: BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR
-# INCLUDEDIR DATADIR DOCDIR VERSION VERSION_MAJOR; SANITIZE (ON in an ASan/UBSan build) is optional.
+# INCLUDEDIR DATADIR DOCDIR VERSION VERSION_MAJOR ARMNN_SAMPLES_DIR; SANITIZE (ON in an ASan/UBSan build) is optional.
 cmake_minimum_required(VERSION 3.22)
 
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR PYTHON GENERATOR CXX_COMPILER LIBDIR BINDIR INCLUDEDIR DATADIR DOCDIR
-        VERSION VERSION_MAJOR)
+        VERSION VERSION_MAJOR ARMNN_SAMPLES_DIR)
   if(NOT DEFINED ${var} OR "${${var}}" STREQUAL "")
     message(FATAL_ERROR "InstallTest.cmake: -D${var}=... is required")
   endif()
@@ -350,6 +353,35 @@ execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${sam
                 INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
   fail("SimpleSample with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
+endif()
+message(STATUS "   Your number was 7.5")
+
+# ---- 9b. Arm NN's own samples/SimpleSample.cpp, unchanged, against the prefix ------------------
+# The file is Arm NN's (Debian's armnn 20.08 source package, fetched by scripts/install-deps.sh);
+# only the build file is ours, which is all an Arm NN user changes.
+message(STATUS "9b. Arm NN's own samples/SimpleSample.cpp (${ARMNN_SAMPLES_DIR}) built against the prefix")
+if(NOT EXISTS "${ARMNN_SAMPLES_DIR}/SimpleSample.cpp")
+  fail("Arm NN's samples/SimpleSample.cpp is not in '${ARMNN_SAMPLES_DIR}': scripts/install-deps.sh fetches it from "
+       "Debian's armnn source package (run it, or configure with -DTRELLIS_ARMNN_SAMPLES_DIR=<Arm NN's samples/>)")
+endif()
+set(armnn_sample_src "${WORK_DIR}/armnn-own-sample")
+set(armnn_sample "${WORK_DIR}/armnn-own-sample-build")
+file(REMOVE_RECURSE "${armnn_sample_src}")
+file(WRITE "${armnn_sample_src}/CMakeLists.txt"
+  "cmake_minimum_required(VERSION 3.22)\n"
+  "project(ArmnnOwnSimpleSample LANGUAGES CXX)\n"
+  "set(CMAKE_CXX_STANDARD 20)\n"
+  "find_package(Trellis REQUIRED)\n"
+  "add_executable(SimpleSample \"${ARMNN_SAMPLES_DIR}/SimpleSample.cpp\")\n"
+  "target_link_libraries(SimpleSample PRIVATE Trellis::trellis)\n")
+run("configuring Arm NN's SimpleSample.cpp" "${CMAKE_COMMAND}" -S "${armnn_sample_src}" -B "${armnn_sample}"
+    ${SUBBUILD_ARGS})
+check_used_prefix("${armnn_sample}")
+run("building Arm NN's SimpleSample.cpp" "${CMAKE_COMMAND}" --build "${armnn_sample}" -j2)
+execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${armnn_sample}/SimpleSample"
+                INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
+  fail("Arm NN's SimpleSample with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
 endif()
 message(STATUS "   Your number was 7.5")
 
