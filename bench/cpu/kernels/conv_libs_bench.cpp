@@ -3,7 +3,7 @@
 // fused ReLU. A benchmark, not a test: it decides where CpuAcc would use XNNPACK ("where it
 // measures faster", issue 5) and docs/performance.md records its output.
 //
-//   build/bin/trellis_conv_libs_bench [--threads N] [--rounds R]
+//   build/bin/trellis_conv_libs_bench [--threads N] [--rounds R] [--fc-only]
 //
 // Each shape is timed per library with cold weights (8 copies of the operator, each with its own
 // weights, run in turn, so weights come from memory as they do in a whole network) and the two
@@ -70,10 +70,13 @@ struct FcShape {
 };
 
 // The fully connected layers (MatMul/Gemm with constant weights) of the BERT-like encoder
-// (sequence 128, d_model 768, FFN 3072) and the classifier heads.
+// (sequence 128, d_model 768, FFN 3072), the classifier heads, and the input projections of the
+// recurrent models (every step's x W^T at once: 64 steps, LSTM 4 x 256 gates, bidirectional GRU
+// 2 x 3 x 256 gates on inputs of 256 and 512).
 const FcShape kFcShapes[] = {
     {"bert_base_encoder", 128, 768, 768}, {"bert_base_encoder", 128, 768, 3072},
     {"bert_base_encoder", 128, 3072, 768}, {"resnet50", 1, 2048, 1000}, {"mobilenet_v2", 1, 1280, 1000},
+    {"lstm2x256", 64, 256, 1024}, {"bigru2x256", 64, 256, 1536}, {"bigru2x256", 64, 512, 1536},
 };
 
 /// A oneDNN primitive and kCopies packed copies of its weights, sharing src/bias/dst.
@@ -258,14 +261,17 @@ std::pair<double, double> Alternate(A& a, B& b, int rounds) {
 
 int main(int argc, char** argv) {
     int threads = 1, rounds = 10;
+    bool fcOnly = false;  // the fully connected table alone (the convolutions take minutes)
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) {
             threads = std::atoi(argv[++i]);
         } else if (a == "--rounds" && i + 1 < argc) {
             rounds = std::atoi(argv[++i]);
+        } else if (a == "--fc-only") {
+            fcOnly = true;
         } else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--fc-only]\n", argv[0]);
             return a == "--help" || a == "-h" ? 0 : 2;
         }
     }
@@ -283,10 +289,12 @@ int main(int argc, char** argv) {
     std::printf("batch 1, float32, fused ReLU, %d thread(s), best of %d rounds x %d weight copies; "
                 "time per call in ms\n\n",
                 threads, rounds, kCopies);
-    std::printf("| model | conv (ic->oc, input, kernel/stride, groups) | oneDNN 2.6 (kernel) | XNNPACK | "
-                "XNNPACK/oneDNN |\n|---|---|---:|---:|---:|\n");
     double sumDnnl = 0, sumXnn = 0;
+    if (!fcOnly)
+        std::printf("| model | conv (ic->oc, input, kernel/stride, groups) | oneDNN 2.6 (kernel) | XNNPACK | "
+                    "XNNPACK/oneDNN |\n|---|---|---:|---:|---:|\n");
     for (const Shape& s : kShapes) {
+        if (fcOnly) break;
         OneDnnRunner a = OneDnnConv(s, eng);
         std::unique_ptr<XnnRunner> b = XnnConv(s, pool);
         const auto [ta, tb] = Alternate(a, *b, rounds);
@@ -295,8 +303,9 @@ int main(int argc, char** argv) {
         std::printf("| %s | %d->%d, %dx%d, %dx%d/s%d, g%d | %.3f (%s) | %.3f | %.2f |\n", s.model, s.ic, s.oc, s.hw,
                     s.hw, s.k, s.k, s.stride, s.groups, ta, a.Impl().c_str(), tb, tb / ta);
     }
-    std::printf("\nsum over the convolutions: oneDNN %.2f ms, XNNPACK %.2f ms (XNNPACK/oneDNN %.2f)\n\n", sumDnnl,
-                sumXnn, sumXnn / sumDnnl);
+    if (!fcOnly)
+        std::printf("\nsum over the convolutions: oneDNN %.2f ms, XNNPACK %.2f ms (XNNPACK/oneDNN %.2f)\n\n", sumDnnl,
+                    sumXnn, sumXnn / sumDnnl);
     std::printf("| model | fully connected (M x K -> N) | oneDNN 2.6 matmul (kernel) | XNNPACK | XNNPACK/oneDNN |\n"
                 "|---|---|---:|---:|---:|\n");
     for (const FcShape& s : kFcShapes) {

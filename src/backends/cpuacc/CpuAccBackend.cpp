@@ -80,6 +80,10 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             r.m_Xnnpack = Choice(name, value, "on", "off");
         } else if (name == "Swish") {
             r.m_OwnSwish = Choice(name, value, "own", "onednn");
+        } else if (name == "Recurrent") {
+            r.m_OwnRecurrence = Choice(name, value, "own", "onednn");
+        } else if (name == "MatMul") {
+            r.m_OwnGemm = Choice(name, value, "own", "onednn");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

@@ -9,7 +9,7 @@
 //               BF16 / AMX; refused on CPUs without); "none" (default): Float32
 //   ConvLayout  "blocked" (default): channel-blocked layouts between convolutions; "auto": oneDNN
 //               chooses each convolution's layouts
-//   Winograd, Xnnpack, Swish: see RegionOptions (CpuAccRegion.hpp)
+//   Winograd, Xnnpack, Swish, Recurrent: see RegionOptions (CpuAccRegion.hpp)
 // An option that cannot take effect on this machine (Winograd=on without AVX-512) is reported by
 // GetOptionWarnings(); a region whose Winograd-shaped convolutions run direct says so in its
 // description (trellis inspect). The environment variable TRELLIS_MAX_CPU_ISA caps CpuAcc's own

@@ -106,4 +106,56 @@ void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t 
 /// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 
+/// Floats PackGemmWeights writes for constant weights of k x n.
+std::size_t PackedGemmWeightsSize(std::size_t k, std::size_t n);
+/// Packs scale * B for GemmAvx2: B is [k][n] row-major, or [n][k] when `transposed`.
+void PackGemmWeights(const float* b, std::size_t k, std::size_t n, bool transposed, float scale, float* packed);
+/// C[m][n] = A[m][k] B + bias (bias: n floats, or nullptr), row-major with row strides lda and
+/// ldc, B packed by PackGemmWeights; float32 with FMA, the k sums in blocks of 256. AVX2 + FMA only
+/// (CpuAcc uses it where oneDNN would run its GEMM-based kernel, CPUs without AVX-512); on the
+/// calling thread's OpenMP team, 16-column panels per thread.
+void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
+              std::size_t m, std::size_t k, std::size_t n);
+
+/// The cells GatedRecurrence runs, with ONNX's default activations (sigmoid, tanh, tanh).
+enum class RecurrentCell { Lstm, GruLinearBeforeReset };
+
+/// One direction of an ONNX LSTM or GRU (linear_before_reset = 1, as PyTorch exports it) over a
+/// whole sequence, for inference. The input's contribution to every gate at every step,
+/// x W^T + Wb (+ Rb, except the GRU's h gate, whose Rb is m_RecurrentBias), is computed before
+/// (one matmul over all steps); each step here is one pass over the packed recurrent weights with
+/// the cell's element-wise math fused. Float32; strides are in floats; one unit's gates are
+/// contiguous per row (unit stride 1).
+struct GatedRecurrenceShape {
+    RecurrentCell m_Cell = RecurrentCell::Lstm;
+    std::size_t m_SeqLen = 0, m_Batch = 0, m_Hidden = 0;
+    bool m_Reverse = false;  ///< steps from the last to the first
+    /// Gate g (ONNX's order: LSTM i, o, f, c; GRU z, r, h) of unit j at (step t, batch n):
+    /// m_Xw[t * m_XwStride[0] + n * m_XwStride[1] + g * m_Hidden + j].
+    const float* m_Xw = nullptr;
+    std::size_t m_XwStride[2] = {0, 0};
+    const float* m_R = nullptr;              ///< PackRecurrentWeights' result
+    const float* m_Peephole = nullptr;       ///< LSTM: P of this direction, [3 * H] (i, o, f), or nullptr
+    const float* m_RecurrentBias = nullptr;  ///< GRU: Rb of the h gate, [H], or nullptr for 0
+    const float* m_H0 = nullptr;             ///< initial h, row n at m_H0 + n * m_H0Stride; nullptr: 0
+    std::size_t m_H0Stride = 0;
+    const float* m_C0 = nullptr;             ///< LSTM: initial c, likewise; nullptr: 0
+    std::size_t m_C0Stride = 0;
+    float* m_Y = nullptr;                    ///< h of (t, n) at m_Y + t * m_YStride[0] + n * m_YStride[1]
+    std::size_t m_YStride[2] = {0, 0};
+    float* m_C = nullptr;                    ///< LSTM: the cell state (N rows), the final c after the call
+    std::size_t m_CStride = 0;
+    float* m_Yh = nullptr;                   ///< the final h, row n at m_Yh + n * m_YhStride; nullptr: not written
+    std::size_t m_YhStride = 0;
+    KernelIsa m_Isa = KernelIsa::Scalar;
+};
+/// Floats PackRecurrentWeights writes for one direction of `hidden` units.
+std::size_t PackedRecurrentWeightsSize(RecurrentCell cell, std::size_t hidden, KernelIsa isa);
+/// Packs one direction's ONNX R ([gates * hidden, hidden], row-major) for GatedRecurrence with `isa`.
+void PackRecurrentWeights(RecurrentCell cell, const float* r, std::size_t hidden, KernelIsa isa, float* packed);
+/// Runs the sequence on the calling thread's OpenMP team (at most one thread per block of 16 or 32
+/// units); `isa` as for Erf. Accuracy: the exp-based sigmoid and tanh of the swish kernel (about
+/// 3e-7 relative, 1e-7 absolute).
+void GatedRecurrence(const GatedRecurrenceShape& s);
+
 }  // namespace trellis::cpuacc

@@ -45,7 +45,21 @@ struct RegionOptions {
     /// "Swish": "own" (default): a swish (SiLU) fused after a float32 convolution runs as CpuAcc's
     /// own vectorized kernel right after it; "onednn": as oneDNN's fused post-op.
     bool m_OwnSwish = true;
+    /// "Recurrent": "own" (default): LSTM and GRU (linear_before_reset = 1) run as one oneDNN
+    /// matmul for the input projection of the whole sequence and CpuAcc's own recurrence kernel
+    /// per direction; "onednn": as oneDNN's RNN primitives (other GRUs and RNN always are).
+    bool m_OwnRecurrence = true;
+    /// "MatMul": "own" (default): matmuls against constant 2-D weights that oneDNN would run on
+    /// its GEMM-based kernel (CPUs without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2) run on CpuAcc's
+    /// own AVX2 GEMM with the weights packed once; "onednn": on oneDNN's matmul everywhere.
+    bool m_OwnGemm = true;
 };
+
+/// Whether CpuAcc's own GEMM (RegionOptions::m_OwnGemm) takes matmuls against constant weights on
+/// this CPU under the current ISA caps: CpuAcc's kernels are capped at AVX2 (TRELLIS_MAX_CPU_ISA,
+/// or no AVX-512) and oneDNN runs such matmuls on its GEMM-based kernel (ONEDNN_MAX_CPU_ISA, or no
+/// AVX-512).
+bool OwnGemmRunsHere();
 
 /// True when oneDNN's implementation of `pd` is its reference one (impl_info_str() "ref:..."):
 /// scalar C++ loops, one to three orders of magnitude slower than its jit kernels. CpuAcc never

@@ -95,6 +95,14 @@ bool MadeWithoutReference(Pd& pd, const Make& make) {
     }
 }
 
+/// A matmul of `src` [m, k] by constant weights [k, n] of type `dt` (packed by the caller into
+/// the primitive's weights_desc()), with an optional bias: the weights' layout is oneDNN's choice,
+/// except that a plain [k, n] choice is replaced by [n, k] storage, which its GEMM-based kernel
+/// runs faster (CpuAccRegionMatMul.cpp).
+dnnl::matmul::primitive_desc MatMulWithConstantWeights(const memory::desc& src, memory::dim k, memory::dim n,
+                                                       memory::data_type dt, const memory::desc* bias,
+                                                       const memory::desc& dst, const dnnl::primitive_attr& attr);
+
 /// Sets the calling thread's OpenMP team size for a scope (oneDNN sizes its work from it, both
 /// when a primitive is created and when it runs).
 class ThreadScope {
@@ -192,6 +200,11 @@ private:
     void CompileNode(int index);
     void CompileConv(int index, const Node& n);
     void CompileMatMul(int index, const Node& n);
+    /// A matmul against constant 2-D weights on CpuAcc's own GEMM (GemmAvx2), its post-ops as
+    /// oneDNN primitives in place after it; false, with nothing added, where a post-op has only
+    /// oneDNN's reference kernel.
+    bool CompileOwnGemm(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
+                        float beta, memory::dim m, memory::dim k, memory::dim nCols);
     /// A one-row matmul with constant weights on XNNPACK, when it qualifies; false if not.
     bool CompileGemv(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
                      float beta, std::size_t k, std::size_t nCols);
@@ -225,6 +238,9 @@ private:
     void AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced, bool max);
     void CompileSplitSlice(const Node& n);
     void CompileRecurrent(const Node& n);
+    /// LSTM and linear-before-reset GRU on CpuAcc's own recurrence kernel; false where it does not
+    /// apply (nothing added then).
+    bool CompileOwnRecurrence(const Node& n);
     void CompileBatchNorm(const Node& n);
     void CompilePad(const Node& n);
     void CompileResize(const Node& n);

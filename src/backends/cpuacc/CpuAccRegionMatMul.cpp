@@ -93,6 +93,102 @@ private:
 
 }  // namespace
 
+namespace detail {
+
+dnnl::matmul::primitive_desc MatMulWithConstantWeights(const memory::desc& src, memory::dim k, memory::dim n,
+                                                       memory::data_type dt, const memory::desc* bias,
+                                                       const memory::desc& dst, const dnnl::primitive_attr& attr) {
+    const auto make = [&](const memory::desc& weights) {
+        return dnnl::matmul::primitive_desc(bias ? dnnl::matmul::desc(src, weights, *bias, dst)
+                                                 : dnnl::matmul::desc(src, weights, dst),
+                                            attr, Engine());
+    };
+    dnnl::matmul::primitive_desc pd = make(AnyMd({k, n}, dt));
+    // oneDNN 2.6's GEMM-based matmul (gemm:jit, what it runs without AVX-512) resolves "any"
+    // weights to plain [k, n]; it is 1.0x to 1.65x faster with them stored transposed ([n, k], k
+    // contiguous): on an AVX2 EPYC, one thread, cold weights, 128 x 768 -> 3072 (BERT's FFN)
+    // 16.5 -> 10.0 ms, 197 x 768 -> 3072 (ViT's) 24.1 -> 15.6 ms, 64 x 256 -> 1024 (an LSTM's
+    // input projection) 0.85 -> 0.60 ms, no shape slower (docs/performance.md). Blocked layouts
+    // (its brgemm kernels with AVX-512) are kept as chosen.
+    if (pd.weights_desc() == PlainMd({k, n}, dt))
+        MadeWithoutReference(pd, [&] { return make(memory::desc({k, n}, dt, memory::format_tag::ba)); });
+    return pd;
+}
+
+}  // namespace detail
+
+bool OwnGemmRunsHere() {
+    if (BestKernelIsa() != KernelIsa::Avx2) return false;
+    const memory::desc weights =
+        MatMulWithConstantWeights(PlainMd({8, 64}), 64, 64, memory::data_type::f32, nullptr, PlainMd({8, 64}),
+                                  dnnl::primitive_attr())
+            .weights_desc();
+    return weights.data.format_kind == dnnl_blocked && weights.data.format_desc.blocking.inner_nblks == 0;
+}
+
+bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, bool transB, float alpha,
+                                    const ConstTensor* bias, float beta, memory::dim m, memory::dim k, memory::dim nCols) {
+    // The post-ops as oneDNN primitives run in place on the product, each made first: if oneDNN has
+    // only its reference kernel for one, nothing is added and the caller keeps its matmul.
+    const Dims dst2 = {m, nCols};
+    const memory::desc dstMd = PlainMd(dst2);
+    struct Pending {
+        dnnl::primitive m_Primitive;
+        dnnl::primitive_desc_base m_Pd;
+        int m_Operand = -1;  ///< value added (binary), -1 for an eltwise
+        memory::desc m_OperandMd;
+    };
+    std::vector<Pending> post;
+    for (const PostOp& p : n.m_PostOps) {
+        if (p.m_Kind == PostOp::Kind::Eltwise) {
+            dnnl::eltwise_forward::primitive_desc pd(
+                dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                            static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), dstMd,
+                                            p.m_Eltwise.m_Alpha, p.m_Eltwise.m_Beta),
+                Attr(false), Engine());
+            if (IsReferenceImplementation(pd)) return false;
+            post.push_back({dnnl::eltwise_forward(pd), pd, -1, {}});
+            continue;
+        }
+        const Dims od = ValueDims(p.m_Value);
+        const memory::desc md = Product(od, 0, od.size()) == m * nCols ? dstMd : PlainMd({1, nCols});
+        dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstMd, md, dstMd), Attr(false),
+                                        Engine());
+        if (IsReferenceImplementation(pd)) return false;
+        post.push_back({dnnl::binary(pd), pd, p.m_Value, md});
+    }
+    const std::size_t K = static_cast<std::size_t>(k), N = static_cast<std::size_t>(nCols), M = static_cast<std::size_t>(m);
+    std::vector<float> packed(PackedGemmWeightsSize(K, N));
+    PackGemmWeights(static_cast<const float*>(b.GetMemoryArea()), K, N, transB, alpha, packed.data());
+    const memory::desc packedMd = PlainMd({static_cast<memory::dim>(packed.size())});
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {Alias(Ensure(a, PlainMd(ValueDims(a))), PlainMd({m, k})), PackData(packed.data(), packedMd, packedMd)};
+    const int dst = NewInternal(dstMd);
+    step.m_KernelMems.push_back(dst);
+    if (bias) {
+        std::vector<float> scaled(N);
+        const float* c = static_cast<const float*>(bias->GetMemoryArea());
+        for (std::size_t j = 0; j < N; ++j) scaled[j] = beta * c[j];
+        const memory::desc biasMd = PlainMd({nCols});
+        step.m_KernelMems.push_back(PackData(scaled.data(), biasMd, biasMd));
+    }
+    step.m_Kernel = [M, K, N](const std::vector<void*>& p) {
+        GemmAvx2(static_cast<const float*>(p[0]), K, static_cast<const float*>(p[1]),
+                 p.size() > 3 ? static_cast<const float*>(p[3]) : nullptr, static_cast<float*>(p[2]), N, M, K, N);
+    };
+    m_Steps.push_back(std::move(step));
+    for (Pending& q : post) {
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}};
+        if (q.m_Operand >= 0) args = {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, Alias(EnsurePlain(q.m_Operand), q.m_OperandMd)},
+                                      {DNNL_ARG_DST, dst}};
+        AddPrimitive(n.m_Name + (q.m_Operand >= 0 ? " (add)" : " (activation)"), q.m_Primitive, q.m_Pd, std::move(args));
+    }
+    Bind(n.m_Outputs[0], Alias(dst, PlainMd(ValueDims(n.m_Outputs[0]))));
+    return true;
+}
+
 void CompiledRegion::CompileMatMul(int index, const Node& n) {
     (void)index;
     const bool gemm = n.m_LayerType == LayerType::Gemm;
@@ -139,11 +235,18 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
         const memory::desc biasMd = PlainMd({1, nCols});
         const memory::data_type dt = MathType();
         const memory::desc srcMd = PlainMd(src2, dt), dstMd = PlainMd(dst2);
-        const memory::desc weightsAny = AnyMd({k, nCols}, dt);
-        dnnl::matmul::desc md = biasValue >= 0 ? dnnl::matmul::desc(srcMd, weightsAny, biasMd, dstMd)
-                                               : dnnl::matmul::desc(srcMd, weightsAny, dstMd);
-        dnnl::matmul::primitive_desc pd(md, attr, Engine());
+        const dnnl::matmul::primitive_desc pd =
+            MatMulWithConstantWeights(srcMd, k, nCols, dt, biasValue >= 0 ? &biasMd : nullptr, dstMd, attr);
         const ConstTensor& bt = ConstantOf(b, n, "B");
+        // oneDNN's GEMM-based kernel (plain weights: no AVX-512) gives way to the own GEMM.
+        if (m_Options.m_OwnGemm && dt == memory::data_type::f32 && BestKernelIsa() == KernelIsa::Avx2 &&
+            pd.weights_desc().data.format_kind == dnnl_blocked &&
+            pd.weights_desc().data.format_desc.blocking.inner_nblks == 0 &&
+            CompileOwnGemm(n, a, bt, transB, gemm ? gd.m_Alpha : 1.0f,
+                           biasValue >= 0 ? &ConstantOf(biasValue, n, "the bias") : nullptr, gemm ? gd.m_Beta : 1.0f,
+                           m, k, nCols)) {
+            return;
+        }
         const memory::desc user = transB ? memory::desc({k, nCols}, memory::data_type::f32, Dims{1, k})
                                          : PlainMd({k, nCols});
         const int weights = PackConstant(bt, user, pd.weights_desc(), gemm ? gd.m_Alpha : 1.0f);

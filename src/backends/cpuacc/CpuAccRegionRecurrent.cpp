@@ -20,6 +20,7 @@ using namespace detail;
 // f; oneDNN i, f, o. Layout 0 (time first) is oneDNN's tnc, layout 1 (batch first) its ntc.
 void CompiledRegion::CompileRecurrent(const Node& n) {
     const auto& d = std::get<RecurrentDescriptor>(n.m_Descriptor);
+    if (m_Options.m_OwnRecurrence && CompileOwnRecurrence(n)) return;
     const auto has = [&](std::size_t i) {
         return i < n.m_Inputs.size() && m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() > 0;
     };
@@ -175,6 +176,153 @@ void CompiledRegion::CompileRecurrent(const Node& n) {
     };
     finalState(1, yh);
     if (lstm) finalState(2, yc);
+}
+
+// LSTM and GRU (linear_before_reset) as one oneDNN matmul, the input projection of every step
+// of both directions (x W^T + the biases, ONNX's gate order kept), and CpuAcc's own recurrence
+// (GatedRecurrence) per direction, writing Y, Y_h and Y_c in ONNX's layouts directly. False, with
+// nothing added, where this does not apply (other cells; a matmul oneDNN has only in its
+// reference kernel): the caller then uses oneDNN's RNN primitives.
+bool CompiledRegion::CompileOwnRecurrence(const Node& n) {
+    const auto& d = std::get<RecurrentDescriptor>(n.m_Descriptor);
+    const bool lstm = d.m_Mode == RecurrentMode::Lstm;
+    if (!lstm && !(d.m_Mode == RecurrentMode::Gru && d.m_LinearBeforeReset)) return false;
+    const RecurrentCell cell = lstm ? RecurrentCell::Lstm : RecurrentCell::GruLinearBeforeReset;
+    const auto has = [&](std::size_t i) {
+        return i < n.m_Inputs.size() && n.m_Inputs[i] >= 0 &&
+               m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() > 0;
+    };
+    const Dims xd = ValueDims(n.m_Inputs[0]);
+    const bool batchFirst = d.m_Layout == 1;
+    const std::size_t T = static_cast<std::size_t>(batchFirst ? xd[1] : xd[0]);
+    const std::size_t N = static_cast<std::size_t>(batchFirst ? xd[0] : xd[1]), I = static_cast<std::size_t>(xd[2]);
+    const std::size_t H = d.m_HiddenSize, D = d.m_Direction == RecurrentDirection::Bidirectional ? 2 : 1;
+    const std::size_t G = lstm ? 4 : 3, GH = G * H, rows = T * N;
+    if (T == 0 || N == 0 || H == 0 || I == 0) return false;
+
+    const auto at = [](const ConstTensor& t) { return static_cast<const float*>(t.GetMemoryArea()); };
+    const float* w = at(ConstantOf(n.m_Inputs[1], n, "W"));
+    const float* r = at(ConstantOf(n.m_Inputs[2], n, "R"));
+    const float* b = has(3) ? at(ConstantOf(n.m_Inputs[3], n, "B")) : nullptr;
+    const float* peep = lstm && has(7) ? at(ConstantOf(n.m_Inputs[7], n, "P")) : nullptr;
+
+    // The input projection: [rows, I] x [I, D * G * H] + bias. Rows are X's (t, n) in its own order.
+    const auto dim = [](std::size_t v) { return static_cast<memory::dim>(v); };
+    const memory::desc srcMd = PlainMd({dim(rows), dim(I)}), dstMd = PlainMd({dim(rows), dim(D * GH)});
+    const memory::desc biasMd = PlainMd({1, dim(D * GH)});
+    const dnnl::matmul::primitive_desc pd =
+        MatMulWithConstantWeights(srcMd, dim(I), dim(D * GH), memory::data_type::f32, &biasMd, dstMd, Attr(false));
+    if (IsReferenceImplementation(pd)) return false;
+    std::vector<float> wt(I * D * GH), bias(D * GH, 0.0f), rbH(lstm ? 0 : D * H, 0.0f);
+    for (std::size_t col = 0; col < D * GH; ++col) {
+        for (std::size_t i = 0; i < I; ++i) wt[i * D * GH + col] = w[col * I + i];
+    }
+    if (b) {
+        for (std::size_t dir = 0; dir < D; ++dir) {
+            for (std::size_t g = 0; g < G; ++g) {
+                for (std::size_t j = 0; j < H; ++j) {
+                    const float wb = b[dir * 2 * GH + g * H + j], rb = b[dir * 2 * GH + GH + g * H + j];
+                    // The GRU's h gate adds Rb inside r * (h Rh + Rbh): the kernel adds it there.
+                    const bool inside = !lstm && g == 2;
+                    bias[dir * GH + g * H + j] = inside ? wb : wb + rb;
+                    if (inside) rbH[dir * H + j] = rb;
+                }
+            }
+        }
+    }
+    const auto info = [](std::size_t count) {
+        const unsigned int c = static_cast<unsigned int>(count);
+        return TensorInfo(TensorShape(1u, &c), DataType::Float32);
+    };
+    const int src = Alias(EnsurePlain(n.m_Inputs[0]), srcMd);
+    const int weights = PackConstant(ConstTensor(info(wt.size()), wt.data()), PlainMd({dim(I), dim(D * GH)}),
+                                     pd.weights_desc(), 1.0f);
+    const int biasMem = PackConstant(ConstTensor(info(bias.size()), bias.data()), biasMd, biasMd, 1.0f);
+    const int xw = NewInternal(dstMd);
+    AddPrimitive(n.m_Name + " (input projection)", dnnl::matmul(pd), pd,
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_BIAS, biasMem}, {DNNL_ARG_DST, xw}});
+
+    // The recurrent weights of every direction, packed for the kernel; peepholes; the GRU's Rbh.
+    const KernelIsa isa = BestKernelIsa();
+    const std::size_t packedSize = PackedRecurrentWeightsSize(cell, H, isa);
+    std::vector<float> packed(D * packedSize);
+    for (std::size_t dir = 0; dir < D; ++dir) PackRecurrentWeights(cell, r + dir * GH * H, H, isa, packed.data() + dir * packedSize);
+    const auto own = [&](const std::vector<float>& host) {
+        const memory::desc md = PlainMd({dim(host.size())});
+        return PackData(host.data(), md, md);
+    };
+
+    // Step the kernel's pointers come in: xw, R, Y, then the optional ones (-1: absent).
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {xw, own(packed)};
+    const auto slot = [&](int mem) {
+        step.m_KernelMems.push_back(mem);
+        return static_cast<int>(step.m_KernelMems.size() - 1);
+    };
+    // Y: [T, D, N, H] (layout 0) or [N, T, D, H] (layout 1).
+    const int y = NewInternal(PlainMd(ValueDims(n.m_Outputs[0])));
+    Bind(n.m_Outputs[0], y);
+    const int ySlot = slot(y);
+    // [D, N, H] (layout 0) or [N, D, H] (layout 1): Y_h, Y_c and the initial states.
+    const std::size_t stateDir = batchFirst ? H : N * H, stateRow = batchFirst ? D * H : H;
+    const auto output = [&](std::size_t i) {
+        if (i >= n.m_Outputs.size() || n.m_Outputs[i] < 0) return -1;
+        const int mem = NewInternal(PlainMd(ValueDims(n.m_Outputs[i])));
+        Bind(n.m_Outputs[i], mem);
+        return slot(mem);
+    };
+    const int yhSlot = output(1);
+    int cSlot = lstm ? output(2) : -1;
+    if (lstm && cSlot < 0) cSlot = slot(NewInternal(PlainMd({dim(D), dim(N), dim(H)})));
+    const std::size_t cDir = lstm && (2 < n.m_Outputs.size() && n.m_Outputs[2] >= 0) ? stateDir : N * H;
+    const std::size_t cRow = lstm && (2 < n.m_Outputs.size() && n.m_Outputs[2] >= 0) ? stateRow : H;
+    const int h0Slot = has(5) ? slot(EnsurePlain(n.m_Inputs[5])) : -1;
+    const int c0Slot = lstm && has(6) ? slot(EnsurePlain(n.m_Inputs[6])) : -1;
+    const int peepSlot = peep ? slot(own(std::vector<float>(peep, peep + D * 3 * H))) : -1;
+    const int rbSlot = !lstm && b ? slot(own(rbH)) : -1;
+
+    GatedRecurrenceShape shape;
+    shape.m_Cell = cell;
+    shape.m_SeqLen = T;
+    shape.m_Batch = N;
+    shape.m_Hidden = H;
+    shape.m_XwStride[0] = (batchFirst ? 1 : N) * D * GH;
+    shape.m_XwStride[1] = (batchFirst ? T : 1) * D * GH;
+    shape.m_YStride[0] = batchFirst ? D * H : D * N * H;
+    shape.m_YStride[1] = batchFirst ? T * D * H : H;
+    shape.m_H0Stride = shape.m_C0Stride = shape.m_YhStride = stateRow;
+    shape.m_CStride = cRow;
+    shape.m_Isa = isa;
+    const std::size_t yDir = batchFirst ? H : N * H;
+    step.m_Kernel = [=](const std::vector<void*>& p) {
+        const auto f = [&](int i) { return i < 0 ? nullptr : static_cast<float*>(p[static_cast<std::size_t>(i)]); };
+        GatedRecurrenceShape dirs[2];
+        for (std::size_t dir = 0; dir < D; ++dir) {
+            GatedRecurrenceShape& s = dirs[dir];
+            s = shape;
+            s.m_Reverse = d.m_Direction == RecurrentDirection::Reverse || dir == 1;
+            s.m_Xw = f(0) + dir * GH;
+            s.m_R = f(1) + dir * packedSize;
+            s.m_Y = f(ySlot) + dir * yDir;
+            if (yhSlot >= 0) s.m_Yh = f(yhSlot) + dir * stateDir;
+            if (cSlot >= 0) s.m_C = f(cSlot) + dir * cDir;
+            if (h0Slot >= 0) s.m_H0 = f(h0Slot) + dir * stateDir;
+            if (c0Slot >= 0) s.m_C0 = f(c0Slot) + dir * stateDir;
+            if (peepSlot >= 0) s.m_Peephole = f(peepSlot) + dir * 3 * H;
+            if (rbSlot >= 0) s.m_RecurrentBias = f(rbSlot) + dir * H;
+        }
+        if (D == 2 && omp_get_max_threads() >= 2) {
+            // The two directions at once, one thread each (each a team of one inside).
+#pragma omp parallel num_threads(2)
+            GatedRecurrence(dirs[omp_get_thread_num()]);
+        } else {
+            for (std::size_t dir = 0; dir < D; ++dir) GatedRecurrence(dirs[dir]);
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    return true;
 }
 
 }  // namespace trellis::cpuacc

@@ -1154,6 +1154,54 @@ TEST(CpuAccKernels, TrellisMaxCpuIsaCapsTheOwnKernels) {
     if (!saved.empty()) ::setenv("TRELLIS_MAX_CPU_ISA", saved.c_str(), 1);
 }
 
+TEST(CpuAccOps, MatMulsOnTheOwnGemmWhereOneDnnWouldRunItsGemmKernel) {
+    SKIP_WITHOUT_CPUACC();
+    // Constant-weight matmuls that the own GEMM takes where oneDNN has only its GEMM-based kernel
+    // (no AVX-512, natively or capped): rows that are not whole tiles of 6, columns that are not
+    // whole panels of 16, k past one block of 256 with a remainder, Gemm's transB/alpha/beta, a
+    // fused bias + ReLU and a residual add (oneDNN post-ops after it); MatMul=onednn alongside.
+    Net net;
+    IOutputSlot* x = net.Input({2, 13, 300});
+    IOutputSlot* mm = net.Op(LayerType::MatMul, EmptyDescriptor{}, {x, net.Const({300, 37}, 0.1f)});
+    net.Output(net.Unary(UnaryOperation::Relu, net.Binary(BinaryOperation::Add, mm, net.Const({37}))));
+    IOutputSlot* y = net.Input({7, 520});
+    GemmDescriptor g;
+    g.m_TransB = true;
+    g.m_Alpha = 0.5f;
+    g.m_Beta = 2.0f;
+    net.Output(net.Op(LayerType::Gemm, g, {y, net.Const({45, 520}, 0.1f), net.Const({45})}));
+    IOutputSlot* z = net.Input({5, 64});
+    net.Output(net.Binary(BinaryOperation::Add, net.Op(LayerType::MatMul, EmptyDescriptor{}, {z, net.Const({64, 64}, 0.2f)}), z));
+    const Net::Result want = net.Run({"CpuRef"});
+    for (const char* gemm : {"own", "onednn"}) {
+        for (const char* threads : {"1", "2"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+            o.m_BackendOptions["CpuAcc"]["MatMul"] = gemm;
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            const Net::Result got = net.Run({"CpuAcc"}, o);
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            std::size_t matmuls = 0;
+            for (std::size_t at = log.find("exec,cpu,matmul"); at != std::string::npos; at = log.find("exec,cpu,matmul", at + 1)) {
+                ++matmuls;
+            }
+            const bool own = std::string(gemm) == "own" && cpuacc::OwnGemmRunsHere();
+            EXPECT_EQ(matmuls, own ? 0u : 3u) << "MatMul=" << gemm << "\n" << log;
+            ASSERT_EQ(got.m_Outputs.size(), 3u);
+            for (std::size_t out = 0; out < 3; ++out) {
+                ASSERT_EQ(got.m_Outputs[out].size(), want.m_Outputs[out].size());
+                for (std::size_t i = 0; i < want.m_Outputs[out].size(); ++i) {
+                    ASSERT_NEAR(got.m_Outputs[out][i], want.m_Outputs[out][i], 1e-4f)
+                        << "MatMul=" << gemm << " NumThreads=" << threads << " output " << out << " element " << i;
+                }
+            }
+        }
+    }
+}
+
 TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
     SKIP_WITHOUT_CPUACC();
     // Classifier heads: one row against constant weights (XNNPACK where CpuAcc has it, cut into
@@ -1188,10 +1236,12 @@ TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
             for (std::size_t at = log.find("exec,cpu,matmul"); at != std::string::npos; at = log.find("exec,cpu,matmul", at + 1)) {
                 ++matmuls;
             }
+            // Without XNNPACK they are oneDNN's, or the own GEMM's where that runs (no AVX-512).
+            const std::size_t onOneDnn = cpuacc::OwnGemmRunsHere() ? 0u : 3u;
 #if TRELLIS_CPUACC_HAVE_XNNPACK
-            EXPECT_EQ(matmuls, std::string(xnnpack) == "on" ? 0u : 3u) << "Xnnpack=" << xnnpack << "\n" << log;
+            EXPECT_EQ(matmuls, std::string(xnnpack) == "on" ? 0u : onOneDnn) << "Xnnpack=" << xnnpack << "\n" << log;
 #else
-            EXPECT_EQ(matmuls, 3u) << log;
+            EXPECT_EQ(matmuls, onOneDnn) << log;
 #endif
             ASSERT_EQ(got.m_Outputs.size(), 3u);
             for (std::size_t out = 0; out < 3; ++out) {
@@ -1314,7 +1364,8 @@ TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
     Net net = SmallConvNet();
     for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
                                {"FastMath", "fp8"}, {"ConvLayout", "nhwc"},
-                               {"Winograd", "yes"}, {"Xnnpack", "1"}, {"Swish", "fast"}}) {
+                               {"Winograd", "yes"}, {"Xnnpack", "1"}, {"Swish", "fast"},
+                               {"Recurrent", "fast"}, {"MatMul", "blas"}}) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"][name] = value;
         try {
@@ -1465,5 +1516,89 @@ TEST(CpuAccModels, NoExportedModelRunsAOneDnnReferenceImplementation) {
     }
     EXPECT_GT(executed, 1000u) << "the verbose log named too few primitives to prove anything";
 }
+
+// ---- recurrent layers ------------------------------------------------------------------------------
+
+struct RecurrentCase {
+    const char* m_Name;
+    RecurrentMode m_Mode;
+    RecurrentDirection m_Direction;
+    unsigned int m_Layout, T, N, I, H;
+    bool m_Bias, m_Init, m_Peephole;
+};
+
+void PrintTo(const RecurrentCase& c, std::ostream* os) { *os << c.m_Name; }
+
+class CpuAccRecurrent : public ::testing::TestWithParam<RecurrentCase> {};
+
+// LSTM and linear-before-reset GRU run on CpuAcc's own recurrence kernel (Recurrent=own, the
+// default) or on oneDNN's RNN primitives (Recurrent=onednn); both must match CpuRef, on one and
+// two threads. Hidden sizes that are not whole blocks of units (16 with AVX2, 32 with AVX-512)
+// and several blocks per thread; every output (Y, Y_h, Y_c) compared.
+TEST_P(CpuAccRecurrent, OwnKernelAndOneDnnMatchCpuRef) {
+    SKIP_WITHOUT_CPUACC();
+    const RecurrentCase& p = GetParam();
+    const bool lstm = p.m_Mode == RecurrentMode::Lstm;
+    const unsigned int D = p.m_Direction == RecurrentDirection::Bidirectional ? 2 : 1, G = lstm ? 4 : 3;
+    Net net;
+    RecurrentDescriptor d;
+    d.m_Mode = p.m_Mode;
+    d.m_Direction = p.m_Direction;
+    d.m_HiddenSize = p.H;
+    d.m_Layout = p.m_Layout;
+    d.m_LinearBeforeReset = !lstm;
+    std::vector<IOutputSlot*> in = {net.Input(p.m_Layout ? TensorShape{p.N, p.T, p.I} : TensorShape{p.T, p.N, p.I}),
+                                    net.Const({D, G * p.H, p.I}, 0.3f), net.Const({D, G * p.H, p.H}, 0.2f)};
+    if (p.m_Bias || p.m_Init || p.m_Peephole) in.push_back(net.Const({D, 2 * G * p.H}, 0.4f));
+    if (p.m_Init || p.m_Peephole) {
+        in.push_back(net.ConstData(TensorInfo({0}, DataType::Float32), nullptr));  // no sequence_lens
+        const TensorShape state = p.m_Layout ? TensorShape{p.N, D, p.H} : TensorShape{D, p.N, p.H};
+        in.push_back(net.Input(state));
+        if (lstm) in.push_back(net.Input(state));
+    }
+    if (p.m_Peephole) in.push_back(net.Const({D, 3 * p.H}, 0.5f));
+    IConnectableLayer* layer = net.Layer(LayerType::Recurrent, d, in, lstm ? 3 : 2);
+    for (unsigned int o = 0; o < layer->GetNumOutputSlots(); ++o) net.Output(&layer->GetOutputSlot(o));
+    const Net::Result want = net.Run({"CpuRef"});
+    for (const char* recurrent : {"own", "onednn"}) {
+        for (const char* threads : {"1", "2"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["Recurrent"] = recurrent;
+            o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+            dnnl_set_verbose(1);
+            ::testing::internal::CaptureStdout();
+            const Net::Result got = net.Run({"CpuAcc"}, o);
+            std::fflush(stdout);
+            const std::string log = ::testing::internal::GetCapturedStdout();
+            dnnl_set_verbose(0);
+            const std::string what = std::string(p.m_Name) + " Recurrent=" + recurrent + " NumThreads=" + threads;
+            // The own kernel: the input projection is a matmul and no RNN primitive runs.
+            const bool rnnRan = log.find("onednn_verbose,exec,cpu,rnn,") != std::string::npos;
+            EXPECT_EQ(rnnRan, std::string(recurrent) == "onednn") << what << "\n" << log;
+            ASSERT_EQ(got.m_Outputs.size(), want.m_Outputs.size());
+            for (std::size_t out = 0; out < want.m_Outputs.size(); ++out) {
+                ASSERT_EQ(got.m_Outputs[out].size(), want.m_Outputs[out].size());
+                double worst = 0;
+                for (std::size_t i = 0; i < want.m_Outputs[out].size(); ++i)
+                    worst = std::max(worst, static_cast<double>(std::fabs(got.m_Outputs[out][i] - want.m_Outputs[out][i])));
+                EXPECT_LT(worst, 2e-5) << what << ": output " << out;
+                EXPECT_LT(RelativeL2(got.m_Outputs[out], want.m_Outputs[out]), 1e-5) << what << ": output " << out;
+            }
+        }
+    }
+}
+
+using RM = RecurrentMode;
+using RD = RecurrentDirection;
+INSTANTIATE_TEST_SUITE_P(
+    Cells, CpuAccRecurrent,
+    ::testing::Values(RecurrentCase{"lstm_bidirectional_h37_batch3", RM::Lstm, RD::Bidirectional, 0, 5, 3, 11, 37, true, false, false},
+                      RecurrentCase{"lstm_reverse_h70_no_bias", RM::Lstm, RD::Reverse, 0, 6, 1, 16, 70, false, false, false},
+                      RecurrentCase{"lstm_batch_first_initial_states_peepholes", RM::Lstm, RD::Bidirectional, 1, 4, 2, 6, 20, true, true, true},
+                      RecurrentCase{"lstm_forward_h64_initial_states", RM::Lstm, RD::Forward, 0, 7, 2, 9, 64, true, true, false},
+                      RecurrentCase{"gru_bidirectional_h37_batch2", RM::Gru, RD::Bidirectional, 0, 5, 2, 11, 37, true, false, false},
+                      RecurrentCase{"gru_batch_first_initial_state", RM::Gru, RD::Forward, 1, 4, 3, 7, 19, true, true, false},
+                      RecurrentCase{"gru_reverse_no_bias", RM::Gru, RD::Reverse, 0, 3, 1, 5, 33, false, false, false}),
+    [](const ::testing::TestParamInfo<RecurrentCase>& info) { return std::string(info.param.m_Name); });
 
 }  // namespace
