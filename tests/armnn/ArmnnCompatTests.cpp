@@ -49,6 +49,21 @@ struct Conv2dParams {
     unsigned OutW() const { return (w + padLeft + padRight - kw) / strideX + 1; }
 };
 
+/// A (depthwise) convolution descriptor with `p`'s strides and padding.
+template <typename Descriptor>
+Descriptor ConvDescriptorOf(const Conv2dParams& p, DataLayout layout, bool bias) {
+    Descriptor d;
+    d.m_StrideX = p.strideX;
+    d.m_StrideY = p.strideY;
+    d.m_PadTop = p.padTop;
+    d.m_PadBottom = p.padBottom;
+    d.m_PadLeft = p.padLeft;
+    d.m_PadRight = p.padRight;
+    d.m_BiasEnabled = bias;
+    d.m_DataLayout = layout;
+    return d;
+}
+
 /// NCHW convolution; weights [O, C / groups, KH, KW].
 std::vector<float> ReferenceConv(const Conv2dParams& p, const std::vector<float>& x, const std::vector<float>& wt,
                                  const std::vector<float>& bias) {
@@ -340,15 +355,7 @@ TEST_P(ArmnnCompatLayout, Convolution2dWithBiasStridesAndPadding) {
     Harness h(GetParam().m_Backend);
     Conv2dParams p;
     const std::vector<float> x = Ramp(p.n * p.c * p.h * p.w), w = Ramp(p.o * p.c * p.kh * p.kw, 0.13f), b = Ramp(p.o);
-    Convolution2dDescriptor d;
-    d.m_StrideX = p.strideX;
-    d.m_StrideY = p.strideY;
-    d.m_PadTop = p.padTop;
-    d.m_PadBottom = p.padBottom;
-    d.m_PadLeft = p.padLeft;
-    d.m_PadRight = p.padRight;
-    d.m_BiasEnabled = true;
-    d.m_DataLayout = GetParam().m_Layout;
+    const auto d = ConvDescriptorOf<Convolution2dDescriptor>(p, GetParam().m_Layout, true);
     IConnectableLayer* conv = h.Net().AddConvolution2dLayer(d, "conv");
     if (Nhwc()) {
         h.Input(0, {p.n, p.h, p.w, p.c})->GetOutputSlot(0).Connect(conv->GetInputSlot(0));
@@ -379,15 +386,7 @@ TEST_P(ArmnnCompatLayout, DepthwiseConvolution2dWithDepthMultiplier) {
     std::vector<float> wArmnn(w.size());
     for (unsigned o = 0; o < p.o; ++o)
         for (unsigned k = 0; k < p.kh * p.kw; ++k) wArmnn[k * p.o + o] = w[o * p.kh * p.kw + k];
-    DepthwiseConvolution2dDescriptor d;
-    d.m_StrideX = p.strideX;
-    d.m_StrideY = p.strideY;
-    d.m_PadTop = p.padTop;
-    d.m_PadBottom = p.padBottom;
-    d.m_PadLeft = p.padLeft;
-    d.m_PadRight = p.padRight;
-    d.m_BiasEnabled = true;
-    d.m_DataLayout = GetParam().m_Layout;
+    const auto d = ConvDescriptorOf<DepthwiseConvolution2dDescriptor>(p, GetParam().m_Layout, true);
     IConnectableLayer* conv = h.Net().AddDepthwiseConvolution2dLayer(d, "depthwise");
     h.Input(0, Nhwc() ? TensorShape{p.n, p.h, p.w, p.c}
                       : TensorShape{p.n, p.c, p.h, p.w})
@@ -406,15 +405,7 @@ TEST_P(ArmnnCompatLayout, ConvolutionWeightsAndBiasesAsTensorsArmnn20Form) {
     const std::vector<float> x = Ramp(p.n * p.c * p.h * p.w), w = Ramp(p.o * p.c * p.kh * p.kw, 0.13f), b = Ramp(p.o);
     {
         Harness h(GetParam().m_Backend);
-        Convolution2dDescriptor d;
-        d.m_StrideX = p.strideX;
-        d.m_StrideY = p.strideY;
-        d.m_PadTop = p.padTop;
-        d.m_PadBottom = p.padBottom;
-        d.m_PadLeft = p.padLeft;
-        d.m_PadRight = p.padRight;
-        d.m_BiasEnabled = true;
-        d.m_DataLayout = GetParam().m_Layout;
+        const auto d = ConvDescriptorOf<Convolution2dDescriptor>(p, GetParam().m_Layout, true);
         const std::vector<float> wLaid = Nhwc() ? NchwToNhwc(w, p.o, p.c, p.kh, p.kw) : w;
         const TensorShape wShape = Nhwc() ? TensorShape{p.o, p.kh, p.kw, p.c} : TensorShape{p.o, p.c, p.kh, p.kw};
         IConnectableLayer* conv = h.Net().AddConvolution2dLayer(
@@ -436,14 +427,7 @@ TEST_P(ArmnnCompatLayout, ConvolutionWeightsAndBiasesAsTensorsArmnn20Form) {
         std::vector<float> wArmnn(wd.size());
         for (unsigned o = 0; o < q.o; ++o)
             for (unsigned k = 0; k < q.kh * q.kw; ++k) wArmnn[k * q.o + o] = wd[o * q.kh * q.kw + k];
-        DepthwiseConvolution2dDescriptor d;
-        d.m_StrideX = q.strideX;
-        d.m_StrideY = q.strideY;
-        d.m_PadTop = q.padTop;
-        d.m_PadBottom = q.padBottom;
-        d.m_PadLeft = q.padLeft;
-        d.m_PadRight = q.padRight;
-        d.m_DataLayout = GetParam().m_Layout;
+        const auto d = ConvDescriptorOf<DepthwiseConvolution2dDescriptor>(q, GetParam().m_Layout, false);
         IConnectableLayer* conv = h.Net().AddDepthwiseConvolution2dLayer(
             d, ConstTensor(h.Info({1, q.kh, q.kw, q.o}, true), wArmnn.data()), EmptyOptional(), "depthwise");
         EXPECT_EQ(conv->GetNumInputSlots(), 2u);

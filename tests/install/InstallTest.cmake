@@ -341,20 +341,25 @@ if(NOT RUN_OUTPUT MATCHES "(^|\n)pass sigmoid\n" OR NOT summary MATCHES " 0 fail
 endif()
 
 # ---- 9. an Arm NN program against the prefix ---------------------------------------------------
+# Configures and builds the SimpleSample project in `source` against the prefix (into `build`), runs
+# it with 7.5 on standard input and expects it to print it back; `what` names it in messages.
+function(build_and_run_simple_sample what source build)
+  run("configuring ${what}" "${CMAKE_COMMAND}" -S "${source}" -B "${build}" ${SUBBUILD_ARGS})
+  check_used_prefix("${build}")
+  run("building ${what}" "${CMAKE_COMMAND}" --build "${build}" -j2)
+  file(WRITE "${WORK_DIR}/number.txt" "7.5\n")
+  execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${build}/SimpleSample"
+                  INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
+    fail("${what} with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
+  endif()
+  message(STATUS "   Your number was 7.5")
+endfunction()
+
 message(STATUS "9. installed examples/armnn-simple-sample built against the prefix")
 set(examples "${PREFIX}/${DATADIR}/trellis/examples")
-set(sample "${WORK_DIR}/armnn-sample-build")
-run("configuring examples/armnn-simple-sample" "${CMAKE_COMMAND}" -S "${examples}/armnn-simple-sample" -B "${sample}"
-    ${SUBBUILD_ARGS})
-check_used_prefix("${sample}")
-run("building examples/armnn-simple-sample" "${CMAKE_COMMAND}" --build "${sample}" -j2)
-file(WRITE "${WORK_DIR}/number.txt" "7.5\n")
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${sample}/SimpleSample"
-                INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
-  fail("SimpleSample with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
-endif()
-message(STATUS "   Your number was 7.5")
+build_and_run_simple_sample("examples/armnn-simple-sample" "${examples}/armnn-simple-sample"
+                            "${WORK_DIR}/armnn-sample-build")
 
 # ---- 9b. Arm NN's own samples/SimpleSample.cpp, unchanged, against the prefix ------------------
 # The file is Arm NN's (Debian's armnn 20.08 source package, fetched by scripts/install-deps.sh);
@@ -365,7 +370,6 @@ if(NOT EXISTS "${ARMNN_SAMPLES_DIR}/SimpleSample.cpp")
        "Debian's armnn source package (run it, or configure with -DTRELLIS_ARMNN_SAMPLES_DIR=<Arm NN's samples/>)")
 endif()
 set(armnn_sample_src "${WORK_DIR}/armnn-own-sample")
-set(armnn_sample "${WORK_DIR}/armnn-own-sample-build")
 file(REMOVE_RECURSE "${armnn_sample_src}")
 file(WRITE "${armnn_sample_src}/CMakeLists.txt"
   "cmake_minimum_required(VERSION 3.22)\n"
@@ -374,16 +378,7 @@ file(WRITE "${armnn_sample_src}/CMakeLists.txt"
   "find_package(Trellis REQUIRED)\n"
   "add_executable(SimpleSample \"${ARMNN_SAMPLES_DIR}/SimpleSample.cpp\")\n"
   "target_link_libraries(SimpleSample PRIVATE Trellis::trellis)\n")
-run("configuring Arm NN's SimpleSample.cpp" "${CMAKE_COMMAND}" -S "${armnn_sample_src}" -B "${armnn_sample}"
-    ${SUBBUILD_ARGS})
-check_used_prefix("${armnn_sample}")
-run("building Arm NN's SimpleSample.cpp" "${CMAKE_COMMAND}" --build "${armnn_sample}" -j2)
-execute_process(COMMAND "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH "${armnn_sample}/SimpleSample"
-                INPUT_FILE "${WORK_DIR}/number.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT out MATCHES "Your number was 7.5\n")
-  fail("Arm NN's SimpleSample with input 7.5: expected 'Your number was 7.5', got exit ${rc}:\n${out}${err}")
-endif()
-message(STATUS "   Your number was 7.5")
+build_and_run_simple_sample("Arm NN's SimpleSample.cpp" "${armnn_sample_src}" "${WORK_DIR}/armnn-own-sample-build")
 
 # ---- 10. the seed flow against the prefix, Custom from the installed default folder ------------
 message(STATUS "10. installed examples/seed-flow built against the prefix")

@@ -10,6 +10,7 @@
 //   scores would make a round trip through memory and a mask or causal bias a primitive of its
 //   own. One pass per (batch, head) block keeps them in a thread's buffer.
 #include "CpuAccKernels.hpp"
+#include "CpuAccVectorMath.hpp"
 
 #include <trellis/Exceptions.hpp>
 
@@ -89,11 +90,11 @@ __attribute__((target("avx512f"))) void ErfAvx512(const float* in, float* out, s
 // ---- swish ------------------------------------------------------------------------------------
 // exp(t) for t = -x clamped to [-88, 88]: t = n ln2 + r with |r| <= ln2/2 (ln2 split in two for exactness),
 // exp(r) by its degree-5 minimax polynomial (Cephes' expf coefficients), times 2^n.
-constexpr float kExpHi = 88.0f;
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-constexpr float kE[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f,
-                        1.6666665459e-1f, 5.0000001201e-1f};
+using vecmath::kE;
+using vecmath::kExpHi;
+using vecmath::kLn2Hi;
+using vecmath::kLn2Lo;
+using vecmath::kLog2e;
 
 float SwishOne(float x) {
     if (std::isnan(x)) return x;
@@ -113,27 +114,9 @@ void SwishScalar(const float* in, float* out, std::size_t n) {
 }
 
 __attribute__((target("avx2,fma"))) inline __m256 SwishAvx2One(__m256 x) {
-    // Clamped to [-88, 88]; min/max return their second operand when either is NaN: NaN stays.
-    const __m256 t = _mm256_max_ps(_mm256_set1_ps(-kExpHi),
-                                   _mm256_min_ps(_mm256_set1_ps(kExpHi), _mm256_sub_ps(_mm256_setzero_ps(), x)));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), t);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), r);
-    __m256 p = _mm256_set1_ps(kE[0]);
-    for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kE[i]));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    // 2^n through the exponent bits: n is in [-127, 127] after the clamp; -127 would be a
-    // denormal bit pattern, so it is raised to -126 (e is then ~1e-38 either way).
-    const __m256 nc = _mm256_max_ps(n, _mm256_set1_ps(-126.0f));
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
-    const __m256 e = _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-    const __m256 d = _mm256_add_ps(e, _mm256_set1_ps(1.0f));
-    __m256 q = _mm256_rcp_ps(d);
-    q = _mm256_mul_ps(q, _mm256_fnmadd_ps(d, q, _mm256_set1_ps(2.0f)));
-    q = _mm256_mul_ps(q, _mm256_fnmadd_ps(d, q, _mm256_set1_ps(2.0f)));  // rcp_ps has 12 bits: two steps
     // 0 below -88 (the clamp would otherwise leave x / e^88); "not less than" is true for NaN.
     const __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(-kExpHi), _CMP_NLT_UQ);
-    return _mm256_and_ps(keep, _mm256_mul_ps(x, q));
+    return _mm256_and_ps(keep, _mm256_mul_ps(x, vecmath::SigmoidAvx2(x)));
 }
 
 __attribute__((target("avx2,fma"))) void SwishAvx2(const float* in, float* out, std::size_t n) {
@@ -143,23 +126,9 @@ __attribute__((target("avx2,fma"))) void SwishAvx2(const float* in, float* out, 
 }
 
 __attribute__((target("avx512f"))) inline __m512 SwishAvx512One(__m512 x) {
-    const __m512 t = _mm512_maskz_max_ps(
-        0xFFFF, _mm512_set1_ps(-kExpHi),
-        _mm512_maskz_min_ps(0xFFFF, _mm512_set1_ps(kExpHi), _mm512_sub_ps(_mm512_setzero_ps(), x)));
-    // (Zero-masked forms throughout: GCC 12 warns about the unmasked ones' undefined pass-through.)
-    const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(t, _mm512_set1_ps(kLog2e)),
-                                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), t);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
-    __m512 p = _mm512_set1_ps(kE[0]);
-    for (int i = 1; i < 6; ++i) p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kE[i]));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    const __m512 d = _mm512_add_ps(_mm512_maskz_scalef_ps(0xFFFF, p, n), _mm512_set1_ps(1.0f));
-    __m512 q = _mm512_maskz_rcp14_ps(0xFFFF, d);  // 14 bits; one Newton step gives float precision
-    q = _mm512_mul_ps(q, _mm512_fnmadd_ps(d, q, _mm512_set1_ps(2.0f)));
     // 0 below -88 (the clamp would otherwise leave x / e^88); "not less than" is true for NaN.
     const __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-kExpHi), _CMP_NLT_UQ);
-    return _mm512_maskz_mul_ps(keep, x, q);
+    return _mm512_maskz_mul_ps(keep, x, vecmath::SigmoidAvx512(x));
 }
 
 __attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out, std::size_t n) {
@@ -301,17 +270,10 @@ __attribute__((target("avx2,fma"))) float SoftmaxExpAvx2(float* x, std::size_t n
     for (; j + 8 <= n; j += 8) {
         const __m256 in = _mm256_sub_ps(_mm256_loadu_ps(x + j), _mm256_set1_ps(maxValue));  // <= 0
         const __m256 t = _mm256_max_ps(in, _mm256_set1_ps(-kExpHi));
-        const __m256 nf = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        __m256 r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Hi), t);
-        r = _mm256_fnmadd_ps(nf, _mm256_set1_ps(kLn2Lo), r);
-        __m256 p = _mm256_set1_ps(kE[0]);
-        for (int i = 1; i < 6; ++i) p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kE[i]));
-        p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-        const __m256 nc = _mm256_max_ps(nf, _mm256_set1_ps(-126.0f));
-        const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(nc), _mm256_set1_epi32(127)), 23);
+        const __m256 ex = vecmath::ExpAvx2(t);
         // 0 below -88 (masked scores are -inf).
         const __m256 keep = _mm256_cmp_ps(in, _mm256_set1_ps(-kExpHi), _CMP_NLT_UQ);
-        const __m256 e = _mm256_and_ps(keep, _mm256_mul_ps(p, _mm256_castsi256_ps(bits)));
+        const __m256 e = _mm256_and_ps(keep, ex);
         _mm256_storeu_ps(x + j, e);
         sum8 = _mm256_add_ps(sum8, e);
     }

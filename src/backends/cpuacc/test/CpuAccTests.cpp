@@ -57,10 +57,10 @@ bool CpuAccAvailable() { return BackendRegistryInstance().IsBackendRegistered("C
 
 /// Runs `net` on CpuAcc alone with oneDNN's verbose log on; `log` gets the log (one
 /// "onednn_verbose,exec,cpu,<primitive>,<implementation>,..." line per primitive executed).
-Net::Result RunOnCpuAccLoggingOneDnn(Net& net, std::string& log) {
+Net::Result RunOnCpuAccLoggingOneDnn(Net& net, std::string& log, const IRuntime::CreationOptions& options = {}) {
     dnnl_set_verbose(1);
     ::testing::internal::CaptureStdout();
-    Net::Result got = net.Run({"CpuAcc"});
+    Net::Result got = net.Run({"CpuAcc"}, options);
     std::fflush(stdout);
     log = ::testing::internal::GetCapturedStdout();
     dnnl_set_verbose(0);
@@ -1178,12 +1178,8 @@ TEST(CpuAccOps, MatMulsOnTheOwnGemmWhereOneDnnWouldRunItsGemmKernel) {
             IRuntime::CreationOptions o;
             o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
             o.m_BackendOptions["CpuAcc"]["MatMul"] = gemm;
-            dnnl_set_verbose(1);
-            ::testing::internal::CaptureStdout();
-            const Net::Result got = net.Run({"CpuAcc"}, o);
-            std::fflush(stdout);
-            const std::string log = ::testing::internal::GetCapturedStdout();
-            dnnl_set_verbose(0);
+            std::string log;
+            const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
             std::size_t matmuls = 0;
             for (std::size_t at = log.find("exec,cpu,matmul"); at != std::string::npos; at = log.find("exec,cpu,matmul", at + 1)) {
                 ++matmuls;
@@ -1226,12 +1222,8 @@ TEST(CpuAccOps, OneRowMatMulsMatchCpuRefOnEveryThreadCount) {
             o.m_BackendOptions["CpuAcc"]["Xnnpack"] = xnnpack;
             // oneDNN's verbose log names every primitive it runs: the matmuls are XNNPACK's
             // exactly when they are missing from it.
-            dnnl_set_verbose(1);
-            ::testing::internal::CaptureStdout();
-            const Net::Result got = net.Run({"CpuAcc"}, o);
-            std::fflush(stdout);
-            const std::string log = ::testing::internal::GetCapturedStdout();
-            dnnl_set_verbose(0);
+            std::string log;
+            const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
             std::size_t matmuls = 0;
             for (std::size_t at = log.find("exec,cpu,matmul"); at != std::string::npos; at = log.find("exec,cpu,matmul", at + 1)) {
                 ++matmuls;
@@ -1565,12 +1557,8 @@ TEST_P(CpuAccRecurrent, OwnKernelAndOneDnnMatchCpuRef) {
             IRuntime::CreationOptions o;
             o.m_BackendOptions["CpuAcc"]["Recurrent"] = recurrent;
             o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
-            dnnl_set_verbose(1);
-            ::testing::internal::CaptureStdout();
-            const Net::Result got = net.Run({"CpuAcc"}, o);
-            std::fflush(stdout);
-            const std::string log = ::testing::internal::GetCapturedStdout();
-            dnnl_set_verbose(0);
+            std::string log;
+            const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
             const std::string what = std::string(p.m_Name) + " Recurrent=" + recurrent + " NumThreads=" + threads;
             // The own kernel: the input projection is a matmul and no RNN primitive runs.
             const bool rnnRan = log.find("onednn_verbose,exec,cpu,rnn,") != std::string::npos;
