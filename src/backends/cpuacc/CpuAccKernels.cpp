@@ -152,38 +152,43 @@ __attribute__((target("avx512f"))) void SwishAvx512(const float* in, float* out,
 
 namespace {
 
-// One body, compiled for each ISA through the target attribute of its callers.
-__attribute__((always_inline)) inline void RmsNormRows(const float* in, const float* gamma, float* out, std::size_t rows,
-                                                       std::size_t inner, float eps) {
-#pragma omp parallel for schedule(static) if (rows > 1 && rows * inner > 16384)
-    for (long long r = 0; r < static_cast<long long>(rows); ++r) {
-        const float* x = in + static_cast<std::size_t>(r) * inner;
-        float* y = out + static_cast<std::size_t>(r) * inner;
-        float sum = 0.0f;
+// One row, compiled for each ISA through the target attribute of its callers. The OpenMP loop is
+// in each caller: GCC outlines a parallel region before it inlines, so a region inside this
+// always_inline body would be compiled once, for baseline x86-64, and shared by every ISA.
+__attribute__((always_inline)) inline void RmsNormRow(const float* x, const float* gamma, float* y, std::size_t inner,
+                                                      float eps) {
+    float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-        for (std::size_t i = 0; i < inner; ++i) sum += x[i] * x[i];
-        const float scale = 1.0f / std::sqrt(sum / static_cast<float>(inner) + eps);
-        if (gamma) {
+    for (std::size_t i = 0; i < inner; ++i) sum += x[i] * x[i];
+    const float scale = 1.0f / std::sqrt(sum / static_cast<float>(inner) + eps);
+    if (gamma) {
 #pragma omp simd
-            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale * gamma[i];
-        } else {
+        for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale * gamma[i];
+    } else {
 #pragma omp simd
-            for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale;
-        }
+        for (std::size_t i = 0; i < inner; ++i) y[i] = x[i] * scale;
     }
 }
 
+#define TRELLIS_RMS_NORM_ROWS                                                                              \
+    _Pragma("omp parallel for schedule(static) if (rows > 1 && rows * inner > 16384)")                   \
+    for (long long r = 0; r < static_cast<long long>(rows); ++r) {                                        \
+        const std::size_t at = static_cast<std::size_t>(r) * inner;                                       \
+        RmsNormRow(in + at, gamma, out + at, inner, eps);                                                 \
+    }
+
 __attribute__((target("avx512f"))) void RmsNormAvx512(const float* in, const float* gamma, float* out, std::size_t rows,
                                                       std::size_t inner, float eps) {
-    RmsNormRows(in, gamma, out, rows, inner, eps);
+    TRELLIS_RMS_NORM_ROWS
 }
 __attribute__((target("avx2,fma"))) void RmsNormAvx2(const float* in, const float* gamma, float* out, std::size_t rows,
                                                      std::size_t inner, float eps) {
-    RmsNormRows(in, gamma, out, rows, inner, eps);
+    TRELLIS_RMS_NORM_ROWS
 }
 void RmsNormScalar(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps) {
-    RmsNormRows(in, gamma, out, rows, inner, eps);
+    TRELLIS_RMS_NORM_ROWS
 }
+#undef TRELLIS_RMS_NORM_ROWS
 
 }  // namespace
 
