@@ -21,9 +21,14 @@ namespace trellis::cpuacc {
 namespace {
 
 // ---- the body, compiled once per ISA (CpuAccRecurrentBody.inc) ----
+// (GCC: a target pragma region; clang, whose fuzz build compiles this too: an attribute region.)
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f")
+#endif
 namespace avx512 {
 struct V {
     using T = __m512;
@@ -50,10 +55,18 @@ struct V {
 
 #include "CpuAccRecurrentBody.inc"
 }  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+#endif
 namespace avx2 {
 struct V {
     using T = __m256;
@@ -83,7 +96,11 @@ struct V {
 
 #include "CpuAccRecurrentBody.inc"
 }  // namespace avx2
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 
 namespace scalar {
 // The scalar version: 8 floats in plain loops (the compiler may use SSE2 for them), the exact
