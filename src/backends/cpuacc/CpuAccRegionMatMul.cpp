@@ -117,13 +117,19 @@ dnnl::matmul::primitive_desc MatMulWithConstantWeights(const memory::desc& src, 
 
 }  // namespace detail
 
-bool OwnGemmRunsHere() {
-    if (BestKernelIsa() != KernelIsa::Avx2) return false;
-    const memory::desc weights =
-        MatMulWithConstantWeights(PlainMd({8, 64}), 64, 64, memory::data_type::f32, nullptr, PlainMd({8, 64}),
-                                  dnnl::primitive_attr())
-            .weights_desc();
+namespace {
+/// Whether a constant-weight matmul's weights_desc() is unblocked (plain or transposed): oneDNN
+/// chose its GEMM-based kernel, which the own GEMM replaces on AVX2.
+bool GemmBasedWeights(const memory::desc& weights) {
     return weights.data.format_kind == dnnl_blocked && weights.data.format_desc.blocking.inner_nblks == 0;
+}
+}  // namespace
+
+bool OwnGemmRunsHere() {
+    return BestKernelIsa() == KernelIsa::Avx2 &&
+           GemmBasedWeights(MatMulWithConstantWeights(PlainMd({8, 64}), 64, 64, memory::data_type::f32, nullptr,
+                                                      PlainMd({8, 64}), dnnl::primitive_attr())
+                                .weights_desc());
 }
 
 bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, bool transB, float alpha,
@@ -240,8 +246,7 @@ void CompiledRegion::CompileMatMul(int index, const Node& n) {
         const ConstTensor& bt = ConstantOf(b, n, "B");
         // oneDNN's GEMM-based kernel (plain weights: no AVX-512) gives way to the own GEMM.
         if (m_Options.m_OwnGemm && dt == memory::data_type::f32 && BestKernelIsa() == KernelIsa::Avx2 &&
-            pd.weights_desc().data.format_kind == dnnl_blocked &&
-            pd.weights_desc().data.format_desc.blocking.inner_nblks == 0 &&
+            GemmBasedWeights(pd.weights_desc()) &&
             CompileOwnGemm(n, a, bt, transB, gemm ? gd.m_Alpha : 1.0f,
                            biasValue >= 0 ? &ConstantOf(biasValue, n, "the bias") : nullptr, gemm ? gd.m_Beta : 1.0f,
                            m, k, nCols)) {

@@ -274,10 +274,11 @@ bool CompiledRegion::CompileOwnRecurrence(const Node& n) {
         return slot(mem);
     };
     const int yhSlot = output(1);
+    // LSTM's cell state: Y_c itself where the layer has it, else scratch [D, N, H].
     int cSlot = lstm ? output(2) : -1;
-    if (lstm && cSlot < 0) cSlot = slot(NewInternal(PlainMd({dim(D), dim(N), dim(H)})));
-    const std::size_t cDir = lstm && (2 < n.m_Outputs.size() && n.m_Outputs[2] >= 0) ? stateDir : N * H;
-    const std::size_t cRow = lstm && (2 < n.m_Outputs.size() && n.m_Outputs[2] >= 0) ? stateRow : H;
+    const bool cIsOutput = cSlot >= 0;
+    if (lstm && !cIsOutput) cSlot = slot(NewInternal(PlainMd({dim(D), dim(N), dim(H)})));
+    const std::size_t cDir = cIsOutput ? stateDir : N * H, cRow = cIsOutput ? stateRow : H;
     const int h0Slot = has(5) ? slot(EnsurePlain(n.m_Inputs[5])) : -1;
     const int c0Slot = lstm && has(6) ? slot(EnsurePlain(n.m_Inputs[6])) : -1;
     const int peepSlot = peep ? slot(own(std::vector<float>(peep, peep + D * 3 * H))) : -1;
