@@ -84,6 +84,8 @@ RegionOptions ParseOptions(const IBackendInternal::BackendOptions& options) {
             r.m_OwnRecurrence = Choice(name, value, "own", "onednn");
         } else if (name == "MatMul") {
             r.m_OwnGemm = Choice(name, value, "own", "onednn");
+        } else if (name == "MaxPool") {
+            r.m_OwnMaxPool = Choice(name, value, "own", "onednn");
         }
         // Other names are for other versions or other backends: ignored, as the SDK asks.
     }

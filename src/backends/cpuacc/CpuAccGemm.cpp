@@ -101,8 +101,12 @@ void PackGemmWeights(const float* b, std::size_t k, std::size_t n, bool transpos
 void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
               std::size_t m, std::size_t k, std::size_t n) {
     const long long panels = static_cast<long long>(Panels(n));
-    // Panels over the team; each thread takes all rows of its panels, k block by k block.
-#pragma omp parallel for schedule(static) if (panels > 1 && m * k * n > 32768)
+    // Panels over the team; each thread takes all rows of its panels, k block by k block. Guided,
+    // not static: on the 2-vCPU EPYC one core ran the same panels up to 35% slower than the other
+    // (per-thread times inside the region), so an even split waited on it; guided hands out
+    // shrinking chunks, and measured 8-15% more GFLOP/s at 2 threads on BERT's and ViT's layers
+    // (mean of 30 interleaved runs per schedule).
+#pragma omp parallel for schedule(guided) if (panels > 1 && m * k * n > 32768)
     for (long long p = 0; p < panels; ++p) {
         const std::size_t col = static_cast<std::size_t>(p) * kPanel, cols = std::min(kPanel, n - col);
         const float* panel = packed + static_cast<std::size_t>(p) * k * kPanel;

@@ -87,6 +87,23 @@ void Attention(const AttentionShape& s, const float* q, const float* k, const fl
 void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
              KernelIsa isa);
 
+/// A 2-D max pooling over a channel-blocked image: `blocks` blocks of channels, each an
+/// [in height][in width][block] array of floats (oneDNN's nChw8c / nChw16c at batch 1: one block
+/// per group of 8 or 16 channels; NHWC: one block of all channels). Output likewise, [out
+/// height][out width][block] per block. Windows are clipped to the image (padding never wins, as
+/// ONNX's MaxPool pads with -inf); every window must hold at least one input pixel.
+struct MaxPoolShape {
+    std::size_t m_Blocks = 0, m_Block = 0;  ///< the channel blocks, and floats per pixel in a block
+    std::size_t m_InH = 0, m_InW = 0, m_OutH = 0, m_OutW = 0;
+    std::size_t m_KernelH = 1, m_KernelW = 1, m_StrideH = 1, m_StrideW = 1;
+    std::size_t m_PadTop = 0, m_PadLeft = 0;
+};
+/// Runs the pooling over the calling thread's OpenMP team (output rows of all blocks spread over
+/// it); `isa` as for Erf (AVX-512 only where the block is a multiple of 16 floats, otherwise the
+/// AVX2 version runs). The maximum of a window is exact (no arithmetic); NaN propagates as
+/// _mm*_max_ps does (an input NaN may or may not win), as oneDNN's kernel does.
+void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIsa isa);
+
 /// ONNX QuantizeLinear per tensor of n floats to UInt8 (s8: Signed8) at `out`:
 /// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
 /// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).

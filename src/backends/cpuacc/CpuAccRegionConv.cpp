@@ -377,6 +377,7 @@ void CompiledRegion::CompilePool(const Node& n) {
         // Right padding that gives exactly the inferred output size (covers ceil_mode).
         padR.push_back((dst[2 + i] - 1) * s + (k - 1) * dl + 1 - src[2 + i] - pl);
     }
+    if (d.m_Algorithm == PoolingAlgorithm::Max && CompileOwnMaxPool(n, kernel, strides, dil, padL)) return;
     dnnl::algorithm alg = dnnl::algorithm::pooling_max;
     if (d.m_Algorithm == PoolingAlgorithm::Average) {
         alg = d.m_Global || d.m_CountIncludePad ? dnnl::algorithm::pooling_avg_include_padding
@@ -395,6 +396,54 @@ void CompiledRegion::CompilePool(const Node& n) {
     const int dstMem = NewInternal(pd.dst_desc());
     AddPrimitive(n.m_Name, dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}});
     Bind(out, dstMem);
+}
+
+bool CompiledRegion::CompileOwnMaxPool(const Node& n, const Dims& kernel, const Dims& strides, const Dims& dil,
+                                       const Dims& padL) {
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims src = ValueDims(x), dst = ValueDims(out);
+    if (!m_Options.m_OwnMaxPool || src.size() != 4 || ValueType(x) != memory::data_type::f32) return false;
+    for (std::size_t i = 0; i < 2; ++i) {
+        // Dilated windows stay with oneDNN; so does a window that would lie wholly in the padding
+        // (the kernel clips windows and needs a pixel in each).
+        if (dil[i] != 0 || padL[i] >= kernel[i] || (dst[2 + i] - 1) * strides[i] - padL[i] >= src[2 + i]) return false;
+    }
+    // The input's layout as it is: channel blocks of 8 or 16 (what convolutions leave on AVX2 and
+    // AVX-512), or NHWC (one block of all channels). Anything else (plain NCHW) goes to oneDNN.
+    using tag = memory::format_tag;
+    const memory::desc& have = m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md;
+    MaxPoolShape s;
+    tag layout = tag::undef;
+    for (const auto& [t, block] : {std::pair{tag::nChw8c, 8}, std::pair{tag::nChw16c, 16}, std::pair{tag::nhwc, 0}}) {
+        if (have == memory::desc(src, memory::data_type::f32, t)) {
+            layout = t;
+            s.m_Block = block ? static_cast<std::size_t>(block) : static_cast<std::size_t>(src[1]);
+            s.m_Blocks = static_cast<std::size_t>(src[0]) *
+                         (block ? static_cast<std::size_t>((src[1] + block - 1) / block) : 1u);
+            break;
+        }
+    }
+    if (layout == tag::undef) return false;
+    s.m_InH = static_cast<std::size_t>(src[2]), s.m_InW = static_cast<std::size_t>(src[3]);
+    s.m_OutH = static_cast<std::size_t>(dst[2]), s.m_OutW = static_cast<std::size_t>(dst[3]);
+    s.m_KernelH = static_cast<std::size_t>(kernel[0]), s.m_KernelW = static_cast<std::size_t>(kernel[1]);
+    s.m_StrideH = static_cast<std::size_t>(strides[0]), s.m_StrideW = static_cast<std::size_t>(strides[1]);
+    s.m_PadTop = static_cast<std::size_t>(padL[0]), s.m_PadLeft = static_cast<std::size_t>(padL[1]);
+    const int srcMem = MemOf(x);
+    // The same layout out; padded channels of a partial last block come out as the max of the
+    // input's zero padding, 0, as oneDNN's blocked layouts require.
+    const int dstMem = NewInternal(memory::desc(dst, memory::data_type::f32, layout));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {srcMem, dstMem};
+    const KernelIsa isa = BestKernelIsa();
+    step.m_Kernel = [s, isa](const std::vector<void*>& p) {
+        MaxPoolBlocked(s, static_cast<const float*>(p[0]), static_cast<float*>(p[1]), isa);
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dstMem);
+    return true;
 }
 
 }  // namespace trellis::cpuacc

@@ -899,6 +899,66 @@ TEST(CpuAccOps, PoolingVariants) {
     }
 }
 
+TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
+    // Max pooling of a convolution's output, in the channel-blocked layout the convolution leaves:
+    // CpuAcc's own kernel (MaxPool=own, the default) and oneDNN's (MaxPool=onednn) against CpuRef.
+    // Channels that fill whole blocks (16, 32) and a partial last block (12), a batch of 2,
+    // ceil_mode (a clipped last window), pads on either side, non-square kernels and strides, 1
+    // and 2 threads. The pooled values equal oneDNN's exactly (a maximum involves no arithmetic);
+    // both are within rounding of CpuRef's (the convolutions differ in summation order).
+    SKIP_WITHOUT_CPUACC();
+    struct Case {
+        unsigned int n, c, h, w, kh, kw, sh, sw, padTop, padLeft, padBottom, padRight;
+        bool ceil;
+    };
+    const Case cases[] = {
+        {1, 16, 23, 23, 3, 3, 2, 2, 0, 0, 0, 0, true},  // squeezenet's: ceil_mode, 23 -> 11
+        {2, 12, 15, 14, 3, 3, 2, 2, 1, 1, 1, 1, false}, // resnet's stem: pads 1, a partial block
+        {1, 32, 9, 13, 2, 3, 1, 2, 0, 1, 1, 0, true},   // uneven kernel, strides and pads
+        {1, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, false},   // a 1x1 window: a copy
+    };
+    for (const Case& k : cases) {
+        Net net;
+        IOutputSlot* x = net.Input({k.n, 5, k.h, k.w});
+        ConvolutionDescriptor cd;
+        cd.m_KernelShape = {3, 3};
+        cd.m_PadsBegin = {1, 1};
+        cd.m_PadsEnd = {1, 1};
+        IOutputSlot* conv = net.Op(LayerType::Convolution, cd, {x, net.Const({k.c, 5, 3, 3}, 0.3f), net.Const({k.c})});
+        PoolingDescriptor pd;
+        pd.m_KernelShape = {k.kh, k.kw};
+        pd.m_Strides = {k.sh, k.sw};
+        pd.m_PadsBegin = {k.padTop, k.padLeft};
+        pd.m_PadsEnd = {k.padBottom, k.padRight};
+        pd.m_CeilMode = k.ceil;
+        // A convolution after the pooling reads its output's channel padding (zeros needed).
+        IOutputSlot* pool = net.Op(LayerType::Pooling, pd, {conv});
+        net.Output(pool);
+        net.Output(net.Op(LayerType::Convolution, cd, {pool, net.Const({8, k.c, 3, 3}, 0.2f), net.Const({8})}));
+        const Net::Result want = net.Run({"CpuRef"});
+        std::vector<float> oneDnnPool;  // the pooled values oneDNN gives on CpuAcc's convolution
+        for (const char* which : {"onednn", "own"}) {
+            for (const char* threads : {"1", "2"}) {
+                IRuntime::CreationOptions o;
+                o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+                o.m_BackendOptions["CpuAcc"]["MaxPool"] = which;
+                std::string log;
+                const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
+                const std::string what = std::string("MaxPool=") + which + " NumThreads=" + threads + " channels " +
+                                         std::to_string(k.c) + " input " + std::to_string(k.h) + "x" + std::to_string(k.w);
+                EXPECT_EQ(log.find("exec,cpu,pooling") == std::string::npos, std::string(which) == "own") << what << "\n" << log;
+                ASSERT_EQ(got.m_Outputs.size(), 2u) << what;
+                if (oneDnnPool.empty()) oneDnnPool = got.m_Outputs[0];
+                EXPECT_EQ(got.m_Outputs[0], oneDnnPool) << what << ": not the values of oneDNN's pooling";
+                for (std::size_t out = 0; out < 2; ++out) {
+                    ASSERT_EQ(got.m_Outputs[out].size(), want.m_Outputs[out].size()) << what;
+                    EXPECT_LT(RelativeL2(got.m_Outputs[out], want.m_Outputs[out]), 1e-5) << what << " output " << out;
+                }
+            }
+        }
+    }
+}
+
 TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     SKIP_WITHOUT_CPUACC();
     Net net;
@@ -1357,7 +1417,7 @@ TEST(CpuAccOptions, BadOptionValuesAreRefusedByName) {
     for (auto [name, value] : {std::pair<const char*, const char*>{"NumThreads", "two"}, {"NumThreads", "-1"},
                                {"FastMath", "fp8"}, {"ConvLayout", "nhwc"},
                                {"Winograd", "yes"}, {"Xnnpack", "1"}, {"Swish", "fast"},
-                               {"Recurrent", "fast"}, {"MatMul", "blas"}}) {
+                               {"Recurrent", "fast"}, {"MatMul", "blas"}, {"MaxPool", "fast"}}) {
         IRuntime::CreationOptions o;
         o.m_BackendOptions["CpuAcc"][name] = value;
         try {
