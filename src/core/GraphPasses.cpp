@@ -201,6 +201,139 @@ unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log) {
     return n;
 }
 
+unsigned int FoldPadsIntoAveragePools(Graph& graph, std::vector<std::string>& log) {
+    unsigned int n = 0;
+    for (Layer* pool : graph.TopologicalOrder()) {
+        if (pool->GetType() != LayerType::Pooling) continue;
+        auto& pd = std::get<PoolingDescriptor>(pool->MutableDescriptor());
+        if (pd.m_Algorithm != PoolingAlgorithm::Average || pd.m_Global || pd.m_CeilMode ||
+            pd.m_AutoPad != PaddingMode::Explicit) {
+            continue;
+        }
+        if (std::any_of(pd.m_Dilations.begin(), pd.m_Dilations.end(), [](unsigned int d) { return d != 1; })) continue;
+        OutputSlot* src = pool->Input(0).GetConnectedOutputSlot();
+        Layer& pad = src->GetOwningLayer();
+        if (pad.GetType() != LayerType::Pad || pad.GetNumInputSlots() != 1 || src->GetNumConnections() != 1) continue;
+        const auto& p = std::get<PadDescriptor>(pad.MutableDescriptor());
+        const TensorShape& in = pad.Input(0).GetConnectedOutputSlot()->GetTensorInfo().GetShape();
+        const std::size_t rank = in.GetNumDimensions();
+        if (p.m_Mode != PadMode::Constant || p.m_Value != 0.0f || rank < 3 || p.m_Pads.size() != 2 * rank ||
+            src->GetTensorInfo().GetDataType() != DataType::Float32) {
+            continue;
+        }
+        const std::size_t spatial = rank - 2;
+        const bool poolPads = std::any_of(pd.m_PadsBegin.begin(), pd.m_PadsBegin.end(), [](unsigned int v) { return v; }) ||
+                              std::any_of(pd.m_PadsEnd.begin(), pd.m_PadsEnd.end(), [](unsigned int v) { return v; });
+        if (poolPads && !pd.m_CountIncludePad) continue;  // its own padding is not counted, the Pad's is
+        // Only spatial, non-negative pads (a negative pad crops), each less than the window so that
+        // no window lies in the padding alone (backends' pooling kernels refuse such windows).
+        bool ok = p.m_Pads[0] == 0 && p.m_Pads[1] == 0 && p.m_Pads[rank] == 0 && p.m_Pads[rank + 1] == 0 &&
+                  pd.m_KernelShape.size() == spatial;
+        std::vector<unsigned int> begin(spatial), end(spatial);
+        for (std::size_t i = 0; ok && i < spatial; ++i) {
+            const int64_t b = p.m_Pads[2 + i], e = p.m_Pads[rank + 2 + i];
+            const int64_t ownB = i < pd.m_PadsBegin.size() ? pd.m_PadsBegin[i] : 0;
+            const int64_t ownE = i < pd.m_PadsEnd.size() ? pd.m_PadsEnd[i] : 0;
+            ok = b >= 0 && e >= 0 && b + ownB < pd.m_KernelShape[i] && e + ownE < pd.m_KernelShape[i];
+            begin[i] = static_cast<unsigned int>(b + ownB);
+            end[i] = static_cast<unsigned int>(e + ownE);
+        }
+        if (!ok) continue;
+        pd.m_PadsBegin = begin;
+        pd.m_PadsEnd = end;
+        pd.m_CountIncludePad = true;
+        OutputSlot* data = pad.Input(0).GetConnectedOutputSlot();
+        data->Disconnect(pad.Input(0));
+        src->Disconnect(pool->Input(0));
+        data->Connect(pool->Input(0));
+        log.push_back("folded " + Describe(pad) + " into " + Describe(*pool) + " (its padding, counted)");
+        graph.EraseLayer(&pad);
+        ++n;
+    }
+    return n;
+}
+
+unsigned int CropConvolutionTapsOverPadding(Graph& graph, std::vector<std::string>& log) {
+    unsigned int n = 0;
+    for (Layer* conv : graph.TopologicalOrder()) {
+        if (conv->GetType() != LayerType::Convolution || !IsFloatConstant(conv->InputLayer(1))) continue;
+        auto& d = std::get<ConvolutionDescriptor>(conv->MutableDescriptor());
+        if (d.m_AutoPad != PaddingMode::Explicit) continue;
+        const TensorShape& in = conv->Input(0).GetConnectedOutputSlot()->GetTensorInfo().GetShape();
+        const TensorShape& out = conv->Output(0).GetTensorInfo().GetShape();
+        const Layer* w = conv->InputLayer(1);
+        // Weights folded from 8-bit ones carry their scales (int8 backends take the integers back):
+        // those stay as they are.
+        if (!w->Desc<ConstantDescriptor>().m_Tensor.GetInfo().GetQuantizationScales().empty()) continue;
+        const TensorShape& ws = w->Desc<ConstantDescriptor>().m_Tensor.GetShape();
+        const std::size_t spatial = ws.GetNumDimensions() - 2;
+        if (in.GetNumDimensions() != spatial + 2 || !in.AreAllDimensionsSpecified() || !out.AreAllDimensionsSpecified()) continue;
+        // Per spatial axis, the taps some output position reads inside the input: [lo, hi].
+        std::vector<unsigned int> lo(spatial), hi(spatial);
+        bool crop = false, ok = true;
+        for (std::size_t i = 0; ok && i < spatial; ++i) {
+            const int64_t k = ws[2 + i], size = in[2 + i], outs = out[2 + i];
+            const int64_t s = i < d.m_Strides.size() ? d.m_Strides[i] : 1, dil = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+            const int64_t pb = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0, pe = i < d.m_PadsEnd.size() ? d.m_PadsEnd[i] : 0;
+            int64_t first = -1, last = -1;
+            for (int64_t t = 0; t < k; ++t) {
+                // Positions y * s - pb + t * dil for y in [0, outs): does one fall in [0, size)?
+                const int64_t start = t * dil - pb;
+                const int64_t yMin = start >= 0 ? 0 : (-start + s - 1) / s;
+                if (yMin < outs && yMin * s + start < size) {
+                    if (first < 0) first = t;
+                    last = t;
+                }
+            }
+            // No tap reads the input (the output is the bias): left alone, as is a crop that would
+            // need a negative pad.
+            ok = first >= 0 && pb - first * dil >= 0 && pe - (k - 1 - last) * dil >= 0;
+            lo[i] = static_cast<unsigned int>(first), hi[i] = static_cast<unsigned int>(last);
+            crop = crop || first > 0 || last < k - 1;
+        }
+        if (!ok || !crop) continue;
+        // The cropped weights; every dropped weight must be finite.
+        std::vector<unsigned int> dims(ws.GetNumDimensions());
+        dims[0] = ws[0], dims[1] = ws[1];
+        for (std::size_t i = 0; i < spatial; ++i) dims[2 + i] = hi[i] - lo[i] + 1;
+        const TensorShape cropped(static_cast<unsigned int>(dims.size()), dims.data());
+        std::vector<float> kept;
+        kept.reserve(cropped.GetNumElements());
+        const float* all = ConstData(w);
+        bool finite = true;
+        for (std::size_t e = 0; e < ws.GetNumElements(); ++e) {
+            std::size_t rest = e;
+            bool inside = true;
+            for (std::size_t i = spatial; i-- > 0;) {
+                const std::size_t t = rest % ws[2 + i];
+                rest /= ws[2 + i];
+                inside = inside && t >= lo[i] && t <= hi[i];
+            }
+            if (inside) kept.push_back(all[e]);
+            else finite = finite && std::isfinite(all[e]);
+        }
+        if (!finite) continue;
+        std::string what;
+        for (std::size_t i = 0; i < spatial; ++i) {
+            const unsigned int dil = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
+            if (d.m_PadsBegin.size() <= i) d.m_PadsBegin.resize(spatial, 0);
+            if (d.m_PadsEnd.size() <= i) d.m_PadsEnd.resize(spatial, 0);
+            d.m_PadsBegin[i] -= lo[i] * dil;
+            d.m_PadsEnd[i] -= (ws[2 + i] - 1 - hi[i]) * dil;
+            if (d.m_KernelShape.size() > i) d.m_KernelShape[i] = dims[2 + i];
+            if (dims[2 + i] == 1 && d.m_Dilations.size() > i) d.m_Dilations[i] = 1;  // one tap: no spacing
+            if (i) what += "x";
+            what += std::to_string(ws[2 + i]);
+            what += "->";
+            what += std::to_string(dims[2 + i]);
+        }
+        SetConstantInput(*conv, 1, AddFloatConstant(graph, conv->Name() + "_weights_cropped", cropped, std::move(kept)));
+        log.push_back("cropped the kernel of " + Describe(*conv) + " to the taps that read the input (" + what + ")");
+        ++n;
+    }
+    return n;
+}
+
 namespace {
 
 /// How a two-input Einsum is one batched MatMul: Transpose(A, m_PermA) x Transpose(B, m_PermB),
@@ -357,6 +490,8 @@ void RunGraphPasses(Graph& graph, std::vector<std::string>& log) {
         changes += SimplifyReshapes(graph, log);
         changes += SimplifyTransposes(graph, log);
         changes += FoldBatchNorms(graph, log);
+        changes += FoldPadsIntoAveragePools(graph, log);
+        changes += CropConvolutionTapsOverPadding(graph, log);
         if (!changes) break;
     }
 }

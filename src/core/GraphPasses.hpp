@@ -20,6 +20,17 @@ unsigned int SimplifyTransposes(Graph& graph, std::vector<std::string>& log);
 /// BatchNormalization after a Convolution or Gemm with constant weights is folded into them.
 unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log);
 
+/// A constant-zero Pad of the spatial dims before an AveragePool (floor mode, no dilation) becomes
+/// the pool's own padding with count_include_pad = 1 (what PyTorch's avg_pool2d with padding
+/// exports to; the same sums and divisors), where the pool had no padding or counted it already.
+unsigned int FoldPadsIntoAveragePools(Graph& graph, std::vector<std::string>& log);
+/// A Convolution with constant Float32 weights whose outer kernel taps read only padding at every
+/// output position (DeepLab's ASPP: dilation 24 or 36 on a 14x14 map) loses those taps: the
+/// weights are cropped and the pads reduced by as much, so the output shape and every sum are
+/// unchanged (the dropped products were weight x 0). Not where a dropped weight is infinite or NaN
+/// (that product would be NaN).
+unsigned int CropConvolutionTapsOverPadding(Graph& graph, std::vector<std::string>& log);
+
 /// A Float32 Einsum of two inputs that is a batched matrix product ("bhid,bhjd->bhij") becomes a
 /// MatMul, with Transposes where the labels are not in [batch..., rows, inner] x [batch..., inner,
 /// cols] order: backends run MatMul with their fast kernels (CpuRef's Einsum is a generic loop).

@@ -223,6 +223,144 @@ TEST(Optimizer, FoldsBatchNormIntoConvolutionWithSameResult) {
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], e[i], 1e-5f) << i;
 }
 
+namespace {
+
+/// Optimizes the network `build` makes for CpuRef with the graph passes and without; returns the
+/// first's compute layer types and optimization log, and both outputs for input `x`.
+struct PassComparison {
+    std::vector<LayerType> m_Types;
+    std::vector<std::string> m_Log;
+    std::vector<float> m_With, m_Without;
+};
+template <typename Build>
+PassComparison CompareGraphPasses(Build build, const std::vector<float>& x) {
+    Built with, without;
+    build(*with.net);
+    build(*without.net);
+    auto optWith = Optimize(*with.net, {"CpuRef"}, with.runtime->GetDeviceSpec());
+    OptimizerOptions noPasses;
+    noPasses.m_EnableGraphOptimizations = false;
+    auto optWithout = Optimize(*without.net, {"CpuRef"}, without.runtime->GetDeviceSpec(), noPasses);
+    PassComparison r;
+    r.m_Types = ComputeTypes(*optWith);
+    r.m_Log = optWith->GetOptimizationLog();
+    r.m_With = RunSingle(*with.runtime, std::move(optWith), x);
+    r.m_Without = RunSingle(*without.runtime, std::move(optWithout), x);
+    return r;
+}
+
+bool Mentions(const std::vector<std::string>& log, const std::string& text) {
+    return std::any_of(log.begin(), log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST(Optimizer, FoldsAZeroPadIntoTheAveragePoolAfterItWithTheSameResult) {
+    // PyTorch exports avg_pool2d(x, 3, stride=1, padding=1) (Inception's pool branches) as a Pad
+    // of zeros and an AveragePool without pads; and the forms that must stay two layers.
+    struct Case {
+        const char* what;
+        std::vector<int64_t> pads;  // ONNX order: all begins, then all ends
+        float value;
+        std::vector<unsigned int> poolPads;
+        bool countIncludePad, ceil, folded;
+    };
+    const Case cases[] = {
+        {"Inception's pool branch", {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, {0, 0}, false, false, true},
+        {"uneven pads, and pads of the pool's own that it counts", {0, 0, 0, 1, 0, 0, 1, 0}, 0.0f, {1, 0}, true, false, true},
+        {"a pad value of 1", {0, 0, 1, 1, 0, 0, 1, 1}, 1.0f, {0, 0}, false, false, false},
+        {"pool pads it does not count", {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, {1, 1}, false, false, false},
+        {"ceil mode", {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, {0, 0}, false, true, false},
+        {"a padded channel dim", {0, 1, 1, 1, 0, 0, 1, 1}, 0.0f, {0, 0}, false, false, false},
+        {"a pad as wide as the window", {0, 0, 3, 0, 0, 0, 0, 0}, 0.0f, {0, 0}, false, false, false},
+    };
+    std::vector<float> x(2 * 3 * 7 * 6);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) + 0.1f;
+    for (const Case& c : cases) {
+        const PassComparison r = CompareGraphPasses(
+            [&](INetwork& net) {
+                auto* in = net.AddInputLayer(0, "x");
+                in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3, 7, 6}, DataType::Float32));
+                PadDescriptor pd;
+                pd.m_Pads = c.pads;
+                pd.m_Value = c.value;
+                auto* pad = net.AddLayer(LayerType::Pad, pd, "pad");
+                PoolingDescriptor pool;
+                pool.m_Algorithm = PoolingAlgorithm::Average;
+                pool.m_KernelShape = {3, 3};
+                pool.m_Strides = {1, 2};
+                pool.m_PadsBegin = {c.poolPads[0], c.poolPads[1]};
+                pool.m_PadsEnd = {c.poolPads[0], c.poolPads[1]};
+                pool.m_CountIncludePad = c.countIncludePad;
+                pool.m_CeilMode = c.ceil;
+                auto* p = net.AddLayer(LayerType::Pooling, pool, "pool");
+                in->GetOutputSlot(0).Connect(pad->GetInputSlot(0));
+                pad->GetOutputSlot(0).Connect(p->GetInputSlot(0));
+                p->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+            },
+            x);
+        EXPECT_EQ(std::count(r.m_Types.begin(), r.m_Types.end(), LayerType::Pad), c.folded ? 0 : 1) << c.what;
+        EXPECT_EQ(Mentions(r.m_Log, "folded Pad 'pad' into"), c.folded) << c.what;
+        ASSERT_EQ(r.m_With.size(), r.m_Without.size()) << c.what;
+        for (std::size_t i = 0; i < r.m_With.size(); ++i) EXPECT_NEAR(r.m_With[i], r.m_Without[i], 1e-6f) << c.what << " element " << i;
+    }
+}
+
+TEST(Optimizer, CropsConvolutionTapsThatReadOnlyPaddingWithTheSameResult) {
+    // DeepLab's ASPP on a small map: with dilation 8 and pads 8 on a 6x6 input every outer tap
+    // reads padding at every output position, so the 3x3 kernel is a 1x1 one; only rows where
+    // the map is short; dilation 3 reaches the input from some positions and stays; a dropped
+    // weight that is not finite keeps the kernel (weight x 0 would be NaN).
+    struct Case {
+        const char* what;
+        unsigned int h, w, kh, kw, dilH, dilW, padH, padW, strideH;
+        bool nanInCorner, cropped;
+        const char* log;
+    };
+    const Case cases[] = {
+        {"dilation 8 on 6x6", 6, 6, 3, 3, 8, 8, 8, 8, 1, false, true, "(3->1x3->1)"},
+        {"only the short axis, stride 2", 4, 9, 3, 3, 5, 1, 5, 1, 2, false, true, "(3->1x3->3)"},
+        {"a 1x5 kernel whose last taps miss", 5, 3, 1, 5, 1, 2, 0, 4, 1, false, true, "(1->1x5->3)"},
+        {"dilation 3 reaches the input", 6, 6, 3, 3, 3, 3, 3, 3, 1, false, false, ""},
+        {"a NaN among the dropped weights", 6, 6, 3, 3, 8, 8, 8, 8, 1, true, false, ""},
+    };
+    for (const Case& c : cases) {
+        std::vector<float> x(2 * c.h * c.w);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.41f * static_cast<float>(i));
+        const PassComparison r = CompareGraphPasses(
+            [&](INetwork& net) {
+                auto* in = net.AddInputLayer(0, "x");
+                in->GetOutputSlot(0).SetTensorInfo(TensorInfo({1, 2, c.h, c.w}, DataType::Float32));
+                std::vector<float> w(4 * 2 * c.kh * c.kw);
+                for (std::size_t i = 0; i < w.size(); ++i) w[i] = 0.05f * static_cast<float>(static_cast<int>(i % 13) - 6);
+                if (c.nanInCorner) w[0] = std::nanf("");
+                auto* wc = AddFloatConstant(net, {4, 2, c.kh, c.kw}, w, "w");
+                auto* bc = AddFloatConstant(net, {4}, {0.1f, -0.2f, 0.3f, 0.0f}, "b");
+                ConvolutionDescriptor cd;
+                cd.m_KernelShape = {c.kh, c.kw};
+                cd.m_Dilations = {c.dilH, c.dilW};
+                cd.m_Strides = {c.strideH, 1};
+                cd.m_PadsBegin = {c.padH, c.padW};
+                cd.m_PadsEnd = {c.padH, c.padW};
+                auto* conv = net.AddConvolutionLayer(cd, true, "conv");
+                in->GetOutputSlot(0).Connect(conv->GetInputSlot(0));
+                wc->GetOutputSlot(0).Connect(conv->GetInputSlot(1));
+                bc->GetOutputSlot(0).Connect(conv->GetInputSlot(2));
+                conv->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+            },
+            x);
+        EXPECT_EQ(Mentions(r.m_Log, "cropped the kernel of Convolution 'conv'"), c.cropped) << c.what;
+        if (c.cropped) {
+            EXPECT_TRUE(Mentions(r.m_Log, c.log)) << c.what;
+        }
+        ASSERT_EQ(r.m_With.size(), r.m_Without.size()) << c.what;
+        for (std::size_t i = 0; i < r.m_With.size(); ++i) {
+            if (std::isnan(r.m_Without[i])) EXPECT_TRUE(std::isnan(r.m_With[i])) << c.what << " element " << i;
+            else EXPECT_NEAR(r.m_With[i], r.m_Without[i], 1e-6f) << c.what << " element " << i;
+        }
+    }
+}
+
 TEST(Optimizer, LowersMatrixProductEinsumsToMatMulWithTheSameResult) {
     // The two Einsums of torchvision's MaxViT attention (spaces and capitals as it writes them),
     // one that needs a Transpose of its output, and two that are no matrix product and stay.

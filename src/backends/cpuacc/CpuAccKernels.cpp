@@ -244,6 +244,33 @@ __attribute__((always_inline)) inline void MaxPoolRow(const MaxPoolShape& s, con
                            out + (b * s.m_OutH + y) * s.m_OutW * s.m_Block, y);                            \
     }
 
+// A plain (one channel per block) image: one float per pixel, the window's rows in turn.
+__attribute__((always_inline)) inline void MaxPoolPlainRow(const MaxPoolShape& s, const float* in, float* out, std::size_t y) {
+    const std::ptrdiff_t top = static_cast<std::ptrdiff_t>(y * s.m_StrideH) - static_cast<std::ptrdiff_t>(s.m_PadTop);
+    const std::size_t y0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(top, 0));
+    const std::size_t y1 = static_cast<std::size_t>(
+        std::min<std::ptrdiff_t>(top + static_cast<std::ptrdiff_t>(s.m_KernelH), static_cast<std::ptrdiff_t>(s.m_InH)));
+    for (std::size_t x = 0; x < s.m_OutW; ++x) {
+        const std::ptrdiff_t left = static_cast<std::ptrdiff_t>(x * s.m_StrideW) - static_cast<std::ptrdiff_t>(s.m_PadLeft);
+        const std::size_t x0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(left, 0));
+        const std::size_t x1 = static_cast<std::size_t>(
+            std::min<std::ptrdiff_t>(left + static_cast<std::ptrdiff_t>(s.m_KernelW), static_cast<std::ptrdiff_t>(s.m_InW)));
+        float m = in[y0 * s.m_InW + x0];
+        for (std::size_t yy = y0; yy < y1; ++yy) {
+            const float* row = in + yy * s.m_InW;
+            for (std::size_t xx = x0; xx < x1; ++xx) m = row[xx] > m ? row[xx] : m;
+        }
+        out[x] = m;
+    }
+}
+
+#define TRELLIS_MAX_POOL_PLAIN_ROWS                                                                         \
+    _Pragma("omp parallel for schedule(static) if (s.m_Blocks * s.m_OutH > 1)")                           \
+    for (long long r = 0; r < static_cast<long long>(s.m_Blocks * s.m_OutH); ++r) {                       \
+        const std::size_t b = static_cast<std::size_t>(r) / s.m_OutH, y = static_cast<std::size_t>(r) % s.m_OutH; \
+        MaxPoolPlainRow(s, in + b * s.m_InH * s.m_InW, out + (b * s.m_OutH + y) * s.m_OutW, y);          \
+    }
+
 __attribute__((target("avx512f"))) void MaxPoolAvx512(const MaxPoolShape& s, const float* in, float* out) {
     if (s.m_Block == 16) {
         TRELLIS_MAX_POOL_ROWS(16)
@@ -261,11 +288,14 @@ __attribute__((target("avx2,fma"))) void MaxPoolAvx2(const MaxPoolShape& s, cons
     }
 }
 void MaxPoolScalar(const MaxPoolShape& s, const float* in, float* out) { TRELLIS_MAX_POOL_ROWS(0) }
+void MaxPoolPlain(const MaxPoolShape& s, const float* in, float* out) { TRELLIS_MAX_POOL_PLAIN_ROWS }
 #undef TRELLIS_MAX_POOL_ROWS
+#undef TRELLIS_MAX_POOL_PLAIN_ROWS
 
 }  // namespace
 
 void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIsa isa) {
+    if (s.m_Block == 1) return MaxPoolPlain(s, in, out);  // scalar compares: nothing to vectorize across
     switch (isa) {
         case KernelIsa::Avx512:
             if (s.m_Block % 16 == 0) return MaxPoolAvx512(s, in, out);

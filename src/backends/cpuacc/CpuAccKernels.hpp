@@ -89,7 +89,7 @@ void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, 
 
 /// A 2-D max pooling over a channel-blocked image: `blocks` blocks of channels, each an
 /// [in height][in width][block] array of floats (oneDNN's nChw8c / nChw16c at batch 1: one block
-/// per group of 8 or 16 channels; NHWC: one block of all channels). Output likewise, [out
+/// per group of 8 or 16 channels; NHWC: one block of all channels; plain NCHW: blocks of 1). Output likewise, [out
 /// height][out width][block] per block. Windows are clipped to the image (padding never wins, as
 /// ONNX's MaxPool pads with -inf); every window must hold at least one input pixel.
 struct MaxPoolShape {

@@ -53,8 +53,9 @@ struct RegionOptions {
     /// its GEMM-based kernel (CPUs without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2) run on CpuAcc's
     /// own AVX2 GEMM with the weights packed once; "onednn": on oneDNN's matmul everywhere.
     bool m_OwnGemm = true;
-    /// "MaxPool": "own" (default): 2-D max pooling over a channel-blocked (nChw8c/nChw16c) or NHWC
-    /// float32 input runs as CpuAcc's own kernel (MaxPoolBlocked); "onednn": as oneDNN's pooling.
+    /// "MaxPool": "own" (default): 2-D max pooling over a channel-blocked (nChw8c/nChw16c), NHWC or
+    /// plain NCHW float32 input runs as CpuAcc's own kernel (MaxPoolBlocked); "onednn": as
+    /// oneDNN's pooling.
     bool m_OwnMaxPool = true;
 };
 

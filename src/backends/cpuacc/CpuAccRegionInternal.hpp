@@ -209,7 +209,7 @@ private:
     bool CompileGemv(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
                      float beta, std::size_t k, std::size_t nCols);
     void CompilePool(const Node& n);
-    /// A 2-D max pooling over a channel-blocked or NHWC float32 input on CpuAcc's own kernel
+    /// A 2-D max pooling over a channel-blocked, NHWC or plain float32 input on CpuAcc's own kernel
     /// (MaxPoolBlocked, in the input's layout); false, with nothing added, where it does not apply.
     /// `dil` as oneDNN counts it (0: none).
     bool CompileOwnMaxPool(const Node& n, const Dims& kernel, const Dims& strides, const Dims& dil, const Dims& padL);

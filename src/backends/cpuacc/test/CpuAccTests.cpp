@@ -910,21 +910,24 @@ TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
     struct Case {
         unsigned int n, c, h, w, kh, kw, sh, sw, padTop, padLeft, padBottom, padRight;
         bool ceil;
+        bool plain;  // the pool reads the network's input (plain NCHW) instead of a convolution's output
     };
     const Case cases[] = {
-        {1, 16, 23, 23, 3, 3, 2, 2, 0, 0, 0, 0, true},  // squeezenet's: ceil_mode, 23 -> 11
-        {2, 12, 15, 14, 3, 3, 2, 2, 1, 1, 1, 1, false}, // resnet's stem: pads 1, a partial block
-        {1, 32, 9, 13, 2, 3, 1, 2, 0, 1, 1, 0, true},   // uneven kernel, strides and pads
-        {1, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, false},   // a 1x1 window: a copy
+        {1, 16, 23, 23, 3, 3, 2, 2, 0, 0, 0, 0, true, false},  // squeezenet's: ceil_mode, 23 -> 11
+        {2, 12, 15, 14, 3, 3, 2, 2, 1, 1, 1, 1, false, false}, // resnet's stem: pads 1, a partial block
+        {1, 32, 9, 13, 2, 3, 1, 2, 0, 1, 1, 0, true, false},   // uneven kernel, strides and pads
+        {1, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, false, false},   // a 1x1 window: a copy
+        {2, 12, 15, 14, 3, 3, 2, 2, 1, 0, 1, 1, true, true},   // plain NCHW (AlexNet's first pool)
     };
     for (const Case& k : cases) {
         Net net;
-        IOutputSlot* x = net.Input({k.n, 5, k.h, k.w});
         ConvolutionDescriptor cd;
         cd.m_KernelShape = {3, 3};
         cd.m_PadsBegin = {1, 1};
         cd.m_PadsEnd = {1, 1};
-        IOutputSlot* conv = net.Op(LayerType::Convolution, cd, {x, net.Const({k.c, 5, 3, 3}, 0.3f), net.Const({k.c})});
+        IOutputSlot* conv = k.plain ? net.Input({k.n, k.c, k.h, k.w})
+                                    : net.Op(LayerType::Convolution, cd,
+                                             {net.Input({k.n, 5, k.h, k.w}), net.Const({k.c, 5, 3, 3}, 0.3f), net.Const({k.c})});
         PoolingDescriptor pd;
         pd.m_KernelShape = {k.kh, k.kw};
         pd.m_Strides = {k.sh, k.sw};
@@ -945,7 +948,8 @@ TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
                 std::string log;
                 const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
                 const std::string what = std::string("MaxPool=") + which + " NumThreads=" + threads + " channels " +
-                                         std::to_string(k.c) + " input " + std::to_string(k.h) + "x" + std::to_string(k.w);
+                                         std::to_string(k.c) + " input " + std::to_string(k.h) + "x" + std::to_string(k.w) +
+                                         (k.plain ? " plain" : "");
                 EXPECT_EQ(log.find("exec,cpu,pooling") == std::string::npos, std::string(which) == "own") << what << "\n" << log;
                 ASSERT_EQ(got.m_Outputs.size(), 2u) << what;
                 if (oneDnnPool.empty()) oneDnnPool = got.m_Outputs[0];
@@ -957,6 +961,28 @@ TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
             }
         }
     }
+}
+
+TEST(CpuAccOps, AveragePoolingOfAPlainInputRunsAJitKernel) {
+    // oneDNN runs pooling of a plain NCHW input in a C++ loop (simple_nchw, 45x ONNX Runtime's
+    // time on Inception's pool branches); CpuAcc gives it channel blocks instead.
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    PoolingDescriptor d;
+    d.m_Algorithm = PoolingAlgorithm::Average;
+    d.m_KernelShape = {3, 3};
+    d.m_Strides = {1, 1};
+    d.m_PadsBegin = {1, 1};
+    d.m_PadsEnd = {1, 1};
+    d.m_CountIncludePad = true;
+    net.Output(net.Op(LayerType::Pooling, d, {net.Input({1, 24, 17, 17})}));
+    const Net::Result want = net.Run({"CpuRef"});
+    std::string log;
+    const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
+    EXPECT_NE(log.find("exec,cpu,pooling"), std::string::npos) << log;
+    EXPECT_EQ(log.find("simple_nchw"), std::string::npos) << log;
+    ASSERT_EQ(got.m_Outputs.size(), 1u);
+    EXPECT_LT(RelativeL2(got.m_Outputs[0], want.m_Outputs[0]), 1e-6);
 }
 
 TEST(CpuAccOps, ElementwiseAndBroadcasting) {
