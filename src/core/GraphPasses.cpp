@@ -201,6 +201,28 @@ unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log) {
     return n;
 }
 
+unsigned int FoldConstantConditionWheres(Graph& graph, std::vector<std::string>& log) {
+    unsigned int n = 0;
+    for (Layer* where : graph.TopologicalOrder()) {
+        if (where->GetType() != LayerType::Where || where->GetNumInputSlots() != 3) continue;
+        const Layer* cond = where->InputLayer(0);
+        if (!cond || cond->GetType() != LayerType::Constant) continue;
+        const ConstTensor& t = cond->Desc<ConstantDescriptor>().m_Tensor;
+        if (t.GetDataType() != DataType::Boolean || t.GetNumElements() == 0) continue;
+        const auto* bytes = static_cast<const uint8_t*>(t.GetMemoryArea());
+        const bool first = bytes[0] != 0;
+        if (!std::all_of(bytes, bytes + t.GetNumElements(), [&](uint8_t b) { return (b != 0) == first; })) continue;
+        OutputSlot* chosen = where->Input(first ? 1 : 2).GetConnectedOutputSlot();
+        if (!(chosen->GetTensorInfo() == where->Output(0).GetTensorInfo())) continue;  // it would broadcast
+        Bypass(*where, *chosen);
+        log.push_back("removed " + Describe(*where) + " (its condition is constant, all " + (first ? "true" : "false") +
+                      ": it is input " + (first ? "1" : "2") + ")");
+        graph.EraseLayer(where);
+        ++n;
+    }
+    return n;
+}
+
 unsigned int FoldPadsIntoAveragePools(Graph& graph, std::vector<std::string>& log) {
     unsigned int n = 0;
     for (Layer* pool : graph.TopologicalOrder()) {
@@ -490,6 +512,7 @@ void RunGraphPasses(Graph& graph, std::vector<std::string>& log) {
         changes += SimplifyReshapes(graph, log);
         changes += SimplifyTransposes(graph, log);
         changes += FoldBatchNorms(graph, log);
+        changes += FoldConstantConditionWheres(graph, log);
         changes += FoldPadsIntoAveragePools(graph, log);
         changes += CropConvolutionTapsOverPadding(graph, log);
         if (!changes) break;

@@ -20,6 +20,11 @@ unsigned int SimplifyTransposes(Graph& graph, std::vector<std::string>& log);
 /// BatchNormalization after a Convolution or Gemm with constant weights is folded into them.
 unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log);
 
+/// A Where whose condition is a constant that is all true (all false) is its second (third) input,
+/// where that input already has the output's shape and type: DistilBERT's mask fill
+/// Where(mask == 0, finfo.min, scores) with no padding mask exported is the scores, and the
+/// attention around it can fuse.
+unsigned int FoldConstantConditionWheres(Graph& graph, std::vector<std::string>& log);
 /// A constant-zero Pad of the spatial dims before an AveragePool (floor mode, no dilation) becomes
 /// the pool's own padding with count_include_pad = 1 (what PyTorch's avg_pool2d with padding
 /// exports to; the same sums and divisors), where the pool had no padding or counted it already.

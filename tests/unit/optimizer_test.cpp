@@ -255,6 +255,45 @@ bool Mentions(const std::vector<std::string>& log, const std::string& text) {
 
 }  // namespace
 
+TEST(Optimizer, RemovesWheresWhoseConditionIsConstantAndUniform) {
+    // DistilBERT's Where(mask == 0, finfo.min, scores) with a mask of ones folded to a constant
+    // all-false condition: the scores. All true picks input 1; a mixed condition, or a picked
+    // input that would broadcast to the output's shape, keeps the Where.
+    struct Case {
+        const char* what;
+        std::vector<uint8_t> cond;
+        bool scalarFill;  // input 1 a scalar (DistilBERT's) or a full tensor
+        bool removed;
+    };
+    const Case cases[] = {
+        {"all false: the scores", {0, 0, 0, 0, 0, 0}, true, true},
+        {"all true: the fill, a tensor of the output's shape", {1, 1, 1, 1, 1, 1}, false, true},
+        {"all true but the fill is a scalar that broadcasts", {1, 1, 1, 1, 1, 1}, true, false},
+        {"mixed", {0, 1, 0, 0, 0, 0}, true, false},
+    };
+    std::vector<float> x(6);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 1.0f;
+    for (const Case& c : cases) {
+        const PassComparison r = CompareGraphPasses(
+            [&](INetwork& net) {
+                auto* in = net.AddInputLayer(0, "x");
+                in->GetOutputSlot(0).SetTensorInfo(TensorInfo({2, 3}, DataType::Float32));
+                auto* cond = net.AddConstantLayer(ConstTensor(TensorInfo({2, 3}, DataType::Boolean), c.cond.data()), "cond");
+                const std::vector<float> fill(c.scalarFill ? 1 : 6, -3.0e38f);
+                auto* f = AddFloatConstant(net, c.scalarFill ? TensorShape({1}) : TensorShape({2, 3}), fill, "fill");
+                auto* w = net.AddLayer(LayerType::Where, EmptyDescriptor{}, "where", 3);
+                cond->GetOutputSlot(0).Connect(w->GetInputSlot(0));
+                f->GetOutputSlot(0).Connect(w->GetInputSlot(1));
+                in->GetOutputSlot(0).Connect(w->GetInputSlot(2));
+                w->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+            },
+            x);
+        EXPECT_EQ(std::count(r.m_Types.begin(), r.m_Types.end(), LayerType::Where), c.removed ? 0 : 1) << c.what;
+        EXPECT_EQ(Mentions(r.m_Log, "removed Where 'where'"), c.removed) << c.what;
+        EXPECT_EQ(r.m_With, r.m_Without) << c.what;
+    }
+}
+
 TEST(Optimizer, FoldsAZeroPadIntoTheAveragePoolAfterItWithTheSameResult) {
     // PyTorch exports avg_pool2d(x, 3, stride=1, padding=1) (Inception's pool branches) as a Pad
     // of zeros and an AveragePool without pads; and the forms that must stay two layers.
