@@ -288,6 +288,7 @@ unsigned int CropConvolutionTapsOverPadding(Graph& graph, std::vector<std::strin
         // those stay as they are.
         if (!w->Desc<ConstantDescriptor>().m_Tensor.GetInfo().GetQuantizationScales().empty()) continue;
         const TensorShape& ws = w->Desc<ConstantDescriptor>().m_Tensor.GetShape();
+        if (ws.GetNumDimensions() < 3) continue;
         const std::size_t spatial = ws.GetNumDimensions() - 2;
         if (in.GetNumDimensions() != spatial + 2 || !in.AreAllDimensionsSpecified() || !out.AreAllDimensionsSpecified()) continue;
         // Per spatial axis, the taps some output position reads inside the input: [lo, hi].
@@ -298,6 +299,10 @@ unsigned int CropConvolutionTapsOverPadding(Graph& graph, std::vector<std::strin
             const int64_t s = i < d.m_Strides.size() ? d.m_Strides[i] : 1, dil = i < d.m_Dilations.size() ? d.m_Dilations[i] : 1;
             const int64_t pb = i < d.m_PadsBegin.size() ? d.m_PadsBegin[i] : 0, pe = i < d.m_PadsEnd.size() ? d.m_PadsEnd[i] : 0;
             int64_t first = -1, last = -1;
+            if (s < 1 || dil < 1 || k < 1) {
+                ok = false;
+                break;
+            }
             for (int64_t t = 0; t < k; ++t) {
                 // Positions y * s - pb + t * dil for y in [0, outs): does one fall in [0, size)?
                 const int64_t start = t * dil - pb;

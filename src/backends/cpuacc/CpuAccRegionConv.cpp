@@ -414,7 +414,9 @@ bool CompiledRegion::CompileOwnMaxPool(const Node& n, const Dims& kernel, const 
                                        const Dims& padL) {
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
     const Dims src = ValueDims(x), dst = ValueDims(out);
-    if (!m_Options.m_OwnMaxPool || src.size() != 4 || ValueType(x) != memory::data_type::f32) return false;
+    if (!m_Options.m_OwnMaxPool || src.size() != 4 || ValueType(x) != memory::data_type::f32 || src[2] < 1 || src[3] < 1) {
+        return false;
+    }
     for (std::size_t i = 0; i < 2; ++i) {
         // Dilated windows stay with oneDNN; so does a window that would lie wholly in the padding
         // (the kernel clips windows and needs a pixel in each).
