@@ -28,6 +28,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace trellis::cpuacc {
@@ -207,21 +208,26 @@ void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, 
 
 namespace {
 
+// The input positions [first, last) the window of output position `out` covers along one axis,
+// clipped to the image (padding never wins a maximum).
+__attribute__((always_inline)) inline std::pair<std::size_t, std::size_t> PoolWindow(std::size_t out, std::size_t stride,
+                                                                                     std::size_t pad, std::size_t kernel,
+                                                                                     std::size_t size) {
+    const std::ptrdiff_t start = static_cast<std::ptrdiff_t>(out * stride) - static_cast<std::ptrdiff_t>(pad);
+    return {static_cast<std::size_t>(std::max<std::ptrdiff_t>(start, 0)),
+            static_cast<std::size_t>(
+                std::min<std::ptrdiff_t>(start + static_cast<std::ptrdiff_t>(kernel), static_cast<std::ptrdiff_t>(size)))};
+}
+
 // One output row of one channel block, compiled for each ISA through its callers' target
 // attribute (the OpenMP loop is in each caller, as for RmsNormRows). kBlock: the block's floats as
 // a constant (8, 16), or 0 for s.m_Block at run time (an NHWC image's channel count).
 template <std::size_t kBlock>
 __attribute__((always_inline)) inline void MaxPoolRow(const MaxPoolShape& s, const float* in, float* out, std::size_t y) {
     const std::size_t block = kBlock ? kBlock : s.m_Block;
-    const std::ptrdiff_t top = static_cast<std::ptrdiff_t>(y * s.m_StrideH) - static_cast<std::ptrdiff_t>(s.m_PadTop);
-    const std::size_t y0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(top, 0));
-    const std::size_t y1 = static_cast<std::size_t>(
-        std::min<std::ptrdiff_t>(top + static_cast<std::ptrdiff_t>(s.m_KernelH), static_cast<std::ptrdiff_t>(s.m_InH)));
+    const auto [y0, y1] = PoolWindow(y, s.m_StrideH, s.m_PadTop, s.m_KernelH, s.m_InH);
     for (std::size_t x = 0; x < s.m_OutW; ++x) {
-        const std::ptrdiff_t left = static_cast<std::ptrdiff_t>(x * s.m_StrideW) - static_cast<std::ptrdiff_t>(s.m_PadLeft);
-        const std::size_t x0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(left, 0));
-        const std::size_t x1 = static_cast<std::size_t>(
-            std::min<std::ptrdiff_t>(left + static_cast<std::ptrdiff_t>(s.m_KernelW), static_cast<std::ptrdiff_t>(s.m_InW)));
+        const auto [x0, x1] = PoolWindow(x, s.m_StrideW, s.m_PadLeft, s.m_KernelW, s.m_InW);
         float* o = out + x * block;
         const float* first = in + (y0 * s.m_InW + x0) * block;
 #pragma omp simd
@@ -246,15 +252,9 @@ __attribute__((always_inline)) inline void MaxPoolRow(const MaxPoolShape& s, con
 
 // A plain (one channel per block) image: one float per pixel, the window's rows in turn.
 __attribute__((always_inline)) inline void MaxPoolPlainRow(const MaxPoolShape& s, const float* in, float* out, std::size_t y) {
-    const std::ptrdiff_t top = static_cast<std::ptrdiff_t>(y * s.m_StrideH) - static_cast<std::ptrdiff_t>(s.m_PadTop);
-    const std::size_t y0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(top, 0));
-    const std::size_t y1 = static_cast<std::size_t>(
-        std::min<std::ptrdiff_t>(top + static_cast<std::ptrdiff_t>(s.m_KernelH), static_cast<std::ptrdiff_t>(s.m_InH)));
+    const auto [y0, y1] = PoolWindow(y, s.m_StrideH, s.m_PadTop, s.m_KernelH, s.m_InH);
     for (std::size_t x = 0; x < s.m_OutW; ++x) {
-        const std::ptrdiff_t left = static_cast<std::ptrdiff_t>(x * s.m_StrideW) - static_cast<std::ptrdiff_t>(s.m_PadLeft);
-        const std::size_t x0 = static_cast<std::size_t>(std::max<std::ptrdiff_t>(left, 0));
-        const std::size_t x1 = static_cast<std::size_t>(
-            std::min<std::ptrdiff_t>(left + static_cast<std::ptrdiff_t>(s.m_KernelW), static_cast<std::ptrdiff_t>(s.m_InW)));
+        const auto [x0, x1] = PoolWindow(x, s.m_StrideW, s.m_PadLeft, s.m_KernelW, s.m_InW);
         float m = in[y0 * s.m_InW + x0];
         for (std::size_t yy = y0; yy < y1; ++yy) {
             const float* row = in + yy * s.m_InW;
