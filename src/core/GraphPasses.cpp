@@ -223,6 +223,66 @@ unsigned int FoldConstantConditionWheres(Graph& graph, std::vector<std::string>&
     return n;
 }
 
+unsigned int LowerConstantIndexGathers(Graph& graph, std::vector<std::string>& log) {
+    unsigned int n = 0;
+    for (Layer* gather : graph.TopologicalOrder()) {
+        if (gather->GetType() != LayerType::Gather || gather->GetNumInputSlots() != 2) continue;
+        const Layer* idx = gather->InputLayer(1);
+        if (!idx || idx->GetType() != LayerType::Constant) continue;
+        const ConstTensor& t = idx->Desc<ConstantDescriptor>().m_Tensor;
+        if (t.GetNumElements() != 1 || t.GetShape().GetNumDimensions() > 1) continue;
+        int64_t index = 0;
+        if (t.GetDataType() == DataType::Signed64) index = *static_cast<const int64_t*>(t.GetMemoryArea());
+        else if (t.GetDataType() == DataType::Signed32) index = *static_cast<const int32_t*>(t.GetMemoryArea());
+        else continue;
+        OutputSlot* data = gather->Input(0).GetConnectedOutputSlot();
+        const TensorInfo& in = data->GetTensorInfo();
+        const TensorShape& shape = in.GetShape();
+        const int rank = static_cast<int>(shape.GetNumDimensions());
+        int axis = gather->Desc<GatherDescriptor>().m_Axis;
+        if (axis < 0) axis += rank;
+        // Float32 data (the activations this is for; integer shape arithmetic folds or stays).
+        if (axis < 0 || axis >= rank || !shape.AreAllDimensionsSpecified() || in.GetDataType() != DataType::Float32) continue;
+        const int64_t dim = shape[static_cast<unsigned int>(axis)];
+        if (index < 0) index += dim;
+        if (index < 0 || index >= dim) continue;  // Gather's own check names the index
+        std::vector<unsigned int> kept(rank);
+        for (int i = 0; i < rank; ++i) kept[static_cast<std::size_t>(i)] = shape[static_cast<unsigned int>(i)];
+        kept[static_cast<std::size_t>(axis)] = 1;
+        // Resolved as shape inference leaves a Slice: one start, end and step per dim.
+        SliceDescriptor sd;
+        for (int i = 0; i < rank; ++i) {
+            const bool picked = i == axis;
+            sd.m_Starts.push_back(picked ? index : 0);
+            sd.m_Ends.push_back(picked ? index + 1 : shape[static_cast<unsigned int>(i)]);
+            sd.m_Axes.push_back(i);
+            sd.m_Steps.push_back(1);
+        }
+        Layer* slice = graph.AddLayer(LayerType::Slice, sd, graph.UniqueName(gather->Name() + "/slice"), 1, 1);
+        data->Connect(slice->Input(0));
+        TensorInfo sliced = in;
+        sliced.SetShape(TensorShape(static_cast<unsigned int>(rank), kept.data()));
+        slice->Output(0).SetTensorInfo(sliced);
+        OutputSlot* result = &slice->Output(0);
+        const TensorInfo& out = gather->Output(0).GetTensorInfo();
+        if (!(out.GetShape() == sliced.GetShape())) {  // a scalar index drops the axis
+            ReshapeDescriptor rd;
+            const TensorShape& os = out.GetShape();
+            for (unsigned int i = 0; i < os.GetNumDimensions(); ++i) rd.m_TargetShape.push_back(os[i]);
+            Layer* reshape = graph.AddLayer(LayerType::Reshape, rd, graph.UniqueName(gather->Name() + "/reshape"), 1, 1);
+            slice->Output(0).Connect(reshape->Input(0));
+            reshape->Output(0).SetTensorInfo(out);
+            result = &reshape->Output(0);
+        }
+        Bypass(*gather, *result);
+        log.push_back("lowered " + Describe(*gather) + " (one constant index, " + std::to_string(index) + ", on axis " +
+                      std::to_string(axis) + ") to a Slice");
+        graph.EraseLayer(gather);
+        ++n;
+    }
+    return n;
+}
+
 unsigned int FoldPadsIntoAveragePools(Graph& graph, std::vector<std::string>& log) {
     unsigned int n = 0;
     for (Layer* pool : graph.TopologicalOrder()) {
@@ -518,6 +578,7 @@ void RunGraphPasses(Graph& graph, std::vector<std::string>& log) {
         changes += SimplifyTransposes(graph, log);
         changes += FoldBatchNorms(graph, log);
         changes += FoldConstantConditionWheres(graph, log);
+        changes += LowerConstantIndexGathers(graph, log);
         changes += FoldPadsIntoAveragePools(graph, log);
         changes += CropConvolutionTapsOverPadding(graph, log);
         if (!changes) break;

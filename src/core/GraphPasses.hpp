@@ -25,6 +25,11 @@ unsigned int FoldBatchNorms(Graph& graph, std::vector<std::string>& log);
 /// Where(mask == 0, finfo.min, scores) with no padding mask exported is the scores, and the
 /// attention around it can fuse.
 unsigned int FoldConstantConditionWheres(Graph& graph, std::vector<std::string>& log);
+/// A Float32 Gather of one constant index (a scalar, or a 1-element list) is a Slice of that index on its
+/// axis, then (scalar) a Reshape that drops the axis: PyTorch 2.x exports nn.MultiheadAttention's
+/// split of the packed Q/K/V projection as three such Gathers, which backends without an
+/// Int64-indexed Gather (CpuAcc) would leave to CpuRef. Indices out of range are left to Gather.
+unsigned int LowerConstantIndexGathers(Graph& graph, std::vector<std::string>& log);
 /// A constant-zero Pad of the spatial dims before an AveragePool (floor mode, no dilation) becomes
 /// the pool's own padding with count_include_pad = 1 (what PyTorch's avg_pool2d with padding
 /// exports to; the same sums and divisors), where the pool had no padding or counted it already.

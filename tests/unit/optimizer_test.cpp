@@ -294,6 +294,52 @@ TEST(Optimizer, RemovesWheresWhoseConditionIsConstantAndUniform) {
     }
 }
 
+TEST(Optimizer, LowersGathersOfOneConstantIndexToSlicesWithTheSameResult) {
+    // PyTorch 2.x splits MultiheadAttention's packed Q/K/V [3, L, N, E] with Gather(index 0/1/2,
+    // axis 0). Scalar and 1-element indices, negative ones, an inner axis; a list of two indices
+    // and an index out of range stay Gathers.
+    struct Case {
+        const char* what;
+        std::vector<int64_t> index;
+        bool scalar;
+        int axis;
+        bool lowered;
+    };
+    const Case cases[] = {
+        {"scalar index 1 on axis 0", {1}, true, 0, true},
+        {"scalar index -1 on axis 2", {-1}, true, 2, true},
+        {"a 1-element list on axis 1 (keeps the axis)", {2}, false, 1, true},
+        {"two indices", {0, 2}, false, 1, false},
+        {"out of range", {5}, true, 0, false},
+    };
+    std::vector<float> x(3 * 4 * 5);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i) - 3.0f;
+    for (const Case& c : cases) {
+        auto build = [&](INetwork& net) {
+            auto* in = net.AddInputLayer(0, "x");
+            in->GetOutputSlot(0).SetTensorInfo(TensorInfo({3, 4, 5}, DataType::Float32));
+            const TensorShape is = c.scalar ? TensorShape() : TensorShape({static_cast<unsigned int>(c.index.size())});
+            auto* idx = net.AddConstantLayer(ConstTensor(TensorInfo(is, DataType::Signed64), c.index.data()), "idx");
+            auto* g = net.AddLayer(LayerType::Gather, GatherDescriptor{c.axis}, "gather", 2);
+            in->GetOutputSlot(0).Connect(g->GetInputSlot(0));
+            idx->GetOutputSlot(0).Connect(g->GetInputSlot(1));
+            g->GetOutputSlot(0).Connect(net.AddOutputLayer(0)->GetInputSlot(0));
+        };
+        if (!c.lowered && c.index[0] == 5) {
+            // Out of range: the pass leaves it, and Gather's own validation names the index.
+            Built b;
+            build(*b.net);
+            EXPECT_THROW(Optimize(*b.net, {"CpuRef"}, b.runtime->GetDeviceSpec()), Exception) << c.what;
+            continue;
+        }
+        const PassComparison r = CompareGraphPasses(build, x);
+        EXPECT_EQ(std::count(r.m_Types.begin(), r.m_Types.end(), LayerType::Gather), c.lowered ? 0 : 1) << c.what;
+        EXPECT_EQ(std::count(r.m_Types.begin(), r.m_Types.end(), LayerType::Slice), c.lowered ? 1 : 0) << c.what;
+        EXPECT_EQ(Mentions(r.m_Log, "lowered Gather 'gather'"), c.lowered) << c.what;
+        EXPECT_EQ(r.m_With, r.m_Without) << c.what;
+    }
+}
+
 TEST(Optimizer, FoldsAZeroPadIntoTheAveragePoolAfterItWithTheSameResult) {
     // PyTorch exports avg_pool2d(x, 3, stride=1, padding=1) (Inception's pool branches) as a Pad
     // of zeros and an AveragePool without pads; and the forms that must stay two layers.
