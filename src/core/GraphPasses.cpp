@@ -296,7 +296,7 @@ unsigned int FoldPadsIntoAveragePools(Graph& graph, std::vector<std::string>& lo
         OutputSlot* src = pool->Input(0).GetConnectedOutputSlot();
         Layer& pad = src->GetOwningLayer();
         if (pad.GetType() != LayerType::Pad || pad.GetNumInputSlots() != 1 || src->GetNumConnections() != 1) continue;
-        const auto& p = std::get<PadDescriptor>(pad.MutableDescriptor());
+        const auto& p = pad.Desc<PadDescriptor>();
         const TensorShape& in = pad.Input(0).GetConnectedOutputSlot()->GetTensorInfo().GetShape();
         const std::size_t rank = in.GetNumDimensions();
         if (p.m_Mode != PadMode::Constant || p.m_Value != 0.0f || rank < 3 || p.m_Pads.size() != 2 * rank ||

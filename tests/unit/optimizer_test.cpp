@@ -38,12 +38,11 @@ std::vector<LayerType> ComputeTypes(const IOptimizedNetwork& opt) {
     return types;
 }
 
-bool LogMentions(const IOptimizedNetwork& opt, const std::string& text) {
-    for (const auto& line : opt.GetOptimizationLog()) {
-        if (line.find(text) != std::string::npos) return true;
-    }
-    return false;
+bool Mentions(const std::vector<std::string>& log, const std::string& text) {
+    return std::any_of(log.begin(), log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
+
+bool LogMentions(const IOptimizedNetwork& opt, const std::string& text) { return Mentions(opt.GetOptimizationLog(), text); }
 
 std::vector<float> RunSingle(IRuntime& runtime, IOptimizedNetworkPtr opt, const std::vector<float>& input) {
     NetworkId id;
@@ -247,10 +246,6 @@ PassComparison CompareGraphPasses(Build build, const std::vector<float>& x) {
     r.m_With = RunSingle(*with.runtime, std::move(optWith), x);
     r.m_Without = RunSingle(*without.runtime, std::move(optWithout), x);
     return r;
-}
-
-bool Mentions(const std::vector<std::string>& log, const std::string& text) {
-    return std::any_of(log.begin(), log.end(), [&](const std::string& l) { return l.find(text) != std::string::npos; });
 }
 
 }  // namespace

@@ -400,9 +400,9 @@ void CompiledRegion::CompilePool(const Node& n) {
     if (!made || simpleLoop(pd)) {
         const std::optional<memory::format_tag> blocked = BlockedTag(src.size());
         const bool tookBlocked =
-            blocked && MadeWithoutReference(pd, [&] { return make(memory::desc(src, memory::data_type::f32, *blocked)); }) &&
+            blocked && MadeWithoutReference(pd, [&] { return make(memory::desc(src, ValueType(x), *blocked)); }) &&
             !simpleLoop(pd);
-        if (!tookBlocked && !made) pd = make(PlainMd(src));
+        if (!tookBlocked && !made) pd = make(PlainMd(src, ValueType(x)));
     }
     const int srcMem = Ensure(x, pd.src_desc());
     const int dstMem = NewInternal(pd.dst_desc());
