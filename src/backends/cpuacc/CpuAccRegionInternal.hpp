@@ -237,6 +237,9 @@ private:
     /// Transposes: then it may stay any strided view (Slice, Split and Reshape keep views for it).
     bool ReadOnlyByAttention(int value) const;
     void CompileReduce(const Node& n);
+    /// A Float32 Mean over all dims after the channels, as a whole-image average pooling on channel
+    /// blocks; false (nothing added) where it does not apply.
+    bool CompileBlockedReduce(const Node& n, const Dims& reduced);
     /// After oneDNN's max (min) reduction from memory `src` (dims `in`) to `dst` (dims `reduced`):
     /// results equal to its start value recomputed exactly (a slice of -inf gives -inf).
     void AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced, bool max);

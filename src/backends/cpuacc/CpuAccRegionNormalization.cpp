@@ -70,11 +70,12 @@ void CompiledRegion::CompileReduce(const Node& n) {
     } else {
         for (int64_t a : d.m_Axes) reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = 1;
     }
-    const int src = EnsurePlain(x);
     if (reduced == in) {  // nothing to reduce: a view
-        Bind(out, Alias(src, PlainMd(ValueDims(out))));
+        Bind(out, Alias(EnsurePlain(x), PlainMd(ValueDims(out))));
         return;
     }
+    if (CompileBlockedReduce(n, reduced)) return;
+    const int src = EnsurePlain(x);
     dnnl::algorithm alg = dnnl::algorithm::reduction_mean;
     switch (d.m_Operation) {
         case ReduceOperation::Mean: alg = dnnl::algorithm::reduction_mean; break;
@@ -92,6 +93,51 @@ void CompiledRegion::CompileReduce(const Node& n) {
         AddReduceInfinityFix(n.m_Name, src, dst, in, reduced, alg == dnnl::algorithm::reduction_max);
     }
     Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
+bool CompiledRegion::CompileBlockedReduce(const Node& n, const Dims& reduced) {
+    // A mean over all dims after the channels of an image (4-D or 5-D: a global average pool
+    // written as ReduceMean over [2, 3], as MnasNet and ShuffleNet are exported, mostly reading a
+    // convolution's channel blocks) is an average pooling whose window is the whole image, on
+    // channel blocks. oneDNN 2.6 has only a reference reduction for blocked layouts, and its
+    // reduction of the plain copy over the innermost dims ran 0.37 ms for MnasNet's 1280 x 7 x 7
+    // on an AVX-512 Xeon (the pooling: 3 us; ONNX Runtime 15 us).
+    const auto& d = std::get<ReduceDescriptor>(n.m_Descriptor);
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims in = ValueDims(x);
+    if (d.m_Operation != ReduceOperation::Mean || in.size() < 4 || in.size() > 5 || reduced[0] != in[0] ||
+        reduced[1] != in[1] || ValueType(x) != memory::data_type::f32) {
+        return false;
+    }
+    for (std::size_t i = 2; i < in.size(); ++i) {
+        if (reduced[i] != 1) return false;
+    }
+    // The input's channel blocks; a plain input is reordered to them first (a jit reorder and the
+    // pooling: 19 us against the reduction's 370).
+    const std::optional<memory::format_tag> tag = BlockedTag(in.size());
+    if (!tag) return false;
+    const memory::desc md(in, memory::data_type::f32, *tag);
+    const int src = Ensure(x, md);
+    const Dims window(in.begin() + 2, in.end()), ones(in.size() - 2, 1), zeros(in.size() - 2, 0);
+    dnnl::pooling_forward::primitive_desc pd;
+    if (!MadeWithoutReference(pd, [&] {
+            return dnnl::pooling_forward::primitive_desc(
+                dnnl::pooling_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_avg_include_padding,
+                                            md, AnyMd(reduced), ones, window, zeros, zeros),
+                Attr(false), Engine());
+        })) {
+        return false;
+    }
+    const int dst = NewInternal(pd.dst_desc());
+    AddPrimitive(n.m_Name, dnnl::pooling_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    if (ValueDims(out) == reduced) {
+        Bind(out, dst);  // kept dims: the result in the pooling's layout, which a reader reorders as it needs
+        return true;
+    }
+    const int plain = NewInternal(PlainMd(reduced));
+    AddReorder(dst, plain, n.m_Name);
+    Bind(out, Alias(plain, PlainMd(ValueDims(out))));
+    return true;
 }
 
 void CompiledRegion::AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced,

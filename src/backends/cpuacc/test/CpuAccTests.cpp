@@ -985,6 +985,66 @@ TEST(CpuAccOps, AveragePoolingOfAPlainInputRunsAJitKernel) {
     EXPECT_LT(RelativeL2(got.m_Outputs[0], want.m_Outputs[0]), 1e-6);
 }
 
+TEST(CpuAccOps, MeanOverTheImageRunsAsAPoolingOnChannelBlocks) {
+    // ReduceMean over [2, 3] (a global average pool as MnasNet and ShuffleNet export it): oneDNN 2.6
+    // has only a reference reduction for channel blocks and reduces a plain copy 25x slower than
+    // ONNX Runtime; CpuAcc runs a pooling whose window is the whole image instead. Means over other
+    // axes (and other reductions) stay reductions.
+    SKIP_WITHOUT_CPUACC();
+    for (const unsigned int channels : {20u, 64u}) {  // a partial channel block, whole ones
+        Net net;
+        ConvolutionDescriptor cd;
+        cd.m_KernelShape = {3, 3};
+        cd.m_PadsBegin = {1, 1};
+        cd.m_PadsEnd = {1, 1};
+        IOutputSlot* input = net.Input({2, 5, 7, 9});
+        IOutputSlot* conv = net.Op(LayerType::Convolution, cd, {input, net.Const({channels, 5, 3, 3}, 0.3f), net.Const({channels})});
+        for (const bool keep : {false, true}) {
+            ReduceDescriptor r;
+            r.m_Operation = ReduceOperation::Mean;
+            r.m_Axes = {2, -1};
+            r.m_KeepDims = keep;
+            IOutputSlot* mean = net.Op(LayerType::Reduce, r, {conv});
+            net.Output(mean);
+            if (keep) net.Output(net.Binary(BinaryOperation::Mul, conv, mean));  // read back as channels
+        }
+        ReduceDescriptor plain;  // of a plain input: reordered to channel blocks first
+        plain.m_Operation = ReduceOperation::Mean;
+        plain.m_Axes = {2, 3};
+        net.Output(net.Op(LayerType::Reduce, plain, {input}));
+        const Net::Result want = net.Run({"CpuRef"});
+        for (const char* threads : {"1", "2"}) {
+            IRuntime::CreationOptions o;
+            o.m_BackendOptions["CpuAcc"]["NumThreads"] = threads;
+            std::string log;
+            const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log, o);
+            const std::string what = std::to_string(channels) + " channels, NumThreads=" + threads;
+            EXPECT_NE(log.find("exec,cpu,pooling"), std::string::npos) << what << "\n" << log;
+            EXPECT_EQ(log.find("exec,cpu,reduction"), std::string::npos) << what << "\n" << log;
+            ASSERT_EQ(got.m_Outputs.size(), want.m_Outputs.size()) << what;
+            for (std::size_t k = 0; k < want.m_Outputs.size(); ++k) {
+                ASSERT_EQ(got.m_Outputs[k].size(), want.m_Outputs[k].size()) << what << " output " << k;
+                EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-6) << what << " output " << k;
+            }
+        }
+    }
+    // Not a mean over every dim after the channels: a reduction, as before.
+    Net net;
+    IOutputSlot* x = net.Input({1, 16, 6, 6});
+    ReduceDescriptor r;
+    r.m_Operation = ReduceOperation::Mean;
+    r.m_Axes = {3};
+    net.Output(net.Op(LayerType::Reduce, r, {x}));
+    r.m_Axes = {1, 2, 3};
+    net.Output(net.Op(LayerType::Reduce, r, {x}));
+    const Net::Result want = net.Run({"CpuRef"});
+    std::string log;
+    const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
+    EXPECT_EQ(log.find("exec,cpu,pooling"), std::string::npos) << log;
+    ASSERT_EQ(got.m_Outputs.size(), 2u);
+    for (std::size_t k = 0; k < 2; ++k) EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-6) << "output " << k;
+}
+
 TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     SKIP_WITHOUT_CPUACC();
     Net net;
