@@ -101,6 +101,9 @@ def main():
     ap.add_argument("--int8-dir", default="", help="where the int8 models go (default: --models-dir)")
     ap.add_argument("--trellis", default=os.path.join(run_bench.ROOT, "build", "bin", "trellis"))
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--isa-cap", default="", choices=["", "AVX2", "AVX512_CORE"],
+                    help="cap Trellis's CPU kernels to this instruction set, as run_bench.py does (ONNX Runtime is "
+                         "not capped; without VNNI CpuAcc keeps the int8 layers in float32)")
     ap.add_argument("--ort-one", nargs=3, metavar=("MODEL", "INPUT", "REF"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.ort_one:
@@ -111,7 +114,8 @@ def main():
     with open(os.path.join(args.models_dir, "manifest.json")) as f:
         entries = {e["name"]: e for e in json.load(f)["models"] if e.get("status") == "ok"}
     args.backends = "CpuAcc,CpuRef"
-    print("machine: %s, %d logical CPUs; %s" % (run_bench.cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M")))
+    print("machine: %s, %d logical CPUs; %s%s" % (run_bench.cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M"),
+                                                "; Trellis capped to " + args.isa_cap if args.isa_cap else ""))
     rows = []
     for name in (m for m in args.models.split(",") if m):
         if name not in entries:

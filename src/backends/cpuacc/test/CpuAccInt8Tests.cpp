@@ -8,6 +8,7 @@
 // exactly that for single layers; whole models may carry such a one-step difference into later
 // layers, so for them the bound is stated on the dequantized outputs (see QuantizedModels).
 #include "unit/TestHelpers.hpp"
+#include "backends/cpuacc/CpuAccKernels.hpp"
 #include "backends/cpuacc/CpuAccRegion.hpp"
 
 #include <trellis/Trellis.hpp>
@@ -16,10 +17,12 @@
 #include <gtest/gtest.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -230,6 +233,92 @@ INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Layer,
                                            Int8LayerCase{"GemmU8PerChannelRelu", false, true, DataType::UInt8, true},
                                            Int8LayerCase{"GemmS8PerChannel", false, true, DataType::Signed8, false}),
                          [](const ::testing::TestParamInfo<Int8LayerCase>& i) { return std::string(i.param.m_Name); });
+
+// The quantize kernels (QuantizeLinear, the fused QuantizeLinear -> DequantizeLinear pass, the
+// quantized residual addition) on every ISA this CPU runs equal ONNX's float32 division bit for
+// bit: inputs at and one to three ulps around every tie k + 0.5 of the scale, values that
+// saturate, NaN and infinities, scales from 2^-20 to 2^20 (powers of two and not), subnormal
+// scales and scales whose reciprocal is subnormal; the addition over every pair of 8-bit values.
+TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    std::mt19937 rng(7);
+    std::vector<float> scales = {1.0f, 0.5f, 0.1f, 0.013f, 0.0078125f, 3.0f, 1e-6f, 0x1p-20f, 0x1p20f, 7.3e5f,
+                                 1e-39f /* subnormal */, 3e38f /* reciprocal subnormal */, 1e-45f};
+    std::uniform_real_distribution<float> expo(-20.0f, 20.0f);
+    for (int i = 0; i < 40; ++i) scales.push_back(std::exp2(expo(rng)));
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    std::size_t checked = 0;
+    for (const float scale : scales) {
+        std::vector<float> in = {0.0f, -0.0f, nan, inf, -inf, 1e-45f, -1e-38f, 3e38f, -3e38f};
+        for (int k = -300; k <= 300; ++k) {
+            float x = (static_cast<float>(k) + 0.5f) * scale;  // at (or one rounding from) a tie
+            for (int u = 0; u < 3; ++u) x = std::nextafter(x, -inf);
+            for (int u = 0; u < 7; ++u, x = std::nextafter(x, inf)) in.push_back(x);
+            in.push_back(static_cast<float>(k) * scale * 1.37f);
+        }
+        const std::size_t n = in.size();
+        for (const bool s8 : {false, true}) {
+            const int32_t zp = s8 ? -3 : 128;
+            std::vector<uint8_t> want(n);
+            std::vector<float> wantFake(n);
+            for (std::size_t i = 0; i < n; ++i) {  // ONNX: saturate(round_half_even(x / scale) + zp)
+                float v = in[i] / scale;
+                const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+                long q = std::isnan(v) ? static_cast<long>(lo) : std::lrint(std::clamp(v, -1e9f, 1e9f)) + zp;
+                q = std::clamp<long>(q, static_cast<long>(lo), static_cast<long>(hi));
+                want[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+                if (!s8) want[i] = static_cast<uint8_t>(q);
+                wantFake[i] = static_cast<float>(q - zp) * 0.25f;
+            }
+            for (const KernelIsa isa : isas) {
+                std::vector<uint8_t> got(n);
+                Quantize(in.data(), got.data(), s8, n, scale, zp, isa);
+                std::vector<float> fake(n);
+                QuantizeDequantize(in.data(), fake.data(), s8, n, scale, zp, 0.25f, zp, isa);
+                for (std::size_t i = 0; i < n; ++i) {
+                    ASSERT_EQ(got[i], want[i]) << KernelIsaName(isa) << (s8 ? " s8" : " u8") << " scale " << scale << " x "
+                                               << in[i] << " (x / scale = " << in[i] / scale << ")";
+                    ASSERT_EQ(fake[i], wantFake[i]) << KernelIsaName(isa) << " quantize-dequantize, scale " << scale << " x "
+                                                    << in[i];
+                }
+                checked += n;
+            }
+        }
+    }
+    // The quantized residual addition ends in the same quantization: a, b over all 8-bit values.
+    for (const float scale : {0.05f, 0.0123f, 0.5f, 3e38f}) {
+        QuantizedAddParams p;
+        p.m_ScaleA = 0.02f;
+        p.m_ScaleB = 0.031f;
+        p.m_Scale = scale;
+        p.m_ZpA = 128;
+        p.m_ZpB = 120;
+        p.m_Zp = 128;
+        std::vector<uint8_t> a, b;
+        for (int i = 0; i < 256; ++i) {
+            for (int j = 0; j < 256; ++j) a.push_back(static_cast<uint8_t>(i)), b.push_back(static_cast<uint8_t>(j));
+        }
+        std::vector<uint8_t> want(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const float x = static_cast<float>(a[i] - p.m_ZpA) * p.m_ScaleA, y = static_cast<float>(b[i] - p.m_ZpB) * p.m_ScaleB;
+            const long q = std::lrint(std::clamp((x + y) / scale, -1e9f, 1e9f)) + p.m_Zp;
+            want[i] = static_cast<uint8_t>(std::clamp<long>(q, 0, 255));
+        }
+        for (const KernelIsa isa : isas) {
+            std::vector<uint8_t> got(a.size());
+            QuantizedAdd(a.data(), b.data(), got.data(), false, a.size(), p, isa);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                ASSERT_EQ(got[i], want[i]) << KernelIsaName(isa) << " quantized add, scale " << scale << " a " << int(a[i])
+                                           << " b " << int(b[i]);
+            }
+        }
+    }
+    std::printf("[ quantize ] %zu values checked on %zu ISA(s)\n", checked, isas.size());
+}
 
 // QuantizeLinear alone: CpuAcc's own kernel must equal CpuRef bit for bit (ONNX: x / scale in
 // float32, half to even, saturated), ties and saturation included.
