@@ -1,7 +1,8 @@
 // CpuAcc: ops that copy, rearrange or resample data in a compiled region. Concat (memcpys of plain
 // or strided-view inputs; oneDNN's concat on the inputs' layouts; or already in place when its convolutions wrote
 // into it), Transpose (a strided view,
-// not a copy), Split and Slice (reorders from sub-memory views; the views themselves where only
+// not a copy), Split and Slice (reorders from sub-memory views, an own copy where a Slice has
+// steps; the views themselves where only
 // attention kernels read them), constant Pad (a fill, then the
 // input copied into its sub-block), Resize (oneDNN's resampling) and Expand (a copy from a
 // stride-0 view). Reshape is a view too; it is bound directly in CompileNode.
@@ -170,6 +171,7 @@ void CompiledRegion::CompileSplitSlice(const Node& n) {
     const int src = EnsurePlain(x);
     const memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
     std::vector<Dims> offsets;
+    Dims steps(in.size(), 1);  // Slice's steps (positive; CpuAccLayerSupport declines the others)
     if (n.m_Kind == NodeKind::Split) {
         const auto& d = std::get<SplitDescriptor>(n.m_Descriptor);
         const std::size_t axis = static_cast<std::size_t>(d.m_Axis < 0 ? d.m_Axis + rank : d.m_Axis);
@@ -189,12 +191,18 @@ void CompiledRegion::CompileSplitSlice(const Node& n) {
             int64_t s = d.m_Starts[i];
             if (s < 0) s += in[axis];
             off[axis] = std::clamp<int64_t>(s, 0, in[axis]);
+            if (i < d.m_Steps.size()) steps[axis] = d.m_Steps[i];
         }
         offsets.push_back(off);
     }
+    const bool stepped = std::any_of(steps.begin(), steps.end(), [](memory::dim s) { return s != 1; });
     for (std::size_t k = 0; k < n.m_Outputs.size(); ++k) {
         const int out = n.m_Outputs[k];
         const Dims od = ValueDims(out);
+        if (stepped) {
+            CompileSteppedSlice(n.m_Name, src, in, offsets[k], steps, out);
+            continue;
+        }
         const int view = Alias(src, srcMd.submemory_desc(od, offsets[k]));
         // Read only by attention kernels (a head split's Q, K or V): the view itself, no copy.
         if (srcMd.data_type() == memory::data_type::f32 && ReadOnlyByAttention(out)) {
@@ -205,6 +213,53 @@ void CompiledRegion::CompileSplitSlice(const Node& n) {
         AddReorder(view, dst, n.m_Name);
         Bind(out, dst);
     }
+}
+
+void CompiledRegion::CompileSteppedSlice(const std::string& name, int src, const Dims& in, const Dims& starts,
+                                         const Dims& steps, int out) {
+    // Every step-th element from the start (Swin's patch merging, x[:, 0::2, 1::2, :]) copied
+    // from the plain input, one run per index of the outer dims: a memcpy where the last axis has
+    // step 1 (Swin's channels), element by element otherwise. (oneDNN's memory descriptors cannot
+    // describe such a view where the strides interleave, e.g. every 5th of 6 elements.)
+    const Dims od = ValueDims(out);
+    const std::size_t rank = od.size();
+    const Dims plain = StridesOf(in);
+    std::vector<std::size_t> stride(rank), dims(od.begin(), od.end());
+    std::size_t base = static_cast<std::size_t>(m_Mems[static_cast<std::size_t>(src)].m_Md.data.offset0);
+    for (std::size_t i = 0; i < rank; ++i) {
+        stride[i] = static_cast<std::size_t>(plain[i] * steps[i]);
+        base += static_cast<std::size_t>(starts[i] * plain[i]);
+    }
+    const std::size_t bytes = memory::data_type_size(ValueType(out));
+    const int dst = NewInternal(PlainMd(od, ValueType(out)));
+    Step step;
+    step.m_Name = name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, dst};
+    step.m_Kernel = [dims, stride, base, bytes](const std::vector<void*>& p) {
+        const std::size_t rank = dims.size(), inner = dims.back();
+        std::size_t outer = 1;
+        for (std::size_t i = 0; i + 1 < rank; ++i) outer *= dims[i];
+        const auto* from = static_cast<const unsigned char*>(p[0]);
+        auto* to = static_cast<unsigned char*>(p[1]);
+        const bool contiguous = stride.back() == 1;
+#pragma omp parallel for schedule(static) if (outer * inner > (1u << 16))
+        for (long long o = 0; o < static_cast<long long>(outer); ++o) {
+            std::size_t at = base;
+            for (std::size_t d = rank - 1, rest = static_cast<std::size_t>(o); d-- > 0;) {  // o's index in the outer dims
+                at += (rest % dims[d]) * stride[d];
+                rest /= dims[d];
+            }
+            unsigned char* row = to + static_cast<std::size_t>(o) * inner * bytes;
+            if (contiguous) {
+                std::memcpy(row, from + at * bytes, inner * bytes);
+            } else {
+                for (std::size_t j = 0; j < inner; ++j) std::memcpy(row + j * bytes, from + (at + j * stride.back()) * bytes, bytes);
+            }
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dst);
 }
 
 void CompiledRegion::CompilePad(const Node& n) {

@@ -244,6 +244,8 @@ private:
     /// results equal to its start value recomputed exactly (a slice of -inf gives -inf).
     void AddReduceInfinityFix(const std::string& name, int src, int dst, const Dims& in, const Dims& reduced, bool max);
     void CompileSplitSlice(const Node& n);
+    /// A Slice with steps: an own copy from the plain input `src` ([in], from `starts`, every `steps`).
+    void CompileSteppedSlice(const std::string& name, int src, const Dims& in, const Dims& starts, const Dims& steps, int out);
     void CompileRecurrent(const Node& n);
     /// LSTM and linear-before-reset GRU on CpuAcc's own recurrence kernel; false where it does not
     /// apply (nothing added then).

@@ -502,7 +502,7 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
         case LayerType::Slice: {
             const auto& d = std::get<SliceDescriptor>(descriptor);
             for (int64_t s : d.m_Steps) {
-                if (s != 1) return Refuse(reason, "Slice: only step 1 is supported");
+                if (s < 1) return Refuse(reason, "Slice: only positive steps are supported");
             }
             if (in.size() != 1) return Refuse(reason, "Slice: parameter inputs must be constant");
             return true;

@@ -1111,6 +1111,31 @@ TEST(CpuAccOps, DataMovementAndReductions) {
     net.Check(1e-5, "data movement");
 }
 
+TEST(CpuAccOps, SlicesWithStepsRunOnCpuAcc) {
+    // Swin's patch merging, x[:, 0::2, 1::2, :] and the like after a Pad (torchvision's swin_t
+    // left 18 such Slices on CpuRef), and steps on several axes, an inner one and one past the end.
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    IOutputSlot* x = net.Unary(UnaryOperation::Relu, net.Input({1, 9, 8, 6}));  // produced inside the region
+    for (const auto& [starts, ends, axes, steps] :
+         std::vector<std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>{
+             {{0, 0}, {9, 8}, {1, 2}, {2, 2}},             // 0::2, 0::2: 5 x 4
+             {{1, 0}, {9, 8}, {1, 2}, {2, 2}},             // 1::2, 0::2: 4 x 4
+             {{0, 1}, {100, 100}, {1, 2}, {2, 2}},         // ends past the dims
+             {{1, -5, 2}, {8, 8, 6}, {1, 2, 3}, {3, 1, 2}},  // an inner axis, a negative start
+             {{0}, {6}, {3}, {5}},                         // one element of the last axis
+         }) {
+        SliceDescriptor sl;
+        sl.m_Starts = starts;
+        sl.m_Ends = ends;
+        sl.m_Axes = axes;
+        sl.m_Steps = steps;
+        net.Output(net.Op(LayerType::Slice, sl, {x}));
+    }
+    const Net::Result r = net.Check(1e-9, "slices with steps");  // copies: exact
+    EXPECT_EQ(r.m_Counts.count("CpuRef"), 0u) << r.m_Optimized;
+}
+
 TEST(CpuAccOps, TransposesMovingOnlySizeOneDims) {
     SKIP_WITHOUT_CPUACC();
     // Seq-first attention's [1,S,E] <-> [S,1,E] (no data moves: CpuAcc relabels the buffer), as a
