@@ -934,6 +934,72 @@ void FuseQuantizeDequantize(RegionGraph& g) {
     }
 }
 
+/// The grid `v` is known to lie on: set when v is the output of a DequantizeLinear (of 8-bit
+/// data) or of a fused QuantizeLinear -> DequantizeLinear, possibly through ops that only move
+/// data (Reshape, Transpose, Slice, Split): every element is float(k) * scale with k + zero_point
+/// within the type's range, computed so.
+bool QuantizedGridOf(const RegionGraph& g, int v, DataType& type, float& scale, int32_t& zeroPoint) {
+    for (int guard = 0; guard < 64 && v >= 0; ++guard) {
+        const int p = g.m_Values[static_cast<std::size_t>(v)].m_Producer;
+        if (p < 0) return false;
+        const Node& n = g.m_Nodes[static_cast<std::size_t>(p)];
+        if (n.m_Dead) return false;
+        switch (n.m_Kind) {
+            case NodeKind::Reshape:
+            case NodeKind::Transpose:
+            case NodeKind::Slice:
+            case NodeKind::Split:
+                v = n.m_Inputs[0];
+                continue;
+            case NodeKind::Quantize:
+                if (!n.m_Int8 || n.m_Int8->m_SrcType != n.m_Int8->m_DstType) return false;  // not a fused Q -> DQ
+                type = n.m_Int8->m_DstType;
+                scale = n.m_Int8->m_DstScale;
+                zeroPoint = n.m_Int8->m_DstZeroPoint;
+                return true;
+            case NodeKind::Dequantize:
+                if (n.m_Int8 || !QuantParamsOf(g, n, scale, zeroPoint)) return false;
+                type = g.m_Values[static_cast<std::size_t>(n.m_Inputs[0])].m_Info.GetDataType();
+                return type == DataType::UInt8 || type == DataType::Signed8;
+            default:
+                return false;
+        }
+    }
+    return false;
+}
+
+/// A fused QuantizeLinear -> DequantizeLinear whose input already lies on the grid it quantizes
+/// to (a QDQ model re-quantizes after every Reshape, Transpose and Slice of a quantized tensor:
+/// fourteen passes per layer of the BERT encoder) is the identity, exactly: for x = float(k) * s
+/// with s a positive normal scale and k + zp in range, x / s rounds back to k (the quotient is
+/// within a few ulps of the integer k), the clamp keeps it, and the result float(k) * s is x bit
+/// for bit. Its readers read its input instead.
+void DropRequantizationOfQuantizedValues(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        const Node& n = N(g, i);
+        if (n.m_Dead || n.m_Kind != NodeKind::Quantize || !n.m_Int8) continue;
+        const Int8Params& q = *n.m_Int8;
+        if (q.m_SrcType != q.m_DstType || q.m_SrcScale != q.m_DstScale || q.m_SrcZeroPoint != q.m_DstZeroPoint ||
+            !std::isnormal(q.m_SrcScale) || q.m_SrcScale <= 0.0f || q.m_SrcScale > 1e30f) {
+            continue;
+        }
+        const int in = n.m_Inputs[0], out = Out(n);
+        if (g.IsRegionOutput(out)) continue;
+        DataType type = DataType::UInt8;
+        float scale = 0.0f;
+        int32_t zp = 0;
+        if (!QuantizedGridOf(g, in, type, scale, zp) || type != q.m_SrcType || scale != q.m_SrcScale || zp != q.m_SrcZeroPoint) {
+            continue;
+        }
+        for (Node& c : g.m_Nodes) {
+            if (c.m_Dead) continue;
+            for (int& v : c.m_Inputs) v = v == out ? in : v;
+        }
+        N(g, i).m_Dead = true;
+        g.m_FusionLog.push_back("dropped-requantize: '" + n.m_Name + "' reads values already on its grid");
+    }
+}
+
 }  // namespace
 
 void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
@@ -949,6 +1015,7 @@ void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FuseInt8(g);
     FuseQuantizedAdd(g);
     FuseQuantizeDequantize(g);
+    DropRequantizationOfQuantizedValues(g);
 }
 
 }  // namespace trellis::cpuacc

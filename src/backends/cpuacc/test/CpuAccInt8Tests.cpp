@@ -368,6 +368,46 @@ TEST(CpuAccInt8, QuantizedResidualAddIsOnePassAndExact) {
     }
 }
 
+// A QDQ model re-quantizes after every Transpose, Reshape and Slice of a quantized tensor; where
+// the QuantizeLinear -> DequantizeLinear has the grid its input already lies on (the same scale,
+// zero point and type), it is the identity and CpuAcc drops it - the results stay CpuRef's bit
+// for bit. A re-quantization to another scale stays.
+TEST(CpuAccInt8, RequantizingValuesAlreadyOnTheGridIsDropped) {
+    SKIP_WITHOUT_CPUACC();
+    for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+        const int32_t zp = t == DataType::UInt8 ? 131 : -5;
+        QdqNet net;
+        IOutputSlot* x = net.Input({2, 6, 10});
+        IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.03f, t, zp), 0.03f, t, zp);
+        IOutputSlot* moved = net.Layer(LayerType::Transpose, TransposeDescriptor{{0, 2, 1}}, {a});
+        ReshapeDescriptor r;
+        r.m_TargetShape = {2, 5, 12};
+        moved = net.Layer(LayerType::Reshape, r, {moved});
+        IOutputSlot* same = net.Dequantize(net.Quantize(moved, 0.03f, t, zp), 0.03f, t, zp);  // dropped
+        SliceDescriptor sl;
+        sl.m_Starts = {1};
+        sl.m_Ends = {11};
+        sl.m_Axes = {2};
+        IOutputSlot* sliced = net.Layer(LayerType::Slice, sl, {same});
+        IOutputSlot* again = net.Dequantize(net.Quantize(sliced, 0.03f, t, zp), 0.03f, t, zp);  // dropped
+        IOutputSlot* other = net.Dequantize(net.Quantize(sliced, 0.05f, t, zp), 0.05f, t, zp);  // another grid: stays
+        const auto relu = [&](IOutputSlot* v) {
+            return net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {v});
+        };
+        net.Output(net.Quantize(relu(again), 0.03f, t, zp));
+        net.Output(net.Quantize(relu(other), 0.05f, t, zp));
+        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+        const QdqNet::Result ref = net.Run({"CpuRef"});
+        EXPECT_NE(acc.m_Text.find("dropped-requantize x2"), std::string::npos) << acc.m_Text;
+        ASSERT_EQ(acc.m_Outputs.size(), 2u);
+        for (std::size_t o = 0; o < 2; ++o) {
+            const auto [worst, differing] = t == DataType::UInt8 ? StepDiff<uint8_t>(acc.m_Outputs[o], ref.m_Outputs[o])
+                                                                 : StepDiff<int8_t>(acc.m_Outputs[o], ref.m_Outputs[o]);
+            EXPECT_EQ(differing, 0u) << GetDataTypeName(t) << " output " << o << ": worst " << worst;
+        }
+    }
+}
+
 // A QDQ chain with more constant scales and zero points than one PreCompiled layer takes (1024
 // inputs; the BERT encoder's QDQ model has 1776) is cut into several regions, and a region cut
 // never separates a DequantizeLinear from the int8 layer it feeds.
