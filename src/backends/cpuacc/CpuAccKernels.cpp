@@ -315,6 +315,13 @@ KernelIsa CpuKernelIsa() {
     return best;
 }
 
+std::vector<KernelIsa> CpuKernelIsas() {
+    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
+    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
+    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    return isas;
+}
+
 std::optional<KernelIsa> KernelIsaCap() {
     const char* text = std::getenv("TRELLIS_MAX_CPU_ISA");
     if (!text || !*text) return std::nullopt;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace trellis::cpuacc {
 
@@ -14,6 +15,9 @@ enum class KernelIsa { Scalar, Avx2, Avx512 };
 
 /// The best version this CPU runs.
 KernelIsa CpuKernelIsa();
+/// Every version this CPU runs, scalar first, whatever TRELLIS_MAX_CPU_ISA caps the engine's
+/// choice to (tests run each).
+std::vector<KernelIsa> CpuKernelIsas();
 /// The cap set by the environment variable TRELLIS_MAX_CPU_ISA (avx512, avx2 or scalar, any
 /// case; unset or empty: none) - the own kernels' equivalent of oneDNN's ONEDNN_MAX_CPU_ISA, so
 /// the AVX2 and scalar paths can be run and tested on any machine. A bad value throws

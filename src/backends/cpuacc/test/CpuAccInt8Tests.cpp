@@ -242,9 +242,7 @@ INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Layer,
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
-    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    const std::vector<KernelIsa> isas = CpuKernelIsas();
     std::mt19937 rng(7);
     std::vector<float> scales = {1.0f, 0.5f, 0.1f, 0.013f, 0.0078125f, 3.0f, 1e-6f, 0x1p-20f, 0x1p20f, 7.3e5f,
                                  1e-39f /* subnormal */, 3e38f /* reciprocal subnormal */, 1e-45f};

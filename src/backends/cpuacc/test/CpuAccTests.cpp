@@ -405,9 +405,7 @@ TEST(CpuAccFusion, DecomposedRmsNormBecomesOneKernelStep) {
 TEST(CpuAccKernels, RmsNormEveryIsaThisCpuRunsMatchesTheDefinition) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
-    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    const std::vector<KernelIsa> isas = CpuKernelIsas();
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
     for (std::size_t inner : {1u, 7u, 16u, 37u, 1000u}) {
@@ -1427,10 +1425,7 @@ void CheckKernelOnEveryIsa(void (*kernel)(const float*, float*, std::size_t, tre
     using namespace trellis::cpuacc;
     in.push_back(std::numeric_limits<float>::quiet_NaN());
     in.resize(in.size() + 7, 0.5f);
-    std::vector<KernelIsa> isas = {KernelIsa::Scalar};
-    // Every version the CPU runs, whatever TRELLIS_MAX_CPU_ISA caps the engine's choice to.
-    if (CpuKernelIsa() != KernelIsa::Scalar) isas.push_back(KernelIsa::Avx2);
-    if (CpuKernelIsa() == KernelIsa::Avx512) isas.push_back(KernelIsa::Avx512);
+    const std::vector<KernelIsa> isas = CpuKernelIsas();  // whatever TRELLIS_MAX_CPU_ISA caps the engine to
     for (KernelIsa isa : isas) {
         std::vector<float> out(in.size(), -7.0f);
         kernel(in.data(), out.data(), in.size(), isa);
