@@ -86,12 +86,9 @@ void CompiledRegion::CompileConcat(int index, const Node& n) {
             for (long long i = 0; i < count; ++i) {
                 const std::size_t o = static_cast<std::size_t>(i) / runs.size(), in = static_cast<std::size_t>(i) % runs.size();
                 const Run& r = runs[in];
-                std::size_t at = o * row, from = r.m_Offset;
+                std::size_t at = o * row;
                 for (std::size_t j = 0; j < in; ++j) at += runs[j].m_Floats;
-                for (std::size_t d = outerDims.size(), rest = o; d-- > 0;) {  // o's index in the outer dims
-                    from += (rest % static_cast<std::size_t>(outerDims[d])) * static_cast<std::size_t>(r.m_OuterStrides[d]);
-                    rest /= static_cast<std::size_t>(outerDims[d]);
-                }
+                const std::size_t from = r.m_Offset + StridedOffset(o, outerDims, r.m_OuterStrides, outerDims.size());
                 std::memcpy(to + at, static_cast<const float*>(p[in]) + from, r.m_Floats * sizeof(float));
             }
         };
@@ -245,11 +242,7 @@ void CompiledRegion::CompileSteppedSlice(const std::string& name, int src, const
         const bool contiguous = stride.back() == 1;
 #pragma omp parallel for schedule(static) if (outer * inner > (1u << 16))
         for (long long o = 0; o < static_cast<long long>(outer); ++o) {
-            std::size_t at = base;
-            for (std::size_t d = rank - 1, rest = static_cast<std::size_t>(o); d-- > 0;) {  // o's index in the outer dims
-                at += (rest % dims[d]) * stride[d];
-                rest /= dims[d];
-            }
+            const std::size_t at = base + StridedOffset(static_cast<std::size_t>(o), dims, stride, rank - 1);  // the outer dims
             unsigned char* row = to + static_cast<std::size_t>(o) * inner * bytes;
             if (contiguous) {
                 std::memcpy(row, from + at * bytes, inner * bytes);

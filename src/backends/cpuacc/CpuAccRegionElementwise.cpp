@@ -242,14 +242,7 @@ void CompiledRegion::CompileBroadcastBinary(int index, const Node& n, int a, int
         stride *= static_cast<std::size_t>(bDims[i]);
     }
     std::vector<std::size_t> bOffsets(rows);
-    for (std::size_t r = 0; r < rows; ++r) {
-        std::size_t rest = r, offset = 0;
-        for (std::size_t i = split; i-- > 0;) {
-            offset += (rest % static_cast<std::size_t>(outDims[i])) * bStride[i];
-            rest /= static_cast<std::size_t>(outDims[i]);
-        }
-        bOffsets[r] = offset;
-    }
+    for (std::size_t r = 0; r < rows; ++r) bOffsets[r] = StridedOffset(r, outDims, bStride, split);
     const int am = EnsurePlain(a);
     const int bm = EnsurePlain(b);
     const bool inPlace = CanOverwrite(a, index) && m_ValueMem[static_cast<std::size_t>(a)] == am &&

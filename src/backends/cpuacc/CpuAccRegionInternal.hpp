@@ -53,6 +53,17 @@ Dims DimsOf(const TensorShape& s);
 const char* PrimitiveKindName(dnnl::primitive::kind kind);
 /// Row-major strides of `dims`.
 Dims StridesOf(const Dims& dims);
+/// The offset (in elements) of row-major flat index `index` over the first `count` dims of
+/// `dims`, with per-dim `strides`: the gather position of an element of a strided view.
+template <typename D, typename S>
+inline std::size_t StridedOffset(std::size_t index, const D& dims, const S& strides, std::size_t count) {
+    std::size_t offset = 0;
+    for (std::size_t d = count; d-- > 0;) {
+        offset += (index % static_cast<std::size_t>(dims[d])) * static_cast<std::size_t>(strides[d]);
+        index /= static_cast<std::size_t>(dims[d]);
+    }
+    return offset;
+}
 /// The strides of `md` when it is an unblocked strided Float32 layout (plain or a view), else nothing.
 std::optional<Dims> ViewStrides(const memory::desc& md);
 /// The strides under which `out` dims view the same elements as `in` dims with `inStrides`

@@ -117,7 +117,6 @@ bool CompiledRegion::CompileBlockedReduce(const Node& n, const Dims& reduced) {
     const std::optional<memory::format_tag> tag = BlockedTag(in.size());
     if (!tag) return false;
     const memory::desc md(in, memory::data_type::f32, *tag);
-    const int src = Ensure(x, md);
     const Dims window(in.begin() + 2, in.end()), ones(in.size() - 2, 1), zeros(in.size() - 2, 0);
     dnnl::pooling_forward::primitive_desc pd;
     if (!MadeWithoutReference(pd, [&] {
@@ -128,6 +127,7 @@ bool CompiledRegion::CompileBlockedReduce(const Node& n, const Dims& reduced) {
         })) {
         return false;
     }
+    const int src = Ensure(x, md);  // only once the pooling exists: no reorder for a path not taken
     const int dst = NewInternal(pd.dst_desc());
     AddPrimitive(n.m_Name, dnnl::pooling_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     if (ValueDims(out) == reduced) {
@@ -164,11 +164,7 @@ void CompiledRegion::AddReduceInfinityFix(const std::string& name, int src, int 
         const float start = max ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max();
         for (std::size_t o = 0; o < outputs; ++o) {
             if (y[o] != start) continue;
-            std::size_t rest = o, base = 0;
-            for (std::size_t i = in.size(); i-- > 0;) {
-                base += (rest % static_cast<std::size_t>(reduced[i])) * stride[i];
-                rest /= static_cast<std::size_t>(reduced[i]);
-            }
+            const std::size_t base = StridedOffset(o, reduced, stride, in.size());
             float best = max ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
             std::vector<std::size_t> at(axes.size(), 0);
             for (;;) {

@@ -26,6 +26,15 @@ using namespace trellis::test;
 
 namespace {
 
+/// A 3x3 convolution with pads 1 (the output keeps the input's size).
+ConvolutionDescriptor SamePadded3x3() {
+    ConvolutionDescriptor cd;
+    cd.m_KernelShape = {3, 3};
+    cd.m_PadsBegin = {1, 1};
+    cd.m_PadsEnd = {1, 1};
+    return cd;
+}
+
 /// A small network built through the public API, run on CpuAcc and on CpuRef and compared.
 class Net : public BackendComparisonNetwork {
 public:
@@ -919,10 +928,7 @@ TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
     };
     for (const Case& k : cases) {
         Net net;
-        ConvolutionDescriptor cd;
-        cd.m_KernelShape = {3, 3};
-        cd.m_PadsBegin = {1, 1};
-        cd.m_PadsEnd = {1, 1};
+        const ConvolutionDescriptor cd = SamePadded3x3();
         IOutputSlot* conv = k.plain ? net.Input({k.n, k.c, k.h, k.w})
                                     : net.Op(LayerType::Convolution, cd,
                                              {net.Input({k.n, 5, k.h, k.w}), net.Const({k.c, 5, 3, 3}, 0.3f), net.Const({k.c})});
@@ -991,10 +997,7 @@ TEST(CpuAccOps, MeanOverTheImageRunsAsAPoolingOnChannelBlocks) {
     SKIP_WITHOUT_CPUACC();
     for (const unsigned int channels : {20u, 64u}) {  // a partial channel block, whole ones
         Net net;
-        ConvolutionDescriptor cd;
-        cd.m_KernelShape = {3, 3};
-        cd.m_PadsBegin = {1, 1};
-        cd.m_PadsEnd = {1, 1};
+        const ConvolutionDescriptor cd = SamePadded3x3();
         IOutputSlot* input = net.Input({2, 5, 7, 9});
         IOutputSlot* conv = net.Op(LayerType::Convolution, cd, {input, net.Const({channels, 5, 3, 3}, 0.3f), net.Const({channels})});
         for (const bool keep : {false, true}) {
