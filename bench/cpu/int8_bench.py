@@ -74,11 +74,12 @@ def ort_one(model, x_path, ref_path, threads, min_time):
     print(json.dumps({"median_ms": statistics.median(times) * 1e3, "rel_l2": err, "version": ort.__version__}))
 
 
-def trellis_error(trellis, model, x_path, ref_path, threads):
+def trellis_error(args, model, x_path, ref_path, threads):
     import numpy as np
     with tempfile.TemporaryDirectory() as d:
-        rc, out, err, _ = run_bench.run_measured([trellis, "run", model, "--backends", "CpuAcc,CpuRef", "--threads",
-                                                  str(threads), "--input", "input=" + x_path, "--output-dir", d])
+        rc, out, err, _ = run_bench.run_measured([args.trellis, "run", model, "--backends", "CpuAcc,CpuRef", "--threads",
+                                                  str(threads), "--input", "input=" + x_path, "--output-dir", d],
+                                                 run_bench.trellis_env(args))
         if rc != 0:
             return None
         path = os.path.join(d, "output_0.pb")
@@ -101,9 +102,7 @@ def main():
     ap.add_argument("--int8-dir", default="", help="where the int8 models go (default: --models-dir)")
     ap.add_argument("--trellis", default=os.path.join(run_bench.ROOT, "build", "bin", "trellis"))
     ap.add_argument("--markdown", default="")
-    ap.add_argument("--isa-cap", default="", choices=["", "AVX2", "AVX512_CORE"],
-                    help="cap Trellis's CPU kernels to this instruction set, as run_bench.py does (ONNX Runtime is "
-                         "not capped; without VNNI CpuAcc keeps the int8 layers in float32)")
+    run_bench.add_isa_cap_arguments(ap)  # as run_bench.py (without VNNI CpuAcc keeps int8 layers in float32)
     ap.add_argument("--ort-one", nargs=3, metavar=("MODEL", "INPUT", "REF"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.ort_one:
@@ -115,7 +114,7 @@ def main():
         entries = {e["name"]: e for e in json.load(f)["models"] if e.get("status") == "ok"}
     args.backends = "CpuAcc,CpuRef"
     print("machine: %s, %d logical CPUs; %s%s" % (run_bench.cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M"),
-                                                "; Trellis capped to " + args.isa_cap if args.isa_cap else ""))
+                                                run_bench.cap_note(args)))
     rows = []
     for name in (m for m in args.models.split(",") if m):
         if name not in entries:
@@ -148,7 +147,7 @@ def main():
                     else:
                         cmd = [sys.executable, __file__, "--ort-one", int8 if key == "ort_int8" else fp32, x_path, ref_path,
                                "--threads", str(threads), "--min-time", str(args.min_time)]
-                        rc, out, err, _ = run_bench.run_measured(cmd)
+                        rc, out, err, _ = run_bench.run_measured(cmd, run_bench.peer_env(args))
                         if rc != 0:
                             raise RuntimeError("onnxruntime failed: " + (err.strip().splitlines() or ["?"])[-1])
                         m = json.loads(out.strip().splitlines()[-1])
@@ -160,8 +159,8 @@ def main():
                        int8_vs_fp32=best["trellis_int8"] / best["trellis_fp32"],
                        int8_vs_ort=best["trellis_int8"] / best["ort_int8"],
                        paired_vs_ort=statistics.median(a / b for a, b in zip(res["trellis_int8"], res["ort_int8"])),
-                       err_trellis_int8=trellis_error(args.trellis, int8, x_path, ref_path, threads),
-                       err_trellis_fp32=trellis_error(args.trellis, fp32, x_path, ref_path, threads),
+                       err_trellis_int8=trellis_error(args, int8, x_path, ref_path, threads),
+                       err_trellis_fp32=trellis_error(args, fp32, x_path, ref_path, threads),
                        err_ort_int8=ort_err.get("ort_int8"))
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -30,9 +30,15 @@ architectures; `make_models.py --sweep` exports them into models-sweep/):
       --min-time 0.5 --markdown sweep.md [--isa-cap AVX2]
 
 --models all takes every model the manifest lists as exported; a model that fails in either engine
-is reported with the reason and the run goes on. --isa-cap AVX2 caps Trellis's kernels (oneDNN's
-ONEDNN_MAX_CPU_ISA and CpuAcc's own TRELLIS_MAX_CPU_ISA) to AVX2 for a machine without AVX-512;
-ONNX Runtime has no such switch, so it keeps the machine's full instruction set in that table.
+is reported with the reason and the run goes on.
+
+--isa-cap AVX2 measures both engines as on a CPU without AVX-512: Trellis's kernels are capped by
+their switches (oneDNN's ONEDNN_MAX_CPU_ISA, CpuAcc's own TRELLIS_MAX_CPU_ISA), and both processes
+run with LD_AUDIT=build/lib/libtrellis_avx2_cpuid.so (tools/avx2_cpuid), which hides the AVX-512,
+AMX and AVX-VNNI bits of CPUID from every library, so ONNX Runtime's MLAS (which has no switch and
+reads CPUID itself) also picks its AVX2 kernels. That needs Linux's CPUID faulting (`cpuid_fault`
+in /proc/cpuinfo); without it the library stops the process and the measurement fails with the
+reason. --isa-cap AVX512_CORE caps Trellis only (the library cannot emulate that ISA).
 """
 import argparse
 import json
@@ -61,13 +67,42 @@ def run_measured(cmd, env=None):
         return p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024.0
 
 
+def peer_env(args, env=None):
+    """The environment of the peer's processes: with --isa-cap AVX2 they see an AVX2-only CPU."""
+    env = dict(os.environ if env is None else env)
+    if args.isa_cap == "AVX2":
+        if not os.path.exists(args.avx2_cpuid):
+            sys.exit("error: --isa-cap AVX2 needs %s (built by make build on x86-64 Linux)" % args.avx2_cpuid)
+        env["LD_AUDIT"] = args.avx2_cpuid
+    return env
+
+
 def trellis_env(args):
-    """The environment of Trellis's processes: --isa-cap caps oneDNN's and CpuAcc's own kernels."""
-    env = dict(os.environ)
+    """The environment of Trellis's processes: --isa-cap caps oneDNN's and CpuAcc's own kernels (and
+    with AVX2 also hides AVX-512 from CPUID, as for the peer)."""
+    env = peer_env(args)
     if args.isa_cap:
         env["ONEDNN_MAX_CPU_ISA"] = args.isa_cap
         env["TRELLIS_MAX_CPU_ISA"] = args.isa_cap
     return env
+
+
+def cap_note(args):
+    """How the table's engines were capped, for its header line ('' when not)."""
+    if args.isa_cap == "AVX2":
+        return ("; both engines shown an AVX2-only CPU (CPUID without AVX-512/AMX/AVX-VNNI through "
+                "libtrellis_avx2_cpuid; Trellis also ONEDNN_MAX_CPU_ISA=AVX2, TRELLIS_MAX_CPU_ISA=AVX2)")
+    if args.isa_cap:
+        return "; Trellis capped to %s (ONEDNN_MAX_CPU_ISA, TRELLIS_MAX_CPU_ISA), ONNX Runtime not" % args.isa_cap
+    return ""
+
+
+def add_isa_cap_arguments(ap):
+    ap.add_argument("--isa-cap", default="", choices=["", "AVX2", "AVX512_CORE"],
+                    help="AVX2: both engines as on a CPU without AVX-512 (Trellis's switches plus CPUID masked "
+                         "for both processes by --avx2-cpuid); AVX512_CORE: Trellis's switches only")
+    ap.add_argument("--avx2-cpuid", default=os.path.join(ROOT, "build", "lib", "libtrellis_avx2_cpuid.so"),
+                    help="the LD_AUDIT library that hides AVX-512 from CPUID (tools/avx2_cpuid)")
 
 
 def trellis_once(args, model_path, threads, iterations):
@@ -84,7 +119,7 @@ def trellis_once(args, model_path, threads, iterations):
 def ort_once(args, name, threads):
     with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as f:
         path = f.name
-    env = dict(os.environ, MODELS_DIR=args.models_dir)
+    env = peer_env(args, dict(os.environ, MODELS_DIR=args.models_dir))
     cmd = [args.python, os.path.join(HERE, "ort_bench.py"), "--threads", str(threads), "--models", name,
            "--min-time", str(args.min_time), "--out", path]
     rc, out, err, rss = run_measured(cmd, env)
@@ -146,8 +181,7 @@ def main():
     ap.add_argument("--debian-python", default="/usr/bin/python3", help="python with onnx (accuracy check)")
     ap.add_argument("--out", default="", help="append one JSON line per measurement here")
     ap.add_argument("--markdown", default="", help="write the summary table here")
-    ap.add_argument("--isa-cap", default="", choices=["", "AVX2", "AVX512_CORE"],
-                    help="cap Trellis's CPU kernels to this instruction set (ONNX Runtime is not capped)")
+    add_isa_cap_arguments(ap)
     ap.add_argument("--flag-above", type=float, default=1.1,
                     help="list the models whose paired ratio is above this at the end")
     ap.add_argument("--rows-json", default="", help="also write the summary rows (and failures) as JSON here")
@@ -180,8 +214,7 @@ def main():
     threads_list = [int(t) for t in args.threads.split(",") if t]
 
     print("machine: %s, %d logical CPUs; %s%s" % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d %H:%M"),
-                                                 "; Trellis capped to " + args.isa_cap if args.isa_cap else ""),
-          flush=True)
+                                                 cap_note(args)), flush=True)
     rows, failed = [], []
     for name in names:
         model_path = os.path.join(args.models_dir, entries[name]["onnx"])
@@ -226,8 +259,7 @@ def render(args, rows, failed):
                     "paired ratio (the headline number): the median over the rounds of each round's Trellis/ORT "
                     "ratio of median latencies%s\n\n"
                     % (cpu_model(), os.cpu_count() or 0, time.strftime("%Y-%m-%d"), args.rounds, args.min_time,
-                       "; Trellis capped to %s (ONEDNN_MAX_CPU_ISA, TRELLIS_MAX_CPU_ISA), ONNX Runtime not" % args.isa_cap
-                       if args.isa_cap else ""))
+                       cap_note(args)))
             f.write("\n".join(table) + "\n\n" + summary + "\n")
 
 
