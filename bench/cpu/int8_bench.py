@@ -3,13 +3,16 @@
 ONNX Runtime float32). A benchmark, not a test.
 
 The int8 models are made here (never committed, never downloaded) with onnxruntime's quantization
-tool from the float models make_models.py exported: quantize_static, QDQ format, per-channel int8
-weights, uint8 activations, MinMax calibration on 8 seeded random inputs of the model's shape.
+tool from the float models make_models.py exported: quantize_static, QDQ format (or with --format
+qop the QOperator format, QLinearConv / QLinearMatMul for the Conv, MatMul and Gemm nodes only),
+per-channel int8 weights, uint8 activations, MinMax calibration on 8 seeded random inputs of the
+model's shape.
 
   # once: the float models (Debian's python with torch)
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py --only resnet50,bert_base_encoder
   # then (python3 with onnxruntime==1.30.0, onnx, numpy, as scripts/install-deps.sh installs)
-  python3 bench/cpu/int8_bench.py [--models resnet50,bert_base_encoder] [--threads 1,2] [--rounds 4]
+  python3 bench/cpu/int8_bench.py [--models resnet50,bert_base_encoder] [--threads 1,2] [--rounds 4] \
+      [--format qdq|qop]
 
 Each measurement is its own process (`trellis bench ... --json`, or this script with --ort-one),
 engines alternated within a round; the table has the best median of each over the rounds, the
@@ -31,7 +34,7 @@ sys.path.insert(0, HERE)
 import run_bench  # noqa: E402  (run_measured, trellis_once, cpu_model)
 
 
-def quantize(src, dst, x_shape, input_name):
+def quantize(src, dst, x_shape, input_name, fmt="qdq"):
     import numpy as np
     from onnxruntime import quantization as q
 
@@ -43,10 +46,14 @@ def quantize(src, dst, x_shape, input_name):
         def get_next(self):
             return next(self.data, None)
 
-    q.quantize_static(src, dst, Reader(), quant_format=q.QuantFormat.QDQ, per_channel=True,
-                      activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
+    # QOperator: only the products become QLinearConv / QLinearMatMul (ONNX ops); the quantizer's
+    # other QOperator forms (QLinearAdd, QLinearGlobalAveragePool, ...) are com.microsoft contrib
+    # ops that only ONNX Runtime runs.
+    ops = {"op_types_to_quantize": ["Conv", "MatMul", "Gemm"]} if fmt == "qop" else {}
+    q.quantize_static(src, dst, Reader(), quant_format=q.QuantFormat.QOperator if fmt == "qop" else q.QuantFormat.QDQ,
+                      per_channel=True, activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
                       calibrate_method=q.CalibrationMethod.MinMax,
-                      extra_options={"MatMulConstBOnly": True})
+                      extra_options={"MatMulConstBOnly": True}, **ops)
 
 
 def ort_one(model, x_path, ref_path, threads, min_time):
@@ -102,6 +109,9 @@ def main():
     ap.add_argument("--int8-dir", default="", help="where the int8 models go (default: --models-dir)")
     ap.add_argument("--trellis", default=os.path.join(run_bench.ROOT, "build", "bin", "trellis"))
     ap.add_argument("--markdown", default="")
+    ap.add_argument("--format", default="qdq", choices=["qdq", "qop"],
+                    help="QDQ (QuantizeLinear/DequantizeLinear around float ops) or QOperator (QLinearConv, "
+                         "QLinearMatMul) models")
     run_bench.add_isa_cap_arguments(ap)  # as run_bench.py (without VNNI CpuAcc keeps int8 layers in float32)
     ap.add_argument("--ort-one", nargs=3, metavar=("MODEL", "INPUT", "REF"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -123,13 +133,13 @@ def main():
         fp32 = os.path.join(args.models_dir, entries[name]["onnx"])
         x_path = os.path.join(args.models_dir, name + ".input.npy")
         ref_path = os.path.join(args.models_dir, name + ".ref.npy")
-        int8 = os.path.join(int8_dir, name + "_int8_qdq.onnx")
+        int8 = os.path.join(int8_dir, name + "_int8_%s.onnx" % args.format)
         if not os.path.exists(int8) or os.path.getmtime(int8) < os.path.getmtime(fp32):
             import numpy as np
             import onnx
             t0 = time.time()
             input_name = onnx.load(fp32, load_external_data=False).graph.input[0].name
-            quantize(fp32, int8, np.load(x_path).shape, input_name)
+            quantize(fp32, int8, np.load(x_path).shape, input_name, args.format)
             print("quantized %s in %.0f s" % (name, time.time() - t0), flush=True)
         for threads in (int(t) for t in args.threads.split(",") if t):
             res = {k: [] for k in ("trellis_fp32", "trellis_int8", "ort_int8", "ort_fp32")}
@@ -172,7 +182,7 @@ def main():
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         table.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %s, %s, %s |" % (
-            r["model"], r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
+            r["model"] + ("" if args.format == "qdq" else " (QOperator)"), r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
             r["int8_vs_ort"], r["paired_vs_ort"], e(r["err_trellis_int8"]), e(r["err_ort_int8"]), e(r["err_trellis_fp32"])))
     print("\n".join(table))
     if args.markdown:

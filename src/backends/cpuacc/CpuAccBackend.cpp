@@ -171,9 +171,11 @@ std::size_t ConstantBytes(const IConnectableLayer& layer, std::set<const IOutput
     for (unsigned int i = 0; i < layer.GetNumInputSlots(); ++i) {
         const IOutputSlot* src = layer.GetInputSlot(i).GetConnection();
         if (src && src->GetOwningIConnectableLayer().GetType() == LayerType::Constant && seen.insert(src).second) {
-            // Weights folded from int8 (they carry their dequantization scales) are packed as int8.
+            // Weights folded from int8 (they carry their dequantization scales) and the Signed32
+            // weights of an integer product are packed as int8.
             const TensorInfo& info = src->GetTensorInfo();
-            bytes += info.GetQuantizationScales().empty() ? info.GetNumBytes() : info.GetNumBytes() / 4;
+            const bool int8 = !info.GetQuantizationScales().empty() || info.GetDataType() == DataType::Signed32;
+            bytes += int8 ? info.GetNumBytes() / 4 : info.GetNumBytes();
         }
     }
     return bytes;
@@ -202,9 +204,8 @@ SubgraphView MakeView(const std::vector<IConnectableLayer*>& layers) {
     return SubgraphView(layers, std::move(ins), std::move(outs));
 }
 
-void AddRegion(OptimizationViews& views, const SubgraphView& part) {
+void AddRegion(OptimizationViews& views, const SubgraphView& part, std::shared_ptr<RegionGraph> graph) {
     const auto& layers = part.GetLayers();
-    std::shared_ptr<RegionGraph> graph = BuildRegionGraph(part);
     PreCompiledDescriptor descriptor;
     descriptor.m_PreCompiledObject = std::make_shared<RegionObject>(graph);
     descriptor.m_Description = graph->Describe() + " from " + std::to_string(layers.size()) + " layers";
@@ -229,15 +230,14 @@ void AddRegion(OptimizationViews& views, const SubgraphView& part) {
     views.AddSubstitution({part, SubgraphView({region}, std::move(ins), std::move(outs))});
 }
 
-}  // namespace
-
-OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) const {
-    OptimizationViews views;
-    const auto& layers = subgraph.GetLayers();
-    if (layers.empty()) return views;
+/// Cuts consecutive layers (a contiguous part of a topological order) into the parts that become
+/// regions: at most kRegionWeightBudget bytes of constants and kRegionMaxInputs inputs each.
+std::vector<std::vector<IConnectableLayer*>> PartitionLayers(const std::vector<IConnectableLayer*>& layers) {
+    std::vector<std::vector<IConnectableLayer*>> parts;
     const std::size_t count = layers.size();
+    if (count == 0) return parts;
     // lastUse[i]: the position of the last layer that reads layer i's outputs; `count` where an
-    // output is read outside the sub-graph or by nothing (it leaves whatever part holds layer i).
+    // output is read outside these layers or by nothing (it leaves whatever part holds layer i).
     std::map<const IConnectableLayer*, std::size_t> position;
     for (std::size_t i = 0; i < count; ++i) position[layers[i]] = i;
     std::vector<std::size_t> lastUse(count, 0);
@@ -251,6 +251,10 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
             }
         }
     }
+    const auto range = [&](std::size_t from, std::size_t to) {
+        return std::vector<IConnectableLayer*>(layers.begin() + static_cast<std::ptrdiff_t>(from),
+                                               layers.begin() + static_cast<std::ptrdiff_t>(to));
+    };
     std::size_t begin = 0;  // the current part is layers[begin, i)
     std::set<const IConnectableLayer*> members;  // its layers
     std::size_t bytes = 0, slots = 0;
@@ -300,8 +304,7 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
                 }
                 cut = best;
             }
-            AddRegion(views, MakeView(std::vector<IConnectableLayer*>(layers.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                                      layers.begin() + static_cast<std::ptrdiff_t>(cut))));
+            parts.push_back(range(begin, cut));
             begin = cut;
             members.clear();
             bytes = 0;
@@ -316,10 +319,76 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
         members.insert(l);
         bytes += bytesOf[i];
     }
-    AddRegion(views, begin == 0 ? subgraph
-                                : MakeView(std::vector<IConnectableLayer*>(layers.begin() + static_cast<std::ptrdiff_t>(begin),
-                                                                           layers.end())));
-    return views;
+    parts.push_back(range(begin, count));
+    return parts;
+}
+
+/// Whether a layer reads or writes Signed32: a piece of an integer product (see
+/// IsIntegerProductPiece in CpuAccSupport.cpp), which only the fusion can run.
+bool TouchesSigned32(const IConnectableLayer& l) {
+    for (unsigned int o = 0; o < l.GetNumOutputSlots(); ++o) {
+        if (l.GetOutputSlot(o).GetTensorInfo().GetDataType() == DataType::Signed32) return true;
+    }
+    for (unsigned int i = 0; i < l.GetNumInputSlots(); ++i) {
+        const IOutputSlot* src = l.GetInputSlot(i).GetConnection();
+        if (src && src->GetTensorInfo().GetDataType() == DataType::Signed32) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) const {
+    OptimizationViews views;
+    const auto& layers = subgraph.GetLayers();
+    if (layers.empty()) return views;
+    // The pieces of integer products (an imported QLinearConv / QLinearMatMul) that a region could
+    // not fuse into an int8 node go back as failed sub-graphs, one layer each, and the optimizer
+    // gives them to the next backend; the rest is partitioned again around them (each stretch
+    // between failed layers is a contiguous part of the topological order, so its regions stay
+    // convex). Failed layers only accumulate, so this ends; without Signed32 layers it is one pass.
+    std::set<const IConnectableLayer*> failed;
+    const bool integer = std::any_of(layers.begin(), layers.end(), [](const IConnectableLayer* l) { return TouchesSigned32(*l); });
+    for (;;) {
+        std::vector<std::vector<IConnectableLayer*>> parts;
+        std::vector<IConnectableLayer*> stretch;
+        for (IConnectableLayer* l : layers) {
+            if (!failed.count(l)) {
+                stretch.push_back(l);
+                continue;
+            }
+            for (auto& part : PartitionLayers(stretch)) parts.push_back(std::move(part));
+            stretch.clear();
+        }
+        for (auto& part : PartitionLayers(stretch)) parts.push_back(std::move(part));
+
+        std::vector<std::pair<SubgraphView, std::shared_ptr<RegionGraph>>> regions;
+        bool more = false;
+        for (const auto& part : parts) {
+            SubgraphView view = part.size() == layers.size() ? subgraph : MakeView(part);
+            std::shared_ptr<RegionGraph> graph = BuildRegionGraph(view);
+            if (integer) {
+                std::map<std::string, const IConnectableLayer*> byName;
+                for (const IConnectableLayer* l : part) byName.emplace(l->GetName(), l);
+                for (const Node& n : graph->m_Nodes) {
+                    if (n.m_Dead || n.m_Int8 || !(n.m_Kind == NodeKind::Cast || graph->TouchesSigned32(n))) continue;
+                    const auto it = byName.find(n.m_Name);
+                    if (it == byName.end()) {
+                        throw LayerValidationException("CpuAcc: the unfused integer-product node '" + n.m_Name +
+                                                       "' has no layer of that name in its region");
+                    }
+                    more = failed.insert(it->second).second || more;
+                }
+            }
+            regions.emplace_back(std::move(view), std::move(graph));
+        }
+        if (more) continue;
+        for (auto& [view, graph] : regions) AddRegion(views, view, std::move(graph));
+        for (const IConnectableLayer* l : layers) {
+            if (failed.count(l)) views.AddFailedSubgraph(MakeView({const_cast<IConnectableLayer*>(l)}));
+        }
+        return views;
+    }
 }
 
 BackendCapabilities CpuAccBackend::GetCapabilities() const {

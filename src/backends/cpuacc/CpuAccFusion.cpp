@@ -17,7 +17,9 @@
 // Add (Conv: same shape, read in place as oneDNN's sum post-op; MatMul: also broadcast), a bias Add
 // into MatMul, and scalar scales; last, int8: DequantizeLinear -> Conv/MatMul/Gemm -> [Relu] ->
 // QuantizeLinear becomes one oneDNN int8 primitive where oneDNN computes what ONNX defines (see
-// FuseInt8). Every fusion is logged in RegionGraph::m_FusionLog.
+// FuseInt8). Before all of them, an imported QLinearConv / QLinearMatMul (its Signed32 product
+// between 8-bit tensors) becomes one int8 node too (FuseIntegerProducts). Every fusion is logged
+// in RegionGraph::m_FusionLog.
 #include "CpuAccGraph.hpp"
 #include "CpuAccRegion.hpp"
 
@@ -864,6 +866,145 @@ void FuseInt8(RegionGraph& g) {
     }
 }
 
+/// The pieces of an imported QLinearConv / QLinearMatMul around its Signed32 product node.
+struct IntegerProductPieces {
+    int m_Cast = -1;         ///< Cast of the 8-bit input to Signed32
+    int m_Sub = -1;          ///< Sub of the input's zero point (absent when there is none)
+    int m_ToFloat = -1;      ///< Cast of the Signed32 sum to Float32
+    int m_Mul = -1;          ///< Mul by the multiplier x_scale * w_scale / y_scale
+    int m_Quantize = -1;     ///< QuantizeLinear(scale 1, y_zero_point)
+    int m_Src = -1;          ///< the 8-bit input value
+    int m_Multipliers = -1;  ///< the multiplier's constant value
+    int32_t m_SrcZeroPoint = 0;
+};
+
+/// Why the Signed32 Conv/MatMul node `i` cannot become one int8 node with the layers the ONNX
+/// importer builds a QLinearConv / QLinearMatMul from around it (OnnxConvertQuantization.cpp):
+///   8-bit x -> Cast Signed32 -> [Sub x_zero_point] -> Conv/MatMul (constant Signed32 w - w_zero_point,
+///   [Signed32 bias]) -> Cast Float32 -> Mul multiplier -> QuantizeLinear(scale 1, y_zero_point);
+/// empty when it can, with `m` filled. oneDNN's int8 primitive computes the same: the integer sum
+/// with the source zero point taken off, plus the bias, times the multiplier, plus y_zero_point,
+/// rounded half to even and saturated.
+std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPieces& m) {
+    const auto value = [&](int v) -> const Value& { return g.m_Values[static_cast<std::size_t>(v)]; };
+    const auto live = [&](int k, NodeKind kind) { return k >= 0 && !g.m_Nodes[static_cast<std::size_t>(k)].m_Dead &&
+                                                         g.m_Nodes[static_cast<std::size_t>(k)].m_Kind == kind; };
+    const Node& n = g.m_Nodes[static_cast<std::size_t>(i)];
+    if (n.m_LayerType != LayerType::Convolution && n.m_LayerType != LayerType::MatMul) return "it is not a Conv or MatMul";
+    int x = n.m_Inputs[0];
+    int p = ProducerIndex(g, x);
+    int reader = i;
+    if (live(p, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(p)], BinaryOperation::Sub)) {
+        const Node& sub = g.m_Nodes[static_cast<std::size_t>(p)];
+        const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
+        if (!zp) return "its input's zero point is not a constant scalar";
+        if (SoleConsumer(g, x) != i) return "its centered input is read by other layers too";
+        m.m_Sub = p;
+        m.m_SrcZeroPoint = *zp;
+        reader = p;
+        x = sub.m_Inputs[0];
+        p = ProducerIndex(g, x);
+    }
+    if (!live(p, NodeKind::Cast)) return "its input is not 8-bit data cast to Signed32";
+    const DataType srcType = value(g.m_Nodes[static_cast<std::size_t>(p)].m_Inputs[0]).m_Info.GetDataType();
+    if (srcType != DataType::UInt8 && srcType != DataType::Signed8) return "its input is not 8-bit data cast to Signed32";
+    if (SoleConsumer(g, x) != reader) return "its Signed32 input is read by other layers too";
+    m.m_Cast = p;
+    m.m_Src = g.m_Nodes[static_cast<std::size_t>(p)].m_Inputs[0];
+    const Value& w = value(n.m_Inputs[1]);
+    if (!w.m_Constant || !w.m_Int8Values) {
+        return w.m_Int8Why.empty() ? "its weights are not a constant" : "its weights cannot be int8: " + w.m_Int8Why;
+    }
+    const TensorShape& ws = w.m_Info.GetShape();
+    const bool conv = n.m_Kind == NodeKind::Conv;
+    if (conv ? ws.GetNumDimensions() != 4 : ws.GetNumDimensions() != 2) {
+        return conv ? "it is not a 2-D convolution" : "its weights are not 2-D";
+    }
+    const unsigned int channels = conv ? ws[0] : ws[1];
+    if (n.m_Inputs.size() > 2) {
+        const Value& b = value(n.m_Inputs[2]);
+        if (!b.m_Constant || b.m_Info.GetNumElements() != channels) return "its bias is not a constant vector of the output channels";
+    }
+    if (!n.m_PostOps.empty()) return "an operation was fused after its Signed32 sum";
+    m.m_ToFloat = SoleConsumer(g, Out(n));
+    if (!live(m.m_ToFloat, NodeKind::Cast) || value(Out(g.m_Nodes[static_cast<std::size_t>(m.m_ToFloat)])).m_Info.GetDataType() != DataType::Float32) {
+        return "its Signed32 sum is not read by a Cast to Float32 alone";
+    }
+    const int real = Out(g.m_Nodes[static_cast<std::size_t>(m.m_ToFloat)]);
+    m.m_Mul = SoleConsumer(g, real);
+    if (m.m_Mul < 0 || !IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(m.m_Mul)], BinaryOperation::Mul)) {
+        return "its Float32 sum is not multiplied by a constant alone";
+    }
+    const Node& mul = g.m_Nodes[static_cast<std::size_t>(m.m_Mul)];
+    m.m_Multipliers = OtherInput(mul, real);
+    if (m.m_Multipliers < 0 || !value(m.m_Multipliers).m_Constant ||
+        value(m.m_Multipliers).m_Info.GetDataType() != DataType::Float32) {
+        return "its multiplier is not a Float32 constant";
+    }
+    if (value(Out(mul)).m_Info.GetShape() != value(real).m_Info.GetShape()) return "its multiplier broadcasts the sum";
+    // One multiplier, or one per output channel lined up with the channel dim ([M, 1, 1] for a
+    // convolution, [N] for a matmul).
+    const TensorShape& ms = value(m.m_Multipliers).m_Info.GetShape();
+    if (ms.GetNumElements() != 1) {
+        const unsigned int rank = ms.GetNumDimensions(), at = conv ? rank - 3 : rank - 1;
+        bool lined = ms.GetNumElements() == channels && rank >= (conv ? 3u : 1u) && ms[at] == channels;
+        for (unsigned int d = 0; lined && d < rank; ++d) lined = d == at || ms[d] == 1;
+        if (!lined) return "its multiplier is neither one value nor one per output channel";
+    }
+    m.m_Quantize = SoleConsumer(g, Out(mul));
+    if (!live(m.m_Quantize, NodeKind::Quantize) || g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)].m_Int8 ||
+        g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)].m_Inputs[0] != Out(mul)) {
+        return "its requantized sum is not read by a QuantizeLinear alone";
+    }
+    float scale = 0.0f;
+    int32_t zp = 0;
+    if (!QuantParamsOf(g, g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)], scale, zp) || scale != 1.0f) {
+        return "its QuantizeLinear has no constant scale of 1 and zero point";
+    }
+    return "";
+}
+
+/// An imported QLinearConv / QLinearMatMul (see IntegerProductObstacle) becomes one int8
+/// Conv/MatMul node, where oneDNN's int8 is exact on this CPU; otherwise its pieces stay, and
+/// OptimizeSubgraph hands them to the next backend.
+void FuseIntegerProducts(RegionGraph& g) {
+    std::string why;
+    const bool exact = OneDnnInt8IsExact(&why);
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        const Node& n = N(g, i);
+        if (n.m_Dead || (n.m_Kind != NodeKind::Conv && n.m_Kind != NodeKind::MatMul) || n.m_Outputs.empty() ||
+            g.m_Values[static_cast<std::size_t>(Out(n))].m_Info.GetDataType() != DataType::Signed32) {
+            continue;
+        }
+        const std::string what = std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "'";
+        IntegerProductPieces m;
+        const std::string obstacle = IntegerProductObstacle(g, i, m);
+        if (!obstacle.empty() || !exact) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + (exact ? obstacle : why));
+            continue;
+        }
+        Int8Params p;
+        p.m_SrcType = g.m_Values[static_cast<std::size_t>(m.m_Src)].m_Info.GetDataType();
+        p.m_SrcZeroPoint = m.m_SrcZeroPoint;
+        QuantParamsOf(g, N(g, m.m_Quantize), p.m_DstScale, p.m_DstZeroPoint);
+        p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, m.m_Quantize)))].m_Info.GetDataType();
+        p.m_Multipliers = m.m_Multipliers;
+        std::string probe;
+        if (!Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, m.m_Quantize)), &probe)) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe);
+            continue;
+        }
+        Node& node = N(g, i);
+        node.m_Inputs[0] = m.m_Src;
+        node.m_Int8 = p;
+        g.m_FusionLog.push_back("int8: " + what + " (integer product) from '" + N(g, m.m_Cast).m_Name + "' to '" +
+                                N(g, m.m_Quantize).m_Name + "'");
+        N(g, m.m_Cast).m_Dead = true;
+        if (m.m_Sub >= 0) N(g, m.m_Sub).m_Dead = true;
+        Absorb(g, i, m.m_Quantize, {m.m_ToFloat, m.m_Mul, m.m_Quantize});
+    }
+}
+
 /// DequantizeLinear a, DequantizeLinear b -> Add -> [Relu] -> QuantizeLinear (a QDQ model's
 /// residual addition) becomes one QuantizedAdd pass over the 8-bit tensors.
 void FuseQuantizedAdd(RegionGraph& g) {
@@ -1003,6 +1144,7 @@ void DropRequantizationOfQuantizedValues(RegionGraph& g) {
 }  // namespace
 
 void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
+    FuseIntegerProducts(g);  // first: the scalar rewrites would take its multiplier apart
     FuseGelu(g);
     FuseGeluTanh(g);
     FuseSwish(g);

@@ -43,6 +43,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Dequantize: return "Dequantize";
         case NodeKind::QuantizedAdd: return "QuantizedAdd";
         case NodeKind::Where: return "Where";
+        case NodeKind::Cast: return "Cast";
     }
     return "?";
 }
@@ -58,6 +59,15 @@ std::vector<int> RegionGraph::Consumers(int v) const {
         if (reads) result.push_back(static_cast<int>(n));
     }
     return result;
+}
+
+bool RegionGraph::TouchesSigned32(const Node& n) const {
+    for (const std::vector<int>* values : {&n.m_Inputs, &n.m_Outputs}) {
+        for (int v : *values) {
+            if (m_Values[static_cast<std::size_t>(v)].m_Info.GetDataType() == DataType::Signed32) return true;
+        }
+    }
+    return false;
 }
 
 bool RegionGraph::IsRegionOutput(int v) const {
@@ -122,9 +132,24 @@ std::shared_ptr<const std::vector<uint8_t>> BooleanConstantOf(const ConstTensor&
 }
 
 /// Fills v.m_Int8Values from a constant Float32 tensor that carries the scales of the
-/// DequantizeLinear it was folded from (see Value::m_Int8Values).
+/// DequantizeLinear it was folded from (see Value::m_Int8Values), or from a constant Signed32
+/// tensor (the centered weights w - w_zero_point of an imported QLinearConv / QLinearMatMul) whose
+/// values all fit in a signed byte.
 void RecoverInt8Values(Value& v, const ConstTensor& t) {
     const TensorInfo& info = v.m_Info;
+    if (info.GetDataType() == DataType::Signed32 && t.GetMemoryArea() && t.GetNumElements() > 0) {
+        const auto* w = static_cast<const int32_t*>(t.GetMemoryArea());
+        auto q = std::make_shared<std::vector<int8_t>>(t.GetNumElements());
+        for (std::size_t i = 0; i < q->size(); ++i) {
+            if (w[i] < -128 || w[i] > 127) {
+                v.m_Int8Why = "w - w_zero_point leaves [-128, 127] (oneDNN's int8 weights are signed 8-bit)";
+                return;
+            }
+            (*q)[i] = static_cast<int8_t>(w[i]);
+        }
+        v.m_Int8Values = std::move(q);
+        return;
+    }
     const std::vector<float>& scales = info.GetQuantizationScales();
     if (info.GetDataType() != DataType::Float32 || scales.empty() || !t.GetMemoryArea()) return;
     const std::size_t count = scales.size();
@@ -163,6 +188,7 @@ std::optional<int32_t> IntScalarOf(const ConstTensor& t) {
     if (t.GetNumElements() != 1 || !t.GetMemoryArea()) return std::nullopt;
     if (t.GetDataType() == DataType::UInt8) return *static_cast<const uint8_t*>(t.GetMemoryArea());
     if (t.GetDataType() == DataType::Signed8) return *static_cast<const int8_t*>(t.GetMemoryArea());
+    if (t.GetDataType() == DataType::Signed32) return *static_cast<const int32_t*>(t.GetMemoryArea());
     return std::nullopt;
 }
 

@@ -50,6 +50,9 @@ enum class NodeKind {
     QuantizedAdd,  ///< DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear in one pass (own kernel); a, b 8-bit
     Where,      ///< Where(constant Boolean condition, x, constant scalar): x where the condition holds, else
                 ///< the scalar (a masked fill: transformers' causal masks); inputs condition, x, scalar
+    Cast,       ///< Cast UInt8/Signed8 -> Signed32 or Signed32 -> Float32: only as a piece of an integer
+                ///< product (QLinearConv, QLinearMatMul as imported) that FuseIntegerProducts turns into an
+                ///< int8 node; never compiled (CpuAccBackend::OptimizeSubgraph fails unfused pieces)
 };
 const char* GetNodeKindName(NodeKind kind);
 
@@ -83,6 +86,11 @@ struct Int8Params {
     DataType m_DstType = DataType::UInt8;
     float m_DstScale = 1.0f;
     int32_t m_DstZeroPoint = 0;
+    /// A QLinearConv / QLinearMatMul as imported (FuseIntegerProducts): the value id of the constant
+    /// Float32 multiplier x_scale * w_scale / y_scale (one, or per output channel), taken as the
+    /// output scales as it is; the bias is then the constant Signed32 one, added to the integer sum.
+    /// -1 for a QDQ node (output scales from the scales, a Float32 bias).
+    int m_Multipliers = -1;
     float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
     int32_t m_Src2ZeroPoint = 0;
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear
@@ -124,7 +132,7 @@ struct Value {
     /// m_Info): the integers q - zero_point when each is in [-128, 127] and q * scale gives back
     /// every value bit for bit; empty otherwise (or when not checked).
     std::shared_ptr<const std::vector<int8_t>> m_Int8Values;
-    std::optional<int32_t> m_IntScalar;  ///< the value, when a constant UInt8/Signed8 with one element
+    std::optional<int32_t> m_IntScalar;  ///< the value, when a constant UInt8/Signed8/Signed32 with one element
     std::string m_Int8Why;  ///< why m_Int8Values is empty for a tensor carrying scales
 };
 
@@ -141,6 +149,9 @@ public:
     /// Live nodes reading value `v` (as an input or a post-op operand), in node order.
     std::vector<int> Consumers(int v) const;
     bool IsRegionOutput(int v) const;
+    /// Whether node `n` reads or writes a Signed32 value: an unfused piece of an integer product
+    /// (see NodeKind::Cast), which no CpuAcc kernel computes.
+    bool TouchesSigned32(const Node& n) const;
     /// One line: "CpuAcc region: 42 layers -> 17 nodes (conv+relu x 10, ...)".
     std::string Describe() const;
 };

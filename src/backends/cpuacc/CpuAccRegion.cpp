@@ -332,6 +332,11 @@ int CompiledRegion::PackData(const void* data, const memory::desc& user, const m
 void CompiledRegion::CompileNode(int index) {
     const Node& n = m_Graph->m_Nodes[static_cast<std::size_t>(index)];
     if (n.m_Dead) return;
+    if (n.m_Kind == NodeKind::Cast || (!n.m_Int8 && m_Graph->TouchesSigned32(n))) {
+        // OptimizeSubgraph returns such pieces as failed sub-graphs before a region is made.
+        throw LayerValidationException("CpuAcc: layer '" + n.m_Name + "' is a piece of an integer product (Signed32) "
+                                       "that was not fused into an int8 node; CpuAcc computes none alone");
+    }
     switch (n.m_Kind) {
         case NodeKind::Conv: n.m_Int8 ? CompileConvInt8(n) : CompileConv(index, n); break;
         case NodeKind::MatMul: n.m_Int8 ? CompileMatMulInt8(n) : CompileMatMul(index, n); break;
@@ -358,6 +363,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Dequantize: CompileQuantize(n); break;
         case NodeKind::QuantizedAdd: CompileQuantizedAdd(n); break;
         case NodeKind::Where: CompileWhere(n); break;
+        case NodeKind::Cast: break;  // refused above
     }
 }
 

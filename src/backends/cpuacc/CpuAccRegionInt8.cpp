@@ -50,7 +50,10 @@ struct Int8Plan {
     dnnl::primitive_attr m_Attr;
 };
 
-Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst) {
+/// `multipliers`: for an integer product (Int8Params::m_Multipliers), the constant's values; null
+/// while the fusion only probes (the output scales are then placeholders of the same count).
+Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst,
+                  const float* multipliers = nullptr) {
     Int8Plan plan;
     const auto shape = [&](int v) { return DimsOf(g.m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); };
     const Value& w = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
@@ -87,13 +90,21 @@ Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int 
         plan.m_UserWeights = transB ? memory::desc({k, channels}, memory::data_type::s8, Dims{1, k})
                                     : PlainMd({k, channels}, memory::data_type::s8);
     }
-    for (memory::dim c = 0; c < (wScales.size() > 1 ? channels : 1); ++c) {
-        const float ws1 = wScales[static_cast<std::size_t>(c)];
-        plan.m_OutputScales.push_back(p.m_SrcScale * ws1 / p.m_DstScale);
-    }
-    for (memory::dim c = 0; c < channels; ++c) {
-        const float ws1 = wScales[wScales.size() > 1 ? static_cast<std::size_t>(c) : 0];
-        plan.m_BiasScale.push_back(1.0f / (p.m_SrcScale * ws1));
+    if (p.m_Multipliers >= 0) {
+        // An integer product: the multiplier x_scale * w_scale / y_scale as the import computed it
+        // (one, or one per output channel), and the Signed32 bias added to the sum as it is.
+        const std::size_t count = g.m_Values[static_cast<std::size_t>(p.m_Multipliers)].m_Info.GetNumElements();
+        for (std::size_t c = 0; c < count; ++c) plan.m_OutputScales.push_back(multipliers ? multipliers[c] : 1.0f);
+        plan.m_BiasScale.assign(static_cast<std::size_t>(channels), 1.0f);
+    } else {
+        for (memory::dim c = 0; c < (wScales.size() > 1 ? channels : 1); ++c) {
+            const float ws1 = wScales[static_cast<std::size_t>(c)];
+            plan.m_OutputScales.push_back(p.m_SrcScale * ws1 / p.m_DstScale);
+        }
+        for (memory::dim c = 0; c < channels; ++c) {
+            const float ws1 = wScales[wScales.size() > 1 ? static_cast<std::size_t>(c) : 0];
+            plan.m_BiasScale.push_back(1.0f / (p.m_SrcScale * ws1));
+        }
     }
     plan.m_Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     plan.m_Attr.set_output_scales(plan.m_OutputScales.size() > 1 ? 1 << 1 : 0, plan.m_OutputScales);
@@ -128,6 +139,21 @@ dnnl::matmul::primitive_desc MakeInt8MatMulPd(const Int8Plan& plan, const Int8Pa
     dnnl::matmul::desc md = bias ? dnnl::matmul::desc(srcMd, wMd, PlainMd({1, plan.m_Dst[1]}), dstMd)
                                  : dnnl::matmul::desc(srcMd, wMd, dstMd);
     return dnnl::matmul::primitive_desc(md, plan.m_Attr, Engine());
+}
+
+/// The bias as oneDNN adds it to the integer sum: a Float32 bias divided by src_scale x w_scale, or
+/// an integer product's Signed32 bias as it is (exact below 2^24 in magnitude, as every bias of a
+/// calibrated model is).
+std::vector<float> Int8Bias(const ConstTensor& b, const Int8Plan& plan) {
+    std::vector<float> scaled(b.GetNumElements());
+    if (b.GetDataType() == DataType::Signed32) {
+        const auto* bp = static_cast<const int32_t*>(b.GetMemoryArea());
+        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = static_cast<float>(bp[c]);
+    } else {
+        const auto* bp = static_cast<const float*>(b.GetMemoryArea());
+        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = bp[c] * plan.m_BiasScale[c];
+    }
+    return scaled;
 }
 
 /// Weights packed with scale_adjust (non-VNNI kernels halve them): not the values ONNX multiplies.
@@ -167,10 +193,20 @@ bool Int8NodeRunsFast(const RegionGraph& g, const Node& n, const Int8Params& p, 
     }
 }
 
+const float* CompiledRegion::Multipliers(const Node& n) const {
+    const int v = n.m_Int8->m_Multipliers;
+    if (v < 0) return nullptr;
+    const ConstTensor& m = ConstantOf(v, n, "the requantization multiplier");
+    if (m.GetDataType() != DataType::Float32) {
+        throw LayerValidationException("CpuAcc: the requantization multiplier of '" + n.m_Name + "' is not Float32");
+    }
+    return static_cast<const float*>(m.GetMemoryArea());
+}
+
 void CompiledRegion::CompileConvInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
-    const Int8Plan plan = PlanInt8(*m_Graph, n, p, x, out);
+    const Int8Plan plan = PlanInt8(*m_Graph, n, p, x, out, Multipliers(n));
     const bool bias = n.m_Inputs.size() > 2;
     const auto pd = MakeInt8ConvPd(plan, p, bias);
     if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
@@ -181,11 +217,8 @@ void CompiledRegion::CompileConvInt8(const Node& n) {
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Ensure(x, pd.src_desc())},
                                              {DNNL_ARG_WEIGHTS, PackData(wv.m_Int8Values->data(), plan.m_UserWeights, pd.weights_desc())}};
     if (bias) {
-        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
-        std::vector<float> scaled(b.GetNumElements());
-        const float* bp = static_cast<const float*>(b.GetMemoryArea());
-        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = bp[c] * plan.m_BiasScale[c];
-        args.emplace_back(DNNL_ARG_BIAS, PackData(scaled.data(), PlainMd({plan.m_Dst[1]}), pd.bias_desc()));
+        const std::vector<float> b = Int8Bias(ConstantOf(n.m_Inputs[2], n, "the bias"), plan);
+        args.emplace_back(DNNL_ARG_BIAS, PackData(b.data(), PlainMd({plan.m_Dst[1]}), pd.bias_desc()));
     }
     const int dstMem = NewInternal(pd.dst_desc());
     args.emplace_back(DNNL_ARG_DST, dstMem);
@@ -196,7 +229,7 @@ void CompiledRegion::CompileConvInt8(const Node& n) {
 void CompiledRegion::CompileMatMulInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
     const int a = n.m_Inputs[0], out = n.m_Outputs[0];
-    const Int8Plan plan = PlanInt8(*m_Graph, n, p, a, out);
+    const Int8Plan plan = PlanInt8(*m_Graph, n, p, a, out, Multipliers(n));
     const bool bias = n.m_Inputs.size() > 2;
     const auto pd = MakeInt8MatMulPd(plan, p, bias);
     if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
@@ -208,11 +241,8 @@ void CompiledRegion::CompileMatMulInt8(const Node& n) {
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, Alias(EnsurePlain(a), srcMd)},
                                              {DNNL_ARG_WEIGHTS, PackData(wv.m_Int8Values->data(), plan.m_UserWeights, pd.weights_desc())}};
     if (bias) {
-        const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
-        std::vector<float> scaled(b.GetNumElements());
-        const float* bp = static_cast<const float*>(b.GetMemoryArea());
-        for (std::size_t c = 0; c < scaled.size(); ++c) scaled[c] = bp[c] * plan.m_BiasScale[c];
-        args.emplace_back(DNNL_ARG_BIAS, PackData(scaled.data(), PlainMd({1, plan.m_Dst[1]}), pd.bias_desc()));
+        const std::vector<float> b = Int8Bias(ConstantOf(n.m_Inputs[2], n, "the bias"), plan);
+        args.emplace_back(DNNL_ARG_BIAS, PackData(b.data(), PlainMd({1, plan.m_Dst[1]}), pd.bias_desc()));
     }
     const int dst = NewInternal(pd.dst_desc());
     args.emplace_back(DNNL_ARG_DST, dst);

@@ -201,6 +201,8 @@ private:
                       std::vector<std::pair<int, int>> args);
     int PackConstant(const ConstTensor& t, const memory::desc& user, const memory::desc& packed, float scale);
     const ConstTensor& ConstantOf(int value, const Node& node, const char* what) const;
+    /// An integer product's requantization multipliers (Int8Params::m_Multipliers), else null.
+    const float* Multipliers(const Node& n) const;
     Dims ValueDims(int v) const { return detail::DimsOf(m_Graph->m_Values[static_cast<std::size_t>(v)].m_Info.GetShape()); }
     dnnl::primitive_attr Attr(bool mathOps) const;
     /// The type convolutions and matmuls with constant weights compute in: bf16 with FastMath.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace trellis::cpuacc {
 
@@ -144,6 +145,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::QuantizeLinear: return NodeKind::Quantize;
         case LayerType::DequantizeLinear: return NodeKind::Dequantize;
         case LayerType::Where: return NodeKind::Where;
+        case LayerType::Cast: return NodeKind::Cast;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -356,9 +358,62 @@ bool IsQuantizeSupported(LayerType type, const std::vector<TensorInfo>& in, cons
     return true;
 }
 
+/// The Signed32 layers the ONNX importer builds QLinearConv and QLinearMatMul from
+/// (OnnxConvertQuantization.cpp, after constant folding): Cast of 8-bit data to Signed32, Sub of a
+/// constant scalar zero point, a 2-D Convolution or a MatMul of that with constant Signed32 weights
+/// (and bias), Cast of the Signed32 sum to Float32. CpuAcc claims them only to fuse each product
+/// into one oneDNN int8 primitive (FuseIntegerProducts, CpuAccFusion.cpp); OptimizeSubgraph returns
+/// every piece it could not fuse as a failed sub-graph, and the optimizer gives it to the next
+/// backend. nullopt: not such a layer (the Float32 rules apply).
+static std::optional<bool> IsIntegerProductPiece(LayerType type, const LayerDescriptor& descriptor,
+                                                 const std::vector<TensorInfo>& in, const std::vector<TensorInfo>& out,
+                                                 const std::vector<bool>& constants, std::string* reason) {
+    const auto isConst = [&](std::size_t i) { return i < constants.size() && constants[i]; };
+    const auto is = [&](const TensorInfo& t, DataType d) { return t.GetDataType() == d; };
+    if (in.empty() || out.size() != 1 || out[0].GetNumElements() == 0) return std::nullopt;
+    const bool s32In = is(in[0], DataType::Signed32);
+    switch (type) {
+        case LayerType::Cast:
+            if ((is(in[0], DataType::UInt8) || is(in[0], DataType::Signed8)) && is(out[0], DataType::Signed32)) return true;
+            if (s32In && is(out[0], DataType::Float32)) return true;
+            return std::nullopt;
+        case LayerType::ElementwiseBinary:
+            if (!s32In || std::get<ElementwiseBinaryDescriptor>(descriptor).m_Operation != BinaryOperation::Sub) {
+                return std::nullopt;
+            }
+            if (in.size() != 2 || !is(in[1], DataType::Signed32) || !isConst(1) || in[1].GetNumElements() != 1 ||
+                !is(out[0], DataType::Signed32)) {
+                return Refuse(reason, "ElementwiseBinary(Sub): on Signed32 CpuAcc subtracts only a constant scalar zero "
+                                      "point (inside an integer product)");
+            }
+            return true;
+        case LayerType::Convolution:
+        case LayerType::MatMul: {
+            if (!s32In) return std::nullopt;
+            const std::string op = GetLayerTypeName(type);
+            const bool conv = type == LayerType::Convolution;
+            if (in.size() < 2 || !is(in[1], DataType::Signed32) || !isConst(1) || !is(out[0], DataType::Signed32)) {
+                return Refuse(reason, op + ": on Signed32 CpuAcc needs constant Signed32 weights (an integer product "
+                                           "with constant weights)");
+            }
+            if (in.size() > 2 && (!is(in[2], DataType::Signed32) || !isConst(2))) {
+                return Refuse(reason, op + ": on Signed32 the bias must be a constant Signed32 tensor");
+            }
+            if (conv ? in[1].GetNumDimensions() != 4 : in[1].GetNumDimensions() != 2) {
+                return Refuse(reason, op + (conv ? ": on Signed32 CpuAcc runs 2-D convolutions only"
+                                                 : ": on Signed32 CpuAcc needs 2-D weights"));
+            }
+            return true;
+        }
+        default:
+            return std::nullopt;
+    }
+}
+
 bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const std::vector<TensorInfo>& in,
                       const std::vector<TensorInfo>& out, const std::vector<bool>& constants, std::string* reason) {
     const std::string op = GetLayerTypeName(type);
+    if (const std::optional<bool> piece = IsIntegerProductPiece(type, descriptor, in, out, constants, reason)) return *piece;
     if (type == LayerType::QuantizeLinear || type == LayerType::DequantizeLinear) {
         return IsQuantizeSupported(type, in, out, constants, reason);
     }

@@ -1139,6 +1139,7 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Dequantize:
             case NodeKind::QuantizedAdd:
             case NodeKind::Where:
+            case NodeKind::Cast:
                 throw InvalidArgumentException("the onednn target cannot generate layer '" + n.m_Name + "': CpuAcc runs it as a " +
                                                cpuacc::GetNodeKindName(n.m_Kind) +
                                                " node, which the onednn target has no generator for yet");
