@@ -4,7 +4,7 @@ ONNX Runtime float32). A benchmark, not a test.
 
 The int8 models are made here (never committed, never downloaded) with onnxruntime's quantization
 tool from the float models make_models.py exported: quantize_static, QDQ format (or with --format
-qop the QOperator format, QLinearConv / QLinearMatMul for the Conv, MatMul and Gemm nodes only),
+qop the QOperator format, QLinearConv / QLinearMatMul for the Conv and MatMul nodes only),
 per-channel int8 weights, uint8 activations, MinMax calibration on 8 seeded random inputs of the
 model's shape.
 
@@ -46,10 +46,10 @@ def quantize(src, dst, x_shape, input_name, fmt="qdq"):
         def get_next(self):
             return next(self.data, None)
 
-    # QOperator: only the products become QLinearConv / QLinearMatMul (ONNX ops); the quantizer's
-    # other QOperator forms (QLinearAdd, QLinearGlobalAveragePool, ...) are com.microsoft contrib
+    # QOperator: only Conv and MatMul become QLinearConv / QLinearMatMul (ONNX ops); the quantizer's
+    # other QOperator forms (QGemm, QLinearAdd, QLinearGlobalAveragePool, ...) are com.microsoft contrib
     # ops that only ONNX Runtime runs.
-    ops = {"op_types_to_quantize": ["Conv", "MatMul", "Gemm"]} if fmt == "qop" else {}
+    ops = {"op_types_to_quantize": ["Conv", "MatMul"]} if fmt == "qop" else {}
     q.quantize_static(src, dst, Reader(), quant_format=q.QuantFormat.QOperator if fmt == "qop" else q.QuantFormat.QDQ,
                       per_channel=True, activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
                       calibrate_method=q.CalibrationMethod.MinMax,

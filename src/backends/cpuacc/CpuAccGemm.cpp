@@ -6,8 +6,13 @@
 // Runtime's 69 with weights packed once, which left the BERT encoder 1.15-1.36x slower than ONNX
 // Runtime there (docs/performance.md). Here the weights are packed once, at load, into panels of 16
 // columns (k-major), and a 6x16 register tile (12 accumulators) runs over blocks of 256 k so
-// that a panel stays in L1 while every row block of A passes over it. XNNPACK, the other library
-// at hand, measured 1.3-2.5x slower than oneDNN on these shapes.
+// that a panel stays in L1 while every row block of A passes over it. On one thread each block of
+// 256 columns of A is first repacked, six rows interleaved ([tile][k][6]), so that the tile reads
+// one stream: read in place, the six rows of a 3072-wide A lie 12 KiB apart, a multiple of 4 KiB,
+// and share L1 sets (ViT's second MLP matmul, 197x3072 by 3072x768, ran at 100 GFLOP/s on an
+// AVX-512 Xeon capped to AVX2, ONNX Runtime's MLAS at 113; 3-8% more on BERT's and ViT's other
+// layers too). XNNPACK, the other library at hand, measured 1.3-2.5x slower
+// than oneDNN on these shapes.
 #include "CpuAccKernels.hpp"
 
 #include <immintrin.h>
@@ -29,18 +34,23 @@ std::size_t Panels(std::size_t n) { return (n + kPanel - 1) / kPanel; }
 
 // One tile of R rows x 16 columns over k in [k0, k0 + kc): C (+)= A B. `first`: C starts from
 // the bias (or 0) instead of its contents. `cols` valid columns (the last panel may be partial).
+// A's element (r, k) is a[r * rs + k * ks]: rows of A in place (rs = lda, ks = 1) or repacked
+// ([k][kRows]: rs = 1, ks = kRows).
 template <std::size_t R>
-__attribute__((target("avx2,fma"))) inline void Tile(const float* a, std::size_t lda, const float* bp, std::size_t kc,
+__attribute__((target("avx2,fma"))) inline void Tile(const float* a, std::size_t rs, std::size_t ks, const float* bp,
+                                                     std::size_t kc,
                                                      float* c, std::size_t ldc, const float* bias, bool first,
                                                      std::size_t cols) {
     __m256 acc[R][2];
 #pragma GCC unroll 6
     for (std::size_t r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-    for (std::size_t k = 0; k < kc; ++k, bp += kPanel) {
+    // Unrolled by 4: 3-4% more GFLOP/s on BERT's and ViT's layers (loop overhead next to 12 FMAs).
+#pragma GCC unroll 4
+    for (std::size_t k = 0; k < kc; ++k, bp += kPanel, a += ks) {
         const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
 #pragma GCC unroll 6
         for (std::size_t r = 0; r < R; ++r) {
-            const __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+            const __m256 x = _mm256_broadcast_ss(a + r * rs);
             acc[r][0] = _mm256_fmadd_ps(x, b0, acc[r][0]);
             acc[r][1] = _mm256_fmadd_ps(x, b1, acc[r][1]);
         }
@@ -68,16 +78,34 @@ __attribute__((target("avx2,fma"))) inline void Tile(const float* a, std::size_t
     }
 }
 
-__attribute__((target("avx2,fma"))) void TileRows(std::size_t rows, const float* a, std::size_t lda, const float* bp,
+__attribute__((target("avx2,fma"))) void TileRows(std::size_t rows, const float* a, std::size_t rs, std::size_t ks,
+                                                  const float* bp,
                                                   std::size_t kc, float* c, std::size_t ldc, const float* bias,
                                                   bool first, std::size_t cols) {
     switch (rows) {
-        case 6: Tile<6>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
-        case 5: Tile<5>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
-        case 4: Tile<4>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
-        case 3: Tile<3>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
-        case 2: Tile<2>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
-        default: Tile<1>(a, lda, bp, kc, c, ldc, bias, first, cols); return;
+        case 6: Tile<6>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+        case 5: Tile<5>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+        case 4: Tile<4>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+        case 3: Tile<3>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+        case 2: Tile<2>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+        default: Tile<1>(a, rs, ks, bp, kc, c, ldc, bias, first, cols); return;
+    }
+}
+
+// Prefetches (into L2) the part of `next` (the slice of packed B the loop reads after the current
+// one, `floats` long, or null) that tile `t` of `tiles` is to fetch: the loop over a panel's tiles
+// brings the next panel slice in while the current one is in use. B is streamed from L3 or memory
+// in a whole network (BERT-base has 340 MB of weights); without this a 128x768 by 768x3072 layer
+// took 6.1-6.4 ms instead of 5.3 when B was not in L2.
+// Inlined early: as a call, GCC took the function for one without effects (a prefetch is not one
+// to it) and dropped every call.
+__attribute__((always_inline)) inline void PrefetchShare(const float* next, std::size_t floats, std::size_t t,
+                                                        std::size_t tiles) {
+    if (!next) return;
+    constexpr std::size_t kLine = 16;  // floats per 64-byte line
+    const std::size_t lines = floats / kLine, per = (lines + tiles - 1) / tiles;
+    for (std::size_t l = t * per; l < std::min(lines, (t + 1) * per); ++l) {
+        _mm_prefetch(reinterpret_cast<const char*>(next + l * kLine), _MM_HINT_T1);
     }
 }
 
@@ -98,24 +126,71 @@ void PackGemmWeights(const float* b, std::size_t k, std::size_t n, bool transpos
     }
 }
 
+std::size_t GemmWorkspaceSize(std::size_t m, std::size_t k) { return (m + kRows - 1) / kRows * kRows * std::max<std::size_t>(1, k); }
+
 void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
-              std::size_t m, std::size_t k, std::size_t n) {
-    const long long panels = static_cast<long long>(Panels(n));
-    // Panels over the team; each thread takes all rows of its panels, k block by k block. Guided,
-    // not static: on the 2-vCPU EPYC one core ran the same panels up to 35% slower than the other
-    // (per-thread times inside the region), so an even split waited on it; guided hands out
-    // shrinking chunks, and measured 8-15% more GFLOP/s at 2 threads on BERT's and ViT's layers
-    // (mean of 30 interleaved runs per schedule).
-#pragma omp parallel for schedule(guided) if (panels > 1 && m * k * n > 32768)
-    for (long long p = 0; p < panels; ++p) {
-        const std::size_t col = static_cast<std::size_t>(p) * kPanel, cols = std::min(kPanel, n - col);
-        const float* panel = packed + static_cast<std::size_t>(p) * k * kPanel;
+              std::size_t m, std::size_t k, std::size_t n, float* workspace) {
+    const std::size_t panels = Panels(n), tiles = (m + kRows - 1) / kRows;
+    const bool parallel = panels > 1 && m * k * n > 32768 && omp_get_max_threads() > 1;
+    if (!parallel) {
+        // One thread: A repacked once, six rows interleaved ([tile][k][6]; see the top of the
+        // file), then groups of 8 panels (128 columns, whose part of C stays in L2 over the k
+        // blocks: 3-4% more GFLOP/s than a k block over all panels where n is 2304 or 3072).
+        for (std::size_t t = 0; t < tiles; ++t) {
+            float* out = workspace + t * k * kRows;
+            for (std::size_t r = 0; r < kRows; ++r) {
+                const std::size_t row = t * kRows + r;
+                const float* in = a + row * lda;
+                for (std::size_t kk = 0; kk < k; ++kk) out[kk * kRows + r] = row < m ? in[kk] : 0.0f;
+            }
+        }
+        constexpr std::size_t kGroup = 8;
+        for (std::size_t p0 = 0; p0 < panels; p0 += kGroup) {
+            const std::size_t p1 = std::min(panels, p0 + kGroup);
+            for (std::size_t k0 = 0; k0 < k || k0 == 0; k0 += kDepth) {
+                const std::size_t kc = std::min(kDepth, k - k0);
+                for (std::size_t p = p0; p < p1; ++p) {
+                    const std::size_t col = p * kPanel, cols = std::min(kPanel, n - col);
+                    const float* panel = packed + p * k * kPanel + k0 * kPanel;
+                    // Next: the following panel's slice, else the group's first panel's next k block.
+                    const bool lastOfBlock = p + 1 == p1;
+                    const std::size_t nextK0 = lastOfBlock ? k0 + kDepth : k0;
+                    const float* next = nextK0 >= k ? nullptr
+                                                    : packed + (lastOfBlock ? p0 : p + 1) * k * kPanel + nextK0 * kPanel;
+                    const std::size_t nextFloats = next ? std::min(kDepth, k - nextK0) * kPanel : 0;
+                    for (std::size_t t = 0; t < tiles; ++t) {
+                        PrefetchShare(next, nextFloats, t, tiles);
+                        TileRows(std::min(kRows, m - t * kRows), workspace + (t * k + k0) * kRows, 1, kRows, panel, kc,
+                                 c + t * kRows * ldc + col, ldc, bias ? bias + col : nullptr, k0 == 0, cols);
+                    }
+                }
+                if (k == 0) break;
+            }
+        }
+        return;
+    }
+    // A team: panels over the threads, each thread all rows of its panels, A read in place (the
+    // packing above, shared, would need the team to meet after it: at two threads that cost more
+    // than it gave, 3-8% fewer GFLOP/s on the shapes above). Guided, not static: on the 2-vCPU EPYC
+    // one core ran the same panels up to 35% slower than the other (per-thread times inside the
+    // region), so an even split waited on it; guided hands out shrinking chunks, and measured 8-15%
+    // more GFLOP/s at 2 threads on BERT's and ViT's layers (mean of 30 interleaved runs per schedule).
+#pragma omp parallel for schedule(guided)
+    for (long long pp = 0; pp < static_cast<long long>(panels); ++pp) {
+        const std::size_t p = static_cast<std::size_t>(pp);
+        const std::size_t col = p * kPanel, cols = std::min(kPanel, n - col);
+        const float* panel = packed + p * k * kPanel;
         const float* b = bias ? bias + col : nullptr;
         for (std::size_t k0 = 0; k0 < k || k0 == 0; k0 += kDepth) {
             const std::size_t kc = std::min(kDepth, k - k0);
-            for (std::size_t r = 0; r < m; r += kRows) {
-                TileRows(std::min(kRows, m - r), a + r * lda + k0, lda, panel + k0 * kPanel, kc, c + r * ldc + col, ldc,
-                         b, k0 == 0, cols);
+            // Next: this panel's next k block, else the next panel's first (guided chunks are runs).
+            const float* next = k0 + kDepth < k ? panel + (k0 + kDepth) * kPanel
+                                                : (p + 1 < panels ? packed + (p + 1) * k * kPanel : nullptr);
+            const std::size_t nextFloats = next ? std::min(kDepth, k0 + kDepth < k ? k - k0 - kDepth : k) * kPanel : 0;
+            for (std::size_t t = 0; t < tiles; ++t) {
+                PrefetchShare(next, nextFloats, t, tiles);
+                TileRows(std::min(kRows, m - t * kRows), a + t * kRows * lda + k0, lda, 1, panel + k0 * kPanel, kc,
+                         c + t * kRows * ldc + col, ldc, b, k0 == 0, cols);
             }
             if (k == 0) break;
         }

@@ -131,12 +131,15 @@ void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale,
 std::size_t PackedGemmWeightsSize(std::size_t k, std::size_t n);
 /// Packs scale * B for GemmAvx2: B is [k][n] row-major, or [n][k] when `transposed`.
 void PackGemmWeights(const float* b, std::size_t k, std::size_t n, bool transposed, float scale, float* packed);
+/// Floats of the workspace GemmAvx2 needs for m x k A (one block of A's columns, repacked).
+std::size_t GemmWorkspaceSize(std::size_t m, std::size_t k);
 /// C[m][n] = A[m][k] B + bias (bias: n floats, or nullptr), row-major with row strides lda and
 /// ldc, B packed by PackGemmWeights; float32 with FMA, the k sums in blocks of 256. AVX2 + FMA only
 /// (CpuAcc uses it where oneDNN would run its GEMM-based kernel, CPUs without AVX-512); on the
-/// calling thread's OpenMP team, 16-column panels per thread.
+/// calling thread's OpenMP team, 16-column panels per thread. `workspace`: GemmWorkspaceSize(m, k)
+/// floats.
 void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
-              std::size_t m, std::size_t k, std::size_t n);
+              std::size_t m, std::size_t k, std::size_t n, float* workspace);
 
 /// The cells GatedRecurrence runs, with ONNX's default activations (sigmoid, tanh, tanh).
 enum class RecurrentCell { Lstm, GruLinearBeforeReset };

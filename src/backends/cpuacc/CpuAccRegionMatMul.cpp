@@ -173,6 +173,7 @@ bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, 
     step.m_KernelMems = {Alias(Ensure(a, PlainMd(ValueDims(a))), PlainMd({m, k})), PackData(packed.data(), packedMd, packedMd)};
     const int dst = NewInternal(dstMd);
     step.m_KernelMems.push_back(dst);
+    step.m_KernelMems.push_back(NewInternal(PlainMd({static_cast<memory::dim>(GemmWorkspaceSize(M, K))})));
     if (bias) {
         std::vector<float> scaled(N);
         const float* c = static_cast<const float*>(bias->GetMemoryArea());
@@ -182,7 +183,8 @@ bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, 
     }
     step.m_Kernel = [M, K, N](const std::vector<void*>& p) {
         GemmAvx2(static_cast<const float*>(p[0]), K, static_cast<const float*>(p[1]),
-                 p.size() > 3 ? static_cast<const float*>(p[3]) : nullptr, static_cast<float*>(p[2]), N, M, K, N);
+                 p.size() > 4 ? static_cast<const float*>(p[4]) : nullptr, static_cast<float*>(p[2]), N, M, K, N,
+                 static_cast<float*>(p[3]));
     };
     m_Steps.push_back(std::move(step));
     for (Pending& q : post) {

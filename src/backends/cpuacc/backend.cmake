@@ -12,8 +12,9 @@ if(TRELLIS_CPUACC)
     list(APPEND trellisBackendLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
     list(APPEND trellisBackendTestSources ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccTests.cpp
       ${CMAKE_CURRENT_LIST_DIR}/test/CpuAccInt8Tests.cpp)
-    # The tests read oneDNN's verbose log to see which primitives ran.
-    list(APPEND trellisBackendTestLinkLibraries ${TRELLIS_DNNL_LIBRARY})
+    # The tests read oneDNN's verbose log to see which primitives ran, and set OpenMP's thread count
+    # for the own kernels.
+    list(APPEND trellisBackendTestLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
     list(APPEND trellisBackendTestIncludeDirs ${TRELLIS_DNNL_INCLUDE_DIR})
     set(TRELLIS_HAVE_CPUACC ON)
     # XNNPACK (Debian's libxnnpack-dev): used where it measured faster than oneDNN (one-row

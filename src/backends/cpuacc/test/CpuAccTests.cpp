@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 #include <oneapi/dnnl/dnnl.h>  // dnnl_set_verbose: which primitives ran
+#include <omp.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -434,6 +435,54 @@ TEST(CpuAccKernels, RmsNormEveryIsaThisCpuRunsMatchesTheDefinition) {
                         const double want = in[r * inner + i] * scale * (g ? g[i] : 1.0f);
                         ASSERT_NEAR(out[r * inner + i], want, 2e-6 * std::max(1.0, std::fabs(want)))
                             << KernelIsaName(isa) << " inner " << inner << " row " << r << " element " << i;
+                    }
+                }
+            }
+        }
+    }
+}
+
+// CpuAcc's own GEMM (the AVX2 path of MatMul/Gemm against constant weights) against a double
+// reference: rows not a multiple of the 6-row tile, columns not a multiple of the 16-column panel,
+// depths across the 256-deep blocks, with and without bias, strided A and C, on one thread (A
+// repacked, panels in groups of 8) and on a team (A in place).
+TEST(CpuAccKernels, OwnGemmMatchesTheDefinitionOnEdgeShapesAndThreadCounts) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own GEMM needs AVX2 and FMA";
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    struct Shape { std::size_t m, k, n; };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 3, 17}, Shape{6, 256, 16}, Shape{13, 257, 33}, Shape{37, 700, 130},
+                          Shape{64, 513, 200}, Shape{7, 1024, 300}}) {
+        for (const bool transposed : {false, true}) {
+            const std::size_t lda = s.k + 3, ldc = s.n + 5;
+            std::vector<float> a(s.m * lda), b(s.k * s.n), bias(s.n);
+            for (float& v : a) v = dist(rng);
+            for (float& v : b) v = dist(rng);
+            for (float& v : bias) v = dist(rng);
+            std::vector<float> packed(PackedGemmWeightsSize(s.k, s.n)), workspace(GemmWorkspaceSize(s.m, s.k));
+            PackGemmWeights(b.data(), s.k, s.n, transposed, 0.5f, packed.data());
+            for (const int threads : {1, 2}) {
+                for (const float* bp : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())}) {
+                    std::vector<float> c(s.m * ldc, 1e30f);
+                    const int saved = omp_get_max_threads();
+                    omp_set_num_threads(threads);
+                    GemmAvx2(a.data(), lda, packed.data(), bp, c.data(), ldc, s.m, s.k, s.n, workspace.data());
+                    omp_set_num_threads(saved);
+                    for (std::size_t i = 0; i < s.m; ++i) {
+                        for (std::size_t j = 0; j < s.n; ++j) {
+                            double want = bp ? bp[j] : 0.0, scale = 0.0;
+                            for (std::size_t q = 0; q < s.k; ++q) {
+                                const double w = 0.5 * (transposed ? b[j * s.k + q] : b[q * s.n + j]);
+                                want += static_cast<double>(a[i * lda + q]) * w;
+                                scale += std::fabs(static_cast<double>(a[i * lda + q]) * w);
+                            }
+                            ASSERT_NEAR(c[i * ldc + j], want, 1e-6 * (scale + 1.0))
+                                << s.m << "x" << s.k << "x" << s.n << (transposed ? " transposed" : "") << " threads "
+                                << threads << (bp ? " bias" : "") << " at " << i << "," << j;
+                        }
+                        for (std::size_t j = s.n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], 1e30f) << "wrote past n";
                     }
                 }
             }
