@@ -160,12 +160,22 @@ std::string Describe(const Layer& layer) {
 Layer* Graph::AddLayer(LayerType type, LayerDescriptor descriptor, const std::string& name, unsigned int numInputs,
                        unsigned int numOutputs) {
     m_Layers.push_back(std::make_unique<Layer>(type, std::move(descriptor), name, numInputs, numOutputs));
+    ++m_NameCounts[name];
     return m_Layers.back().get();
 }
 
 void Graph::EraseLayer(Layer* layer) {
     layer->DisconnectAll();
+    const auto it = m_NameCounts.find(layer->Name());
+    if (it != m_NameCounts.end() && --it->second == 0) m_NameCounts.erase(it);
     m_Layers.remove_if([layer](const std::unique_ptr<Layer>& l) { return l.get() == layer; });
+}
+
+void Graph::RenameLayer(Layer* layer, std::string name) {
+    const auto it = m_NameCounts.find(layer->Name());
+    if (it != m_NameCounts.end() && --it->second == 0) m_NameCounts.erase(it);
+    ++m_NameCounts[name];
+    layer->SetName(std::move(name));
 }
 
 std::vector<Layer*> Graph::TopologicalOrder() const {
@@ -243,12 +253,10 @@ std::unique_ptr<Graph> Graph::Clone() const {
 }
 
 std::string Graph::UniqueName(const std::string& base) const {
-    std::set<std::string> names;
-    for (const auto& l : m_Layers) names.insert(l->Name());
-    if (!names.count(base)) return base;
+    if (!m_NameCounts.count(base)) return base;
     for (int i = 1;; ++i) {
         std::string n = base + "_" + std::to_string(i);
-        if (!names.count(n)) return n;
+        if (!m_NameCounts.count(n)) return n;
     }
 }
 

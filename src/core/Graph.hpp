@@ -9,6 +9,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace trellis::core {
@@ -92,12 +93,15 @@ public:
     LayerDescriptor& MutableDescriptor() { return m_Descriptor; }
     template <typename T> const T& Desc() const { return std::get<T>(m_Descriptor); }
     const std::string& Name() const { return m_Name; }
-    void SetName(std::string name) { m_Name = std::move(name); }
     void SetBackendId(const BackendId& id) { m_Backend = id; }
     /// The layer producing input i (nullptr if unconnected).
     Layer* InputLayer(unsigned int i) const;
     /// Disconnects and removes input slots [first, end).
     void RemoveInputSlotsFrom(unsigned int first);
+private:
+    friend class Graph;  // renames go through Graph::RenameLayer, which keeps its name index
+    void SetName(std::string name) { m_Name = std::move(name); }
+public:
     /// Disconnects input slot i and removes it, renumbering the later ones.
     void RemoveInputSlot(unsigned int i);
     void DisconnectAll();
@@ -142,11 +146,16 @@ public:
     std::vector<Layer*> TopologicalOrder() const;
     /// Deep copy (descriptors and tensor infos; constants share their storage).
     std::unique_ptr<Graph> Clone() const;
-    /// Unique layer name derived from `base`.
+    /// Unique layer name derived from `base` (`base`, else `base_1`, `base_2`, ...).
     std::string UniqueName(const std::string& base) const;
+    /// Renames a layer (keeping the index of names UniqueName reads).
+    void RenameLayer(Layer* layer, std::string name);
     std::string ToString() const;
 private:
     std::list<std::unique_ptr<Layer>> m_Layers;
+    /// How many layers bear each name: UniqueName was a set of every name per call, quadratic in
+    /// constant folding (47 s of swin_s's Optimize, 3500 folds over 10000 layers).
+    std::unordered_map<std::string, std::size_t> m_NameCounts;
 };
 
 /// "Conv 'name'" style description of a layer for messages.

@@ -250,7 +250,7 @@ bool FoldLayer(Graph& graph, Layer& layer, const std::vector<BackendHandles>& ba
         }
         log.push_back("folded " + Describe(layer) + " into a constant (evaluated on " + b.m_Id.Get() + ")");
         graph.EraseLayer(&layer);
-        for (auto& [c, name] : created) c->SetName(graph.UniqueName(name));
+        for (auto& [c, name] : created) graph.RenameLayer(c, graph.UniqueName(name));
         return true;
     }
     return false;
@@ -278,7 +278,7 @@ void FoldShape(Graph& graph, Layer& layer, std::vector<std::string>& log) {
     log.push_back("folded " + Describe(layer) + " (input shape " + in.ToString() + " is static)");
     const std::string name = layer.Name();
     graph.EraseLayer(&layer);
-    c->SetName(graph.UniqueName(name));
+    graph.RenameLayer(c, graph.UniqueName(name));
 }
 
 bool IsFoldable(const Layer& layer) {
@@ -770,7 +770,7 @@ IOptimizedNetworkPtr OptimizeSpecialization(const DynamicSource& source,
         log.push_back("pinned the value of " + Describe(*l) + " (" + info.ToString() + ")");
         const std::string name = l->Name();
         graph->EraseLayer(l);
-        c->SetName(graph->UniqueName(name));
+        graph->RenameLayer(c, graph->UniqueName(name));
     }
     return RunPhases(std::move(graph), backends, deviceSpec, source.m_Options, log);
 }

@@ -264,7 +264,7 @@ void ApplySubstitutions(Graph& graph, const BackendId& backend, const ILayerSupp
         }
         for (Layer* n : added) n->m_SubstitutedLayers = replacedNames;
         for (Layer* l : s.m_Layers) graph.EraseLayer(l);
-        for (Layer* l : r.m_Layers) copyOf.at(l)->SetName(graph.UniqueName(l->Name()));
+        for (Layer* l : r.m_Layers) graph.RenameLayer(copyOf.at(l), graph.UniqueName(l->Name()));
 
         for (Layer* n : added) {
             if (!IsComputeLayer(*n)) continue;

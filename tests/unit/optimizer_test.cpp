@@ -1,6 +1,7 @@
 // Optimizer: graph in -> graph out, for each backend-independent pass, plus validation errors.
 #include "TestHelpers.hpp"
 
+#include "core/Graph.hpp"
 #include "core/MemoryPlanner.hpp"
 
 #include <algorithm>
@@ -656,4 +657,27 @@ TEST(MemoryPlanner, LoadedNetworkPeakIsBelowUnplanned) {
     // 7 intermediate tensors of 4000 bytes; the last layer writes into the user's buffer.
     EXPECT_EQ(b.runtime->GetUnplannedWorkingMemoryBytes(id), 7u * 4032u);
     EXPECT_EQ(b.runtime->GetPeakWorkingMemoryBytes(id), 2u * 4032u);
+}
+
+// Graph::UniqueName reads an index of names that AddLayer, EraseLayer and RenameLayer keep: a name
+// freed by an erase or a rename can be taken again, a taken one gets the next free suffix.
+TEST(Graph, UniqueNameFollowsAddsErasesAndRenames) {
+    core::Graph g;
+    core::Layer* a = g.AddLayer(LayerType::Identity, EmptyDescriptor{}, "a", 1, 1);
+    EXPECT_EQ(g.UniqueName("a"), "a_1");
+    EXPECT_EQ(g.UniqueName("b"), "b");
+    core::Layer* a1 = g.AddLayer(LayerType::Identity, EmptyDescriptor{}, g.UniqueName("a"), 1, 1);
+    EXPECT_EQ(a1->Name(), "a_1");
+    EXPECT_EQ(g.UniqueName("a"), "a_2");
+    g.RenameLayer(a, "c");
+    EXPECT_EQ(g.UniqueName("a"), "a");
+    EXPECT_EQ(g.UniqueName("c"), "c_1");
+    g.AddLayer(LayerType::Identity, EmptyDescriptor{}, "c", 1, 1);  // two layers named c
+    g.EraseLayer(a);
+    EXPECT_EQ(g.UniqueName("c"), "c_1") << "one layer named c remains";
+    g.EraseLayer(a1);
+    EXPECT_EQ(g.UniqueName("a_1"), "a_1");
+    std::unique_ptr<core::Graph> copy = g.Clone();
+    EXPECT_EQ(copy->UniqueName("c"), "c_1");
+    EXPECT_EQ(copy->UniqueName("a"), "a");
 }

@@ -368,16 +368,12 @@ OptimizationViews CpuAccBackend::OptimizeSubgraph(const SubgraphView& subgraph) 
             SubgraphView view = part.size() == layers.size() ? subgraph : MakeView(part);
             std::shared_ptr<RegionGraph> graph = BuildRegionGraph(view);
             if (integer) {
-                std::map<std::string, const IConnectableLayer*> byName;
-                for (const IConnectableLayer* l : part) byName.emplace(l->GetName(), l);
-                for (const Node& n : graph->m_Nodes) {
+                // BuildRegionGraph makes node i of layer i of the view (fusions add no nodes).
+                const auto& viewLayers = view.GetLayers();
+                for (std::size_t i = 0; i < graph->m_Nodes.size() && i < viewLayers.size(); ++i) {
+                    const Node& n = graph->m_Nodes[i];
                     if (n.m_Dead || n.m_Int8 || !(n.m_Kind == NodeKind::Cast || graph->TouchesSigned32(n))) continue;
-                    const auto it = byName.find(n.m_Name);
-                    if (it == byName.end()) {
-                        throw LayerValidationException("CpuAcc: the unfused integer-product node '" + n.m_Name +
-                                                       "' has no layer of that name in its region");
-                    }
-                    more = failed.insert(it->second).second || more;
+                    more = failed.insert(viewLayers[i]).second || more;
                 }
             }
             regions.emplace_back(std::move(view), std::move(graph));

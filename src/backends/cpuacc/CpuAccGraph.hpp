@@ -139,7 +139,7 @@ struct Value {
 class RegionGraph {
 public:
     std::vector<Value> m_Values;
-    std::vector<Node> m_Nodes;
+    std::vector<Node> m_Nodes;  ///< node i is layer i of the sub-graph; fusions add none (they mark nodes dead)
     std::vector<int> m_InputValues;   ///< per region input: its value
     std::vector<int> m_OutputValues;  ///< per region output: its value
     std::vector<TensorInfo> m_InputInfos;
