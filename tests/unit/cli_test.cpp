@@ -581,7 +581,7 @@ TEST_F(CliTest, BenchJsonIsOneObject) {
     EXPECT_EQ(json.back(), '}');
     for (const char* key : {"\"model\": ", "\"backends\": [\"CpuRef\"]", "\"threads\": 2", "\"warmup\": 1",
                             "\"iterations\": 3", "\"min_ms\": ", "\"median_ms\": ", "\"p90_ms\": ", "\"mean_ms\": ",
-                            "\"load_ms\": ", "\"peak_working_memory_bytes\": ", "\"layers_per_backend\": {\"CpuRef\": "}) {
+                            "\"parse_ms\": ", "\"optimize_ms\": ", "\"load_ms\": ", "\"peak_working_memory_bytes\": ", "\"layers_per_backend\": {\"CpuRef\": "}) {
         EXPECT_NE(json.find(key), std::string::npos) << key << " missing in " << json;
     }
 }
@@ -590,7 +590,7 @@ TEST_F(CliTest, BenchHumanReport) {
     const CliResult r = Cli({"bench", kMlp, "--iterations", "2", "--warmup", "0"});
     ASSERT_EQ(r.m_Exit, 0) << r.m_Err;
     for (const char* word : {"latency over 2 runs after 0 warm-up: min ", " median ", " p90 ", " mean ",
-                             "peak working memory: ", "load: ", "layers: "}) {
+                             "peak working memory: ", "parse: ", " ms, optimize: ", " ms, load: ", "layers: "}) {
         EXPECT_NE(r.m_Out.find(word), std::string::npos) << word << " missing in " << r.m_Out;
     }
 }

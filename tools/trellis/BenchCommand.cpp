@@ -41,10 +41,11 @@ std::string BenchHelp() {
            "  -h, --help             Show this help.\n"
            "\n"
            "Reports min, median, p90 (nearest rank) and mean latency in ms over the K timed\n"
-           "runs, the LoadNetwork time, the peak working memory of one run in bytes and the\n"
-           "layers per backend. JSON keys: model, backends, threads, warmup, iterations,\n"
-           "min_ms, median_ms, p90_ms, mean_ms, load_ms, peak_working_memory_bytes,\n"
-           "layers_per_backend (and profile_file with --profile).\n";
+           "runs, the parse, Optimize and LoadNetwork times, the peak working memory of one\n"
+           "run in bytes and the layers per backend. JSON keys: model, backends, threads,\n"
+           "warmup, iterations, min_ms, median_ms, p90_ms, mean_ms, parse_ms, optimize_ms,\n"
+           "load_ms, peak_working_memory_bytes, layers_per_backend (and profile_file with\n"
+           "--profile).\n";
 }
 
 namespace {
@@ -222,7 +223,8 @@ int BenchCommand(const std::vector<std::string>& args) {
                   << "], \"threads\": " << options.m_NumThreads << ", \"warmup\": " << warmup
                   << ", \"iterations\": " << iterations << ", \"min_ms\": " << JsonNumber(stats.m_Min)
                   << ", \"median_ms\": " << JsonNumber(stats.m_Median) << ", \"p90_ms\": " << JsonNumber(stats.m_P90)
-                  << ", \"mean_ms\": " << JsonNumber(stats.m_Mean) << ", \"load_ms\": " << JsonNumber(loadMs)
+                  << ", \"mean_ms\": " << JsonNumber(stats.m_Mean) << ", \"parse_ms\": " << JsonNumber(model.m_ParseMs)
+                  << ", \"optimize_ms\": " << JsonNumber(model.m_OptimizeMs) << ", \"load_ms\": " << JsonNumber(loadMs)
                   << ", \"peak_working_memory_bytes\": " << peakBytes << ", \"layers_per_backend\": {" << layers << "}"
                   << (profile.empty() ? std::string() : ", \"profile_file\": " + JsonString(profile)) << "}\n";
         return 0;
@@ -238,7 +240,8 @@ int BenchCommand(const std::vector<std::string>& args) {
                                         : FormatLayerCounts(model.m_LayerCounts, options.m_Backends))
               << "\n"
               << "inputs: random (seed " << seed << "): " << DescribeInputs(inputs) << "\n"
-              << "load: " << FormatMs(loadMs) << " ms\n"
+              << "parse: " << FormatMs(model.m_ParseMs) << " ms, optimize: " << FormatMs(model.m_OptimizeMs)
+              << " ms, load: " << FormatMs(loadMs) << " ms\n"
               << "latency over " << iterations << " runs after " << warmup << " warm-up: min "
               << FormatMs(stats.m_Min) << " ms, median " << FormatMs(stats.m_Median) << " ms, p90 "
               << FormatMs(stats.m_P90) << " ms, mean " << FormatMs(stats.m_Mean) << " ms\n"

@@ -158,7 +158,9 @@ PreparedModel PrepareModel(const ModelOptions& options) {
     IOnnxParserPtr parser = IOnnxParser::Create();
     IOnnxParser::Options parseOptions;
     parseOptions.m_InputShapes = options.m_InputShapes;
+    const int64_t parseStart = NowNs();
     INetworkPtr network = parser->CreateNetworkFromBinaryFile(options.m_ModelPath, parseOptions);
+    model.m_ParseMs = MsSince(parseStart);
     if (!network) {
         throw ParseException("model file '" + options.m_ModelPath + "' gave no network");
     }
@@ -170,8 +172,10 @@ PreparedModel PrepareModel(const ModelOptions& options) {
     OptimizerOptions optimizerOptions;
     optimizerOptions.m_MaxTensorBytes = options.m_MaxTensorBytes;
     optimizerOptions.m_MaxWorkingMemoryBytes = options.m_MaxWorkingMemoryBytes;
+    const int64_t optimizeStart = NowNs();
     model.m_Optimized = Optimize(*network, options.m_Backends, model.m_Runtime->GetDeviceSpec(), optimizerOptions,
                                  &messages);
+    model.m_OptimizeMs = MsSince(optimizeStart);
     if (!model.m_Optimized) {
         std::string text = "optimizing '" + options.m_ModelPath + "' failed";
         for (const std::string& m : messages) {

@@ -110,6 +110,8 @@ struct PreparedModel {
     std::vector<std::string> m_Warnings;
     /// Captured before loading, since LoadNetwork takes the optimized network.
     std::map<BackendId, unsigned int> m_LayerCounts;
+    double m_ParseMs = 0.0;     ///< wall time of parsing the ONNX file into a network
+    double m_OptimizeMs = 0.0;  ///< wall time of Optimize() (graph passes, folding, placement, sub-graphs)
 };
 
 PreparedModel PrepareModel(const ModelOptions& options);
