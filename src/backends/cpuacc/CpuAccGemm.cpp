@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace trellis::cpuacc {
 
@@ -193,6 +195,98 @@ void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float*
                          c + t * kRows * ldc + col, ldc, b, k0 == 0, cols);
             }
             if (k == 0) break;
+        }
+    }
+}
+
+namespace {
+
+/// The output range [begin, end) of one dimension whose tap `t` reads inside the input (stride 1).
+std::pair<std::size_t, std::size_t> TapRange(std::size_t out, std::size_t in, std::size_t pad, std::size_t t,
+                                             std::size_t dilation) {
+    // in index = o - pad + t * dilation, which must lie in [0, in).
+    const long long shift = static_cast<long long>(t * dilation) - static_cast<long long>(pad);
+    const long long begin = std::max<long long>(0, -shift);
+    const long long end = std::min<long long>(static_cast<long long>(out), static_cast<long long>(in) - shift);
+    return end > begin ? std::pair<std::size_t, std::size_t>{static_cast<std::size_t>(begin), static_cast<std::size_t>(end)}
+                       : std::pair<std::size_t, std::size_t>{0, 0};
+}
+
+}  // namespace
+
+std::size_t TapConvWeightsSize(const TapConvShape& s) {
+    return s.m_KernelH * s.m_KernelW * PackedGemmWeightsSize(s.m_InC, s.m_OutC);
+}
+
+void PackTapConvWeights(const TapConvShape& s, const float* weights, float* packed) {
+    const std::size_t taps = s.m_KernelH * s.m_KernelW, per = PackedGemmWeightsSize(s.m_InC, s.m_OutC);
+    std::vector<float> tap(s.m_OutC * s.m_InC);
+    for (std::size_t t = 0; t < taps; ++t) {
+        // B of tap t as [OutC][InC] (transposed: k = InC, n = OutC).
+        for (std::size_t o = 0; o < s.m_OutC; ++o) {
+            for (std::size_t i = 0; i < s.m_InC; ++i) tap[o * s.m_InC + i] = weights[(o * s.m_InC + i) * taps + t];
+        }
+        PackGemmWeights(tap.data(), s.m_InC, s.m_OutC, /*transposed=*/true, 1.0f, packed + t * per);
+    }
+}
+
+std::size_t TapConvWorkspaceSize(const TapConvShape& s) {
+    // The packed rows of A for one tap: each output row's run of columns in tiles of kRows.
+    return s.m_OutH * ((s.m_OutW + kRows - 1) / kRows) * kRows * std::max<std::size_t>(1, s.m_InC);
+}
+
+void TapConvAvx2(const TapConvShape& s, const float* in, const float* packed, const float* bias, float* out,
+                 float* workspace) {
+    const std::size_t k = s.m_InC, n = s.m_OutC, panels = Panels(n), per = PackedGemmWeightsSize(k, n);
+    const std::size_t pixels = s.m_OutH * s.m_OutW;
+    // out = bias: every tap then adds its products (Tile with first = false adds to C).
+#pragma omp parallel for schedule(static)
+    for (long long px = 0; px < static_cast<long long>(pixels); ++px) {
+        float* o = out + static_cast<std::size_t>(px) * n;
+        if (bias) std::memcpy(o, bias, n * sizeof(float));
+        else std::memset(o, 0, n * sizeof(float));
+    }
+    for (std::size_t ky = 0; ky < s.m_KernelH; ++ky) {
+        const auto [y0, y1] = TapRange(s.m_OutH, s.m_InH, s.m_PadTop, ky, s.m_DilationH);
+        for (std::size_t kx = 0; kx < s.m_KernelW; ++kx) {
+            const auto [x0, x1] = TapRange(s.m_OutW, s.m_InW, s.m_PadLeft, kx, s.m_DilationW);
+            if (y1 <= y0 || x1 <= x0) continue;  // this tap reads only padding
+            const std::size_t width = x1 - x0, rowTiles = (width + kRows - 1) / kRows, tiles = (y1 - y0) * rowTiles;
+            const float* b = packed + (ky * s.m_KernelW + kx) * per;
+#pragma omp parallel
+            {
+                // A: the input pixels this tap reads, tile by tile (a tile stays in one output row,
+                // so its rows of C are consecutive), [tile][k][kRows], missing rows zero.
+#pragma omp for schedule(static)
+                for (long long tt = 0; tt < static_cast<long long>(tiles); ++tt) {
+                    const std::size_t t = static_cast<std::size_t>(tt), oy = y0 + t / rowTiles;
+                    const std::size_t ox0 = x0 + (t % rowTiles) * kRows, rows = std::min(kRows, x1 - ox0);
+                    const std::size_t iy = oy + ky * s.m_DilationH - s.m_PadTop;
+                    float* a = workspace + t * k * kRows;
+                    for (std::size_t r = 0; r < kRows; ++r) {
+                        const float* src = r < rows ? in + (iy * s.m_InW + ox0 + r + kx * s.m_DilationW - s.m_PadLeft) * k
+                                                    : nullptr;
+                        for (std::size_t kk = 0; kk < k; ++kk) a[kk * kRows + r] = src ? src[kk] : 0.0f;
+                    }
+                }
+                // Panels over the team (disjoint columns of C); each panel's k blocks over all tiles.
+#pragma omp for schedule(guided)
+                for (long long pp = 0; pp < static_cast<long long>(panels); ++pp) {
+                    const std::size_t p = static_cast<std::size_t>(pp), col = p * kPanel, cols = std::min(kPanel, n - col);
+                    for (std::size_t k0 = 0; k0 < k; k0 += kDepth) {
+                        const std::size_t kc = std::min(kDepth, k - k0);
+                        const float* panel = b + p * k * kPanel + k0 * kPanel;
+                        const float* next = k0 + kDepth < k ? panel + kDepth * kPanel : nullptr;
+                        const std::size_t nextFloats = next ? std::min(kDepth, k - k0 - kDepth) * kPanel : 0;
+                        for (std::size_t t = 0; t < tiles; ++t) {
+                            PrefetchShare(next, nextFloats, t, tiles);
+                            const std::size_t oy = y0 + t / rowTiles, ox0 = x0 + (t % rowTiles) * kRows;
+                            TileRows(std::min(kRows, x1 - ox0), workspace + (t * k + k0) * kRows, 1, kRows, panel, kc,
+                                     out + (oy * s.m_OutW + ox0) * n + col, n, nullptr, false, cols);
+                        }
+                    }
+                }
+            }
         }
     }
 }
