@@ -1,7 +1,9 @@
 // CpuAcc's own float32 GEMM against constant weights, for CPUs without AVX-512 (CpuAccKernels.hpp:
-// PackGemmB, Gemm). Why own code: there oneDNN 2.6 runs matmuls on its GEMM-based kernel
-// (gemm:jit), which packs the weights again on every call (oneDNN's packed-GEMM entry points are
-// internal to it); on an AVX2 EPYC it reached about 60 GFLOP/s on BERT's and ViT's fully connected
+// PackGemmB, Gemm); on its tiles the tap-by-tap dilated convolution, and last the grouped
+// convolution with 4 channels per group (both where oneDNN 2.6 runs its GEMM-based convolution).
+// Why own code: there oneDNN 2.6 runs matmuls on its GEMM-based kernel (gemm:jit), which packs
+// the weights again on every call (oneDNN's packed-GEMM entry points are internal to it); on an
+// AVX2 EPYC it reached about 60 GFLOP/s on BERT's and ViT's fully connected
 // layers at one thread, against about 80 for the same kernel on a 2048x2048 product and ONNX
 // Runtime's 69 with weights packed once, which left the BERT encoder 1.15-1.36x slower than ONNX
 // Runtime there (docs/performance.md). Here the weights are packed once, at load, into panels of 16
@@ -286,6 +288,57 @@ void TapConvAvx2(const TapConvShape& s, const float* in, const float* packed, co
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+std::size_t Group4WeightsSize(const Group4ConvShape& s) { return s.m_KernelH * s.m_KernelW * 4 * s.m_Channels; }
+
+void PackGroup4Weights(const Group4ConvShape& s, const float* weights, float* packed) {
+    const std::size_t taps = s.m_KernelH * s.m_KernelW;
+    for (std::size_t t = 0; t < taps; ++t) {
+        for (std::size_t ci = 0; ci < 4; ++ci) {
+            for (std::size_t c = 0; c < s.m_Channels; ++c) packed[(t * 4 + ci) * s.m_Channels + c] = weights[(c * 4 + ci) * taps + t];
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) void Group4ConvAvx2(const Group4ConvShape& s, const float* in, const float* packed,
+                                                        const float* bias, float* out) {
+    const std::size_t c = s.m_Channels, vectors = c / 8;
+    constexpr std::size_t kChunk = 4;  // output vectors accumulated at once
+#pragma omp parallel for schedule(static)
+    for (long long row = 0; row < static_cast<long long>(s.m_OutH); ++row) {
+        const std::size_t oy = static_cast<std::size_t>(row);
+        // Lane l of vector v is output channel 8v + l, of group 2v + l / 4; input channel ci of
+        // that group is lane 4 (l / 4) + ci of the input vector v.
+        __m256i pick[4];
+        for (int ci = 0; ci < 4; ++ci) pick[ci] = _mm256_setr_epi32(ci, ci, ci, ci, 4 + ci, 4 + ci, 4 + ci, 4 + ci);
+        for (std::size_t ox = 0; ox < s.m_OutW; ++ox) {
+            float* o = out + (oy * s.m_OutW + ox) * c;
+            for (std::size_t v0 = 0; v0 < vectors; v0 += kChunk) {
+                const std::size_t nv = std::min(kChunk, vectors - v0);
+                __m256 acc[kChunk];
+                for (std::size_t v = 0; v < nv; ++v) acc[v] = bias ? _mm256_loadu_ps(bias + (v0 + v) * 8) : _mm256_setzero_ps();
+                for (std::size_t ky = 0; ky < s.m_KernelH; ++ky) {
+                    const long long iy = static_cast<long long>(oy * s.m_StrideH + ky * s.m_DilationH) - static_cast<long long>(s.m_PadTop);
+                    if (iy < 0 || iy >= static_cast<long long>(s.m_InH)) continue;
+                    for (std::size_t kx = 0; kx < s.m_KernelW; ++kx) {
+                        const long long ix = static_cast<long long>(ox * s.m_StrideW + kx * s.m_DilationW) - static_cast<long long>(s.m_PadLeft);
+                        if (ix < 0 || ix >= static_cast<long long>(s.m_InW)) continue;
+                        const float* src = in + (static_cast<std::size_t>(iy) * s.m_InW + static_cast<std::size_t>(ix)) * c + v0 * 8;
+                        const float* w = packed + (ky * s.m_KernelW + kx) * 4 * c + v0 * 8;
+                        for (std::size_t v = 0; v < nv; ++v) {
+                            const __m256 x = _mm256_loadu_ps(src + v * 8);
+                            for (int ci = 0; ci < 4; ++ci) {
+                                acc[v] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(x, pick[ci]),
+                                                         _mm256_loadu_ps(w + static_cast<std::size_t>(ci) * c + v * 8), acc[v]);
+                            }
+                        }
+                    }
+                }
+                for (std::size_t v = 0; v < nv; ++v) _mm256_storeu_ps(o + (v0 + v) * 8, acc[v]);
             }
         }
     }

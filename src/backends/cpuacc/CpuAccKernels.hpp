@@ -161,6 +161,19 @@ std::size_t TapConvWorkspaceSize(const TapConvShape& s);
 void TapConvAvx2(const TapConvShape& s, const float* in, const float* packed, const float* bias, float* out,
                  float* workspace);
 
+/// A 2-D grouped convolution with 4 input and 4 output channels per group (ResNeXt's 32x4d
+/// stages), NHWC, batch 1, any stride, dilation and padding: out = bias (or 0) + the convolution.
+/// Eight output channels (two groups) per AVX2 vector, each input channel of a group broadcast to
+/// its group's four lanes by a permute. Weights as PackGroup4Weights packs them.
+struct Group4ConvShape {
+    std::size_t m_InH, m_InW, m_OutH, m_OutW, m_Channels;  ///< channels in = out, a multiple of 8
+    std::size_t m_KernelH, m_KernelW, m_StrideH, m_StrideW, m_DilationH, m_DilationW, m_PadTop, m_PadLeft;
+};
+std::size_t Group4WeightsSize(const Group4ConvShape& s);
+/// From ONNX weights [C][4][KernelH][KernelW] to [tap][input channel of the group][C].
+void PackGroup4Weights(const Group4ConvShape& s, const float* weights, float* packed);
+void Group4ConvAvx2(const Group4ConvShape& s, const float* in, const float* packed, const float* bias, float* out);
+
 /// The cells GatedRecurrence runs, with ONNX's default activations (sigmoid, tanh, tanh).
 enum class RecurrentCell { Lstm, GruLinearBeforeReset };
 

@@ -316,7 +316,7 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
     // oneDNN chooses the layouts. CpuAccLayerSupport declined the convolutions for which even this
     // is oneDNN's reference implementation (ConvolutionRunsFast).
     if (!made) pd = make(AnyMd(src, dt), AnyMd(dst, dt));
-    if (dt == memory::data_type::f32 && groups == 1 && CompileTapConv(n, pd, w, src, dst, strides, dil, padL)) return;
+    if (dt == memory::data_type::f32 && CompileOwnConv(n, pd, w, src, dst, strides, dil, padL)) return;
     const int srcMem = Ensure(x, pd.src_desc());
     const int weights = PackConstant(w, PlainMd(wdims), pd.weights_desc(), 1.0f);
     std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_WEIGHTS, weights}};
@@ -360,22 +360,25 @@ void CompiledRegion::CompileConv(int index, const Node& n) {
     Bind(out, dstMem);
 }
 
-bool CompiledRegion::CompileTapConv(const Node& n, const dnnl::convolution_forward::primitive_desc& onednn,
+bool CompiledRegion::CompileOwnConv(const Node& n, const dnnl::convolution_forward::primitive_desc& onednn,
                                     const ConstTensor& w, const Dims& src, const Dims& dst, const Dims& strides,
                                     const Dims& dil, const Dims& padL) {
-    // Measured on deeplabv3_resnet50 with both engines on AVX2: oneDNN 2.6's gemm:jit took 77.6 and
-    // 76.4 ms for the ASPP's dilation-12 and -24 3x3 convolutions (2048 -> 256 on 28x28), ONNX
-    // Runtime 46.3 and 19.6 (it skips taps that read padding).
+    // Measured with both engines on AVX2: oneDNN 2.6's gemm:jit took 77.6 and 76.4 ms for
+    // deeplabv3_resnet50's ASPP dilation-12 and -24 3x3 convolutions (2048 -> 256 on 28x28; ONNX
+    // Runtime 46.3 and 19.6, skipping taps that read padding), and 3.7 ms for each of
+    // resnext50_32x4d's first-stage grouped 3x3 convolutions (32 groups of 4 channels on 56x56;
+    // oneDNN's jit:avx2 needs 8 channels per group).
     std::string impl = onednn.impl_info_str();  // "x64:gemm:jit"
     if (impl.rfind("x64:", 0) == 0) impl = impl.substr(4);
     if (impl.rfind("gemm", 0) != 0 || BestKernelIsa() == KernelIsa::Scalar) return false;
     if (src.size() != 4 || src[0] != 1 || w.GetDataType() != DataType::Float32) return false;
-    bool dilated = false;
-    for (std::size_t i = 0; i < 2; ++i) {
-        if (strides[i] != 1) return false;
-        dilated = dilated || dil[i] > 0;
-    }
-    if (!dilated) return false;
+    const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
+    const Dims ws = DimsOf(w.GetShape());
+    const bool group4 = d.m_Groups > 1 && ws[1] == 4 && ws[0] == 4 * static_cast<memory::dim>(d.m_Groups) &&
+                        src[1] == ws[0] && ws[0] % 8 == 0;
+    bool tap = d.m_Groups == 1 && strides[0] == 1 && strides[1] == 1;
+    if (tap) tap = dil[0] > 0 || dil[1] > 0;
+    if (!tap && !group4) return false;
     for (const PostOp& p : n.m_PostOps) {
         if (p.m_Kind != PostOp::Kind::Eltwise) return false;
     }
@@ -389,41 +392,52 @@ bool CompiledRegion::CompileTapConv(const Node& n, const dnnl::convolution_forwa
         if (IsReferenceImplementation(pd)) return false;
         post.push_back(pd);
     }
-    const Dims ws = DimsOf(w.GetShape());
-    TapConvShape shape;
-    shape.m_InC = static_cast<std::size_t>(src[1]);
-    shape.m_InH = static_cast<std::size_t>(src[2]);
-    shape.m_InW = static_cast<std::size_t>(src[3]);
-    shape.m_OutC = static_cast<std::size_t>(dst[1]);
-    shape.m_OutH = static_cast<std::size_t>(dst[2]);
-    shape.m_OutW = static_cast<std::size_t>(dst[3]);
-    shape.m_KernelH = static_cast<std::size_t>(ws[2]);
-    shape.m_KernelW = static_cast<std::size_t>(ws[3]);
-    shape.m_DilationH = static_cast<std::size_t>(dil[0] + 1);
-    shape.m_DilationW = static_cast<std::size_t>(dil[1] + 1);
-    shape.m_PadTop = static_cast<std::size_t>(padL[0]);
-    shape.m_PadLeft = static_cast<std::size_t>(padL[1]);
-    std::vector<float> packed(TapConvWeightsSize(shape));
-    PackTapConvWeights(shape, static_cast<const float*>(w.GetMemoryArea()), packed.data());
-    const memory::desc packedMd = PlainMd({static_cast<memory::dim>(packed.size())});
+    const auto size = [](memory::dim v) { return static_cast<std::size_t>(v); };
+    std::vector<float> packed;
+    std::size_t workspace = 1;  // floats (the grouped kernel needs none: one keeps the bias the fifth memory)
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
-    step.m_KernelMems = {Ensure(n.m_Inputs[0], memory::desc(src, memory::data_type::f32, memory::format_tag::nhwc)),
-                         PackData(packed.data(), packedMd, packedMd)};
+    const int srcMem = Ensure(n.m_Inputs[0], memory::desc(src, memory::data_type::f32, memory::format_tag::nhwc));
     const int dstMem = NewInternal(dstMd);
-    step.m_KernelMems.push_back(dstMem);
-    step.m_KernelMems.push_back(NewInternal(PlainMd({static_cast<memory::dim>(TapConvWorkspaceSize(shape))})));
+    if (tap) {
+        TapConvShape shape;
+        shape.m_InC = size(src[1]), shape.m_InH = size(src[2]), shape.m_InW = size(src[3]);
+        shape.m_OutC = size(dst[1]), shape.m_OutH = size(dst[2]), shape.m_OutW = size(dst[3]);
+        shape.m_KernelH = size(ws[2]), shape.m_KernelW = size(ws[3]);
+        shape.m_DilationH = size(dil[0] + 1), shape.m_DilationW = size(dil[1] + 1);
+        shape.m_PadTop = size(padL[0]), shape.m_PadLeft = size(padL[1]);
+        packed.resize(TapConvWeightsSize(shape));
+        PackTapConvWeights(shape, static_cast<const float*>(w.GetMemoryArea()), packed.data());
+        workspace = TapConvWorkspaceSize(shape);
+        step.m_Kernel = [shape](const std::vector<void*>& p) {
+            TapConvAvx2(shape, static_cast<const float*>(p[0]), static_cast<const float*>(p[1]),
+                        p.size() > 4 ? static_cast<const float*>(p[4]) : nullptr, static_cast<float*>(p[2]),
+                        static_cast<float*>(p[3]));
+        };
+    } else {
+        Group4ConvShape shape;
+        shape.m_Channels = size(src[1]), shape.m_InH = size(src[2]), shape.m_InW = size(src[3]);
+        shape.m_OutH = size(dst[2]), shape.m_OutW = size(dst[3]);
+        shape.m_KernelH = size(ws[2]), shape.m_KernelW = size(ws[3]);
+        shape.m_StrideH = size(strides[0]), shape.m_StrideW = size(strides[1]);
+        shape.m_DilationH = size(dil[0] + 1), shape.m_DilationW = size(dil[1] + 1);
+        shape.m_PadTop = size(padL[0]), shape.m_PadLeft = size(padL[1]);
+        packed.resize(Group4WeightsSize(shape));
+        PackGroup4Weights(shape, static_cast<const float*>(w.GetMemoryArea()), packed.data());
+        step.m_Kernel = [shape](const std::vector<void*>& p) {
+            Group4ConvAvx2(shape, static_cast<const float*>(p[0]), static_cast<const float*>(p[1]),
+                           p.size() > 4 ? static_cast<const float*>(p[4]) : nullptr, static_cast<float*>(p[2]));
+        };
+    }
+    const memory::desc packedMd = PlainMd({static_cast<memory::dim>(packed.size())});
+    step.m_KernelMems = {srcMem, PackData(packed.data(), packedMd, packedMd), dstMem};
+    step.m_KernelMems.push_back(NewInternal(PlainMd({static_cast<memory::dim>(workspace)})));
     if (n.m_Inputs.size() > 2) {
         const ConstTensor& b = ConstantOf(n.m_Inputs[2], n, "the bias");
         const memory::desc biasMd = PlainMd({dst[1]});
         step.m_KernelMems.push_back(PackData(b.GetMemoryArea(), biasMd, biasMd));
     }
-    step.m_Kernel = [shape](const std::vector<void*>& p) {
-        TapConvAvx2(shape, static_cast<const float*>(p[0]), static_cast<const float*>(p[1]),
-                    p.size() > 4 ? static_cast<const float*>(p[4]) : nullptr, static_cast<float*>(p[2]),
-                    static_cast<float*>(p[3]));
-    };
     m_Steps.push_back(std::move(step));
     for (const auto& pd : post) {
         AddPrimitive(n.m_Name + " (activation)", dnnl::eltwise_forward(pd), pd, {{DNNL_ARG_SRC, dstMem}, {DNNL_ARG_DST, dstMem}});

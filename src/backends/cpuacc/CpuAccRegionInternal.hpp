@@ -212,10 +212,11 @@ private:
 
     void CompileNode(int index);
     void CompileConv(int index, const Node& n);
-    /// A dilated stride-1 convolution that oneDNN would run on its GEMM-based kernel (AVX2: im2col
-    /// over every tap, padding included) as CpuAcc's own tap-by-tap kernel (TapConvAvx2) in NHWC,
-    /// its element-wise post-ops after it; false (nothing added) where that does not apply.
-    bool CompileTapConv(const Node& n, const dnnl::convolution_forward::primitive_desc& onednn, const ConstTensor& w,
+    /// A convolution that oneDNN would run on its GEMM-based kernel (on AVX2: im2col over every tap,
+    /// padding included, weights packed again per call) as one of CpuAcc's own AVX2 kernels in
+    /// NHWC, its element-wise post-ops after it: a dilated stride-1 one tap by tap (TapConvAvx2), a
+    /// grouped one with 4 channels per group (Group4ConvAvx2). False (nothing added) otherwise.
+    bool CompileOwnConv(const Node& n, const dnnl::convolution_forward::primitive_desc& onednn, const ConstTensor& w,
                         const Dims& src, const Dims& dst, const Dims& strides, const Dims& dil, const Dims& padL);
     void CompileMatMul(int index, const Node& n);
     /// A matmul against constant 2-D weights on CpuAcc's own GEMM (GemmAvx2), its post-ops as

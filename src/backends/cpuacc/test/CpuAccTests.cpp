@@ -573,6 +573,87 @@ TEST(CpuAccOps, DilatedConvolutionsMatchCpuRefWithoutTheGemmKernel) {
     EXPECT_EQ(log.find("convolution,gemm"), std::string::npos) << log;
 }
 
+// CpuAcc's grouped convolution with 4 channels per group (ResNeXt's first stage, where oneDNN's
+// jit:avx2 needs 8) against a double reference: stride 1 and 2, padding, dilation, 1x1 and 3x3,
+// channel counts of one and several 4-vector chunks, bias or not, one and two threads.
+TEST(CpuAccKernels, FourChannelGroupConvolutionMatchesTheDefinition) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own kernel needs AVX2 and FMA";
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    struct Case { std::size_t h, w, c, k, stride, dilation, pad; };
+    for (const Case& cs : {Case{9, 7, 8, 3, 1, 1, 1}, Case{11, 10, 128, 3, 2, 1, 1}, Case{6, 6, 40, 1, 1, 1, 0},
+                           Case{10, 9, 16, 3, 1, 2, 2}}) {
+        Group4ConvShape s{};
+        s.m_InH = cs.h, s.m_InW = cs.w, s.m_Channels = cs.c, s.m_KernelH = s.m_KernelW = cs.k;
+        s.m_StrideH = s.m_StrideW = cs.stride, s.m_DilationH = s.m_DilationW = cs.dilation;
+        s.m_PadTop = s.m_PadLeft = cs.pad;
+        s.m_OutH = (cs.h + 2 * cs.pad - (cs.k - 1) * cs.dilation - 1) / cs.stride + 1;
+        s.m_OutW = (cs.w + 2 * cs.pad - (cs.k - 1) * cs.dilation - 1) / cs.stride + 1;
+        std::vector<float> in(cs.h * cs.w * cs.c), weights(cs.c * 4 * cs.k * cs.k), bias(cs.c);
+        for (float& v : in) v = dist(rng);
+        for (float& v : weights) v = dist(rng);
+        for (float& v : bias) v = dist(rng);
+        std::vector<float> packed(Group4WeightsSize(s));
+        PackGroup4Weights(s, weights.data(), packed.data());
+        for (const int threads : {1, 2}) {
+            for (const float* bp : {static_cast<const float*>(nullptr), static_cast<const float*>(bias.data())}) {
+                std::vector<float> out(s.m_OutH * s.m_OutW * cs.c, 1e30f);
+                const int saved = omp_get_max_threads();
+                omp_set_num_threads(threads);
+                Group4ConvAvx2(s, in.data(), packed.data(), bp, out.data());
+                omp_set_num_threads(saved);
+                for (std::size_t oy = 0; oy < s.m_OutH; ++oy) {
+                    for (std::size_t ox = 0; ox < s.m_OutW; ++ox) {
+                        for (std::size_t o = 0; o < cs.c; ++o) {
+                            double want = bp ? bp[o] : 0.0, scale = 1.0;
+                            const std::size_t g = o / 4;
+                            for (std::size_t ky = 0; ky < cs.k; ++ky) {
+                                for (std::size_t kx = 0; kx < cs.k; ++kx) {
+                                    const long long iy = static_cast<long long>(oy * cs.stride + ky * cs.dilation) - static_cast<long long>(cs.pad);
+                                    const long long ix = static_cast<long long>(ox * cs.stride + kx * cs.dilation) - static_cast<long long>(cs.pad);
+                                    if (iy < 0 || ix < 0 || iy >= static_cast<long long>(cs.h) || ix >= static_cast<long long>(cs.w)) continue;
+                                    for (std::size_t ci = 0; ci < 4; ++ci) {
+                                        const double prod = static_cast<double>(in[(static_cast<std::size_t>(iy) * cs.w + static_cast<std::size_t>(ix)) * cs.c + g * 4 + ci]) *
+                                                            weights[((o * 4 + ci) * cs.k + ky) * cs.k + kx];
+                                        want += prod;
+                                        scale += std::fabs(prod);
+                                    }
+                                }
+                            }
+                            ASSERT_NEAR(out[(oy * s.m_OutW + ox) * cs.c + o], want, 1e-6 * scale)
+                                << cs.h << "x" << cs.w << "x" << cs.c << " kernel " << cs.k << " stride " << cs.stride << " dilation "
+                                << cs.dilation << " threads " << threads << (bp ? " bias" : "") << " at " << oy << "," << ox << "," << o;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+// Grouped convolutions with 4 channels per group (ResNeXt 32x4d's first stage: 32 groups, 3x3,
+// stride 1 and 2) on CpuAcc equal CpuRef; where oneDNN would run them on its GEMM-based kernel
+// (AVX2) they run as CpuAcc's own kernel: no gemm convolution executes.
+TEST(CpuAccOps, FourChannelGroupConvolutionsMatchCpuRefWithoutTheGemmKernel) {
+    SKIP_WITHOUT_CPUACC();
+    Net net;
+    IOutputSlot* x = net.Input({1, 128, 14, 14});
+    for (const unsigned int stride : {1u, 2u}) {
+        ConvolutionDescriptor cd = SamePadded3x3();
+        cd.m_Groups = 32;
+        cd.m_Strides = {stride, stride};
+        IOutputSlot* conv = net.Op(LayerType::Convolution, cd, {x, net.Const({128, 4, 3, 3}, 0.3f), net.Const({128})});
+        net.Output(net.Unary(UnaryOperation::Relu, conv));
+    }
+    net.Check(2e-5, "group4");
+    std::string log;
+    (void)RunOnCpuAccLoggingOneDnn(net, log);
+    EXPECT_EQ(log.find("convolution,x64:gemm"), std::string::npos) << log;
+    EXPECT_EQ(log.find("convolution,gemm"), std::string::npos) << log;
+}
+
 TEST(CpuAccFusion, ConvolutionsWriteIntoTheirConcatenation) {
     SKIP_WITHOUT_CPUACC();
     // SqueezeNet's fire module: two convolutions of one input, concatenated on channels. With
