@@ -314,6 +314,13 @@ TEST_F(TensorIOTest, TensorProtoErrorsAreParseExceptions) {
     complex.add_float_data(2);
     expectError(complex.SerializeAsString(), "data type COMPLEX64 is not supported");
 
+    // 2^63 two-bit elements: their packed size must not wrap to 0 bytes (and match an empty field).
+    onnx::TensorProto huge;
+    huge.set_data_type(26);  // INT2
+    for (int d = 0; d < 21; ++d) huge.add_dims(8);
+    huge.add_int32_data(0);
+    expectError(huge.SerializeAsString(), "int32_data holds 1 values, expected 2305843009213693952");
+
     onnx::TensorProto good;
     good.set_data_type(onnx::TensorProto_DataType_FLOAT);
     good.add_dims(64);

@@ -30,7 +30,9 @@ constexpr int32_t kFloat8E4M3FN = 17, kFloat8E4M3FNUZ = 18, kFloat8E5M2 = 19, kF
 /// Bytes an ONNX file uses for `n` elements of `type`: the 4- and 2-bit types are packed.
 std::size_t PackedBytes(DataType type, std::size_t n) {
     const unsigned int bits = GetPackedBits(type);
-    return bits >= 8 ? n * (bits / 8) : (n * bits + 7) / 8;
+    if (bits >= 8) return n * (bits / 8);
+    const std::size_t perByte = 8 / bits;  // n * bits could overflow for a hostile element count
+    return n / perByte + (n % perByte != 0 ? 1 : 0);
 }
 
 /// `n` elements of a packed sub-byte type (low bits first) as one byte each, as held in memory.
