@@ -6,13 +6,14 @@ The int8 models are made here (never committed, never downloaded) with onnxrunti
 tool from the float models make_models.py exported: quantize_static, QDQ format (or with --format
 qop the QOperator format, QLinearConv / QLinearMatMul for the Conv and MatMul nodes only),
 per-channel int8 weights, uint8 activations, MinMax calibration on 8 seeded random inputs of the
-model's shape.
+model's shape; or with --format dyn quantize_dynamic (int8 weights per tensor, activations quantized at
+run time: DynamicQuantizeLinear, MatMulInteger, ConvInteger).
 
   # once: the float models (Debian's python with torch)
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py --only resnet50,bert_base_encoder
   # then (python3 with onnxruntime==1.30.0, onnx, numpy, as scripts/install-deps.sh installs)
   python3 bench/cpu/int8_bench.py [--models resnet50,bert_base_encoder] [--threads 1,2] [--rounds 4] \
-      [--format qdq|qop]
+      [--format qdq|qop|dyn]
 
 Each measurement is its own process (`trellis bench ... --json`, or this script with --ort-one),
 engines alternated within a round; the table has the best median of each over the rounds, the
@@ -37,6 +38,13 @@ import run_bench  # noqa: E402  (run_measured, trellis_once, cpu_model)
 def quantize(src, dst, x_shape, input_name, fmt="qdq"):
     import numpy as np
     from onnxruntime import quantization as q
+
+    if fmt == "dyn":
+        # Dynamic quantization, as most BERT-style models are quantized for CPU: int8 weights (per
+        # tensor, the tool's default), activations quantized at run time by DynamicQuantizeLinear,
+        # products as MatMulInteger / ConvInteger. No calibration.
+        q.quantize_dynamic(src, dst, weight_type=q.QuantType.QInt8)
+        return
 
     class Reader:
         def __init__(self):
@@ -109,9 +117,10 @@ def main():
     ap.add_argument("--int8-dir", default="", help="where the int8 models go (default: --models-dir)")
     ap.add_argument("--trellis", default=os.path.join(run_bench.ROOT, "build", "bin", "trellis"))
     ap.add_argument("--markdown", default="")
-    ap.add_argument("--format", default="qdq", choices=["qdq", "qop"],
-                    help="QDQ (QuantizeLinear/DequantizeLinear around float ops) or QOperator (QLinearConv, "
-                         "QLinearMatMul) models")
+    ap.add_argument("--format", default="qdq", choices=["qdq", "qop", "dyn"],
+                    help="QDQ (QuantizeLinear/DequantizeLinear around float ops), QOperator (QLinearConv, "
+                         "QLinearMatMul) or dynamically quantized (quantize_dynamic: DynamicQuantizeLinear, "
+                         "MatMulInteger, ConvInteger) models")
     run_bench.add_isa_cap_arguments(ap)  # as run_bench.py (without VNNI CpuAcc keeps int8 layers in float32)
     ap.add_argument("--ort-one", nargs=3, metavar=("MODEL", "INPUT", "REF"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -182,7 +191,7 @@ def main():
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         table.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %s, %s, %s |" % (
-            r["model"] + ("" if args.format == "qdq" else " (QOperator)"), r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
+            r["model"] + {"qdq": "", "qop": " (QOperator)", "dyn": " (dynamic)"}[args.format], r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
             r["int8_vs_ort"], r["paired_vs_ort"], e(r["err_trellis_int8"]), e(r["err_ort_int8"]), e(r["err_trellis_fp32"])))
     print("\n".join(table))
     if args.markdown:

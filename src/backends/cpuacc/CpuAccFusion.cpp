@@ -650,6 +650,19 @@ bool ConvFusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>
     return false;
 }
 
+/// Whether oneDNN has a kernel other than its reference one for int8 node `n` (a product with
+/// run-time scales, Float32 result) with `postOps` fused; when not, the log says why `layer`
+/// stays a node of its own.
+bool Int8FusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>& postOps, const std::string& layer) {
+    Node probe = n;
+    probe.m_PostOps = postOps;
+    std::string why;
+    if (Int8NodeRunsFast(g, probe, *n.m_Int8, n.m_Inputs[0], Out(n), &why)) return true;
+    g.m_FusionLog.push_back("int8 " + std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' does not take '" + layer + "' as a post-op: " + why +
+                            "; it stays a node of its own");
+    return false;
+}
+
 /// BatchNormalization -> Relu (a DenseNet layer's pre-activation over its growing input, and any
 /// BatchNorm the graph passes could not fold into a convolution): one oneDNN batch normalization
 /// with its fuse_norm_relu flag (CompileBatchNorm), one pass over the tensor instead of two.
@@ -700,7 +713,9 @@ void FusePostOps(RegionGraph& g) {
                 } else {
                     std::vector<PostOp> with = n.m_PostOps;
                     for (const EltwiseOp& e : cn.m_Eltwise) with.push_back(PostOp{PostOp::Kind::Eltwise, e, -1, cn.m_Name});
-                    if (conv && !ConvFusionRunsFast(g, n, with, cn.m_Name)) break;
+                    if (n.m_Int8 ? !Int8FusionRunsFast(g, n, with, cn.m_Name) : conv && !ConvFusionRunsFast(g, n, with, cn.m_Name)) {
+                        break;
+                    }
                     for (const EltwiseOp& e : cn.m_Eltwise) n.m_PostOps.push_back(PostOp{PostOp::Kind::Eltwise, e, -1, cn.m_Name});
                 }
                 g.m_FusionLog.push_back(std::string(GetNodeKindName(kind)) + " '" + n.m_Name + "' + eltwise '" + cn.m_Name + "'");
@@ -722,6 +737,7 @@ void FusePostOps(RegionGraph& g) {
                     Absorb(g, i, c, {c});
                     continue;
                 }
+                if (conv && n.m_Int8) break;  // an int8 convolution's result stays its own layout
                 // Residual: the other operand must exist before this node runs.
                 const int wp = ProducerIndex(g, w);
                 if (addSeen || (wp >= i) || g.m_Values[static_cast<std::size_t>(Out(cn))].m_Info.GetShape() != vs) break;
@@ -735,10 +751,10 @@ void FusePostOps(RegionGraph& g) {
                         break;
                     }
                 }
-                if (conv) {
+                if (conv || n.m_Int8) {
                     std::vector<PostOp> with = n.m_PostOps;
                     with.push_back(PostOp{PostOp::Kind::Add, EltwiseOp{}, w, cn.m_Name});
-                    if (!ConvFusionRunsFast(g, n, with, cn.m_Name)) break;
+                    if (conv ? !ConvFusionRunsFast(g, n, with, cn.m_Name) : !Int8FusionRunsFast(g, n, with, cn.m_Name)) break;
                 }
                 n.m_PostOps.push_back(PostOp{PostOp::Kind::Add, EltwiseOp{}, w, cn.m_Name});
                 addSeen = true;
@@ -874,8 +890,11 @@ struct IntegerProductPieces {
     int m_Mul = -1;          ///< Mul by the multiplier x_scale * w_scale / y_scale
     int m_Quantize = -1;     ///< QuantizeLinear(scale 1, y_zero_point)
     int m_Src = -1;          ///< the 8-bit input value
-    int m_Multipliers = -1;  ///< the multiplier's constant value
+    int m_Multipliers = -1;  ///< the multiplier's value (constant; or, m_Dynamic, computed at run time)
     int32_t m_SrcZeroPoint = 0;
+    int m_ZeroPointCast = -1;  ///< Cast of a zero point known only at run time to Signed32
+    int m_RuntimeZeroPoint = -1;  ///< that 8-bit scalar zero point's value
+    bool m_Dynamic = false;  ///< a MatMulInteger after DynamicQuantizeLinear: the Mul by x_scale * w_scale ends it
 };
 
 /// Why the Signed32 Conv/MatMul node `i` cannot become one int8 node with the layers the ONNX
@@ -885,6 +904,10 @@ struct IntegerProductPieces {
 /// empty when it can, with `m` filled. oneDNN's int8 primitive computes the same: the integer sum
 /// with the source zero point taken off, plus the bias, times the multiplier, plus y_zero_point,
 /// rounded half to even and saturated.
+/// A MatMulInteger after DynamicQuantizeLinear (onnxruntime's quantize_dynamic) is the same product
+/// with its parameters known only at run time: x_zero_point an 8-bit scalar cast to Signed32, the
+/// multiplier x_scale * w_scale a Float32 value computed by the graph, and no QuantizeLinear (the
+/// Float32 product is the result); oneDNN takes them as run-time zero point and output scales.
 std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPieces& m) {
     const auto value = [&](int v) -> const Value& { return g.m_Values[static_cast<std::size_t>(v)]; };
     const auto live = [&](int k, NodeKind kind) { return k >= 0 && !g.m_Nodes[static_cast<std::size_t>(k)].m_Dead &&
@@ -897,10 +920,23 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
     if (live(p, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(p)], BinaryOperation::Sub)) {
         const Node& sub = g.m_Nodes[static_cast<std::size_t>(p)];
         const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
-        if (!zp) return "its input's zero point is not a constant scalar";
+        if (!zp) {
+            // A zero point known at run time (DynamicQuantizeLinear's): an 8-bit scalar cast to Signed32.
+            const int zc = ProducerIndex(g, sub.m_Inputs[1]);
+            if (!live(zc, NodeKind::Cast) || SoleConsumer(g, sub.m_Inputs[1]) != p) {
+                return "its input's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
+            }
+            const int z8 = g.m_Nodes[static_cast<std::size_t>(zc)].m_Inputs[0];
+            const DataType zt = value(z8).m_Info.GetDataType();
+            if ((zt != DataType::UInt8 && zt != DataType::Signed8) || value(z8).m_Info.GetNumElements() != 1) {
+                return "its input's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
+            }
+            m.m_ZeroPointCast = zc;
+            m.m_RuntimeZeroPoint = z8;
+        }
         if (SoleConsumer(g, x) != i) return "its centered input is read by other layers too";
         m.m_Sub = p;
-        m.m_SrcZeroPoint = *zp;
+        m.m_SrcZeroPoint = zp.value_or(0);
         reader = p;
         x = sub.m_Inputs[0];
         p = ProducerIndex(g, x);
@@ -937,10 +973,13 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
     }
     const Node& mul = g.m_Nodes[static_cast<std::size_t>(m.m_Mul)];
     m.m_Multipliers = OtherInput(mul, real);
-    if (m.m_Multipliers < 0 || !value(m.m_Multipliers).m_Constant ||
-        value(m.m_Multipliers).m_Info.GetDataType() != DataType::Float32) {
-        return "its multiplier is not a Float32 constant";
+    if (m.m_Multipliers < 0 || value(m.m_Multipliers).m_Info.GetDataType() != DataType::Float32) {
+        return "its Float32 sum is not multiplied by a Float32 value";
     }
+    // A multiplier computed at run time (x_scale * w_scale of a MatMulInteger after
+    // DynamicQuantizeLinear) ends the product: its output is the Float32 result.
+    m.m_Dynamic = !value(m.m_Multipliers).m_Constant;
+
     if (value(Out(mul)).m_Info.GetShape() != value(real).m_Info.GetShape()) return "its multiplier broadcasts the sum";
     // One multiplier, or one per output channel lined up with the channel dim ([M, 1, 1] for a
     // convolution, [N] for a matmul).
@@ -951,6 +990,7 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
         for (unsigned int d = 0; lined && d < rank; ++d) lined = d == at || ms[d] == 1;
         if (!lined) return "its multiplier is neither one value nor one per output channel";
     }
+    if (m.m_Dynamic) return n.m_Inputs.size() > 2 ? "it has a bias and a multiplier computed at run time" : "";
     m.m_Quantize = SoleConsumer(g, Out(mul));
     if (!live(m.m_Quantize, NodeKind::Quantize) || g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)].m_Int8 ||
         g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)].m_Inputs[0] != Out(mul)) {
@@ -986,12 +1026,36 @@ void FuseIntegerProducts(RegionGraph& g) {
         Int8Params p;
         p.m_SrcType = g.m_Values[static_cast<std::size_t>(m.m_Src)].m_Info.GetDataType();
         p.m_SrcZeroPoint = m.m_SrcZeroPoint;
-        QuantParamsOf(g, N(g, m.m_Quantize), p.m_DstScale, p.m_DstZeroPoint);
-        p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, m.m_Quantize)))].m_Info.GetDataType();
-        p.m_Multipliers = m.m_Multipliers;
+        p.m_RuntimeSrcZeroPoint = m.m_RuntimeZeroPoint;
+        if (m.m_Dynamic) {
+            p.m_RuntimeScales = m.m_Multipliers;
+            p.m_DstType = DataType::Float32;
+        } else {
+            QuantParamsOf(g, N(g, m.m_Quantize), p.m_DstScale, p.m_DstZeroPoint);
+            p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, m.m_Quantize)))].m_Info.GetDataType();
+            p.m_Multipliers = m.m_Multipliers;
+        }
+        const int last = m.m_Dynamic ? m.m_Mul : m.m_Quantize;
         std::string probe;
-        if (!Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, m.m_Quantize)), &probe)) {
+        if (!Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe)) {
             g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe);
+            continue;
+        }
+        if (m.m_Dynamic) {
+            // The product moves to the Mul's place: the scales it reads are computed after the
+            // MatMul in the layer order, and every input is ready there. Inputs: the 8-bit source,
+            // the weights, the run-time scales, [the run-time zero point].
+            Node fused = N(g, i);
+            fused.m_Inputs = {m.m_Src, fused.m_Inputs[1], m.m_Multipliers};
+            if (m.m_RuntimeZeroPoint >= 0) fused.m_Inputs.push_back(m.m_RuntimeZeroPoint);
+            fused.m_Outputs = {Out(N(g, m.m_Mul))};
+            fused.m_Int8 = p;
+            g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time) from '" +
+                                    N(g, m.m_Cast).m_Name + "' to '" + N(g, m.m_Mul).m_Name + "'");
+            for (int d : {i, m.m_Cast, m.m_Sub, m.m_ZeroPointCast, m.m_ToFloat}) {
+                if (d >= 0) N(g, d).m_Dead = true;
+            }
+            N(g, m.m_Mul) = std::move(fused);
             continue;
         }
         Node& node = N(g, i);

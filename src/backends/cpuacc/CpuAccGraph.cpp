@@ -43,6 +43,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Dequantize: return "Dequantize";
         case NodeKind::QuantizedAdd: return "QuantizedAdd";
         case NodeKind::Where: return "Where";
+        case NodeKind::DynamicQuantize: return "DynamicQuantize";
         case NodeKind::Cast: return "Cast";
     }
     return "?";

@@ -50,6 +50,8 @@ enum class NodeKind {
     QuantizedAdd,  ///< DequantizeLinear a, b -> Add -> [Relu] -> QuantizeLinear in one pass (own kernel); a, b 8-bit
     Where,      ///< Where(constant Boolean condition, x, constant scalar): x where the condition holds, else
                 ///< the scalar (a masked fill: transformers' causal masks); inputs condition, x, scalar
+    DynamicQuantize,  ///< DynamicQuantizeLinear, Float32 -> UInt8 with its scale and zero point computed from the
+                      ///< data (own kernel); outputs y, y_scale (Float32 scalar), y_zero_point (UInt8 scalar)
     Cast,       ///< Cast UInt8/Signed8 -> Signed32 or Signed32 -> Float32: only as a piece of an integer
                 ///< product (QLinearConv, QLinearMatMul as imported) that FuseIntegerProducts turns into an
                 ///< int8 node; never compiled (CpuAccBackend::OptimizeSubgraph fails unfused pieces)
@@ -91,6 +93,14 @@ struct Int8Params {
     /// output scales as it is; the bias is then the constant Signed32 one, added to the integer sum.
     /// -1 for a QDQ node (output scales from the scales, a Float32 bias).
     int m_Multipliers = -1;
+    /// A MatMulInteger after DynamicQuantizeLinear as imported (FuseIntegerProducts): the value id of
+    /// the Float32 scales x_scale * w_scale computed at run time (one, or one per output column),
+    /// taken as the primitive's output scales when it runs; the output is then Float32 (no
+    /// QuantizeLinear), and this value is the node's input 2. -1 otherwise.
+    int m_RuntimeScales = -1;
+    /// The value id of an 8-bit scalar source zero point known only at run time (the zero point
+    /// DynamicQuantizeLinear computed), the node's input 3 (then m_SrcZeroPoint is unused); -1 otherwise.
+    int m_RuntimeSrcZeroPoint = -1;
     float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
     int32_t m_Src2ZeroPoint = 0;
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear

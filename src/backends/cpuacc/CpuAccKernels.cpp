@@ -1156,6 +1156,52 @@ void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, i
     else QuantizeAny(in, static_cast<uint8_t*>(out), n, scale, zp, isa);
 }
 
+namespace {
+
+// _mm256_min_ps(x, lo) returns its second operand when either is NaN, so NaN inputs leave the
+// range as it is, like `x < lo ? x : lo`. AVX2 is enough: the pass is bound by memory.
+__attribute__((target("avx2"))) void ZeroBasedRangeAvx2(const float* in, std::size_t n, float& lo, float& hi) {
+    __m256 vlo[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()}, vhi[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int u = 0; u < 2; ++u) {
+            const __m256 x = _mm256_loadu_ps(in + i + 8 * u);
+            vlo[u] = _mm256_min_ps(x, vlo[u]);
+            vhi[u] = _mm256_max_ps(x, vhi[u]);
+        }
+    }
+    alignas(32) float l[8], h[8];
+    _mm256_store_ps(l, _mm256_min_ps(vlo[0], vlo[1]));
+    _mm256_store_ps(h, _mm256_max_ps(vhi[0], vhi[1]));
+    float a = 0.0f, b = 0.0f;
+    for (int k = 0; k < 8; ++k) {
+        a = l[k] < a ? l[k] : a;
+        b = h[k] > b ? h[k] : b;
+    }
+    for (; i < n; ++i) {
+        a = in[i] < a ? in[i] : a;
+        b = in[i] > b ? in[i] : b;
+    }
+    lo = a;
+    hi = b;
+}
+
+}  // namespace
+
+void ZeroBasedRange(const float* in, std::size_t n, float& lo, float& hi, KernelIsa isa) {
+    if (isa != KernelIsa::Scalar) {
+        ZeroBasedRangeAvx2(in, n, lo, hi);
+        return;
+    }
+    float a = 0.0f, b = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) {
+        a = in[i] < a ? in[i] : a;
+        b = in[i] > b ? in[i] : b;
+    }
+    lo = a;
+    hi = b;
+}
+
 void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,
                         int32_t dqZp, KernelIsa isa) {
     if (s8) FakeQuantAny<int8_t>(in, out, n, scale, zp, dqScale, dqZp, isa);

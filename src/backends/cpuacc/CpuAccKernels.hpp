@@ -112,6 +112,9 @@ void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIs
 /// saturate(round_half_even(in / scale) + zp), bit for bit what ONNX and CpuRef compute (the
 /// division in float32); NaN gives the type's minimum (ONNX leaves it undefined).
 void Quantize(const float* in, void* out, bool s8, std::size_t n, float scale, int32_t zp, KernelIsa isa);
+/// The range DynamicQuantizeLinear quantizes n floats over: lo = min(0, min in), hi = max(0, max
+/// in), NaN elements ignored (as CpuRef's std::min / std::max loop does). Exact (no arithmetic).
+void ZeroBasedRange(const float* in, std::size_t n, float& lo, float& hi, KernelIsa isa);
 /// Quantize then DequantizeLinear with (dqScale, dqZp) in one pass, Float32 to Float32: the same
 /// values as the two kernels one after the other.
 void QuantizeDequantize(const float* in, float* out, bool s8, std::size_t n, float scale, int32_t zp, float dqScale,

@@ -10,9 +10,12 @@
 #include <trellis/Exceptions.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -48,7 +51,12 @@ struct Int8Plan {
                                         ///< the bias to the integer sum before scaling)
     memory::desc m_UserWeights;         ///< the recovered int8 weights as stored (ONNX layout)
     dnnl::primitive_attr m_Attr;
+    /// The binary post-ops' operands: (post-op index, value id, descriptor as the primitive reads it).
+    std::vector<std::tuple<int, int, memory::desc>> m_BinaryOperands;
 };
+
+/// Whether the int8 node has a bias input (a run-time product's input 2 is its scales).
+bool HasInt8Bias(const Node& n, const Int8Params& p) { return n.m_Inputs.size() > 2 && p.m_RuntimeScales < 0; }
 
 /// `multipliers`: for an integer product (Int8Params::m_Multipliers), the constant's values; null
 /// while the fusion only probes (the output scales are then placeholders of the same count).
@@ -90,7 +98,11 @@ Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int 
         plan.m_UserWeights = transB ? memory::desc({k, channels}, memory::data_type::s8, Dims{1, k})
                                     : PlainMd({k, channels}, memory::data_type::s8);
     }
-    if (p.m_Multipliers >= 0) {
+    if (p.m_RuntimeScales >= 0) {
+        // x_scale * w_scale computed at run time (one, or one per output column): a binary
+        // multiplication post-op (below) rather than run-time output scales, which oneDNN 2.6's
+        // brgemm matmul does not take (it would run gemm:jit, repacking the weights every call).
+    } else if (p.m_Multipliers >= 0) {
         // An integer product: the multiplier x_scale * w_scale / y_scale as the import computed it
         // (one, or one per output channel), and the Signed32 bias added to the sum as it is.
         const std::size_t count = g.m_Values[static_cast<std::size_t>(p.m_Multipliers)].m_Info.GetNumElements();
@@ -107,12 +119,44 @@ Int8Plan PlanInt8(const RegionGraph& g, const Node& n, const Int8Params& p, int 
         }
     }
     plan.m_Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    plan.m_Attr.set_output_scales(plan.m_OutputScales.size() > 1 ? 1 << 1 : 0, plan.m_OutputScales);
-    if (p.m_SrcZeroPoint != 0) plan.m_Attr.set_zero_points(DNNL_ARG_SRC, 0, {p.m_SrcZeroPoint});
+    if (!plan.m_OutputScales.empty()) {
+        plan.m_Attr.set_output_scales(plan.m_OutputScales.size() > 1 ? 1 << 1 : 0, plan.m_OutputScales);
+    }
+    if (p.m_RuntimeSrcZeroPoint >= 0) {
+        plan.m_Attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    } else if (p.m_SrcZeroPoint != 0) {
+        plan.m_Attr.set_zero_points(DNNL_ARG_SRC, 0, {p.m_SrcZeroPoint});
+    }
     if (p.m_DstZeroPoint != 0) plan.m_Attr.set_zero_points(DNNL_ARG_DST, 0, {p.m_DstZeroPoint});
     dnnl::post_ops po;
+    if (p.m_RuntimeScales >= 0) {
+        // float(sum) * scales, rounded once as CpuRef's Cast and Mul do; one scale, or one per column.
+        const memory::dim count =
+            static_cast<memory::dim>(g.m_Values[static_cast<std::size_t>(p.m_RuntimeScales)].m_Info.GetNumElements());
+        Dims dims(plan.m_Dst.size(), 1);  // [1, count] for a matmul, [1, count, 1, 1] for a convolution
+        dims[1] = count;
+        const memory::desc md = PlainMd(dims);
+        po.append_binary(dnnl::algorithm::binary_mul, md);
+        plan.m_BinaryOperands.emplace_back(0, p.m_RuntimeScales, md);
+    }
     for (const PostOp& op : n.m_PostOps) {
-        po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta);
+        if (op.m_Kind == PostOp::Kind::Eltwise) {
+            po.append_eltwise(1.0f, static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), op.m_Eltwise.m_Alpha,
+                              op.m_Eltwise.m_Beta);
+            continue;
+        }
+        // An addition (a bias or residual fused after a matmul with a Float32 result): the
+        // operand is the whole result, or one row broadcast over it. (FusePostOps fuses none after
+        // an int8 convolution.)
+        if (plan.m_Conv || p.m_DstType != DataType::Float32) {
+            throw LayerValidationException("CpuAcc: int8 node '" + n.m_Name + "' has an addition fused after it; only a "
+                                           "matmul with a Float32 result takes one");
+        }
+        const Dims od = shape(op.m_Value);
+        const memory::desc md = Product(od, 0, od.size()) == plan.m_Dst[0] * plan.m_Dst[1] ? PlainMd(plan.m_Dst)
+                                                                                           : PlainMd({1, plan.m_Dst[1]});
+        plan.m_BinaryOperands.emplace_back(po.len(), op.m_Value, md);
+        po.append_binary(dnnl::algorithm::binary_add, md);
     }
     plan.m_Attr.set_post_ops(po);
     return plan;
@@ -166,7 +210,7 @@ bool HasScaleAdjust(const memory::desc& md) {
 bool Int8NodeRunsFast(const RegionGraph& g, const Node& n, const Int8Params& p, int src, int dst, std::string* why) {
     try {
         const Int8Plan plan = PlanInt8(g, n, p, src, dst);
-        const bool bias = n.m_Inputs.size() > 2;
+        const bool bias = HasInt8Bias(n, p);
         std::string impl;
         bool adjusted = false;
         if (plan.m_Conv) {
@@ -203,11 +247,36 @@ const float* CompiledRegion::Multipliers(const Node& n) const {
     return static_cast<const float*>(m.GetMemoryArea());
 }
 
+void CompiledRegion::AddInt8RuntimeArgs(const Node& n, const std::vector<std::tuple<int, int, memory::desc>>& binary,
+                                        std::vector<std::pair<int, int>>& args) {
+    const Int8Params& p = *n.m_Int8;
+    if (p.m_RuntimeSrcZeroPoint >= 0) {
+        // oneDNN reads zero points as Signed32: the 8-bit scalar widened by a step before the product.
+        const int zp8 = EnsurePlain(p.m_RuntimeSrcZeroPoint);
+        const int zp32 = NewInternal(PlainMd({1}, memory::data_type::s32));
+        const bool s8 = m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeSrcZeroPoint)].m_Info.GetDataType() ==
+                        DataType::Signed8;
+        Step step;
+        step.m_Name = n.m_Name + "/zero_point";
+        step.m_Category = "own kernel";
+        step.m_KernelMems = {zp8, zp32};
+        step.m_Kernel = [s8](const std::vector<void*>& ptr) {
+            *static_cast<int32_t*>(ptr[1]) = s8 ? static_cast<int32_t>(*static_cast<const int8_t*>(ptr[0]))
+                                                : static_cast<int32_t>(*static_cast<const uint8_t*>(ptr[0]));
+        };
+        m_Steps.push_back(std::move(step));
+        args.emplace_back(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp32);
+    }
+    for (const auto& [index, value, md] : binary) {
+        args.emplace_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, Alias(EnsurePlain(value), md));
+    }
+}
+
 void CompiledRegion::CompileConvInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
     const Int8Plan plan = PlanInt8(*m_Graph, n, p, x, out, Multipliers(n));
-    const bool bias = n.m_Inputs.size() > 2;
+    const bool bias = HasInt8Bias(n, p);
     const auto pd = MakeInt8ConvPd(plan, p, bias);
     if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
         throw LayerValidationException("CpuAcc: int8 convolution '" + n.m_Name + "' would run oneDNN's " +
@@ -220,6 +289,7 @@ void CompiledRegion::CompileConvInt8(const Node& n) {
         const std::vector<float> b = Int8Bias(ConstantOf(n.m_Inputs[2], n, "the bias"), plan);
         args.emplace_back(DNNL_ARG_BIAS, PackData(b.data(), PlainMd({plan.m_Dst[1]}), pd.bias_desc()));
     }
+    AddInt8RuntimeArgs(n, plan.m_BinaryOperands, args);
     const int dstMem = NewInternal(pd.dst_desc());
     args.emplace_back(DNNL_ARG_DST, dstMem);
     AddPrimitive(n.m_Name, dnnl::convolution_forward(pd), pd, std::move(args));
@@ -230,7 +300,7 @@ void CompiledRegion::CompileMatMulInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
     const int a = n.m_Inputs[0], out = n.m_Outputs[0];
     const Int8Plan plan = PlanInt8(*m_Graph, n, p, a, out, Multipliers(n));
-    const bool bias = n.m_Inputs.size() > 2;
+    const bool bias = HasInt8Bias(n, p);
     const auto pd = MakeInt8MatMulPd(plan, p, bias);
     if (IsReferenceImplementation(pd) || HasScaleAdjust(pd.weights_desc())) {
         throw LayerValidationException("CpuAcc: int8 matmul '" + n.m_Name + "' would run oneDNN's " + pd.impl_info_str() +
@@ -244,6 +314,7 @@ void CompiledRegion::CompileMatMulInt8(const Node& n) {
         const std::vector<float> b = Int8Bias(ConstantOf(n.m_Inputs[2], n, "the bias"), plan);
         args.emplace_back(DNNL_ARG_BIAS, PackData(b.data(), PlainMd({1, plan.m_Dst[1]}), pd.bias_desc()));
     }
+    AddInt8RuntimeArgs(n, plan.m_BinaryOperands, args);
     const int dst = NewInternal(pd.dst_desc());
     args.emplace_back(DNNL_ARG_DST, dst);
     AddPrimitive(n.m_Name, dnnl::matmul(pd), pd, std::move(args));
@@ -309,6 +380,61 @@ void CompiledRegion::CompileQuantize(const Node& n) {
     };
     m_Steps.push_back(std::move(step));
     Bind(out, dst);
+}
+
+void CompiledRegion::CompileDynamicQuantize(const Node& n) {
+    const int x = n.m_Inputs[0];
+    const int src = EnsurePlain(x);
+    const int y = NewInternal(PlainMd(ValueDims(n.m_Outputs[0]), memory::data_type::u8));
+    const int scale = NewInternal(PlainMd({1}));
+    const int zeroPoint = NewInternal(PlainMd({1}, memory::data_type::u8));
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(x)].m_Info.GetNumElements();
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {src, y, scale, zeroPoint};
+    step.m_Kernel = [count, isa](const std::vector<void*>& p) {
+        const float* in = static_cast<const float*>(p[0]);
+        constexpr std::size_t kBlock = 16384;
+        const long long blocks = static_cast<long long>((count + kBlock - 1) / kBlock);
+        // The range over blocks (each block's own, then combined in order: the same result for any
+        // thread count), then the scale and zero point exactly as CpuRef computes them.
+        std::vector<float> los(static_cast<std::size_t>(blocks)), his(static_cast<std::size_t>(blocks));
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long b = 0; b < blocks; ++b) {
+            const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
+            ZeroBasedRange(in + begin, std::min(kBlock, count - begin), los[static_cast<std::size_t>(b)],
+                           his[static_cast<std::size_t>(b)], isa);
+        }
+        float lo = 0.0f, hi = 0.0f;
+        for (std::size_t b = 0; b < los.size(); ++b) {
+            lo = std::min(lo, los[b]);
+            hi = std::max(hi, his[b]);
+        }
+        const float s = (hi - lo) / 255.0f;
+        int32_t zp = 0;
+        if (s != 0.0f) {
+            const float v = std::nearbyint(0.0f - lo / s);
+            zp = std::isnan(v) ? 0 : static_cast<int32_t>(std::clamp(v, 0.0f, 255.0f));
+        }
+        *static_cast<float*>(p[2]) = s;
+        *static_cast<uint8_t*>(p[3]) = static_cast<uint8_t>(zp);
+        uint8_t* out = static_cast<uint8_t*>(p[1]);
+        if (s == 0.0f) {  // all zeros: CpuRef's y is 0 (ONNX would divide 0 by 0)
+            std::memset(out, 0, count);
+            return;
+        }
+#pragma omp parallel for schedule(static) if (blocks > 1)
+        for (long long b = 0; b < blocks; ++b) {
+            const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
+            Quantize(in + begin, out + begin, false, std::min(kBlock, count - begin), s, zp, isa);
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(n.m_Outputs[0], y);
+    Bind(n.m_Outputs[1], scale);
+    Bind(n.m_Outputs[2], zeroPoint);
 }
 
 void CompiledRegion::CompileQuantizedAdd(const Node& n) {

@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 namespace trellis::cpuacc {
@@ -281,8 +282,15 @@ private:
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);
     void CompileMatMulInt8(const Node& n);
+    /// For an int8 node with parameters known at run time (Int8Params::m_RuntimeScales,
+    /// m_RuntimeSrcZeroPoint): a step widening the zero point to the Signed32 oneDNN reads, and the
+    /// primitive's arguments for it and for the binary post-ops' operands (post-op index, value, md).
+    void AddInt8RuntimeArgs(const Node& n, const std::vector<std::tuple<int, int, memory::desc>>& binary,
+                            std::vector<std::pair<int, int>>& args);
     void CompileQuantize(const Node& n);
     void CompileQuantizedAdd(const Node& n);
+    /// DynamicQuantizeLinear: the range, scale and zero point, then the quantization (own kernels).
+    void CompileDynamicQuantize(const Node& n);
     /// Packs 8-bit (or other) host data `data` described by `user` into the layout `packed`.
     int PackData(const void* data, const memory::desc& user, const memory::desc& packed);
     void CompileOutputs();

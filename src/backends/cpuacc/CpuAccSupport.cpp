@@ -146,6 +146,7 @@ NodeKind NodeKindOf(LayerType type, const LayerDescriptor& d) {
         case LayerType::DequantizeLinear: return NodeKind::Dequantize;
         case LayerType::Where: return NodeKind::Where;
         case LayerType::Cast: return NodeKind::Cast;
+        case LayerType::DynamicQuantizeLinear: return NodeKind::DynamicQuantize;
         default: break;
     }
     return NodeKind::Eltwise;
@@ -381,10 +382,11 @@ static std::optional<bool> IsIntegerProductPiece(LayerType type, const LayerDesc
             if (!s32In || std::get<ElementwiseBinaryDescriptor>(descriptor).m_Operation != BinaryOperation::Sub) {
                 return std::nullopt;
             }
-            if (in.size() != 2 || !is(in[1], DataType::Signed32) || !isConst(1) || in[1].GetNumElements() != 1 ||
+            // The zero point may be known only at run time (DynamicQuantizeLinear's, cast to Signed32).
+            if (in.size() != 2 || !is(in[1], DataType::Signed32) || in[1].GetNumElements() != 1 ||
                 !is(out[0], DataType::Signed32)) {
-                return Refuse(reason, "ElementwiseBinary(Sub): on Signed32 CpuAcc subtracts only a constant scalar zero "
-                                      "point (inside an integer product)");
+                return Refuse(reason, "ElementwiseBinary(Sub): on Signed32 CpuAcc subtracts only a scalar zero point "
+                                      "(inside an integer product)");
             }
             return true;
         case LayerType::Convolution:
@@ -416,6 +418,15 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
     if (const std::optional<bool> piece = IsIntegerProductPiece(type, descriptor, in, out, constants, reason)) return *piece;
     if (type == LayerType::QuantizeLinear || type == LayerType::DequantizeLinear) {
         return IsQuantizeSupported(type, in, out, constants, reason);
+    }
+    if (type == LayerType::DynamicQuantizeLinear) {
+        if (in.size() != 1 || out.size() != 3 || in[0].GetDataType() != DataType::Float32 ||
+            out[0].GetDataType() != DataType::UInt8 || out[1].GetDataType() != DataType::Float32 ||
+            out[2].GetDataType() != DataType::UInt8) {
+            return Refuse(reason, op + ": CpuAcc quantizes Float32 to UInt8 (outputs y, Float32 y_scale, UInt8 y_zero_point)");
+        }
+        if (in[0].GetNumElements() == 0) return Refuse(reason, op + ": empty tensors are not supported");
+        return true;
     }
     if (type == LayerType::Recurrent) return IsRecurrentSupported(std::get<RecurrentDescriptor>(descriptor), in, constants, reason);
     if (type == LayerType::Attention) return IsAttentionSupported(std::get<AttentionDescriptor>(descriptor), in, out, reason);

@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -244,6 +245,40 @@ INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Layer,
 // bit: inputs at and one to three ulps around every tie k + 0.5 of the scale, values that
 // saturate, NaN and infinities, scales from 2^-20 to 2^20 (powers of two and not), subnormal
 // scales and scales whose reciprocal is subnormal; the addition over every pair of 8-bit values.
+// DynamicQuantizeLinear's range on every kernel version this CPU runs: min(0, min x) and
+// max(0, max x) with NaN ignored, whatever the length and wherever the extremes and NaNs are.
+TEST(CpuAccInt8, ZeroBasedRangeOnEveryIsaIgnoresNaN) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> d(-50.0f, 50.0f);
+    std::size_t checked = 0;
+    for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{16}, std::size_t{31}, std::size_t{1000}}) {
+        for (int trial = 0; trial < 20; ++trial) {
+            std::vector<float> x(n);
+            for (float& v : x) v = d(rng);
+            if (n > 0 && trial % 2 == 0) x[static_cast<std::size_t>(trial) % n] = nan;
+            if (n > 2 && trial % 3 == 0) x[n - 1] = trial % 2 ? inf : -inf;
+            if (trial == 5) std::fill(x.begin(), x.end(), -0.0f);
+            if (trial == 7) for (float& v : x) v = std::fabs(v) + 1.0f;  // all positive: lo stays 0
+            float wantLo = 0.0f, wantHi = 0.0f;
+            for (float v : x) {
+                wantLo = std::min(wantLo, v);
+                wantHi = std::max(wantHi, v);
+            }
+            for (const KernelIsa isa : CpuKernelIsas()) {
+                float lo = 1.0f, hi = -1.0f;
+                ZeroBasedRange(x.data(), n, lo, hi, isa);
+                EXPECT_EQ(std::memcmp(&lo, &wantLo, 4), 0) << KernelIsaName(isa) << " n=" << n << " trial " << trial << ": " << lo;
+                EXPECT_EQ(std::memcmp(&hi, &wantHi, 4), 0) << KernelIsaName(isa) << " n=" << n << " trial " << trial << ": " << hi;
+                ++checked;
+            }
+        }
+    }
+    EXPECT_GT(checked, 0u);
+}
+
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -567,7 +602,8 @@ INSTANTIATE_TEST_SUITE_P(CpuAccInt8, CpuAccInt8Model, ::testing::ValuesIn(Int8Mo
 
 // Placement: in the QDQ models every quantized Conv, Gemm and MatMul with constant weights is in a
 // CpuAcc region, as an int8 node where oneDNN computes int8 exactly; in the QOperator models every
-// QLinearConv / QLinearMatMul with constant weights is such an int8 node there too. No oneDNN
+// QLinearConv / QLinearMatMul with constant weights is such an int8 node there too, and the
+// dynamically quantized models run on CpuAcc alone there. No oneDNN
 // reference implementation runs (checked from oneDNN's verbose log, as for the float models).
 TEST(CpuAccInt8, QuantizedModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
     SKIP_WITHOUT_CPUACC();
@@ -576,7 +612,7 @@ TEST(CpuAccInt8, QuantizedModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
     std::string why;
     const bool exact = Int8Exact(&why);
     for (const char* model : {"tiny_cnn_int8_qdq", "tiny_cnn_int8_qdq_pc", "transformer_int8_qdq", "transformer_int8_qdq_pc",
-                              "tiny_cnn_int8_qop", "transformer_int8_qop"}) {
+                              "tiny_cnn_int8_qop", "transformer_int8_qop", "tiny_cnn_int8_dyn", "transformer_int8_dyn"}) {
         const std::string base = std::string(TRELLIS_TEST_MODELS_DIR) + "/" + model;
         IOnnxParserPtr parser = IOnnxParser::Create();
         INetworkPtr net = parser->CreateNetworkFromBinaryFile(base + ".onnx");
@@ -612,6 +648,12 @@ TEST(CpuAccInt8, QuantizedModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
         if (exact) {
             EXPECT_EQ(unfusedProducts, 0u) << model << ":" << offenders;
             EXPECT_NE(text.find("(int8)"), std::string::npos) << model << ": no int8 node\n" << text;
+        }
+        // Dynamic quantization (DynamicQuantizeLinear, MatMulInteger, ConvInteger): the whole model on
+        // CpuAcc where its int8 is exact.
+        if (exact && std::string(model).find("_dyn") != std::string::npos) {
+            const auto counts = opt->GetBackendLayerCounts();
+            EXPECT_EQ(counts.count("CpuRef") ? counts.at("CpuRef") : 0u, 0u) << model << "\n" << text;
         }
         LoadedModel m = LoadedModel::Load(base + ".onnx", {"CpuAcc", "CpuRef"});
         const std::vector<OwnedTensor> inputs = LoadModelInputs(base);
@@ -774,6 +816,30 @@ std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProduct
 
 class CpuAccIntegerProduct : public ::testing::TestWithParam<IntegerProductCase> {};
 
+/// Whether oneDNN has an int8 kernel other than its reference one for case `c`'s grouped
+/// convolution on this CPU (with AVX2-VNNI alone, oneDNN 2.6 has none: CpuAcc then declines it).
+bool OneDnnRunsGroupedInt8Conv(const IntegerProductCase& c) {
+    using dnnl::memory;
+    const memory::data_type src = c.m_XType == onnx::TensorProto_DataType_UINT8 ? memory::data_type::u8 : memory::data_type::s8;
+    const memory::data_type dst = c.m_YType == onnx::TensorProto_DataType_UINT8 ? memory::data_type::u8 : memory::data_type::s8;
+    const memory::dim g = c.m_Groups, side = (9 + 2 - 3) / c.m_Stride + 1;
+    const memory::desc x({1, 8, 9, 9}, src, memory::format_tag::any);
+    const memory::desc w({g, 12 / g, 8 / g, 3, 3}, memory::data_type::s8, memory::format_tag::any);
+    const memory::desc y({1, 12, side, side}, dst, memory::format_tag::any);
+    dnnl::primitive_attr attr;
+    attr.set_output_scales(c.m_PerChannel ? 2 : 0, std::vector<float>(c.m_PerChannel ? 12 : 1, 0.5f));
+    try {
+        const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+        const dnnl::convolution_forward::primitive_desc pd(
+            dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x, w, y,
+                                            {c.m_Stride, c.m_Stride}, {1, 1}, {1, 1}),
+            attr, engine);
+        return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error&) {
+        return false;
+    }
+}
+
 // An imported QLinearConv / QLinearMatMul on CpuAcc (CpuRef behind it) equals CpuRef's exact
 // integer computation byte for byte: the fused int8 primitive sums the same integers, adds the
 // same bias and scales by the same float32 multiplier (the output is rounded half to even in both;
@@ -813,7 +879,7 @@ TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     // (An output zero point at the bottom of its range saturates the negative half, as after a Relu.)
     EXPECT_LT(saturated, r[0].m_Data.size() * 2 / 3) << c.m_Name << ": the case saturates too much to test anything";
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
-    if (c.m_Fuses && Int8Exact()) {
+    if (c.m_Fuses && Int8Exact() && (c.m_Groups == 1 || OneDnnRunsGroupedInt8Conv(c))) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(acc.m_LayerCounts.count("CpuRef") ? acc.m_LayerCounts.at("CpuRef") : 0u, 0u) << acc.m_Optimized;
     } else {
@@ -838,5 +904,213 @@ INSTANTIATE_TEST_SUITE_P(
         IntegerProductCase{"MatMulS8S8PerColumn", false, kS8, 1, kS8, 0, true, kS8, -3},
         IntegerProductCase{"MatMulU8WeightsU8CenteredFit", false, kU8, 0, kU8, 128, true, kU8, 9}),
     [](const ::testing::TestParamInfo<IntegerProductCase>& i) { return std::string(i.param.m_Name); });
+
+// ---- dynamic quantization: DynamicQuantizeLinear, MatMulInteger / ConvInteger --------------------
+
+/// Loads ONNX model bytes on `backends` (as LoadedModel::Load does for a file).
+LoadedModel LoadBytes(const std::string& bytes, const std::vector<BackendId>& backends) {
+    LoadedModel m;
+    IOnnxParserPtr parser = IOnnxParser::Create();
+    INetworkPtr net = parser->CreateNetworkFromBinary(bytes, "");
+    m.m_Inputs = parser->GetInputs();
+    m.m_Outputs = parser->GetOutputs();
+    m.m_Runtime = IRuntime::Create({});
+    IOptimizedNetworkPtr opt = Optimize(*net, backends, m.m_Runtime->GetDeviceSpec());
+    m.m_LayerCounts = opt->GetBackendLayerCounts();
+    m.m_Optimized = opt->ToString();
+    m.m_Runtime->LoadNetwork(m.m_Id, std::move(opt));
+    return m;
+}
+
+void ValueInfo(onnx::ValueInfoProto* v, const std::string& name, int type, const std::vector<int64_t>& dims) {
+    v->set_name(name);
+    auto* t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(type);
+    for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+OwnedTensor FloatInput(const std::string& name, const std::vector<unsigned int>& dims, const std::vector<float>& values) {
+    OwnedTensor x;
+    x.m_Name = name;
+    x.m_Info = TensorInfo(TensorShape(dims), DataType::Float32);
+    x.m_Data.resize(values.size() * sizeof(float));
+    std::memcpy(x.m_Data.data(), values.data(), x.m_Data.size());
+    return x;
+}
+
+std::size_t CpuRefLayers(const LoadedModel& m) { return m.m_LayerCounts.count("CpuRef") ? m.m_LayerCounts.at("CpuRef") : 0u; }
+
+// DynamicQuantizeLinear on CpuAcc (range over blocks, then the quantize kernel) gives CpuRef's y,
+// y_scale and y_zero_point byte for byte: data around zero, all positive (zero point 0), all
+// negative (zero point 255), all zeros (scale 0), one infinity (scale infinity), and lengths that
+// are not a multiple of a vector or span several of the kernel's blocks.
+TEST(CpuAccInt8, DynamicQuantizeLinearEqualsCpuRefByteForByte) {
+    SKIP_WITHOUT_CPUACC();
+    struct Case {
+        const char* m_Name;
+        unsigned int m_Count;
+        float m_Lo, m_Hi;
+        bool m_Infinity = false;
+    };
+    std::mt19937 rng(99);
+    for (const Case& c : {Case{"around_zero", 37, -3.0f, 5.0f}, Case{"around_zero_blocks", 40001, -7.5f, 2.25f},
+                          Case{"positive", 1000, 0.5f, 4.0f}, Case{"negative", 999, -9.0f, -0.25f},
+                          Case{"zeros", 64, 0.0f, 0.0f}, Case{"infinity", 100, -1.0f, 1.0f, true}}) {
+        onnx::ModelProto model;
+        model.set_ir_version(8);
+        model.add_opset_import()->set_version(13);
+        onnx::GraphProto& g = *model.mutable_graph();
+        g.set_name("dynamic_quantize");
+        onnx::NodeProto& node = *g.add_node();
+        node.set_op_type("DynamicQuantizeLinear");
+        node.set_name("dql");
+        node.add_input("x");
+        for (const char* o : {"y", "y_scale", "y_zero_point"}) node.add_output(o);
+        ValueInfo(g.add_input(), "x", onnx::TensorProto_DataType_FLOAT, {c.m_Count});
+        ValueInfo(g.add_output(), "y", kU8, {c.m_Count});
+        ValueInfo(g.add_output(), "y_scale", onnx::TensorProto_DataType_FLOAT, {});
+        ValueInfo(g.add_output(), "y_zero_point", kU8, {});
+        std::uniform_real_distribution<float> d(c.m_Lo, c.m_Hi);
+        std::vector<float> x(c.m_Count);
+        for (float& v : x) v = c.m_Lo == c.m_Hi ? c.m_Lo : d(rng);
+        if (c.m_Infinity) x[17] = std::numeric_limits<float>::infinity();
+        const std::string bytes = model.SerializeAsString();
+        const LoadedModel acc = LoadBytes(bytes, {"CpuAcc", "CpuRef"});
+        const LoadedModel ref = LoadBytes(bytes, {"CpuRef"});
+        EXPECT_EQ(CpuRefLayers(acc), 0u) << c.m_Name << "\n" << acc.m_Optimized;
+        const OwnedTensor in = FloatInput("x", {c.m_Count}, x);
+        const std::vector<OwnedTensor> a = acc.Run({in}), r = ref.Run({in});
+        ASSERT_EQ(a.size(), 3u);
+        for (std::size_t o = 0; o < 3; ++o) {
+            EXPECT_EQ(a[o].m_Data, r[o].m_Data) << c.m_Name << ": output " << o << " differs";
+        }
+    }
+}
+
+/// One MatMulInteger or ConvInteger after DynamicQuantizeLinear, as onnxruntime's quantize_dynamic
+/// writes them: x (Float32) -> DynamicQuantizeLinear -> MatMulInteger(x_q, w, x_zero_point,
+/// w_zero_point) -> Cast Float32 -> Mul (x_scale * w_scale) -> Add bias.
+struct DynamicProductCase {
+    const char* m_Name;
+    bool m_Conv;
+    int m_WType;
+    int32_t m_WZeroPoint;
+    bool m_PerChannel;     ///< w_scale and w_zero_point per output column / channel
+    float m_XLo, m_XHi;    ///< x's range (its zero point follows from it)
+    bool m_Fuses = true;   ///< w - w_zero_point fits a signed byte (else the pieces stay on CpuRef)
+};
+
+void PrintTo(const DynamicProductCase& c, std::ostream* os) { *os << c.m_Name; }
+
+std::pair<std::string, OwnedTensor> MakeDynamicProductModel(const DynamicProductCase& c) {
+    std::mt19937 rng(4321);
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto& g = *model.mutable_graph();
+    g.set_name("dynamic_product");
+    const int64_t channelsIn = 8, channelsOut = 12, k = 48, n = 40;
+    const std::vector<int64_t> xDims = c.m_Conv ? std::vector<int64_t>{1, channelsIn, 9, 9} : std::vector<int64_t>{2, 7, k};
+    const std::vector<int64_t> wDims = c.m_Conv ? std::vector<int64_t>{channelsOut, channelsIn, 3, 3} : std::vector<int64_t>{k, n};
+    const int64_t outChannels = c.m_Conv ? channelsOut : n;
+    const auto add = [&](const onnx::TensorProto& t) { *g.add_initializer() = t; };
+    std::size_t wCount = 1;
+    for (int64_t d : wDims) wCount *= static_cast<std::size_t>(d);
+    const auto [wLo, wHi] = RangeOf(c.m_WType);
+    const std::vector<uint8_t> w = Random8(rng, wCount, wLo, wHi);
+    add(RawTensor("w", c.m_WType, wDims, w.data(), w.size()));
+    const std::size_t params = c.m_PerChannel ? static_cast<std::size_t>(outChannels) : 1u;
+    const std::vector<int64_t> paramDims = c.m_PerChannel ? std::vector<int64_t>{outChannels} : std::vector<int64_t>{};
+    std::uniform_real_distribution<float> wScale(0.004f, 0.02f);
+    std::vector<float> wScales(params);
+    for (float& v : wScales) v = wScale(rng);
+    add(RawTensor("w_scale", onnx::TensorProto_DataType_FLOAT, paramDims, wScales.data(), wScales.size() * 4));
+    const std::vector<uint8_t> wZeroPoints(params, static_cast<uint8_t>(c.m_WZeroPoint));
+    add(RawTensor("w_zero_point", c.m_WType, paramDims, wZeroPoints.data(), wZeroPoints.size()));
+    std::uniform_real_distribution<float> b(-1.0f, 1.0f);
+    std::vector<float> bias(static_cast<std::size_t>(outChannels));
+    for (float& v : bias) v = b(rng);
+    add(RawTensor("bias", onnx::TensorProto_DataType_FLOAT,
+                  c.m_Conv ? std::vector<int64_t>{outChannels, 1, 1} : std::vector<int64_t>{outChannels}, bias.data(),
+                  bias.size() * 4));
+    const auto node = [&](const char* op, std::vector<std::string> in, std::vector<std::string> out) -> onnx::NodeProto& {
+        onnx::NodeProto& nd = *g.add_node();
+        nd.set_op_type(op);
+        nd.set_name(out[0] + "_node");
+        for (const std::string& i : in) nd.add_input(i);
+        for (const std::string& o : out) nd.add_output(o);
+        return nd;
+    };
+    node("DynamicQuantizeLinear", {"x"}, {"x_q", "x_scale", "x_zero_point"});
+    onnx::NodeProto& product =
+        node(c.m_Conv ? "ConvInteger" : "MatMulInteger", {"x_q", "w", "x_zero_point", "w_zero_point"}, {"acc"});
+    if (c.m_Conv) {
+        auto* pads = product.add_attribute();
+        pads->set_name("pads");
+        pads->set_type(onnx::AttributeProto_AttributeType_INTS);
+        for (int i = 0; i < 4; ++i) pads->add_ints(1);
+    }
+    node("Mul", {"x_scale", "w_scale"}, {"scales"});
+    onnx::NodeProto& cast = node("Cast", {"acc"}, {"acc_float"});
+    auto* to = cast.add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto_AttributeType_INT);
+    to->set_i(onnx::TensorProto_DataType_FLOAT);
+    node("Mul", {"acc_float", "scales"}, {"scaled"});
+    node("Add", {"scaled", "bias"}, {"y"});
+    ValueInfo(g.add_input(), "x", onnx::TensorProto_DataType_FLOAT, xDims);
+    ValueInfo(g.add_output(), "y", onnx::TensorProto_DataType_FLOAT,
+              c.m_Conv ? std::vector<int64_t>{1, channelsOut, 9, 9} : std::vector<int64_t>{2, 7, n});
+    std::uniform_real_distribution<float> xd(c.m_XLo, c.m_XHi);
+    std::vector<float> x(1);
+    std::size_t xCount = 1;
+    for (int64_t d : xDims) xCount *= static_cast<std::size_t>(d);
+    x.resize(xCount);
+    for (float& v : x) v = xd(rng);
+    return {model.SerializeAsString(), FloatInput("x", std::vector<unsigned int>(xDims.begin(), xDims.end()), x)};
+}
+
+class CpuAccDynamicProduct : public ::testing::TestWithParam<DynamicProductCase> {};
+
+// A MatMulInteger / ConvInteger after DynamicQuantizeLinear on CpuAcc equals CpuRef bit for bit:
+// the int8 primitive sums the same integers with the run-time zero point taken off, and its
+// post-ops multiply by the run-time scales and add the bias, each rounded once as CpuRef's Cast,
+// Mul and Add are. Where oneDNN's int8 is exact it is one int8 node and nothing runs on CpuRef;
+// weights that do not fit a signed byte leave the integer pieces to CpuRef.
+TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
+    SKIP_WITHOUT_CPUACC();
+    const DynamicProductCase& c = GetParam();
+    const auto [bytes, x] = MakeDynamicProductModel(c);
+    const LoadedModel acc = LoadBytes(bytes, {"CpuAcc", "CpuRef"});
+    const LoadedModel ref = LoadBytes(bytes, {"CpuRef"});
+    const std::vector<OwnedTensor> a = acc.Run({x}), r = ref.Run({x});
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(a[0].m_Data.size(), r[0].m_Data.size());
+    std::size_t differ = 0;
+    double worst = 0;
+    for (std::size_t i = 0; i < r[0].m_Info.GetNumElements(); ++i) {
+        const double d = std::fabs(ToDouble(a[0], i) - ToDouble(r[0], i));
+        differ += d != 0.0 ? 1 : 0;
+        worst = std::max(worst, d);
+    }
+    EXPECT_EQ(differ, 0u) << c.m_Name << ": " << differ << " outputs differ, by up to " << worst;
+    const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
+    if (c.m_Fuses && Int8Exact()) {
+        EXPECT_TRUE(int8Node) << acc.m_Optimized;
+        EXPECT_EQ(CpuRefLayers(acc), 0u) << acc.m_Optimized;
+    } else {
+        EXPECT_FALSE(int8Node) << acc.m_Optimized;
+        EXPECT_GT(CpuRefLayers(acc), 0u) << acc.m_Optimized;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    CpuAccInt8, CpuAccDynamicProduct,
+    ::testing::Values(DynamicProductCase{"MatMulS8PerTensor", false, kS8, 0, false, -2.0f, 3.0f},
+                      DynamicProductCase{"MatMulS8PerColumnPositiveInput", false, kS8, 0, true, 0.1f, 4.0f},
+                      DynamicProductCase{"MatMulU8CenteredFitNegativeInput", false, kU8, 128, false, -5.0f, -0.5f},
+                      DynamicProductCase{"MatMulU8WeightsTooWideStayOnCpuRef", false, kU8, 0, false, -1.0f, 1.0f, false},
+                      DynamicProductCase{"ConvS8PerTensor", true, kS8, 0, false, -1.5f, 2.5f}),
+    [](const ::testing::TestParamInfo<DynamicProductCase>& i) { return std::string(i.param.m_Name); });
 
 }  // namespace

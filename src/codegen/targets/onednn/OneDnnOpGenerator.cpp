@@ -1139,6 +1139,7 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Dequantize:
             case NodeKind::QuantizedAdd:
             case NodeKind::Where:
+            case NodeKind::DynamicQuantize:
             case NodeKind::Cast:
                 throw InvalidArgumentException("the onednn target cannot generate layer '" + n.m_Name + "': CpuAcc runs it as a " +
                                                cpuacc::GetNodeKindName(n.m_Kind) +
@@ -1478,6 +1479,7 @@ public:
             case LayerType::RmsNormalization:
             case LayerType::QuantizeLinear:
             case LayerType::DequantizeLinear:
+            case LayerType::DynamicQuantizeLinear:
             case LayerType::Where:
                 if (reason) {
                     *reason = std::string(GetLayerTypeName(layer.m_Type)) +
