@@ -21,6 +21,7 @@
 // between 8-bit tensors) becomes one int8 node too (FuseIntegerProducts). Every fusion is logged
 // in RegionGraph::m_FusionLog.
 #include "CpuAccGraph.hpp"
+#include "CpuAccKernels.hpp"
 #include "CpuAccRegion.hpp"
 
 #include <algorithm>
@@ -654,6 +655,7 @@ bool ConvFusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>
 /// run-time scales, Float32 result) with `postOps` fused; when not, the log says why `layer`
 /// stays a node of its own.
 bool Int8FusionRunsFast(RegionGraph& g, const Node& n, const std::vector<PostOp>& postOps, const std::string& layer) {
+    if (n.m_Int8->m_OwnKernel) return true;  // its post-ops run after it as Float32 primitives (checked when compiled)
     Node probe = n;
     probe.m_PostOps = postOps;
     std::string why;
@@ -1019,8 +1021,19 @@ void FuseIntegerProducts(RegionGraph& g) {
         const std::string what = std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "'";
         IntegerProductPieces m;
         const std::string obstacle = IntegerProductObstacle(g, i, m);
-        if (!obstacle.empty() || !exact) {
-            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + (exact ? obstacle : why));
+        if (!obstacle.empty()) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + obstacle);
+            continue;
+        }
+        // Without VNNI a dynamically quantized MatMul runs on CpuAcc's own exact integer GEMM.
+        const std::size_t depth = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape()[0];
+        const bool own = !exact && m.m_Dynamic && n.m_Kind == NodeKind::MatMul && BestKernelIsa() != KernelIsa::Scalar &&
+                         depth <= kMaxIntegerGemmDepth;
+        if (!exact && !own) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + why +
+                                    (m.m_Dynamic && n.m_Kind == NodeKind::MatMul
+                                         ? "; CpuAcc's own integer GEMM needs AVX2 and k <= " + std::to_string(kMaxIntegerGemmDepth)
+                                         : ""));
             continue;
         }
         Int8Params p;
@@ -1035,9 +1048,10 @@ void FuseIntegerProducts(RegionGraph& g) {
             p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, m.m_Quantize)))].m_Info.GetDataType();
             p.m_Multipliers = m.m_Multipliers;
         }
+        p.m_OwnKernel = own;
         const int last = m.m_Dynamic ? m.m_Mul : m.m_Quantize;
         std::string probe;
-        if (!Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe)) {
+        if (!own && !Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe)) {
             g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe);
             continue;
         }
@@ -1050,8 +1064,9 @@ void FuseIntegerProducts(RegionGraph& g) {
             if (m.m_RuntimeZeroPoint >= 0) fused.m_Inputs.push_back(m.m_RuntimeZeroPoint);
             fused.m_Outputs = {Out(N(g, m.m_Mul))};
             fused.m_Int8 = p;
-            g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time) from '" +
-                                    N(g, m.m_Cast).m_Name + "' to '" + N(g, m.m_Mul).m_Name + "'");
+            g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time" +
+                                    (own ? ", CpuAcc's own exact integer GEMM" : "") + ") from '" + N(g, m.m_Cast).m_Name +
+                                    "' to '" + N(g, m.m_Mul).m_Name + "'");
             for (int d : {i, m.m_Cast, m.m_Sub, m.m_ZeroPointCast, m.m_ToFloat}) {
                 if (d >= 0) N(g, d).m_Dead = true;
             }

@@ -101,6 +101,10 @@ struct Int8Params {
     /// The value id of an 8-bit scalar source zero point known only at run time (the zero point
     /// DynamicQuantizeLinear computed), the node's input 3 (then m_SrcZeroPoint is unused); -1 otherwise.
     int m_RuntimeSrcZeroPoint = -1;
+    /// A product with run-time scales computed by CpuAcc's own exact integer GEMM (IntegerGemmAvx2),
+    /// where oneDNN's int8 would saturate (AVX2 without VNNI); its post-ops run after it as oneDNN
+    /// Float32 primitives.
+    bool m_OwnKernel = false;
     float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
     int32_t m_Src2ZeroPoint = 0;
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear

@@ -144,6 +144,22 @@ std::size_t GemmWorkspaceSize(std::size_t m, std::size_t k);
 void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
               std::size_t m, std::size_t k, std::size_t n, float* workspace);
 
+/// The largest k IntegerGemmAvx2 sums exactly in int32: 255 x 128 x k < 2^31.
+constexpr std::size_t kMaxIntegerGemmDepth = 65792;
+/// int16 elements PackIntegerWeights writes for constant int8 weights of k x n.
+std::size_t PackedIntegerWeightsSize(std::size_t k, std::size_t n);
+/// Packs int8 B ([k][n] row-major) for IntegerGemmAvx2: 16-bit pairs of k in 16-column panels.
+void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed);
+/// int16 elements of the workspace IntegerGemmAvx2 needs for m x k A (A repacked as 16-bit pairs).
+std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k);
+/// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n]) * scale, the sums exact in int32
+/// (k <= kMaxIntegerGemmDepth): A is u8 (or s8 when `aSigned`) row-major [m][k], B packed by
+/// PackIntegerWeights, scale scales[0] or scales[j] per column (`perColumn`), C row-major [m][n].
+/// AVX2 only (16-bit vpmaddwd: no saturation, unlike vpmaddubsw); on the calling thread's OpenMP
+/// team. `workspace`: IntegerGemmWorkspaceSize(m, k) int16 elements.
+void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const int16_t* packed,
+                     std::size_t n, const float* scales, bool perColumn, float* c, int16_t* workspace);
+
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read
 /// only padding there cost nothing (at dilation 24 on a 28x28 map 82% of a 3x3 kernel's work).

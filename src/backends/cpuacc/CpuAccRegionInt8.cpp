@@ -296,8 +296,82 @@ void CompiledRegion::CompileConvInt8(const Node& n) {
     Bind(out, dstMem);
 }
 
+void CompiledRegion::CompileIntegerGemm(const Node& n) {
+    const Int8Params& p = *n.m_Int8;
+    const int a = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Value& wv = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
+    const Dims aDims = ValueDims(a), wDims = ValueDims(n.m_Inputs[1]);
+    const memory::dim k = aDims.back(), m = Product(aDims, 0, aDims.size() - 1), nCols = wDims[1];
+    const std::size_t M = static_cast<std::size_t>(m), K = static_cast<std::size_t>(k), N = static_cast<std::size_t>(nCols);
+    if (wDims.size() != 2 || wDims[0] != k || !wv.m_Int8Values || K > kMaxIntegerGemmDepth || p.m_RuntimeScales < 0) {
+        throw LayerValidationException("CpuAcc: int8 matmul '" + n.m_Name + "' does not fit the own integer GEMM");
+    }
+    // The post-ops (bias, activation) as oneDNN Float32 primitives in place after the product.
+    const memory::desc dstMd = PlainMd({m, nCols});
+    std::vector<std::tuple<dnnl::primitive, dnnl::primitive_desc_base, int, memory::desc>> post;
+    for (const PostOp& op : n.m_PostOps) {
+        if (op.m_Kind == PostOp::Kind::Eltwise) {
+            dnnl::eltwise_forward::primitive_desc pd(
+                dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                            static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), dstMd,
+                                            op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta),
+                Attr(false), Engine());
+            post.emplace_back(dnnl::eltwise_forward(pd), pd, -1, memory::desc());
+        } else {
+            const Dims od = ValueDims(op.m_Value);
+            const memory::desc md = Product(od, 0, od.size()) == m * nCols ? dstMd : PlainMd({1, nCols});
+            dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstMd, md, dstMd), Attr(false),
+                                            Engine());
+            post.emplace_back(dnnl::binary(pd), pd, op.m_Value, md);
+        }
+        if (IsReferenceImplementation(std::get<1>(post.back()))) {
+            throw LayerValidationException("CpuAcc: post-op '" + op.m_Name + "' of int8 matmul '" + n.m_Name +
+                                           "' would run oneDNN's " + std::get<1>(post.back()).impl_info_str());
+        }
+    }
+    std::vector<int16_t> packed(PackedIntegerWeightsSize(K, N));
+    PackIntegerWeights(wv.m_Int8Values->data(), K, N, packed.data());
+    const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
+    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeScales)].m_Info.GetNumElements();
+    const bool aSigned = p.m_SrcType == DataType::Signed8;
+    const bool zpSigned = p.m_RuntimeSrcZeroPoint >= 0 &&
+                          m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeSrcZeroPoint)].m_Info.GetDataType() ==
+                              DataType::Signed8;
+    const int32_t constantZp = p.m_SrcZeroPoint;
+    const int dst = NewInternal(dstMd);
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {Alias(EnsurePlain(a), PlainMd({m, k}, DataTypeOf(p.m_SrcType))), PackData(packed.data(), bytesMd, bytesMd),
+                         Alias(EnsurePlain(p.m_RuntimeScales), PlainMd({static_cast<memory::dim>(scaleCount)})), dst,
+                         NewInternal(PlainMd({static_cast<memory::dim>(IntegerGemmWorkspaceSize(M, K) * 2)}, memory::data_type::u8))};
+    if (p.m_RuntimeSrcZeroPoint >= 0) step.m_KernelMems.push_back(EnsurePlain(p.m_RuntimeSrcZeroPoint));
+    step.m_Kernel = [M, K, N, aSigned, zpSigned, constantZp, perColumn = scaleCount > 1](const std::vector<void*>& ptr) {
+        int32_t zp = constantZp;
+        if (ptr.size() > 5) {
+            zp = zpSigned ? static_cast<int32_t>(*static_cast<const int8_t*>(ptr[5]))
+                          : static_cast<int32_t>(*static_cast<const uint8_t*>(ptr[5]));
+        }
+        IntegerGemmAvx2(ptr[0], aSigned, zp, M, K, static_cast<const int16_t*>(ptr[1]), N, static_cast<const float*>(ptr[2]),
+                        perColumn, static_cast<float*>(ptr[3]), static_cast<int16_t*>(ptr[4]));
+    };
+    m_Steps.push_back(std::move(step));
+    for (auto& [primitive, pd, operand, md] : post) {
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}};
+        if (operand >= 0) {
+            args = {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, Alias(EnsurePlain(operand), md)}, {DNNL_ARG_DST, dst}};
+        }
+        AddPrimitive(n.m_Name + (operand >= 0 ? " (add)" : " (activation)"), primitive, pd, std::move(args));
+    }
+    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+}
+
 void CompiledRegion::CompileMatMulInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
+    if (p.m_OwnKernel) {
+        CompileIntegerGemm(n);
+        return;
+    }
     const int a = n.m_Inputs[0], out = n.m_Outputs[0];
     const Int8Plan plan = PlanInt8(*m_Graph, n, p, a, out, Multipliers(n));
     const bool bias = HasInt8Bias(n, p);

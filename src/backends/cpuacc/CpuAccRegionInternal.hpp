@@ -282,6 +282,9 @@ private:
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);
     void CompileMatMulInt8(const Node& n);
+    /// An int8 matmul with run-time scales on CpuAcc's own exact integer GEMM (Int8Params::m_OwnKernel),
+    /// its post-ops as oneDNN Float32 primitives in place after it.
+    void CompileIntegerGemm(const Node& n);
     /// For an int8 node with parameters known at run time (Int8Params::m_RuntimeScales,
     /// m_RuntimeSrcZeroPoint): a step widening the zero point to the Signed32 oneDNN reads, and the
     /// primitive's arguments for it and for the binary post-ops' operands (post-op index, value, md).

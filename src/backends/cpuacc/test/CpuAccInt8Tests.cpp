@@ -20,6 +20,7 @@
 #include <trellis/backends/BackendRegistry.hpp>
 
 #include <gtest/gtest.h>
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -277,6 +278,67 @@ TEST(CpuAccInt8, ZeroBasedRangeOnEveryIsaIgnoresNaN) {
         }
     }
     EXPECT_GT(checked, 0u);
+}
+
+// The own integer GEMM (AVX2 vpmaddwd on 16-bit operands) against the definition in 64-bit
+// integers: exact sums, then float(sum) * scale, on every tile edge (rows not a multiple of 6,
+// columns not a multiple of 16, odd depths), u8 and s8 A with zero points at the ends of their
+// range, one scale or one per column, on one thread and on two; and at the largest depth it takes
+// with the largest products (255 x -128, nothing may wrap).
+TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer GEMM needs AVX2";
+    std::mt19937 rng(5);
+    struct Shape { std::size_t m, k, n; };
+    const auto check = [&](const Shape& s, bool aSigned, int32_t zp, bool perColumn, int threads, const std::vector<uint8_t>& a,
+                           const std::vector<int8_t>& b, const std::vector<float>& scales) {
+        std::vector<int16_t> packed(PackedIntegerWeightsSize(s.k, s.n)), workspace(IntegerGemmWorkspaceSize(s.m, s.k));
+        PackIntegerWeights(b.data(), s.k, s.n, packed.data());
+        std::vector<float> c(s.m * s.n, 1e30f);
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        IntegerGemmAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, scales.data(), perColumn, c.data(), workspace.data());
+        omp_set_num_threads(saved);
+        std::size_t wrong = 0;
+        for (std::size_t i = 0; i < s.m; ++i) {
+            for (std::size_t j = 0; j < s.n; ++j) {
+                int64_t sum = 0;
+                for (std::size_t q = 0; q < s.k; ++q) {
+                    const int64_t x = aSigned ? static_cast<int8_t>(a[i * s.k + q]) : a[i * s.k + q];
+                    sum += (x - zp) * b[q * s.n + j];
+                }
+                const float want = static_cast<float>(static_cast<int32_t>(sum)) * scales[perColumn ? j : 0];
+                if (std::memcmp(&want, &c[i * s.n + j], sizeof(float)) != 0) {
+                    if (++wrong <= 3) ADD_FAILURE() << s.m << "x" << s.k << "x" << s.n << " (" << i << ", " << j << "): " << c[i * s.n + j] << ", want " << want;
+                }
+            }
+        }
+        return wrong;
+    };
+    for (const Shape s : {Shape{1, 1, 1}, Shape{5, 3, 17}, Shape{6, 2, 16}, Shape{7, 47, 15}, Shape{13, 300, 40}, Shape{37, 129, 33}}) {
+        for (const bool aSigned : {false, true}) {
+            for (const int32_t zp : aSigned ? std::vector<int32_t>{-128, 0, 127} : std::vector<int32_t>{0, 131, 255}) {
+                std::vector<uint8_t> a(s.m * s.k);
+                for (uint8_t& v : a) v = static_cast<uint8_t>(rng());
+                std::vector<int8_t> b(s.k * s.n);
+                for (int8_t& v : b) v = static_cast<int8_t>(rng());
+                std::vector<float> scales(s.n);
+                for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -12);
+                for (const bool perColumn : {false, true}) {
+                    for (const int threads : {1, 2}) EXPECT_EQ(check(s, aSigned, zp, perColumn, threads, a, b, scales), 0u);
+                }
+            }
+        }
+    }
+    // The largest sums: k at the bound, every product (255 - 0) x -128, and x 127 for the other sign.
+    const Shape big{2, kMaxIntegerGemmDepth, 17};
+    std::vector<uint8_t> a(big.m * big.k, 255);
+    std::vector<int8_t> b(big.k * big.n);
+    for (std::size_t q = 0; q < big.k; ++q) {
+        for (std::size_t j = 0; j < big.n; ++j) b[q * big.n + j] = j % 2 ? int8_t{-128} : int8_t{127};
+    }
+    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}), 0u);
 }
 
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
@@ -1076,7 +1138,8 @@ class CpuAccDynamicProduct : public ::testing::TestWithParam<DynamicProductCase>
 // the int8 primitive sums the same integers with the run-time zero point taken off, and its
 // post-ops multiply by the run-time scales and add the bias, each rounded once as CpuRef's Cast,
 // Mul and Add are. Where oneDNN's int8 is exact it is one int8 node and nothing runs on CpuRef;
-// weights that do not fit a signed byte leave the integer pieces to CpuRef.
+// elsewhere a MatMul is one int8 node on CpuAcc's own integer GEMM (AVX2), equally exact; weights
+// that do not fit a signed byte leave the integer pieces to CpuRef.
 TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     SKIP_WITHOUT_CPUACC();
     const DynamicProductCase& c = GetParam();
@@ -1095,7 +1158,9 @@ TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     }
     EXPECT_EQ(differ, 0u) << c.m_Name << ": " << differ << " outputs differ, by up to " << worst;
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
-    if (c.m_Fuses && Int8Exact()) {
+    // Without VNNI a MatMul runs on CpuAcc's own exact integer GEMM (AVX2).
+    const bool ownGemm = !c.m_Conv && cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
+    if (c.m_Fuses && (Int8Exact() || ownGemm)) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(CpuRefLayers(acc), 0u) << acc.m_Optimized;
     } else {
