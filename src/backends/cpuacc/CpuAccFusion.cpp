@@ -1025,15 +1025,15 @@ void FuseIntegerProducts(RegionGraph& g) {
             g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + obstacle);
             continue;
         }
-        // Without VNNI a dynamically quantized MatMul runs on CpuAcc's own exact integer GEMM.
-        const std::size_t depth = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape()[0];
-        const bool own = !exact && m.m_Dynamic && n.m_Kind == NodeKind::MatMul && BestKernelIsa() != KernelIsa::Scalar &&
-                         depth <= kMaxIntegerGemmDepth;
-        if (!exact && !own) {
-            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + why +
-                                    (m.m_Dynamic && n.m_Kind == NodeKind::MatMul
-                                         ? "; CpuAcc's own integer GEMM needs AVX2 and k <= " + std::to_string(kMaxIntegerGemmDepth)
-                                         : ""));
+        // Where oneDNN's int8 would not be exact (no VNNI) or has only its reference kernel for the
+        // product, CpuAcc's own exact integer GEMM runs it (AVX2; im2col for a convolution).
+        const TensorShape& ws = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape();
+        const std::size_t depth = n.m_Kind == NodeKind::Conv ? std::size_t{ws[1]} * ws[2] * ws[3] : std::size_t{ws[0]};
+        const bool ownPossible = BestKernelIsa() != KernelIsa::Scalar && depth <= kMaxIntegerGemmDepth;
+        const std::string ownWhy = "; CpuAcc's own integer GEMM needs AVX2 and a depth of at most " +
+                                   std::to_string(kMaxIntegerGemmDepth) + " (this one " + std::to_string(depth) + ")";
+        if (!exact && !ownPossible) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + why + ownWhy);
             continue;
         }
         Int8Params p;
@@ -1048,13 +1048,15 @@ void FuseIntegerProducts(RegionGraph& g) {
             p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(N(g, m.m_Quantize)))].m_Info.GetDataType();
             p.m_Multipliers = m.m_Multipliers;
         }
-        p.m_OwnKernel = own;
         const int last = m.m_Dynamic ? m.m_Mul : m.m_Quantize;
         std::string probe;
-        if (!own && !Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe)) {
-            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe);
+        const bool own = !exact || !Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe);
+        if (own && !ownPossible) {
+            g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe + ownWhy);
             continue;
         }
+        p.m_OwnKernel = own;
+        const std::string engine = own ? ", CpuAcc's own exact integer GEMM" : "";
         if (m.m_Dynamic) {
             // The product moves to the Mul's place: the scales it reads are computed after the
             // MatMul in the layer order, and every input is ready there. Inputs: the 8-bit source,
@@ -1064,9 +1066,8 @@ void FuseIntegerProducts(RegionGraph& g) {
             if (m.m_RuntimeZeroPoint >= 0) fused.m_Inputs.push_back(m.m_RuntimeZeroPoint);
             fused.m_Outputs = {Out(N(g, m.m_Mul))};
             fused.m_Int8 = p;
-            g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time" +
-                                    (own ? ", CpuAcc's own exact integer GEMM" : "") + ") from '" + N(g, m.m_Cast).m_Name +
-                                    "' to '" + N(g, m.m_Mul).m_Name + "'");
+            g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time" + engine +
+                                    ") from '" + N(g, m.m_Cast).m_Name + "' to '" + N(g, m.m_Mul).m_Name + "'");
             for (int d : {i, m.m_Cast, m.m_Sub, m.m_ZeroPointCast, m.m_ToFloat}) {
                 if (d >= 0) N(g, d).m_Dead = true;
             }
@@ -1076,7 +1077,7 @@ void FuseIntegerProducts(RegionGraph& g) {
         Node& node = N(g, i);
         node.m_Inputs[0] = m.m_Src;
         node.m_Int8 = p;
-        g.m_FusionLog.push_back("int8: " + what + " (integer product) from '" + N(g, m.m_Cast).m_Name + "' to '" +
+        g.m_FusionLog.push_back("int8: " + what + " (integer product" + engine + ") from '" + N(g, m.m_Cast).m_Name + "' to '" +
                                 N(g, m.m_Quantize).m_Name + "'");
         N(g, m.m_Cast).m_Dead = true;
         if (m.m_Sub >= 0) N(g, m.m_Sub).m_Dead = true;

@@ -34,8 +34,8 @@ std::size_t RowBlocks(std::size_t m) { return (m + kRows - 1) / kRows; }
 /// One tile: R rows of packed A ([pair][6 rows][2]) times one packed panel ([pair][16 columns][2]),
 /// k pairs in all; float(sum) * scale stored to C's `cols` valid columns.
 template <int R>
-__attribute__((target("avx2"))) void Tile(const int16_t* a, const int16_t* b, std::size_t pairs, const float* scales,
-                                          bool perColumn, float* c, std::size_t ldc, std::size_t cols) {
+__attribute__((target("avx2"))) void Tile(const int16_t* a, const int16_t* b, std::size_t pairs, const int32_t* bias,
+                                          const float* scales, bool perColumn, float* c, std::size_t ldc, std::size_t cols) {
     // Named accumulators (an array of them made GCC keep some on the stack).
     __m256i c0a = _mm256_setzero_si256(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;
     __m256i c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
@@ -62,10 +62,12 @@ __attribute__((target("avx2"))) void Tile(const int16_t* a, const int16_t* b, st
 #undef TRELLIS_INTEGER_GEMM_ROW
     const __m256 s0 = perColumn ? _mm256_loadu_ps(scales) : _mm256_set1_ps(scales[0]);
     const __m256 s1 = perColumn ? _mm256_loadu_ps(scales + 8) : s0;
+    const __m256i bias0 = bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)) : _mm256_setzero_si256();
+    const __m256i bias1 = bias ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + 8)) : _mm256_setzero_si256();
     const __m256i sums[6][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b}, {c4a, c4b}, {c5a, c5b}};
     for (int r = 0; r < R; ++r) {
-        const __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[r][0]), s0);
-        const __m256 v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[r][1]), s1);
+        const __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][0], bias0)), s0);
+        const __m256 v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][1], bias1)), s1);
         float* row = c + static_cast<std::size_t>(r) * ldc;
         if (cols == kPanel) {
             _mm256_storeu_ps(row, v0);
@@ -79,7 +81,8 @@ __attribute__((target("avx2"))) void Tile(const int16_t* a, const int16_t* b, st
     }
 }
 
-using TileFn = void (*)(const int16_t*, const int16_t*, std::size_t, const float*, bool, float*, std::size_t, std::size_t);
+using TileFn = void (*)(const int16_t*, const int16_t*, std::size_t, const int32_t*, const float*, bool, float*, std::size_t,
+                        std::size_t);
 constexpr TileFn kTiles[kRows + 1] = {nullptr, Tile<1>, Tile<2>, Tile<3>, Tile<4>, Tile<5>, Tile<6>};
 
 /// Rows [r0, r0 + 6) of A (u8 or s8) minus `zp`, as 16-bit pairs [pair][6 rows][2]; rows past m
@@ -125,7 +128,7 @@ void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* 
 std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k) { return RowBlocks(m) * Pairs(k) * 2 * kRows; }
 
 void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const int16_t* packed,
-                     std::size_t n, const float* scales, bool perColumn, float* c, int16_t* workspace) {
+                     std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, int16_t* workspace) {
     const std::size_t pairs = Pairs(k), blocks = RowBlocks(m), panels = Panels(n);
     const std::size_t blockSize = pairs * 2 * kRows, panelSize = pairs * 2 * kPanel;
 #pragma omp parallel
@@ -142,14 +145,40 @@ void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std
             const std::size_t col = panel * kPanel, cols = std::min(kPanel, n - col);
             const int16_t* b = packed + panel * panelSize;
             const float* s = perColumn ? scales + col : scales;
+            const int32_t* bs = bias ? bias + col : nullptr;
             alignas(32) float lastScales[kPanel] = {};
-            if (perColumn && cols < kPanel) {  // the tile reads 16 scales
-                std::memcpy(lastScales, s, cols * sizeof(float));
-                s = lastScales;
+            alignas(32) int32_t lastBias[kPanel] = {};
+            if (cols < kPanel) {  // the tile reads 16 scales and 16 biases
+                if (perColumn) s = static_cast<const float*>(std::memcpy(lastScales, s, cols * sizeof(float)));
+                if (bs) bs = static_cast<const int32_t*>(std::memcpy(lastBias, bs, cols * sizeof(int32_t)));
             }
             for (std::size_t blk = 0; blk < blocks; ++blk) {
                 const std::size_t rows = std::min(kRows, m - blk * kRows);
-                kTiles[rows](workspace + blk * blockSize, b, pairs, s, perColumn, c + blk * kRows * n + col, n, cols);
+                kTiles[rows](workspace + blk * blockSize, b, pairs, bs, s, perColumn, c + blk * kRows * n + col, n, cols);
+            }
+        }
+    }
+}
+
+void Im2Col8(const uint8_t* x, const Im2ColShape& s, uint8_t pad, uint8_t* a) {
+    const std::size_t k = s.m_Channels * s.m_KernelH * s.m_KernelW;
+#pragma omp parallel for schedule(static)
+    for (std::size_t oh = 0; oh < s.m_OutH; ++oh) {
+        for (std::size_t ow = 0; ow < s.m_OutW; ++ow) {
+            uint8_t* row = a + (oh * s.m_OutW + ow) * k;
+            for (std::size_t c = 0; c < s.m_Channels; ++c) {
+                const uint8_t* plane = x + c * s.m_InH * s.m_InW;
+                for (std::size_t kh = 0; kh < s.m_KernelH; ++kh) {
+                    // Signed: the tap may fall in the top or left padding.
+                    const long ih = static_cast<long>(oh * s.m_StrideH + kh * s.m_DilationH) - static_cast<long>(s.m_PadTop);
+                    const bool rowInside = ih >= 0 && ih < static_cast<long>(s.m_InH);
+                    for (std::size_t kw = 0; kw < s.m_KernelW; ++kw) {
+                        const long iw = static_cast<long>(ow * s.m_StrideW + kw * s.m_DilationW) - static_cast<long>(s.m_PadLeft);
+                        *row++ = rowInside && iw >= 0 && iw < static_cast<long>(s.m_InW)
+                                     ? plane[static_cast<std::size_t>(ih) * s.m_InW + static_cast<std::size_t>(iw)]
+                                     : pad;
+                    }
+                }
             }
         }
     }

@@ -152,13 +152,22 @@ std::size_t PackedIntegerWeightsSize(std::size_t k, std::size_t n);
 void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed);
 /// int16 elements of the workspace IntegerGemmAvx2 needs for m x k A (A repacked as 16-bit pairs).
 std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k);
-/// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n]) * scale, the sums exact in int32
-/// (k <= kMaxIntegerGemmDepth): A is u8 (or s8 when `aSigned`) row-major [m][k], B packed by
-/// PackIntegerWeights, scale scales[0] or scales[j] per column (`perColumn`), C row-major [m][n].
-/// AVX2 only (16-bit vpmaddwd: no saturation, unlike vpmaddubsw); on the calling thread's OpenMP
-/// team. `workspace`: IntegerGemmWorkspaceSize(m, k) int16 elements.
+/// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n] + bias[n]) * scale, the sums exact in
+/// int32 (k <= kMaxIntegerGemmDepth; the caller keeps bias small enough not to wrap): A is u8 (or s8
+/// when `aSigned`) row-major [m][k], B packed by PackIntegerWeights, bias n int32 values or null,
+/// scale scales[0] or scales[j] per column (`perColumn`), C row-major [m][n]. AVX2 only (16-bit
+/// vpmaddwd: no saturation, unlike vpmaddubsw); on the calling thread's OpenMP team. `workspace`:
+/// IntegerGemmWorkspaceSize(m, k) int16 elements.
 void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const int16_t* packed,
-                     std::size_t n, const float* scales, bool perColumn, float* c, int16_t* workspace);
+                     std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, int16_t* workspace);
+/// One image of a 2-D convolution's input, [channels][in_h][in_w] 8-bit, as IntegerGemmAvx2's A:
+/// row (oh * out_w + ow) holds the taps (channel, kh, kw) that output pixel reads, `pad` where a
+/// tap falls in the padding (the zero point: padding with it adds 0 once it is taken off).
+struct Im2ColShape {
+    std::size_t m_Channels, m_InH, m_InW, m_OutH, m_OutW, m_KernelH, m_KernelW;
+    std::size_t m_StrideH, m_StrideW, m_DilationH, m_DilationW, m_PadTop, m_PadLeft;
+};
+void Im2Col8(const uint8_t* x, const Im2ColShape& s, uint8_t pad, uint8_t* a);
 
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read

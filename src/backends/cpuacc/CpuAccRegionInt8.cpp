@@ -274,6 +274,10 @@ void CompiledRegion::AddInt8RuntimeArgs(const Node& n, const std::vector<std::tu
 
 void CompiledRegion::CompileConvInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
+    if (p.m_OwnKernel) {
+        CompileIntegerProduct(n);
+        return;
+    }
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
     const Int8Plan plan = PlanInt8(*m_Graph, n, p, x, out, Multipliers(n));
     const bool bias = HasInt8Bias(n, p);
@@ -296,64 +300,191 @@ void CompiledRegion::CompileConvInt8(const Node& n) {
     Bind(out, dstMem);
 }
 
-void CompiledRegion::CompileIntegerGemm(const Node& n) {
+void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const Int8Params& p = *n.m_Int8;
-    const int a = n.m_Inputs[0], out = n.m_Outputs[0];
+    const bool conv = n.m_Kind == NodeKind::Conv;
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
     const Value& wv = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])];
-    const Dims aDims = ValueDims(a), wDims = ValueDims(n.m_Inputs[1]);
-    const memory::dim k = aDims.back(), m = Product(aDims, 0, aDims.size() - 1), nCols = wDims[1];
-    const std::size_t M = static_cast<std::size_t>(m), K = static_cast<std::size_t>(k), N = static_cast<std::size_t>(nCols);
-    if (wDims.size() != 2 || wDims[0] != k || !wv.m_Int8Values || K > kMaxIntegerGemmDepth || p.m_RuntimeScales < 0) {
-        throw LayerValidationException("CpuAcc: int8 matmul '" + n.m_Name + "' does not fit the own integer GEMM");
+    const Dims xDims = ValueDims(x), wDims = ValueDims(n.m_Inputs[1]), outDims = ValueDims(out);
+    const bool dynamic = p.m_RuntimeScales >= 0;
+    const auto fail = [&](const std::string& why) {
+        return LayerValidationException("CpuAcc: int8 " + std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name +
+                                        "' does not fit the own integer GEMM: " + why);
+    };
+    if (!wv.m_Int8Values || (!dynamic && p.m_Multipliers < 0)) throw fail("no int8 weights or no scales");
+    // The product as GEMMs: per image and group, A [rows][depth] (a convolution's taps by im2col),
+    // B [depth][cols] (the weights, packed per group), C [rows][cols].
+    std::size_t batch = 1, groups = 1, rows = 0, depth = 0, cols = 0;
+    Im2ColShape shape{};
+    if (conv) {
+        const auto& d = std::get<ConvolutionDescriptor>(n.m_Descriptor);
+        if (xDims.size() != 4 || wDims.size() != 4) throw fail("not a 2-D convolution");
+        const auto at = [](const std::vector<unsigned int>& v, std::size_t i, unsigned int dflt) { return i < v.size() ? v[i] : dflt; };
+        batch = static_cast<std::size_t>(xDims[0]);
+        groups = d.m_Groups;
+        shape.m_Channels = static_cast<std::size_t>(xDims[1]) / groups;
+        shape.m_InH = static_cast<std::size_t>(xDims[2]);
+        shape.m_InW = static_cast<std::size_t>(xDims[3]);
+        shape.m_OutH = static_cast<std::size_t>(outDims[2]);
+        shape.m_OutW = static_cast<std::size_t>(outDims[3]);
+        shape.m_KernelH = static_cast<std::size_t>(wDims[2]);
+        shape.m_KernelW = static_cast<std::size_t>(wDims[3]);
+        shape.m_StrideH = at(d.m_Strides, 0, 1);
+        shape.m_StrideW = at(d.m_Strides, 1, 1);
+        shape.m_DilationH = at(d.m_Dilations, 0, 1);
+        shape.m_DilationW = at(d.m_Dilations, 1, 1);
+        shape.m_PadTop = at(d.m_PadsBegin, 0, 0);
+        shape.m_PadLeft = at(d.m_PadsBegin, 1, 0);
+        rows = shape.m_OutH * shape.m_OutW;
+        depth = shape.m_Channels * shape.m_KernelH * shape.m_KernelW;
+        cols = static_cast<std::size_t>(wDims[0]) / groups;
+    } else {
+        if (wDims.size() != 2 || wDims[0] != xDims.back()) throw fail("weights are not [k, n]");
+        depth = static_cast<std::size_t>(xDims.back());
+        rows = static_cast<std::size_t>(Product(xDims, 0, xDims.size() - 1));
+        cols = static_cast<std::size_t>(wDims[1]);
     }
-    // The post-ops (bias, activation) as oneDNN Float32 primitives in place after the product.
-    const memory::desc dstMd = PlainMd({m, nCols});
+    if (depth > kMaxIntegerGemmDepth) throw fail("depth " + std::to_string(depth) + " above " + std::to_string(kMaxIntegerGemmDepth));
+    const std::size_t channels = groups * cols;
+    // Weights: per group B[k][j] = w[group * cols + j][k] (ONNX's [M][C/group][kh][kw] for a
+    // convolution; a matmul's [k][n] as it is), packed one group after the other.
+    const int8_t* w = wv.m_Int8Values->data();
+    const std::size_t perGroup = PackedIntegerWeightsSize(depth, cols);
+    std::vector<int16_t> packed(perGroup * groups);
+    std::vector<int8_t> b(depth * cols);
+    for (std::size_t g = 0; g < groups; ++g) {
+        const int8_t* src = w;
+        if (conv) {
+            for (std::size_t j = 0; j < cols; ++j) {
+                for (std::size_t q = 0; q < depth; ++q) b[q * cols + j] = w[(g * cols + j) * depth + q];
+            }
+            src = b.data();
+        }
+        PackIntegerWeights(src, depth, cols, packed.data() + g * perGroup);
+    }
+    // Scales: x_scale * w_scale at run time, or the constant multipliers x_scale * w_scale / y_scale.
+    const int scaleValue = dynamic ? p.m_RuntimeScales : p.m_Multipliers;
+    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(scaleValue)].m_Info.GetNumElements();
+    if (scaleCount != 1 && scaleCount != channels) throw fail("scales neither one nor one per output channel");
+    int scaleMem = -1;
+    if (dynamic) {
+        scaleMem = Alias(EnsurePlain(scaleValue), PlainMd({static_cast<memory::dim>(scaleCount)}));
+    } else {
+        const memory::desc md = PlainMd({static_cast<memory::dim>(scaleCount)});
+        scaleMem = PackData(Multipliers(n), md, md);
+    }
+    // The Signed32 bias (a QLinearConv's), added to the integer sums; no sum may wrap.
+    int biasMem = -1;
+    if (HasInt8Bias(n, p)) {
+        const ConstTensor& bt = ConstantOf(n.m_Inputs[2], n, "the bias");
+        if (bt.GetDataType() != DataType::Signed32 || bt.GetNumElements() != channels) throw fail("bias is not Signed32 per channel");
+        const auto* bp = static_cast<const int32_t*>(bt.GetMemoryArea());
+        int64_t largest = 0;
+        for (std::size_t c = 0; c < channels; ++c) largest = std::max<int64_t>(largest, bp[c] < 0 ? -int64_t{bp[c]} : bp[c]);
+        if (largest + static_cast<int64_t>(depth) * 255 * 128 >= (int64_t{1} << 31)) throw fail("the bias could make a sum wrap");
+        const memory::desc md = PlainMd({static_cast<memory::dim>(channels)}, memory::data_type::s32);
+        biasMem = PackData(bp, md, md);
+    }
+    // The post-ops (dynamic products: bias, activation) as oneDNN Float32 primitives in place after it.
+    const memory::desc dstF32 = PlainMd(conv ? outDims : Dims{static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)});
     std::vector<std::tuple<dnnl::primitive, dnnl::primitive_desc_base, int, memory::desc>> post;
     for (const PostOp& op : n.m_PostOps) {
+        if (!dynamic) throw fail("post-op after a quantized result");
         if (op.m_Kind == PostOp::Kind::Eltwise) {
             dnnl::eltwise_forward::primitive_desc pd(
                 dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                            static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), dstMd,
+                                            static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), dstF32,
                                             op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta),
                 Attr(false), Engine());
             post.emplace_back(dnnl::eltwise_forward(pd), pd, -1, memory::desc());
         } else {
+            if (conv) throw fail("an addition fused after a convolution");
             const Dims od = ValueDims(op.m_Value);
-            const memory::desc md = Product(od, 0, od.size()) == m * nCols ? dstMd : PlainMd({1, nCols});
-            dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstMd, md, dstMd), Attr(false),
+            const memory::dim m = static_cast<memory::dim>(rows), nc = static_cast<memory::dim>(cols);
+            const memory::desc md = Product(od, 0, od.size()) == m * nc ? dstF32 : PlainMd({1, nc});
+            dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstF32, md, dstF32), Attr(false),
                                             Engine());
             post.emplace_back(dnnl::binary(pd), pd, op.m_Value, md);
         }
         if (IsReferenceImplementation(std::get<1>(post.back()))) {
-            throw LayerValidationException("CpuAcc: post-op '" + op.m_Name + "' of int8 matmul '" + n.m_Name +
-                                           "' would run oneDNN's " + std::get<1>(post.back()).impl_info_str());
+            throw fail("post-op '" + op.m_Name + "' would run oneDNN's " + std::get<1>(post.back()).impl_info_str());
         }
     }
-    std::vector<int16_t> packed(PackedIntegerWeightsSize(K, N));
-    PackIntegerWeights(wv.m_Int8Values->data(), K, N, packed.data());
-    const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
-    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeScales)].m_Info.GetNumElements();
     const bool aSigned = p.m_SrcType == DataType::Signed8;
-    const bool zpSigned = p.m_RuntimeSrcZeroPoint >= 0 &&
-                          m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeSrcZeroPoint)].m_Info.GetDataType() ==
-                              DataType::Signed8;
-    const int32_t constantZp = p.m_SrcZeroPoint;
-    const int dst = NewInternal(dstMd);
+    const bool zpSigned = p.m_RuntimeSrcZeroPoint >= 0 ? m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeSrcZeroPoint)]
+                                                                .m_Info.GetDataType() == DataType::Signed8
+                                                         : aSigned;
+    const bool quantized = !dynamic;
+    const bool outSigned = p.m_DstType == DataType::Signed8;
+    const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
+    const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
+    const std::size_t outImage = channels * rows;
+    const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
+    const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
+    // Memories: src, packed weights, scales, dst, int16 workspace, C, im2col, [bias], [zero point].
+    const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
+    std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({static_cast<memory::dim>(batch * imageBytes)}, DataTypeOf(p.m_SrcType))),
+                             PackData(packed.data(), bytesMd, bytesMd), scaleMem, dst,
+                             bufferOf(IntegerGemmWorkspaceSize(rows, depth) * 2),
+                             bufferOf(conv || quantized ? rows * cols * sizeof(float) : 0),
+                             bufferOf(conv ? rows * depth : 0)};
+    const int biasAt = biasMem >= 0 ? static_cast<int>(mems.size()) : -1;
+    if (biasMem >= 0) mems.push_back(biasMem);
+    const int zpAt = p.m_RuntimeSrcZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
+    if (zpAt >= 0) mems.push_back(EnsurePlain(p.m_RuntimeSrcZeroPoint));
+    const KernelIsa isa = BestKernelIsa();
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
-    step.m_KernelMems = {Alias(EnsurePlain(a), PlainMd({m, k}, DataTypeOf(p.m_SrcType))), PackData(packed.data(), bytesMd, bytesMd),
-                         Alias(EnsurePlain(p.m_RuntimeScales), PlainMd({static_cast<memory::dim>(scaleCount)})), dst,
-                         NewInternal(PlainMd({static_cast<memory::dim>(IntegerGemmWorkspaceSize(M, K) * 2)}, memory::data_type::u8))};
-    if (p.m_RuntimeSrcZeroPoint >= 0) step.m_KernelMems.push_back(EnsurePlain(p.m_RuntimeSrcZeroPoint));
-    step.m_Kernel = [M, K, N, aSigned, zpSigned, constantZp, perColumn = scaleCount > 1](const std::vector<void*>& ptr) {
+    step.m_KernelMems = mems;
+    step.m_Kernel = [=](const std::vector<void*>& ptr) {
         int32_t zp = constantZp;
-        if (ptr.size() > 5) {
-            zp = zpSigned ? static_cast<int32_t>(*static_cast<const int8_t*>(ptr[5]))
-                          : static_cast<int32_t>(*static_cast<const uint8_t*>(ptr[5]));
+        if (zpAt >= 0) {
+            zp = zpSigned ? int32_t{*static_cast<const int8_t*>(ptr[static_cast<std::size_t>(zpAt)])}
+                          : int32_t{*static_cast<const uint8_t*>(ptr[static_cast<std::size_t>(zpAt)])};
         }
-        IntegerGemmAvx2(ptr[0], aSigned, zp, M, K, static_cast<const int16_t*>(ptr[1]), N, static_cast<const float*>(ptr[2]),
-                        perColumn, static_cast<float*>(ptr[3]), static_cast<int16_t*>(ptr[4]));
+        const auto* src = static_cast<const uint8_t*>(ptr[0]);
+        const auto* weights = static_cast<const int16_t*>(ptr[1]);
+        const auto* scales = static_cast<const float*>(ptr[2]);
+        auto* ws = static_cast<int16_t*>(ptr[4]);
+        auto* c = static_cast<float*>(ptr[5]);
+        auto* columns = static_cast<uint8_t*>(ptr[6]);
+        const auto* bias = biasAt >= 0 ? static_cast<const int32_t*>(ptr[static_cast<std::size_t>(biasAt)]) : nullptr;
+        const bool perColumn = scaleCount > 1;
+        const auto quantize = [&](const float* from, std::size_t count, std::size_t at) {
+            Quantize(from, static_cast<uint8_t*>(ptr[3]) + at, outSigned, count, 1.0f, dstZp, isa);
+        };
+        if (!conv) {
+            float* result = quantized ? c : static_cast<float*>(ptr[3]);
+            IntegerGemmAvx2(src, aSigned, zp, rows, depth, weights, cols, bias, scales, perColumn, result, ws);
+            if (quantized) {
+                constexpr std::size_t kBlock = 16384;
+                const std::size_t total = rows * cols;
+#pragma omp parallel for schedule(static)
+                for (std::size_t at = 0; at < total; at += kBlock) quantize(c + at, std::min(kBlock, total - at), at);
+            }
+            return;
+        }
+        for (std::size_t img = 0; img < batch; ++img) {
+            for (std::size_t g = 0; g < groups; ++g) {
+                Im2Col8(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, shape, static_cast<uint8_t>(zp),
+                        columns);
+                IntegerGemmAvx2(columns, aSigned, zp, rows, depth, weights + g * perGroup, cols, bias ? bias + g * cols : nullptr,
+                                perColumn ? scales + g * cols : scales, perColumn, c, ws);
+                // C [pixels][channels of the group] into the output planes [channel][pixels].
+#pragma omp parallel
+                {
+                    std::vector<float> plane(quantized ? rows : 0);
+#pragma omp for schedule(static)
+                    for (std::size_t j = 0; j < cols; ++j) {
+                        const std::size_t at = img * outImage + (g * cols + j) * rows;
+                        float* to = quantized ? plane.data() : static_cast<float*>(ptr[3]) + at;
+                        for (std::size_t q = 0; q < rows; ++q) to[q] = c[q * cols + j];
+                        if (quantized) quantize(plane.data(), rows, at);
+                    }
+                }
+            }
+        }
     };
     m_Steps.push_back(std::move(step));
     for (auto& [primitive, pd, operand, md] : post) {
@@ -363,13 +494,13 @@ void CompiledRegion::CompileIntegerGemm(const Node& n) {
         }
         AddPrimitive(n.m_Name + (operand >= 0 ? " (add)" : " (activation)"), primitive, pd, std::move(args));
     }
-    Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+    Bind(out, Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(p.m_DstType) : memory::data_type::f32)));
 }
 
 void CompiledRegion::CompileMatMulInt8(const Node& n) {
     const Int8Params& p = *n.m_Int8;
     if (p.m_OwnKernel) {
-        CompileIntegerGemm(n);
+        CompileIntegerProduct(n);
         return;
     }
     const int a = n.m_Inputs[0], out = n.m_Outputs[0];

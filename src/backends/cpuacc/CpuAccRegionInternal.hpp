@@ -282,9 +282,10 @@ private:
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);
     void CompileMatMulInt8(const Node& n);
-    /// An int8 matmul with run-time scales on CpuAcc's own exact integer GEMM (Int8Params::m_OwnKernel),
-    /// its post-ops as oneDNN Float32 primitives in place after it.
-    void CompileIntegerGemm(const Node& n);
+    /// An int8 matmul or 2-D convolution (im2col per image and group) on CpuAcc's own exact integer
+    /// GEMM (Int8Params::m_OwnKernel): a Float32 result times run-time scales, its post-ops as oneDNN
+    /// Float32 primitives in place after it, or a QLinear product requantized by the quantize kernel.
+    void CompileIntegerProduct(const Node& n);
     /// For an int8 node with parameters known at run time (Int8Params::m_RuntimeScales,
     /// m_RuntimeSrcZeroPoint): a step widening the zero point to the Signed32 oneDNN reads, and the
     /// primitive's arguments for it and for the binary post-ops' operands (post-op index, value, md).

@@ -281,9 +281,9 @@ TEST(CpuAccInt8, ZeroBasedRangeOnEveryIsaIgnoresNaN) {
 }
 
 // The own integer GEMM (AVX2 vpmaddwd on 16-bit operands) against the definition in 64-bit
-// integers: exact sums, then float(sum) * scale, on every tile edge (rows not a multiple of 6,
-// columns not a multiple of 16, odd depths), u8 and s8 A with zero points at the ends of their
-// range, one scale or one per column, on one thread and on two; and at the largest depth it takes
+// integers: exact sums (plus an int32 bias), then float(sum) * scale, on every tile edge (rows not
+// a multiple of 6, columns not a multiple of 16, odd depths), u8 and s8 A with zero points at the
+// ends of their range, one scale or one per column, on one thread and on two; and at the largest depth it takes
 // with the largest products (255 x -128, nothing may wrap).
 TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     SKIP_WITHOUT_CPUACC();
@@ -292,18 +292,19 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     std::mt19937 rng(5);
     struct Shape { std::size_t m, k, n; };
     const auto check = [&](const Shape& s, bool aSigned, int32_t zp, bool perColumn, int threads, const std::vector<uint8_t>& a,
-                           const std::vector<int8_t>& b, const std::vector<float>& scales) {
+                           const std::vector<int8_t>& b, const std::vector<float>& scales, const std::vector<int32_t>& bias) {
         std::vector<int16_t> packed(PackedIntegerWeightsSize(s.k, s.n)), workspace(IntegerGemmWorkspaceSize(s.m, s.k));
         PackIntegerWeights(b.data(), s.k, s.n, packed.data());
         std::vector<float> c(s.m * s.n, 1e30f);
         const int saved = omp_get_max_threads();
         omp_set_num_threads(threads);
-        IntegerGemmAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, scales.data(), perColumn, c.data(), workspace.data());
+        IntegerGemmAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, bias.empty() ? nullptr : bias.data(), scales.data(),
+                        perColumn, c.data(), workspace.data());
         omp_set_num_threads(saved);
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < s.m; ++i) {
             for (std::size_t j = 0; j < s.n; ++j) {
-                int64_t sum = 0;
+                int64_t sum = bias.empty() ? 0 : bias[j];
                 for (std::size_t q = 0; q < s.k; ++q) {
                     const int64_t x = aSigned ? static_cast<int8_t>(a[i * s.k + q]) : a[i * s.k + q];
                     sum += (x - zp) * b[q * s.n + j];
@@ -325,8 +326,12 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
                 for (int8_t& v : b) v = static_cast<int8_t>(rng());
                 std::vector<float> scales(s.n);
                 for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -12);
+                std::vector<int32_t> bias(s.n);
+                for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 200001) - 100000;
                 for (const bool perColumn : {false, true}) {
-                    for (const int threads : {1, 2}) EXPECT_EQ(check(s, aSigned, zp, perColumn, threads, a, b, scales), 0u);
+                    for (const int threads : {1, 2}) {
+                        EXPECT_EQ(check(s, aSigned, zp, perColumn, threads, a, b, scales, perColumn ? bias : std::vector<int32_t>{}), 0u);
+                    }
                 }
             }
         }
@@ -338,7 +343,7 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     for (std::size_t q = 0; q < big.k; ++q) {
         for (std::size_t j = 0; j < big.n; ++j) b[q * big.n + j] = j % 2 ? int8_t{-128} : int8_t{127};
     }
-    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}), 0u);
+    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}, {}), 0u);
 }
 
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
@@ -906,8 +911,9 @@ bool OneDnnRunsGroupedInt8Conv(const IntegerProductCase& c) {
 // integer computation byte for byte: the fused int8 primitive sums the same integers, adds the
 // same bias and scales by the same float32 multiplier (the output is rounded half to even in both;
 // they could differ only where the scaled sum is a tie and y_zero_point is odd, and the random sums
-// here hit none). It is one int8 node where oneDNN's int8 is exact, and the weights that do not fit
-// a signed byte leave the product's layers to CpuRef.
+// here hit none). It is one int8 node where oneDNN's int8 is exact, or else on CpuAcc's own exact
+// integer GEMM (AVX2), and the weights that do not fit a signed byte leave the product's layers
+// to CpuRef.
 TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     SKIP_WITHOUT_CPUACC();
     const IntegerProductCase& c = GetParam();
@@ -941,7 +947,9 @@ TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     // (An output zero point at the bottom of its range saturates the negative half, as after a Relu.)
     EXPECT_LT(saturated, r[0].m_Data.size() * 2 / 3) << c.m_Name << ": the case saturates too much to test anything";
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
-    if (c.m_Fuses && Int8Exact() && (c.m_Groups == 1 || OneDnnRunsGroupedInt8Conv(c))) {
+    // oneDNN's int8 where it is exact and has a real kernel; otherwise CpuAcc's own integer GEMM (AVX2).
+    const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
+    if (c.m_Fuses && (ownGemm || (Int8Exact() && (c.m_Groups == 1 || OneDnnRunsGroupedInt8Conv(c))))) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(acc.m_LayerCounts.count("CpuRef") ? acc.m_LayerCounts.at("CpuRef") : 0u, 0u) << acc.m_Optimized;
     } else {
@@ -1138,8 +1146,8 @@ class CpuAccDynamicProduct : public ::testing::TestWithParam<DynamicProductCase>
 // the int8 primitive sums the same integers with the run-time zero point taken off, and its
 // post-ops multiply by the run-time scales and add the bias, each rounded once as CpuRef's Cast,
 // Mul and Add are. Where oneDNN's int8 is exact it is one int8 node and nothing runs on CpuRef;
-// elsewhere a MatMul is one int8 node on CpuAcc's own integer GEMM (AVX2), equally exact; weights
-// that do not fit a signed byte leave the integer pieces to CpuRef.
+// elsewhere it is one int8 node on CpuAcc's own integer GEMM (AVX2; im2col for a convolution),
+// equally exact; weights that do not fit a signed byte leave the integer pieces to CpuRef.
 TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     SKIP_WITHOUT_CPUACC();
     const DynamicProductCase& c = GetParam();
@@ -1158,8 +1166,8 @@ TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     }
     EXPECT_EQ(differ, 0u) << c.m_Name << ": " << differ << " outputs differ, by up to " << worst;
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
-    // Without VNNI a MatMul runs on CpuAcc's own exact integer GEMM (AVX2).
-    const bool ownGemm = !c.m_Conv && cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
+    // Without VNNI the product runs on CpuAcc's own exact integer GEMM (AVX2).
+    const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
     if (c.m_Fuses && (Int8Exact() || ownGemm)) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(CpuRefLayers(acc), 0u) << acc.m_Optimized;
