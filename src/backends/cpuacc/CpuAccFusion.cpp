@@ -1026,7 +1026,7 @@ void FuseIntegerProducts(RegionGraph& g) {
             continue;
         }
         // Where oneDNN's int8 would not be exact (no VNNI) or has only its reference kernel for the
-        // product, CpuAcc's own exact integer GEMM runs it (AVX2; im2col for a convolution).
+        // product, CpuAcc's own exact integer GEMM runs it (AVX2; a convolution with its weights stationary).
         const TensorShape& ws = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape();
         const std::size_t depth = n.m_Kind == NodeKind::Conv ? std::size_t{ws[1]} * ws[2] * ws[3] : std::size_t{ws[0]};
         const bool ownPossible = BestKernelIsa() != KernelIsa::Scalar && depth <= kMaxIntegerGemmDepth;

@@ -160,14 +160,37 @@ std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k);
 /// IntegerGemmWorkspaceSize(m, k) int16 elements.
 void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const int16_t* packed,
                      std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, int16_t* workspace);
-/// One image of a 2-D convolution's input, [channels][in_h][in_w] 8-bit, as IntegerGemmAvx2's A:
-/// row (oh * out_w + ow) holds the taps (channel, kh, kw) that output pixel reads, `pad` where a
-/// tap falls in the padding (the zero point: padding with it adds 0 once it is taken off).
+/// One image and group of a 2-D convolution: its input planes, output size, kernel, strides,
+/// dilations (ONNX's: 1 = none) and leading padding.
 struct Im2ColShape {
     std::size_t m_Channels, m_InH, m_InW, m_OutH, m_OutW, m_KernelH, m_KernelW;
     std::size_t m_StrideH, m_StrideW, m_DilationH, m_DilationW, m_PadTop, m_PadLeft;
 };
-void Im2Col8(const uint8_t* x, const Im2ColShape& s, uint8_t pad, uint8_t* a);
+/// int16 elements PackIntegerConvWeights writes for int8 weights [outChannels][depth].
+std::size_t PackedIntegerConvWeightsSize(std::size_t outChannels, std::size_t depth);
+/// Packs one group's int8 convolution weights (ONNX's [outChannels][channels][kh][kw], depth =
+/// channels x kh x kw) for IntegerConvAvx2.
+void PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, int16_t* packed);
+/// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
+struct IntegerConvOutput {
+    float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32, or null
+    uint8_t* m_Quantized = nullptr;  ///< else [outChannels][out_h * out_w] UInt8 (Signed8 when m_Signed)
+    bool m_Signed = false;
+    int32_t m_ZeroPoint = 0;
+};
+/// One image and group of a 2-D convolution in exact integers, the weights stationary: out[o][pixel]
+/// = float(sum over taps of (x - zp) * w[o] + bias[o]) * scale (scales[0], or scales[o] per
+/// channel), stored as Float32 or quantized (QuantizeLinear with scale 1 and the output's zero
+/// point, as CpuRef's Cast, Mul and QuantizeLinear compute it). x: the group's input planes
+/// [channels][in_h][in_w], u8 (s8 when xSigned); the taps are read straight from them, 16 output
+/// pixels at a time (no im2col buffer), padding adding 0. Weights by PackIntegerConvWeights; AVX2;
+/// on the calling thread's OpenMP team. `workspace`: IntegerConvWorkspaceSize int16 elements (null
+/// when that is 0): where the weights outweigh the packed taps, all taps are packed first and each
+/// block of weights is read once.
+std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChannels);
+void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape& s, const int16_t* packed,
+                     std::size_t outChannels, const int32_t* bias, const float* scales, bool perChannel,
+                     const IntegerConvOutput& out, int16_t* workspace);
 
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read

@@ -312,8 +312,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                                         "' does not fit the own integer GEMM: " + why);
     };
     if (!wv.m_Int8Values || (!dynamic && p.m_Multipliers < 0)) throw fail("no int8 weights or no scales");
-    // The product as GEMMs: per image and group, A [rows][depth] (a convolution's taps by im2col),
-    // B [depth][cols] (the weights, packed per group), C [rows][cols].
+    // The product as GEMMs: a matmul's A [rows][depth] by B [depth][cols]; a convolution per image
+    // and group, its weights [cols][depth] by the taps [depth][rows] (IntegerConvAvx2).
     std::size_t batch = 1, groups = 1, rows = 0, depth = 0, cols = 0;
     Im2ColShape shape{};
     if (conv) {
@@ -348,19 +348,13 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const std::size_t channels = groups * cols;
     // Weights: per group B[k][j] = w[group * cols + j][k] (ONNX's [M][C/group][kh][kw] for a
     // convolution; a matmul's [k][n] as it is), packed one group after the other.
+    // (A convolution keeps its weights stationary: IntegerConvAvx2 reads them as rows.)
     const int8_t* w = wv.m_Int8Values->data();
-    const std::size_t perGroup = PackedIntegerWeightsSize(depth, cols);
+    const std::size_t perGroup = conv ? PackedIntegerConvWeightsSize(cols, depth) : PackedIntegerWeightsSize(depth, cols);
     std::vector<int16_t> packed(perGroup * groups);
-    std::vector<int8_t> b(depth * cols);
     for (std::size_t g = 0; g < groups; ++g) {
-        const int8_t* src = w;
-        if (conv) {
-            for (std::size_t j = 0; j < cols; ++j) {
-                for (std::size_t q = 0; q < depth; ++q) b[q * cols + j] = w[(g * cols + j) * depth + q];
-            }
-            src = b.data();
-        }
-        PackIntegerWeights(src, depth, cols, packed.data() + g * perGroup);
+        if (conv) PackIntegerConvWeights(w + g * cols * depth, cols, depth, packed.data() + g * perGroup);
+        else PackIntegerWeights(w, depth, cols, packed.data());
     }
     // Scales: x_scale * w_scale at run time, or the constant multipliers x_scale * w_scale / y_scale.
     const int scaleValue = dynamic ? p.m_RuntimeScales : p.m_Multipliers;
@@ -421,18 +415,18 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const std::size_t outImage = channels * rows;
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
-    // Memories: src, packed weights, scales, dst, int16 workspace, C, im2col, [bias], [zero point].
+    // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({static_cast<memory::dim>(batch * imageBytes)}, DataTypeOf(p.m_SrcType))),
                              PackData(packed.data(), bytesMd, bytesMd), scaleMem, dst,
-                             bufferOf(IntegerGemmWorkspaceSize(rows, depth) * 2),
-                             bufferOf(conv || quantized ? rows * cols * sizeof(float) : 0),
-                             bufferOf(conv ? rows * depth : 0)};
+                             bufferOf((conv ? IntegerConvWorkspaceSize(shape, cols) : IntegerGemmWorkspaceSize(rows, depth)) * 2),
+                             bufferOf(!conv && quantized ? rows * cols * sizeof(float) : 0)};
     const int biasAt = biasMem >= 0 ? static_cast<int>(mems.size()) : -1;
     if (biasMem >= 0) mems.push_back(biasMem);
     const int zpAt = p.m_RuntimeSrcZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
     if (zpAt >= 0) mems.push_back(EnsurePlain(p.m_RuntimeSrcZeroPoint));
     const KernelIsa isa = BestKernelIsa();
+    const bool convWorkspace = conv && IntegerConvWorkspaceSize(shape, cols) > 0;
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
@@ -448,7 +442,6 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         const auto* scales = static_cast<const float*>(ptr[2]);
         auto* ws = static_cast<int16_t*>(ptr[4]);
         auto* c = static_cast<float*>(ptr[5]);
-        auto* columns = static_cast<uint8_t*>(ptr[6]);
         const auto* bias = biasAt >= 0 ? static_cast<const int32_t*>(ptr[static_cast<std::size_t>(biasAt)]) : nullptr;
         const bool perColumn = scaleCount > 1;
         const auto quantize = [&](const float* from, std::size_t count, std::size_t at) {
@@ -467,22 +460,15 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         }
         for (std::size_t img = 0; img < batch; ++img) {
             for (std::size_t g = 0; g < groups; ++g) {
-                Im2Col8(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, shape, static_cast<uint8_t>(zp),
-                        columns);
-                IntegerGemmAvx2(columns, aSigned, zp, rows, depth, weights + g * perGroup, cols, bias ? bias + g * cols : nullptr,
-                                perColumn ? scales + g * cols : scales, perColumn, c, ws);
-                // C [pixels][channels of the group] into the output planes [channel][pixels].
-#pragma omp parallel
-                {
-                    std::vector<float> plane(quantized ? rows : 0);
-#pragma omp for schedule(static)
-                    for (std::size_t j = 0; j < cols; ++j) {
-                        const std::size_t at = img * outImage + (g * cols + j) * rows;
-                        float* to = quantized ? plane.data() : static_cast<float*>(ptr[3]) + at;
-                        for (std::size_t q = 0; q < rows; ++q) to[q] = c[q * cols + j];
-                        if (quantized) quantize(plane.data(), rows, at);
-                    }
-                }
+                const std::size_t at = img * outImage + g * cols * rows;
+                IntegerConvOutput to;
+                if (quantized) to.m_Quantized = static_cast<uint8_t*>(ptr[3]) + at;
+                else to.m_Float = static_cast<float*>(ptr[3]) + at;
+                to.m_Signed = outSigned;
+                to.m_ZeroPoint = dstZp;
+                IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
+                                weights + g * perGroup, cols, bias ? bias + g * cols : nullptr,
+                                perColumn ? scales + g * cols : scales, perColumn, to, convWorkspace ? ws : nullptr);
             }
         }
     };

@@ -282,7 +282,7 @@ private:
     void CompileRmsNorm(const Node& n);
     void CompileConvInt8(const Node& n);
     void CompileMatMulInt8(const Node& n);
-    /// An int8 matmul or 2-D convolution (im2col per image and group) on CpuAcc's own exact integer
+    /// An int8 matmul or 2-D convolution (per image and group) on CpuAcc's own exact integer
     /// GEMM (Int8Params::m_OwnKernel): a Float32 result times run-time scales, its post-ops as oneDNN
     /// Float32 primitives in place after it, or a QLinear product requantized by the quantize kernel.
     void CompileIntegerProduct(const Node& n);

@@ -346,6 +346,91 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}, {}), 0u);
 }
 
+// The own integer convolution (weights stationary, taps read from the planes or a padded copy)
+// against the definition in 64-bit integers, for the layouts its packing treats apart: unpadded
+// 1x1, padded 3x3 (the padded-width layout, whose panels span output rows), stride 2 and
+// dilation (gathered taps), outputs narrower and wider than a 16-pixel panel, odd depths,
+// channel counts not a multiple of the 6-row tile; u8 and s8 input, Float32 and 8-bit outputs,
+// with and without the workspace that packs every panel first.
+TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer convolution needs AVX2";
+    std::mt19937 rng(17);
+    struct Case { std::size_t c, h, w, o, k, stride, dilation, pad; };
+    std::size_t checked = 0;
+    for (const Case t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
+                         Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
+                         Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}}) {
+        Im2ColShape s{};
+        s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
+        s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
+        s.m_OutH = (t.h + 2 * t.pad - (t.k - 1) * t.dilation - 1) / t.stride + 1;
+        s.m_OutW = (t.w + 2 * t.pad - (t.k - 1) * t.dilation - 1) / t.stride + 1;
+        const std::size_t depth = t.c * t.k * t.k, pixels = s.m_OutH * s.m_OutW;
+        std::vector<uint8_t> x(t.c * t.h * t.w);
+        for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
+        std::vector<int8_t> w(t.o * depth);
+        for (int8_t& v : w) v = static_cast<int8_t>(rng());
+        std::vector<int32_t> bias(t.o);
+        for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+        std::vector<float> scales(t.o);
+        for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -14);
+        std::vector<int16_t> packed(PackedIntegerConvWeightsSize(t.o, depth));
+        PackIntegerConvWeights(w.data(), t.o, depth, packed.data());
+        std::vector<int16_t> workspace(IntegerConvWorkspaceSize(s, t.o));
+        for (const bool xSigned : {false, true}) {
+            const int32_t zp = xSigned ? -7 : 140;
+            for (const bool quantized : {false, true}) {
+                std::vector<float> f(t.o * pixels, 1e30f);
+                std::vector<uint8_t> q(t.o * pixels, 0xAB);
+                IntegerConvOutput out;
+                if (quantized) out.m_Quantized = q.data();
+                else out.m_Float = f.data();
+                out.m_Signed = xSigned;
+                out.m_ZeroPoint = xSigned ? 3 : 100;
+                IntegerConvAvx2(x.data(), xSigned, zp, s, packed.data(), t.o, bias.data(), scales.data(), true, out,
+                                workspace.empty() ? nullptr : workspace.data());
+                std::size_t wrong = 0;
+                for (std::size_t o = 0; o < t.o; ++o) {
+                    for (std::size_t oh = 0; oh < s.m_OutH; ++oh) {
+                        for (std::size_t ow = 0; ow < s.m_OutW; ++ow) {
+                            int64_t sum = bias[o];
+                            for (std::size_t c = 0; c < t.c; ++c) {
+                                for (std::size_t kh = 0; kh < t.k; ++kh) {
+                                    for (std::size_t kw = 0; kw < t.k; ++kw) {
+                                        const long ih = static_cast<long>(oh * t.stride + kh * t.dilation) - static_cast<long>(t.pad);
+                                        const long iw = static_cast<long>(ow * t.stride + kw * t.dilation) - static_cast<long>(t.pad);
+                                        if (ih < 0 || iw < 0 || ih >= static_cast<long>(t.h) || iw >= static_cast<long>(t.w)) continue;
+                                        const uint8_t raw = x[(c * t.h + static_cast<std::size_t>(ih)) * t.w + static_cast<std::size_t>(iw)];
+                                        const int64_t v = xSigned ? static_cast<int8_t>(raw) : raw;
+                                        sum += (v - zp) * w[o * depth + (c * t.k + kh) * t.k + kw];
+                                    }
+                                }
+                            }
+                            const float real = static_cast<float>(static_cast<int32_t>(sum)) * scales[o];
+                            const std::size_t at = o * pixels + oh * s.m_OutW + ow;
+                            if (quantized) {
+                                const float lo = xSigned ? -128.0f : 0.0f, hi = xSigned ? 127.0f : 255.0f;
+                                const long want = std::lrint(std::clamp(real, lo - out.m_ZeroPoint, hi - out.m_ZeroPoint)) + out.m_ZeroPoint;
+                                const long got = xSigned ? static_cast<int8_t>(q[at]) : q[at];
+                                wrong += got != want ? 1 : 0;
+                            } else {
+                                wrong += std::memcmp(&real, &f[at], sizeof(float)) != 0 ? 1 : 0;
+                            }
+                            ++checked;
+                        }
+                    }
+                }
+                EXPECT_EQ(wrong, 0u) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " k" << t.k << " stride " << t.stride
+                                     << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
+                                     << (quantized ? " quantized" : " float");
+            }
+        }
+    }
+    EXPECT_GT(checked, 0u);
+}
+
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
