@@ -897,6 +897,10 @@ struct IntegerProductPieces {
     int m_ZeroPointCast = -1;  ///< Cast of a zero point known only at run time to Signed32
     int m_RuntimeZeroPoint = -1;  ///< that 8-bit scalar zero point's value
     bool m_Dynamic = false;  ///< a MatMulInteger after DynamicQuantizeLinear: the Mul by x_scale * w_scale ends it
+    int m_BCast = -1;        ///< a computed second operand: its Cast to Signed32,
+    int m_BSub = -1;         ///< the Sub of its zero point (absent when there is none),
+    int m_BSrc = -1;         ///< and its 8-bit value
+    int32_t m_BZeroPoint = 0;
 };
 
 /// Why the Signed32 Conv/MatMul node `i` cannot become one int8 node with the layers the ONNX
@@ -950,15 +954,38 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
     m.m_Cast = p;
     m.m_Src = g.m_Nodes[static_cast<std::size_t>(p)].m_Inputs[0];
     const Value& w = value(n.m_Inputs[1]);
-    if (!w.m_Constant || !w.m_Int8Values) {
+    const bool conv = n.m_Kind == NodeKind::Conv;
+    if (!w.m_Constant && !conv) {
+        // B computed too (attention's QLinearMatMuls): 8-bit b -> Cast Signed32 -> [Sub b_zero_point].
+        int b = n.m_Inputs[1];
+        int bp = ProducerIndex(g, b);
+        int bReader = i;
+        if (live(bp, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(bp)], BinaryOperation::Sub)) {
+            const Node& sub = g.m_Nodes[static_cast<std::size_t>(bp)];
+            const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
+            if (!zp) return "its second operand's zero point is not a constant scalar";
+            if (SoleConsumer(g, b) != i) return "its centered second operand is read by other layers too";
+            m.m_BSub = bp;
+            m.m_BZeroPoint = *zp;
+            bReader = bp;
+            b = sub.m_Inputs[0];
+            bp = ProducerIndex(g, b);
+        }
+        if (!live(bp, NodeKind::Cast)) return "its second operand is not 8-bit data cast to Signed32";
+        const int b8 = g.m_Nodes[static_cast<std::size_t>(bp)].m_Inputs[0];
+        const DataType bType = value(b8).m_Info.GetDataType();
+        if (bType != DataType::UInt8 && bType != DataType::Signed8) return "its second operand is not 8-bit data cast to Signed32";
+        if (SoleConsumer(g, b) != bReader) return "its Signed32 second operand is read by other layers too";
+        m.m_BCast = bp;
+        m.m_BSrc = b8;
+    } else if (!w.m_Constant || !w.m_Int8Values) {
         return w.m_Int8Why.empty() ? "its weights are not a constant" : "its weights cannot be int8: " + w.m_Int8Why;
     }
     const TensorShape& ws = w.m_Info.GetShape();
-    const bool conv = n.m_Kind == NodeKind::Conv;
-    if (conv ? ws.GetNumDimensions() != 4 : ws.GetNumDimensions() != 2) {
+    if (m.m_BSrc < 0 && (conv ? ws.GetNumDimensions() != 4 : ws.GetNumDimensions() != 2)) {
         return conv ? "it is not a 2-D convolution" : "its weights are not 2-D";
     }
-    const unsigned int channels = conv ? ws[0] : ws[1];
+    const unsigned int channels = conv ? ws[0] : ws[ws.GetNumDimensions() - 1];
     if (n.m_Inputs.size() > 2) {
         const Value& b = value(n.m_Inputs[2]);
         if (!b.m_Constant || b.m_Info.GetNumElements() != channels) return "its bias is not a constant vector of the output channels";
@@ -991,6 +1018,9 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
         bool lined = ms.GetNumElements() == channels && rank >= (conv ? 3u : 1u) && ms[at] == channels;
         for (unsigned int d = 0; lined && d < rank; ++d) lined = d == at || ms[d] == 1;
         if (!lined) return "its multiplier is neither one value nor one per output channel";
+    }
+    if (m.m_BSrc >= 0 && (m.m_Dynamic || value(m.m_Multipliers).m_Info.GetNumElements() != 1)) {
+        return "a product of two computed operands is taken with one constant multiplier only";
     }
     if (m.m_Dynamic) return n.m_Inputs.size() > 2 ? "it has a bias and a multiplier computed at run time" : "";
     m.m_Quantize = SoleConsumer(g, Out(mul));
@@ -1028,11 +1058,14 @@ void FuseIntegerProducts(RegionGraph& g) {
         // Where oneDNN's int8 would not be exact (no VNNI) or has only its reference kernel for the
         // product, CpuAcc's own exact integer GEMM runs it (AVX2; a convolution with its weights stationary).
         const TensorShape& ws = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape();
-        const std::size_t depth = n.m_Kind == NodeKind::Conv ? std::size_t{ws[1]} * ws[2] * ws[3] : std::size_t{ws[0]};
-        const bool ownPossible = BestKernelIsa() != KernelIsa::Scalar && depth <= kMaxIntegerGemmDepth;
-        const std::string ownWhy = "; CpuAcc's own integer GEMM needs AVX2 and a depth of at most " +
-                                   std::to_string(kMaxIntegerGemmDepth) + " (this one " + std::to_string(depth) + ")";
-        if (!exact && !ownPossible) {
+        const bool activations = m.m_BSrc >= 0;  // both operands computed: 8-bit x 8-bit, any zero points
+        const std::size_t depth = n.m_Kind == NodeKind::Conv ? std::size_t{ws[1]} * ws[2] * ws[3]
+                                                             : std::size_t{ws[ws.GetNumDimensions() - 2]};
+        const std::size_t maxDepth = activations ? kMaxActivationGemmDepth : kMaxIntegerGemmDepth;
+        const bool ownPossible = BestKernelIsa() != KernelIsa::Scalar && depth <= maxDepth;
+        const std::string ownWhy = "; CpuAcc's own integer GEMM needs AVX2 and a depth of at most " + std::to_string(maxDepth) +
+                                   " (this one " + std::to_string(depth) + ")";
+        if ((!exact || activations) && !ownPossible) {
             g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + why + ownWhy);
             continue;
         }
@@ -1050,7 +1083,7 @@ void FuseIntegerProducts(RegionGraph& g) {
         }
         const int last = m.m_Dynamic ? m.m_Mul : m.m_Quantize;
         std::string probe;
-        const bool own = !exact || !Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe);
+        const bool own = !exact || activations || !Int8NodeRunsFast(g, n, p, m.m_Src, Out(N(g, last)), &probe);
         if (own && !ownPossible) {
             g.m_FusionLog.push_back(what + " stays an integer product for the next backend: " + probe + ownWhy);
             continue;
@@ -1076,7 +1109,14 @@ void FuseIntegerProducts(RegionGraph& g) {
         }
         Node& node = N(g, i);
         node.m_Inputs[0] = m.m_Src;
+        if (activations) node.m_Inputs[1] = m.m_BSrc;
         node.m_Int8 = p;
+        if (activations) {
+            node.m_Int8->m_ActivationB = true;
+            node.m_Int8->m_BZeroPoint = m.m_BZeroPoint;
+            N(g, m.m_BCast).m_Dead = true;
+            if (m.m_BSub >= 0) N(g, m.m_BSub).m_Dead = true;
+        }
         g.m_FusionLog.push_back("int8: " + what + " (integer product" + engine + ") from '" + N(g, m.m_Cast).m_Name + "' to '" +
                                 N(g, m.m_Quantize).m_Name + "'");
         N(g, m.m_Cast).m_Dead = true;

@@ -105,6 +105,10 @@ struct Int8Params {
     /// where oneDNN's int8 would saturate (AVX2 without VNNI); its post-ops run after it as oneDNN
     /// Float32 primitives.
     bool m_OwnKernel = false;
+    /// A product of two computed 8-bit operands (attention's QLinearMatMul): input 1 is the second
+    /// 8-bit operand (not constant weights), m_BZeroPoint its zero point; always m_OwnKernel.
+    bool m_ActivationB = false;
+    int32_t m_BZeroPoint = 0;
     float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
     int32_t m_Src2ZeroPoint = 0;
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear

@@ -189,7 +189,10 @@ void PackRows(const T* a, std::size_t lda, std::size_t m, std::size_t k, int32_t
 
 std::size_t PackedIntegerWeightsSize(std::size_t k, std::size_t n) { return Panels(n) * Pairs(k) * 2 * kPanel; }
 
-void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed) {
+namespace {
+
+template <typename T>
+void PackPanels(const T* b, int32_t zp, std::size_t k, std::size_t n, int16_t* packed) {
     const std::size_t pairs = Pairs(k);
     for (std::size_t panel = 0; panel < Panels(n); ++panel) {
         int16_t* out = packed + panel * pairs * 2 * kPanel;
@@ -198,11 +201,21 @@ void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* 
                 const std::size_t col = panel * kPanel + j;
                 for (std::size_t h = 0; h < 2; ++h) {
                     const std::size_t row = 2 * p + h;
-                    out[(p * kPanel + j) * 2 + h] = col < n && row < k ? int16_t{b[row * n + col]} : int16_t{0};
+                    out[(p * kPanel + j) * 2 + h] =
+                        col < n && row < k ? static_cast<int16_t>(static_cast<int32_t>(b[row * n + col]) - zp) : int16_t{0};
                 }
             }
         }
     }
+}
+
+}  // namespace
+
+void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed) { PackPanels(b, 0, k, n, packed); }
+
+void PackIntegerOperand(const void* b, bool bSigned, int32_t zp, std::size_t k, std::size_t n, int16_t* packed) {
+    if (bSigned) PackPanels(static_cast<const int8_t*>(b), zp, k, n, packed);
+    else PackPanels(static_cast<const uint8_t*>(b), zp, k, n, packed);
 }
 
 std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k) { return RowBlocks(m) * Pairs(k) * 2 * kRows; }

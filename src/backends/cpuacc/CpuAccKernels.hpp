@@ -144,12 +144,16 @@ std::size_t GemmWorkspaceSize(std::size_t m, std::size_t k);
 void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float* bias, float* c, std::size_t ldc,
               std::size_t m, std::size_t k, std::size_t n, float* workspace);
 
-/// The largest k IntegerGemmAvx2 sums exactly in int32: 255 x 128 x k < 2^31.
+/// The largest k IntegerGemmAvx2 sums exactly in int32: 255 x 128 x k < 2^31 (int8 weights), and
+/// 255 x 255 x k < 2^31 for B packed from 8-bit data minus a zero point (PackIntegerOperand).
 constexpr std::size_t kMaxIntegerGemmDepth = 65792;
+constexpr std::size_t kMaxActivationGemmDepth = 33025;
 /// int16 elements PackIntegerWeights writes for constant int8 weights of k x n.
 std::size_t PackedIntegerWeightsSize(std::size_t k, std::size_t n);
 /// Packs int8 B ([k][n] row-major) for IntegerGemmAvx2: 16-bit pairs of k in 16-column panels.
 void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed);
+/// Packs computed 8-bit B ([k][n] row-major, u8 or s8 when `bSigned`) minus `zp` the same way.
+void PackIntegerOperand(const void* b, bool bSigned, int32_t zp, std::size_t k, std::size_t n, int16_t* packed);
 /// int16 elements of the workspace IntegerGemmAvx2 needs for m x k A (A repacked as 16-bit pairs).
 std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k);
 /// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n] + bias[n]) * scale, the sums exact in

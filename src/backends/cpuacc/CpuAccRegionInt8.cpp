@@ -311,7 +311,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         return LayerValidationException("CpuAcc: int8 " + std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name +
                                         "' does not fit the own integer GEMM: " + why);
     };
-    if (!wv.m_Int8Values || (!dynamic && p.m_Multipliers < 0)) throw fail("no int8 weights or no scales");
+    const bool activationB = p.m_ActivationB;  // B computed: packed on every call, per batch
+    if ((!activationB && !wv.m_Int8Values) || (!dynamic && p.m_Multipliers < 0)) throw fail("no int8 weights or no scales");
     // The product as GEMMs: a matmul's A [rows][depth] by B [depth][cols]; a convolution per image
     // and group, its weights [cols][depth] by the taps [depth][rows] (IntegerConvAvx2).
     std::size_t batch = 1, groups = 1, rows = 0, depth = 0, cols = 0;
@@ -338,21 +339,30 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         rows = shape.m_OutH * shape.m_OutW;
         depth = shape.m_Channels * shape.m_KernelH * shape.m_KernelW;
         cols = static_cast<std::size_t>(wDims[0]) / groups;
+    } else if (activationB) {
+        if (xDims.size() < 2 || wDims.size() != xDims.size() || wDims[wDims.size() - 2] != xDims.back() || dynamic) {
+            throw fail("operands are not [..., m, k] and [..., k, n]");
+        }
+        depth = static_cast<std::size_t>(xDims.back());
+        rows = static_cast<std::size_t>(xDims[xDims.size() - 2]);
+        cols = static_cast<std::size_t>(wDims.back());
+        batch = static_cast<std::size_t>(Product(xDims, 0, xDims.size() - 2));
     } else {
         if (wDims.size() != 2 || wDims[0] != xDims.back()) throw fail("weights are not [k, n]");
         depth = static_cast<std::size_t>(xDims.back());
         rows = static_cast<std::size_t>(Product(xDims, 0, xDims.size() - 1));
         cols = static_cast<std::size_t>(wDims[1]);
     }
-    if (depth > kMaxIntegerGemmDepth) throw fail("depth " + std::to_string(depth) + " above " + std::to_string(kMaxIntegerGemmDepth));
+    const std::size_t maxDepth = activationB ? kMaxActivationGemmDepth : kMaxIntegerGemmDepth;
+    if (depth > maxDepth) throw fail("depth " + std::to_string(depth) + " above " + std::to_string(maxDepth));
     const std::size_t channels = groups * cols;
     // Weights: per group B[k][j] = w[group * cols + j][k] (ONNX's [M][C/group][kh][kw] for a
     // convolution; a matmul's [k][n] as it is), packed one group after the other.
     // (A convolution keeps its weights stationary: IntegerConvAvx2 reads them as rows.)
-    const int8_t* w = wv.m_Int8Values->data();
+    const int8_t* w = activationB ? nullptr : wv.m_Int8Values->data();
     const std::size_t perGroup = conv ? PackedIntegerConvWeightsSize(cols, depth) : PackedIntegerWeightsSize(depth, cols);
-    std::vector<int16_t> packed(perGroup * groups);
-    for (std::size_t g = 0; g < groups; ++g) {
+    std::vector<int16_t> packed(activationB ? 1 : perGroup * groups);
+    for (std::size_t g = 0; g < groups && !activationB; ++g) {
         if (conv) PackIntegerConvWeights(w + g * cols * depth, cols, depth, packed.data() + g * perGroup);
         else PackIntegerWeights(w, depth, cols, packed.data());
     }
@@ -417,10 +427,19 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
-    std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({static_cast<memory::dim>(batch * imageBytes)}, DataTypeOf(p.m_SrcType))),
+    std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
                              PackData(packed.data(), bytesMd, bytesMd), scaleMem, dst,
                              bufferOf((conv ? IntegerConvWorkspaceSize(shape, cols) : IntegerGemmWorkspaceSize(rows, depth)) * 2),
                              bufferOf(!conv && quantized ? rows * cols * sizeof(float) : 0)};
+    // A computed B: its 8-bit data, and room to pack one batch of it.
+    const int bAt = activationB ? static_cast<int>(mems.size()) : -1;
+    if (activationB) {
+        mems.push_back(EnsurePlain(n.m_Inputs[1]));
+        mems.push_back(bufferOf(perGroup * 2));
+    }
+    const bool bSigned = activationB && m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetDataType() ==
+                                            DataType::Signed8;
+    const int32_t bZp = p.m_BZeroPoint;
     const int biasAt = biasMem >= 0 ? static_cast<int>(mems.size()) : -1;
     if (biasMem >= 0) mems.push_back(biasMem);
     const int zpAt = p.m_RuntimeSrcZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
@@ -447,6 +466,20 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         const auto quantize = [&](const float* from, std::size_t count, std::size_t at) {
             Quantize(from, static_cast<uint8_t*>(ptr[3]) + at, outSigned, count, 1.0f, dstZp, isa);
         };
+        if (activationB) {
+            // One product per batch: that batch's B packed (minus its zero point), then A by it.
+            auto* bPacked = static_cast<int16_t*>(ptr[static_cast<std::size_t>(bAt) + 1]);
+            const auto* b8 = static_cast<const uint8_t*>(ptr[static_cast<std::size_t>(bAt)]);
+            for (std::size_t i = 0; i < batch; ++i) {
+                PackIntegerOperand(b8 + i * depth * cols, bSigned, bZp, depth, cols, bPacked);
+                IntegerGemmAvx2(src + i * rows * depth, aSigned, zp, rows, depth, bPacked, cols, nullptr, scales, false, c, ws);
+                constexpr std::size_t kBlock = 16384;
+                const std::size_t total = rows * cols;
+#pragma omp parallel for schedule(static)
+                for (std::size_t at = 0; at < total; at += kBlock) quantize(c + at, std::min(kBlock, total - at), i * total + at);
+            }
+            return;
+        }
         if (!conv) {
             float* result = quantized ? c : static_cast<float*>(ptr[3]);
             IntegerGemmAvx2(src, aSigned, zp, rows, depth, weights, cols, bias, scales, perColumn, result, ws);

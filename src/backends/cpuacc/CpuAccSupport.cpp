@@ -1,6 +1,7 @@
 // CpuAcc: layer support. Every rule here matches what CpuAccRegion*.cpp can compile; a layer it
 // declines falls back to the next backend in the user's list (normally CpuRef) with the reason.
 #include "CpuAccSupport.hpp"
+#include "CpuAccKernels.hpp"
 
 #include "CpuAccRegion.hpp"
 
@@ -361,8 +362,9 @@ bool IsQuantizeSupported(LayerType type, const std::vector<TensorInfo>& in, cons
 
 /// The Signed32 layers the ONNX importer builds QLinearConv and QLinearMatMul from
 /// (OnnxConvertQuantization.cpp, after constant folding): Cast of 8-bit data to Signed32, Sub of a
-/// constant scalar zero point, a 2-D Convolution or a MatMul of that with constant Signed32 weights
-/// (and bias), Cast of the Signed32 sum to Float32. CpuAcc claims them only to fuse each product
+/// scalar zero point, a 2-D Convolution or a MatMul of that with constant Signed32 weights (and
+/// bias) or, for a MatMul, with a second operand made the same way (attention's products), Cast of
+/// the Signed32 sum to Float32. CpuAcc claims them only to fuse each product
 /// into one oneDNN int8 primitive (FuseIntegerProducts, CpuAccFusion.cpp); OptimizeSubgraph returns
 /// every piece it could not fuse as a failed sub-graph, and the optimizer gives it to the next
 /// backend. nullopt: not such a layer (the Float32 rules apply).
@@ -394,6 +396,23 @@ static std::optional<bool> IsIntegerProductPiece(LayerType type, const LayerDesc
             if (!s32In) return std::nullopt;
             const std::string op = GetLayerTypeName(type);
             const bool conv = type == LayerType::Convolution;
+            if (!conv && in.size() == 2 && is(in[1], DataType::Signed32) && !isConst(1) && is(out[0], DataType::Signed32)) {
+                // A product of two activations (attention's QLinearMatMuls): CpuAcc's own integer GEMM,
+                // one matmul per batch, no broadcasting.
+                const TensorShape& a = in[0].GetShape();
+                const TensorShape& b = in[1].GetShape();
+                bool same = a.GetNumDimensions() >= 2 && a.GetNumDimensions() == b.GetNumDimensions();
+                for (unsigned int d = 0; same && d + 2 < a.GetNumDimensions(); ++d) same = a[d] == b[d];
+                if (!same) {
+                    return Refuse(reason, op + ": on Signed32 with both operands computed CpuAcc needs equal batch dims "
+                                               "(no broadcasting)");
+                }
+                if (BestKernelIsa() == KernelIsa::Scalar) {
+                    return Refuse(reason, op + ": on Signed32 with both operands computed CpuAcc needs AVX2 (its own "
+                                               "integer GEMM)");
+                }
+                return true;
+            }
             if (in.size() < 2 || !is(in[1], DataType::Signed32) || !isConst(1) || !is(out[0], DataType::Signed32)) {
                 return Refuse(reason, op + ": on Signed32 CpuAcc needs constant Signed32 weights (an integer product "
                                            "with constant weights)");

@@ -774,8 +774,8 @@ TEST(CpuAccInt8, QuantizedModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
         std::size_t quantizedOnRef = 0, unfusedProducts = 0;
         std::string offenders;
         for (const LayerPlacement& p : opt->GetLayerPlacements()) {
-            // A QOperator product with constant weights that CpuAcc claimed and could not fuse
-            // (its activation x activation products CpuAcc declines up front).
+            // A QOperator product that CpuAcc claimed and could not fuse (with constant weights, or
+            // of two activations: the own integer GEMM takes those).
             if (p.m_LayerName.find("int32_product") != std::string::npos && p.m_Backend == BackendId("CpuRef")) {
                 for (const auto& [b, r] : p.m_Declined) {
                     if (b == BackendId("CpuAcc") && r.find("OptimizeSubgraph") != std::string::npos) {
@@ -856,6 +856,8 @@ struct IntegerProductCase {
     /// Whether the weights minus their zero point fit a signed byte (else the product stays on
     /// CpuRef: oneDNN's int8 weights are signed 8-bit).
     bool m_Fuses = true;
+    /// A MatMul whose second operand is a graph input too (attention's products), batched [3, ...].
+    bool m_ComputedB = false;
 };
 
 void PrintTo(const IntegerProductCase& c, std::ostream* os) { *os << c.m_Name; }
@@ -882,8 +884,8 @@ std::pair<int, int> RangeOf(int type) {
     return type == onnx::TensorProto_DataType_UINT8 ? std::pair<int, int>{0, 255} : std::pair<int, int>{-128, 127};
 }
 
-/// The model's bytes and a random input for it.
-std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProductCase& c) {
+/// The model's bytes and random inputs for it.
+std::pair<std::string, std::vector<OwnedTensor>> MakeIntegerProductModel(const IntegerProductCase& c) {
     std::mt19937 rng(1234);
     onnx::ModelProto model;
     model.set_ir_version(8);
@@ -891,9 +893,10 @@ std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProduct
     onnx::GraphProto& g = *model.mutable_graph();
     g.set_name("integer_product");
     const int64_t channelsIn = 8, channelsOut = 12, k = 24, n = 20;
-    const std::vector<int64_t> xDims = c.m_Conv ? std::vector<int64_t>{1, channelsIn, 9, 9} : std::vector<int64_t>{2, 5, k};
+    const std::vector<int64_t> xDims = c.m_Conv ? std::vector<int64_t>{1, channelsIn, 9, 9}
+                                                : (c.m_ComputedB ? std::vector<int64_t>{3, 5, k} : std::vector<int64_t>{2, 5, k});
     const std::vector<int64_t> wDims = c.m_Conv ? std::vector<int64_t>{channelsOut, channelsIn / c.m_Groups, 3, 3}
-                                                : std::vector<int64_t>{k, n};
+                                                : (c.m_ComputedB ? std::vector<int64_t>{3, k, n} : std::vector<int64_t>{k, n});
     const int64_t outChannels = c.m_Conv ? channelsOut : n;
     const auto add = [&](const onnx::TensorProto& t) { *g.add_initializer() = t; };
     const auto scalar8 = [&](const std::string& name, int type, int32_t v) {
@@ -907,7 +910,7 @@ std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProduct
     for (int64_t d : wDims) wCount *= static_cast<std::size_t>(d);
     const auto [wLo, wHi] = RangeOf(c.m_WType);
     const std::vector<uint8_t> w = Random8(rng, wCount, wLo, wHi);
-    add(RawTensor("w", c.m_WType, wDims, w.data(), w.size()));
+    if (!c.m_ComputedB) add(RawTensor("w", c.m_WType, wDims, w.data(), w.size()));
     std::uniform_real_distribution<float> wScale(0.004f, 0.02f);
     std::vector<float> wScales(c.m_PerChannel ? static_cast<std::size_t>(outChannels) : 1u);
     for (float& v : wScales) v = wScale(rng);
@@ -953,9 +956,11 @@ std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProduct
         for (int64_t d : dims) t->mutable_shape()->add_dim()->set_dim_value(d);
     };
     valueInfo(g.add_input(), "x", c.m_XType, xDims);
+    if (c.m_ComputedB) valueInfo(g.add_input(), "w", c.m_WType, wDims);
     const int64_t side = (9 + 2 - 3) / c.m_Stride + 1;
     valueInfo(g.add_output(), "y", c.m_YType,
-              c.m_Conv ? std::vector<int64_t>{1, channelsOut, side, side} : std::vector<int64_t>{2, 5, n});
+              c.m_Conv ? std::vector<int64_t>{1, channelsOut, side, side}
+                       : std::vector<int64_t>{xDims[0], 5, n});
     OwnedTensor x;
     x.m_Name = "x";
     std::vector<unsigned int> dims(xDims.begin(), xDims.end());
@@ -963,7 +968,16 @@ std::pair<std::string, OwnedTensor> MakeIntegerProductModel(const IntegerProduct
     // Around the zero point (as calibrated activations are), within the type's range.
     const auto [xLo, xHi] = RangeOf(c.m_XType);
     x.m_Data = Random8(rng, x.m_Info.GetNumElements(), std::max(xLo, c.m_XZeroPoint - 60), std::min(xHi, c.m_XZeroPoint + 60));
-    return {model.SerializeAsString(), x};
+    std::vector<OwnedTensor> inputs = {x};
+    if (c.m_ComputedB) {
+        OwnedTensor b;
+        b.m_Name = "w";
+        b.m_Info = TensorInfo(TensorShape(std::vector<unsigned int>(wDims.begin(), wDims.end())),
+                              c.m_WType == onnx::TensorProto_DataType_UINT8 ? DataType::UInt8 : DataType::Signed8);
+        b.m_Data = w;
+        inputs.push_back(b);
+    }
+    return {model.SerializeAsString(), inputs};
 }
 
 class CpuAccIntegerProduct : public ::testing::TestWithParam<IntegerProductCase> {};
@@ -1002,7 +1016,7 @@ bool OneDnnRunsGroupedInt8Conv(const IntegerProductCase& c) {
 TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     SKIP_WITHOUT_CPUACC();
     const IntegerProductCase& c = GetParam();
-    const auto [bytes, x] = MakeIntegerProductModel(c);
+    const auto [bytes, inputs] = MakeIntegerProductModel(c);
     const auto load = [&](const std::vector<BackendId>& backends) {
         LoadedModel m;
         IOnnxParserPtr parser = IOnnxParser::Create();
@@ -1018,7 +1032,7 @@ TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     };
     const LoadedModel acc = load({"CpuAcc", "CpuRef"});
     const LoadedModel ref = load({"CpuRef"});
-    const std::vector<OwnedTensor> a = acc.Run({x}), r = ref.Run({x});
+    const std::vector<OwnedTensor> a = acc.Run(inputs), r = ref.Run(inputs);
     ASSERT_EQ(a.size(), 1u);
     ASSERT_EQ(a[0].m_Data.size(), r[0].m_Data.size());
     std::size_t differ = 0, saturated = 0;
@@ -1034,7 +1048,7 @@ TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
     // oneDNN's int8 where it is exact and has a real kernel; otherwise CpuAcc's own integer GEMM (AVX2).
     const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
-    if (c.m_Fuses && (ownGemm || (Int8Exact() && (c.m_Groups == 1 || OneDnnRunsGroupedInt8Conv(c))))) {
+    if (c.m_Fuses && (ownGemm || (!c.m_ComputedB && Int8Exact() && (c.m_Groups == 1 || OneDnnRunsGroupedInt8Conv(c))))) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(acc.m_LayerCounts.count("CpuRef") ? acc.m_LayerCounts.at("CpuRef") : 0u, 0u) << acc.m_Optimized;
     } else {
@@ -1057,7 +1071,10 @@ INSTANTIATE_TEST_SUITE_P(
         IntegerProductCase{"ConvU8WeightsTooWideStayOnCpuRef", true, kU8, 100, kU8, 0, false, kU8, 128, 1, 1, true, false},
         IntegerProductCase{"MatMulU8S8PerTensor", false, kU8, 128, kS8, 0, false, kU8, 127},
         IntegerProductCase{"MatMulS8S8PerColumn", false, kS8, 1, kS8, 0, true, kS8, -3},
-        IntegerProductCase{"MatMulU8WeightsU8CenteredFit", false, kU8, 0, kU8, 128, true, kU8, 9}),
+        IntegerProductCase{"MatMulU8WeightsU8CenteredFit", false, kU8, 0, kU8, 128, true, kU8, 9},
+        // Both operands computed (attention): any zero points, u8 x u8 included; one multiplier.
+        IntegerProductCase{"MatMulComputedU8xU8", false, kU8, 131, kU8, 120, false, kU8, 128, 1, 1, true, true, true},
+        IntegerProductCase{"MatMulComputedS8xU8", false, kS8, -2, kU8, 255, false, kS8, 0, 1, 1, true, true, true}),
     [](const ::testing::TestParamInfo<IntegerProductCase>& i) { return std::string(i.param.m_Name); });
 
 // ---- dynamic quantization: DynamicQuantizeLinear, MatMulInteger / ConvInteger --------------------
