@@ -6,14 +6,15 @@ The int8 models are made here (never committed, never downloaded) with onnxrunti
 tool from the float models make_models.py exported: quantize_static, QDQ format (or with --format
 qop the QOperator format, QLinearConv / QLinearMatMul for the Conv and MatMul nodes only),
 per-channel int8 weights, uint8 activations, MinMax calibration on 8 seeded random inputs of the
-model's shape; or with --format dyn quantize_dynamic (int8 weights per tensor, activations quantized at
-run time: DynamicQuantizeLinear, MatMulInteger, ConvInteger).
+model's shape (MatMuls with a constant B only, unless --all-matmuls); or with --format dyn
+quantize_dynamic (int8 weights per tensor, activations quantized at run time: DynamicQuantizeLinear,
+MatMulInteger, ConvInteger).
 
   # once: the float models (Debian's python with torch)
   MODELS_DIR=bench/cpu/models /usr/bin/python3 bench/cpu/make_models.py --only resnet50,bert_base_encoder
   # then (python3 with onnxruntime==1.30.0, onnx, numpy, as scripts/install-deps.sh installs)
   python3 bench/cpu/int8_bench.py [--models resnet50,bert_base_encoder] [--threads 1,2] [--rounds 4] \
-      [--format qdq|qop|dyn]
+      [--format qdq|qop|dyn] [--all-matmuls]
 
 Each measurement is its own process (`trellis bench ... --json`, or this script with --ort-one),
 engines alternated within a round; the table has the best median of each over the rounds, the
@@ -35,7 +36,7 @@ sys.path.insert(0, HERE)
 import run_bench  # noqa: E402  (run_measured, trellis_once, cpu_model)
 
 
-def quantize(src, dst, x_shape, input_name, fmt="qdq"):
+def quantize(src, dst, x_shape, input_name, fmt="qdq", const_b_only=True):
     import numpy as np
     from onnxruntime import quantization as q
 
@@ -61,7 +62,7 @@ def quantize(src, dst, x_shape, input_name, fmt="qdq"):
     q.quantize_static(src, dst, Reader(), quant_format=q.QuantFormat.QOperator if fmt == "qop" else q.QuantFormat.QDQ,
                       per_channel=True, activation_type=q.QuantType.QUInt8, weight_type=q.QuantType.QInt8,
                       calibrate_method=q.CalibrationMethod.MinMax,
-                      extra_options={"MatMulConstBOnly": True}, **ops)
+                      extra_options={"MatMulConstBOnly": const_b_only}, **ops)
 
 
 def ort_one(model, x_path, ref_path, threads, min_time):
@@ -121,6 +122,10 @@ def main():
                     help="QDQ (QuantizeLinear/DequantizeLinear around float ops), QOperator (QLinearConv, "
                          "QLinearMatMul) or dynamically quantized (quantize_dynamic: DynamicQuantizeLinear, "
                          "MatMulInteger, ConvInteger) models")
+    ap.add_argument("--all-matmuls", action="store_true",
+                    help="quantize_static's default MatMulConstBOnly=False: the attention MatMuls of two activations "
+                         "are quantized too (QLinearMatMul of two activations with --format qop); the models get "
+                         "their own file names")
     run_bench.add_isa_cap_arguments(ap)  # as run_bench.py (without VNNI CpuAcc keeps int8 layers in float32)
     ap.add_argument("--ort-one", nargs=3, metavar=("MODEL", "INPUT", "REF"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -142,13 +147,13 @@ def main():
         fp32 = os.path.join(args.models_dir, entries[name]["onnx"])
         x_path = os.path.join(args.models_dir, name + ".input.npy")
         ref_path = os.path.join(args.models_dir, name + ".ref.npy")
-        int8 = os.path.join(int8_dir, name + "_int8_%s.onnx" % args.format)
+        int8 = os.path.join(int8_dir, name + "_int8_%s%s.onnx" % (args.format, "_all" if args.all_matmuls else ""))
         if not os.path.exists(int8) or os.path.getmtime(int8) < os.path.getmtime(fp32):
             import numpy as np
             import onnx
             t0 = time.time()
             input_name = onnx.load(fp32, load_external_data=False).graph.input[0].name
-            quantize(fp32, int8, np.load(x_path).shape, input_name, args.format)
+            quantize(fp32, int8, np.load(x_path).shape, input_name, args.format, const_b_only=not args.all_matmuls)
             print("quantized %s in %.0f s" % (name, time.time() - t0), flush=True)
         for threads in (int(t) for t in args.threads.split(",") if t):
             res = {k: [] for k in ("trellis_fp32", "trellis_int8", "ort_int8", "ort_fp32")}
@@ -191,7 +196,8 @@ def main():
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         table.append("| %s | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f | %s, %s, %s |" % (
-            r["model"] + {"qdq": "", "qop": " (QOperator)", "dyn": " (dynamic)"}[args.format], r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
+            r["model"] + {"qdq": "", "qop": " (QOperator)", "dyn": " (dynamic)"}[args.format] +
+            (", all MatMuls" if args.all_matmuls else ""), r["threads"], r["trellis_fp32"], r["trellis_int8"], r["ort_int8"], r["ort_fp32"], r["int8_vs_fp32"],
             r["int8_vs_ort"], r["paired_vs_ort"], e(r["err_trellis_int8"]), e(r["err_ort_int8"]), e(r["err_trellis_fp32"])))
     print("\n".join(table))
     if args.markdown:
