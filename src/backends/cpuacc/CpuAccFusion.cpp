@@ -857,11 +857,18 @@ void FuseInt8(RegionGraph& g) {
             }
             continue;
         }
-        if (!exact) {
+        // Without VNNI a MatMul / Gemm runs on CpuAcc's own exact integer GEMM (16-bit products: half
+        // the weight bytes of float32); a convolution stays float32, which is as fast there.
+        const TensorShape& xs = g.m_Values[static_cast<std::size_t>(n.m_Inputs[0])].m_Info.GetShape();
+        const std::size_t depth = xs.GetNumDimensions() > 0 ? xs[xs.GetNumDimensions() - 1] : 0;
+        const bool own = !exact && n.m_Kind == NodeKind::MatMul && BestKernelIsa() != KernelIsa::Scalar &&
+                         depth <= kMaxIntegerGemmDepth;
+        if (!exact && !own) {
             g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + why);
             continue;
         }
         Int8Params p;
+        p.m_OwnKernel = own;
         const Node& dqn = N(g, dq);
         const Node& qn = N(g, q);
         QuantParamsOf(g, dqn, p.m_SrcScale, p.m_SrcZeroPoint);
@@ -870,7 +877,7 @@ void FuseInt8(RegionGraph& g) {
         p.m_DstType = g.m_Values[static_cast<std::size_t>(Out(qn))].m_Info.GetDataType();
         const int x = N(g, i).m_Inputs[0];
         std::string probe;
-        if (!Int8NodeRunsFast(g, N(g, i), p, dqn.m_Inputs[0], Out(qn), &probe)) {
+        if (!own && !Int8NodeRunsFast(g, N(g, i), p, dqn.m_Inputs[0], Out(qn), &probe)) {
             g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + probe);
             continue;
         }
@@ -878,7 +885,7 @@ void FuseInt8(RegionGraph& g) {
         node.m_Inputs[0] = dqn.m_Inputs[0];
         node.m_Int8 = p;
         g.m_FusionLog.push_back("int8: " + std::string(GetNodeKindName(node.m_Kind)) + " '" + node.m_Name + "' between '" +
-                                dqn.m_Name + "' and '" + qn.m_Name + "'");
+                                dqn.m_Name + "' and '" + qn.m_Name + "'" + (own ? " (CpuAcc's own exact integer GEMM)" : ""));
         Absorb(g, i, q, {q});
         if (g.Consumers(x).empty() && !g.IsRegionOutput(x)) N(g, dq).m_Dead = true;
     }

@@ -312,7 +312,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                                         "' does not fit the own integer GEMM: " + why);
     };
     const bool activationB = p.m_ActivationB;  // B computed: packed on every call, per batch
-    if ((!activationB && !wv.m_Int8Values) || (!dynamic && p.m_Multipliers < 0)) throw fail("no int8 weights or no scales");
+    // A QDQ MatMul / Gemm (DequantizeLinear -> MatMul -> [Relu] -> QuantizeLinear): the scales from
+    // the DequantizeLinears, a Float32 bias added after them, Relu, then QuantizeLinear's scale.
+    const bool qdq = !dynamic && p.m_Multipliers < 0;
+    if (qdq && conv) throw fail("a QDQ convolution (CpuAcc keeps those in float32 without VNNI)");
+    if (!activationB && !wv.m_Int8Values) throw fail("no int8 weights");
     // The product as GEMMs: a matmul's A [rows][depth] by B [depth][cols]; a convolution per image
     // and group, its weights [cols][depth] by the taps [depth][rows] (IntegerConvAvx2).
     std::size_t batch = 1, groups = 1, rows = 0, depth = 0, cols = 0;
@@ -348,10 +352,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         cols = static_cast<std::size_t>(wDims.back());
         batch = static_cast<std::size_t>(Product(xDims, 0, xDims.size() - 2));
     } else {
-        if (wDims.size() != 2 || wDims[0] != xDims.back()) throw fail("weights are not [k, n]");
+        const bool transB = n.m_LayerType == LayerType::Gemm && std::get<GemmDescriptor>(n.m_Descriptor).m_TransB;
+        if (wDims.size() != 2 || wDims[transB ? 1 : 0] != xDims.back()) throw fail("weights are not [k, n]");
         depth = static_cast<std::size_t>(xDims.back());
         rows = static_cast<std::size_t>(Product(xDims, 0, xDims.size() - 1));
-        cols = static_cast<std::size_t>(wDims[1]);
+        cols = static_cast<std::size_t>(wDims[transB ? 0 : 1]);
     }
     const std::size_t maxDepth = activationB ? kMaxActivationGemmDepth : kMaxIntegerGemmDepth;
     if (depth > maxDepth) throw fail("depth " + std::to_string(depth) + " above " + std::to_string(maxDepth));
@@ -362,24 +367,47 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const int8_t* w = activationB ? nullptr : wv.m_Int8Values->data();
     const std::size_t perGroup = conv ? PackedIntegerConvWeightsSize(cols, depth) : PackedIntegerWeightsSize(depth, cols);
     std::vector<int16_t> packed(activationB ? 1 : perGroup * groups);
+    std::vector<int8_t> transposed;
+    if (!conv && !activationB && n.m_LayerType == LayerType::Gemm && std::get<GemmDescriptor>(n.m_Descriptor).m_TransB) {
+        transposed.resize(depth * cols);  // Gemm's transB weights [n][k] as [k][n]
+        for (std::size_t j = 0; j < cols; ++j) {
+            for (std::size_t q = 0; q < depth; ++q) transposed[q * cols + j] = w[j * depth + q];
+        }
+        w = transposed.data();
+    }
     for (std::size_t g = 0; g < groups && !activationB; ++g) {
         if (conv) PackIntegerConvWeights(w + g * cols * depth, cols, depth, packed.data() + g * perGroup);
         else PackIntegerWeights(w, depth, cols, packed.data());
     }
-    // Scales: x_scale * w_scale at run time, or the constant multipliers x_scale * w_scale / y_scale.
+    // Scales: x_scale * w_scale at run time, the constant multipliers x_scale * w_scale / y_scale,
+    // or a QDQ node's x_scale * w_scale (one, or per output channel).
+    std::vector<float> qdqScales;
+    if (qdq) {
+        for (const float ws1 : wv.m_Info.GetQuantizationScales()) qdqScales.push_back(p.m_SrcScale * ws1);
+    }
     const int scaleValue = dynamic ? p.m_RuntimeScales : p.m_Multipliers;
-    const std::size_t scaleCount = m_Graph->m_Values[static_cast<std::size_t>(scaleValue)].m_Info.GetNumElements();
+    const std::size_t scaleCount =
+        qdq ? qdqScales.size() : m_Graph->m_Values[static_cast<std::size_t>(scaleValue)].m_Info.GetNumElements();
     if (scaleCount != 1 && scaleCount != channels) throw fail("scales neither one nor one per output channel");
     int scaleMem = -1;
     if (dynamic) {
         scaleMem = Alias(EnsurePlain(scaleValue), PlainMd({static_cast<memory::dim>(scaleCount)}));
     } else {
         const memory::desc md = PlainMd({static_cast<memory::dim>(scaleCount)});
-        scaleMem = PackData(Multipliers(n), md, md);
+        scaleMem = PackData(qdq ? qdqScales.data() : Multipliers(n), md, md);
+    }
+    // A QDQ node's Float32 bias (added after the scales, as the float layers add it) and Relu.
+    int floatBiasMem = -1;
+    bool relu = false;
+    if (qdq && n.m_Inputs.size() > 2) {
+        const ConstTensor& bt = ConstantOf(n.m_Inputs[2], n, "the bias");
+        if (bt.GetDataType() != DataType::Float32 || bt.GetNumElements() != channels) throw fail("bias is not Float32 per channel");
+        const memory::desc md = PlainMd({static_cast<memory::dim>(channels)});
+        floatBiasMem = PackData(bt.GetMemoryArea(), md, md);
     }
     // The Signed32 bias (a QLinearConv's), added to the integer sums; no sum may wrap.
     int biasMem = -1;
-    if (HasInt8Bias(n, p)) {
+    if (!qdq && HasInt8Bias(n, p)) {
         const ConstTensor& bt = ConstantOf(n.m_Inputs[2], n, "the bias");
         if (bt.GetDataType() != DataType::Signed32 || bt.GetNumElements() != channels) throw fail("bias is not Signed32 per channel");
         const auto* bp = static_cast<const int32_t*>(bt.GetMemoryArea());
@@ -393,6 +421,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const memory::desc dstF32 = PlainMd(conv ? outDims : Dims{static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)});
     std::vector<std::tuple<dnnl::primitive, dnnl::primitive_desc_base, int, memory::desc>> post;
     for (const PostOp& op : n.m_PostOps) {
+        if (qdq && op.m_Kind == PostOp::Kind::Eltwise && op.m_Eltwise.m_Algorithm == dnnl_eltwise_relu &&
+            op.m_Eltwise.m_Alpha == 0.0f) {
+            relu = true;  // applied before the quantization
+            continue;
+        }
         if (!dynamic) throw fail("post-op after a quantized result");
         if (op.m_Kind == PostOp::Kind::Eltwise) {
             dnnl::eltwise_forward::primitive_desc pd(
@@ -421,6 +454,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const bool quantized = !dynamic;
     const bool outSigned = p.m_DstType == DataType::Signed8;
     const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
+    const float dstScale = qdq ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
     const std::size_t outImage = channels * rows;
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
@@ -444,6 +478,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     if (biasMem >= 0) mems.push_back(biasMem);
     const int zpAt = p.m_RuntimeSrcZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
     if (zpAt >= 0) mems.push_back(EnsurePlain(p.m_RuntimeSrcZeroPoint));
+    const int floatBiasAt = floatBiasMem >= 0 ? static_cast<int>(mems.size()) : -1;
+    if (floatBiasMem >= 0) mems.push_back(floatBiasMem);
     const KernelIsa isa = BestKernelIsa();
     const bool convWorkspace = conv && IntegerConvWorkspaceSize(shape, cols) > 0;
     Step step;
@@ -464,7 +500,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         const auto* bias = biasAt >= 0 ? static_cast<const int32_t*>(ptr[static_cast<std::size_t>(biasAt)]) : nullptr;
         const bool perColumn = scaleCount > 1;
         const auto quantize = [&](const float* from, std::size_t count, std::size_t at) {
-            Quantize(from, static_cast<uint8_t*>(ptr[3]) + at, outSigned, count, 1.0f, dstZp, isa);
+            Quantize(from, static_cast<uint8_t*>(ptr[3]) + at, outSigned, count, dstScale, dstZp, isa);
         };
         if (activationB) {
             // One product per batch: that batch's B packed (minus its zero point), then A by it.
@@ -483,6 +519,20 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         if (!conv) {
             float* result = quantized ? c : static_cast<float*>(ptr[3]);
             IntegerGemmAvx2(src, aSigned, zp, rows, depth, weights, cols, bias, scales, perColumn, result, ws);
+            if (qdq) {
+                // Bias, Relu, QuantizeLinear row by row.
+                const auto* fb = floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) : nullptr;
+#pragma omp parallel for schedule(static)
+                for (std::size_t r = 0; r < rows; ++r) {
+                    float* row = c + r * cols;
+                    for (std::size_t j = 0; j < cols; ++j) {
+                        float v = fb ? row[j] + fb[j] : row[j];
+                        row[j] = relu ? (v > 0.0f ? v : 0.0f) : v;
+                    }
+                    quantize(row, cols, r * cols);
+                }
+                return;
+            }
             if (quantized) {
                 constexpr std::size_t kBlock = 16384;
                 const std::size_t total = rows * cols;
