@@ -1159,6 +1159,7 @@ struct DynamicProductCase {
     bool m_PerChannel;     ///< w_scale and w_zero_point per output column / channel
     float m_XLo, m_XHi;    ///< x's range (its zero point follows from it)
     bool m_Fuses = true;   ///< w - w_zero_point fits a signed byte (else the pieces stay on CpuRef)
+    int64_t m_Batch = 1;   ///< a convolution's images
 };
 
 void PrintTo(const DynamicProductCase& c, std::ostream* os) { *os << c.m_Name; }
@@ -1171,7 +1172,7 @@ std::pair<std::string, OwnedTensor> MakeDynamicProductModel(const DynamicProduct
     onnx::GraphProto& g = *model.mutable_graph();
     g.set_name("dynamic_product");
     const int64_t channelsIn = 8, channelsOut = 12, k = 48, n = 40;
-    const std::vector<int64_t> xDims = c.m_Conv ? std::vector<int64_t>{1, channelsIn, 9, 9} : std::vector<int64_t>{2, 7, k};
+    const std::vector<int64_t> xDims = c.m_Conv ? std::vector<int64_t>{c.m_Batch, channelsIn, 9, 9} : std::vector<int64_t>{2, 7, k};
     const std::vector<int64_t> wDims = c.m_Conv ? std::vector<int64_t>{channelsOut, channelsIn, 3, 3} : std::vector<int64_t>{k, n};
     const int64_t outChannels = c.m_Conv ? channelsOut : n;
     const auto add = [&](const onnx::TensorProto& t) { *g.add_initializer() = t; };
@@ -1221,7 +1222,7 @@ std::pair<std::string, OwnedTensor> MakeDynamicProductModel(const DynamicProduct
     node("Add", {"scaled", "bias"}, {"y"});
     ValueInfo(g.add_input(), "x", onnx::TensorProto_DataType_FLOAT, xDims);
     ValueInfo(g.add_output(), "y", onnx::TensorProto_DataType_FLOAT,
-              c.m_Conv ? std::vector<int64_t>{1, channelsOut, 9, 9} : std::vector<int64_t>{2, 7, n});
+              c.m_Conv ? std::vector<int64_t>{c.m_Batch, channelsOut, 9, 9} : std::vector<int64_t>{2, 7, n});
     std::uniform_real_distribution<float> xd(c.m_XLo, c.m_XHi);
     std::vector<float> x(1);
     std::size_t xCount = 1;
@@ -1274,7 +1275,8 @@ INSTANTIATE_TEST_SUITE_P(
                       DynamicProductCase{"MatMulS8PerColumnPositiveInput", false, kS8, 0, true, 0.1f, 4.0f},
                       DynamicProductCase{"MatMulU8CenteredFitNegativeInput", false, kU8, 128, false, -5.0f, -0.5f},
                       DynamicProductCase{"MatMulU8WeightsTooWideStayOnCpuRef", false, kU8, 0, false, -1.0f, 1.0f, false},
-                      DynamicProductCase{"ConvS8PerTensor", true, kS8, 0, false, -1.5f, 2.5f}),
+                      DynamicProductCase{"ConvS8PerTensor", true, kS8, 0, false, -1.5f, 2.5f},
+                      DynamicProductCase{"ConvS8ThreeImages", true, kS8, 0, false, -1.0f, 3.0f, true, 3}),
     [](const ::testing::TestParamInfo<DynamicProductCase>& i) { return std::string(i.param.m_Name); });
 
 }  // namespace
