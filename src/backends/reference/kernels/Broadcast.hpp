@@ -36,20 +36,24 @@ BroadcastPlan<N> MakeBroadcastPlan(const std::vector<int64_t>& out, const std::a
     for (std::size_t k = 0; k < N; ++k) {
         const std::vector<int64_t>& in = inputs[k];
         full[k].assign(rank, 0);
-        int64_t stride = 1;
+        // Unsigned: an empty input (a dim of 0) may have other dims whose product overflows; its
+        // strides are then never used, and wrapping is defined where signed overflow is not.
+        uint64_t stride = 1;
         for (std::size_t j = in.size(); j-- > 0;) {
             const std::size_t d = rank - (in.size() - j);
-            if (in[j] != 1) full[k][d] = stride;
-            stride *= in[j];
+            if (in[j] != 1) full[k][d] = static_cast<int64_t>(stride);
+            stride *= static_cast<uint64_t>(in[j]);
         }
     }
     for (std::size_t d = 0; d < rank; ++d) {
         const int64_t n = out[d];
         if (n == 1) continue;  // never moves any pointer
         bool merge = !plan.dims.empty();
-        for (std::size_t k = 0; k < N && merge; ++k) merge = plan.strides[k].back() == full[k][d] * n;
+        for (std::size_t k = 0; k < N && merge; ++k) {
+            merge = static_cast<uint64_t>(plan.strides[k].back()) == static_cast<uint64_t>(full[k][d]) * static_cast<uint64_t>(n);
+        }
         if (merge) {
-            plan.dims.back() *= n;
+            plan.dims.back() = static_cast<int64_t>(static_cast<uint64_t>(plan.dims.back()) * static_cast<uint64_t>(n));
             for (std::size_t k = 0; k < N; ++k) plan.strides[k].back() = full[k][d];
         } else {
             plan.dims.push_back(n);
