@@ -272,7 +272,7 @@ PanelPixels PixelsOf(const Im2ColShape& s, std::size_t pixel, std::size_t pixels
         p.m_Row[j] = static_cast<long>(y * s.m_StrideH) - static_cast<long>(s.m_PadTop);
         p.m_Col[j] = static_cast<long>(x * s.m_StrideW) - static_cast<long>(s.m_PadLeft);
     }
-    p.m_Contiguous = s.m_StrideW == 1 && pixel % s.m_OutW + 16 <= s.m_OutW && pixel + 16 <= pixels;
+    p.m_Contiguous = (s.m_StrideW == 1 || s.m_StrideW == 2) && pixel % s.m_OutW + 16 <= s.m_OutW && pixel + 16 <= pixels;
     return p;
 }
 
@@ -288,18 +288,34 @@ struct PaddedInput {
     std::size_t m_Height = 0, m_Width = 0, m_Plane = 0;  ///< m_Plane: bytes per channel (with slack)
 };
 
+/// Tap k of a convolution: its input channel and its offsets (kernel row and column times the
+/// dilation), worked out once per call (no divisions per panel).
+struct Tap {
+    std::size_t m_Channel = 0;
+    long m_Dy = 0, m_Dx = 0;
+};
+
+std::vector<Tap> TapsOf(const Im2ColShape& s) {
+    std::vector<Tap> taps(s.m_Channels * s.m_KernelH * s.m_KernelW);
+    for (std::size_t k = 0; k < taps.size(); ++k) {
+        const std::size_t kw = k % s.m_KernelW, kh = (k / s.m_KernelW) % s.m_KernelH;
+        taps[k] = {k / (s.m_KernelW * s.m_KernelH), static_cast<long>(kh * s.m_DilationH), static_cast<long>(kw * s.m_DilationW)};
+    }
+    return taps;
+}
+
 template <typename T>
-__attribute__((target("avx2"))) __m256i TapRow(const T* x, const Im2ColShape& s, std::size_t k, const PanelPixels& px,
-                                               bool flat, const PaddedInput& padded, std::size_t pixel, int32_t zp) {
-    const std::size_t depth = s.m_Channels * s.m_KernelH * s.m_KernelW;
-    if (k >= depth) return _mm256_setzero_si256();
-    const std::size_t kw = k % s.m_KernelW, kh = (k / s.m_KernelW) % s.m_KernelH, c = k / (s.m_KernelW * s.m_KernelH);
+__attribute__((target("avx2"))) __m256i TapRow(const T* x, const Im2ColShape& s, const std::vector<Tap>& taps, std::size_t k,
+                                               const PanelPixels& px, bool flat, const PaddedInput& padded, std::size_t pixel,
+                                               int32_t zp) {
+    if (k >= taps.size()) return _mm256_setzero_si256();
+    const std::size_t c = taps[k].m_Channel;
     const T* plane = x + c * s.m_InH * s.m_InW;
-    const long dy = static_cast<long>(kh * s.m_DilationH), dx = static_cast<long>(kw * s.m_DilationW);
+    const long dy = taps[k].m_Dy, dx = taps[k].m_Dx;
     const long h = static_cast<long>(s.m_InH), w = static_cast<long>(s.m_InW);
     // The common cases as one 16-byte load: a 1x1 stride-1 unpadded convolution reads the plane as
     // it is, a padded stride-1 one its padded copy; otherwise 16 pixels of one output row at
-    // stride 1, the tap inside the input for all.
+    // stride 1 (or 2: every other byte of 32), the tap inside the input for all.
     const T* run = nullptr;
     if (padded.m_Data) {
         run = static_cast<const T*>(padded.m_Data) + c * padded.m_Plane + pixel + static_cast<std::size_t>(dy) * padded.m_Width +
@@ -308,7 +324,20 @@ __attribute__((target("avx2"))) __m256i TapRow(const T* x, const Im2ColShape& s,
         run = plane + pixel;
     } else if (px.m_Contiguous) {
         const long ih = px.m_Row[0] + dy, iw = px.m_Col[0] + dx;
-        if (ih >= 0 && ih < h && iw >= 0 && iw + 16 <= w) run = plane + ih * w + iw;
+        const long span = s.m_StrideW == 1 ? 16 : 32;
+        if (ih >= 0 && ih < h && iw >= 0 && iw + span <= w) {
+            if (s.m_StrideW == 2) {
+                // The even bytes of 32: per 128-bit lane to its low 8, then the two lanes' halves together.
+                const __m256i all = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(plane + ih * w + iw));
+                const __m256i even = _mm256_shuffle_epi8(
+                    all, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1, 0, 2, 4, 6, 8, 10, 12, 14,
+                                          -1, -1, -1, -1, -1, -1, -1, -1));
+                const __m128i bytes = _mm256_castsi256_si128(_mm256_permute4x64_epi64(even, 0x08));
+                const __m256i wide = std::is_signed_v<T> ? _mm256_cvtepi8_epi16(bytes) : _mm256_cvtepu8_epi16(bytes);
+                return _mm256_sub_epi16(wide, _mm256_set1_epi16(static_cast<int16_t>(zp)));
+            }
+            run = plane + ih * w + iw;
+        }
     }
     if (run) {
         const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(run));
@@ -326,15 +355,16 @@ __attribute__((target("avx2"))) __m256i TapRow(const T* x, const Im2ColShape& s,
 
 /// The panel of B for output pixels [pixel, pixel + 16): [pair][16][2] 16-bit values.
 template <typename T>
-__attribute__((target("avx2"))) void PackConvPanel(const T* x, const Im2ColShape& s, const PaddedInput& padded,
-                                                   std::size_t pixel, std::size_t pixels, int32_t zp, int16_t* out) {
+__attribute__((target("avx2"))) void PackConvPanel(const T* x, const Im2ColShape& s, const std::vector<Tap>& taps,
+                                                   const PaddedInput& padded, std::size_t pixel, std::size_t pixels,
+                                                   int32_t zp, int16_t* out) {
     const std::size_t pairs = Pairs(s.m_Channels * s.m_KernelH * s.m_KernelW);
     const PanelPixels px = padded.m_Data ? PanelPixels{} : PixelsOf(s, pixel, pixels);
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
                       s.m_PadLeft == 0 && s.m_InW == s.m_OutW && s.m_InH == s.m_OutH && pixel + 16 <= pixels;
     for (std::size_t p = 0; p < pairs; ++p) {
-        const __m256i r0 = TapRow(x, s, 2 * p, px, flat, padded, pixel, zp);
-        const __m256i r1 = TapRow(x, s, 2 * p + 1, px, flat, padded, pixel, zp);
+        const __m256i r0 = TapRow(x, s, taps, 2 * p, px, flat, padded, pixel, zp);
+        const __m256i r1 = TapRow(x, s, taps, 2 * p + 1, px, flat, padded, pixel, zp);
         // Interleave to (r0[j], r1[j]) pairs: unpack works within 128-bit lanes, the permute puts
         // columns 0-7 in the first vector and 8-15 in the second.
         const __m256i lo = _mm256_unpacklo_epi16(r0, r1), hi = _mm256_unpackhi_epi16(r0, r1);
@@ -456,10 +486,11 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         }
     }
     const bool paddedLayout = padded.m_Data != nullptr;
+    const std::vector<Tap> taps = TapsOf(s);
     const std::size_t columns = paddedLayout ? s.m_OutH * padded.m_Width : pixels;
     const auto pack = [&](std::size_t t, int16_t* to) {
-        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, padded, t * kPanel, columns, zp, to);
-        else PackConvPanel(static_cast<const uint8_t*>(x), s, padded, t * kPanel, columns, zp, to);
+        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, taps, padded, t * kPanel, columns, zp, to);
+        else PackConvPanel(static_cast<const uint8_t*>(x), s, taps, padded, t * kPanel, columns, zp, to);
     };
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const int16_t* panel) {
         const std::size_t rows = std::min(kRows, outChannels - blk * kRows);
