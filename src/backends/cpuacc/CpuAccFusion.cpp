@@ -857,12 +857,14 @@ void FuseInt8(RegionGraph& g) {
             }
             continue;
         }
-        // Without VNNI a MatMul / Gemm runs on CpuAcc's own exact integer GEMM (16-bit products: half
-        // the weight bytes of float32); a convolution stays float32, which is as fast there.
+        // Without VNNI CpuAcc's own exact integer GEMM runs it (16-bit products: about float32's
+        // speed, half the weight bytes, and no quantize passes around it).
         const TensorShape& xs = g.m_Values[static_cast<std::size_t>(n.m_Inputs[0])].m_Info.GetShape();
-        const std::size_t depth = xs.GetNumDimensions() > 0 ? xs[xs.GetNumDimensions() - 1] : 0;
-        const bool own = !exact && n.m_Kind == NodeKind::MatMul && BestKernelIsa() != KernelIsa::Scalar &&
-                         depth <= kMaxIntegerGemmDepth;
+        const TensorShape& ws = g.m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetShape();
+        const std::size_t depth = n.m_Kind == NodeKind::Conv
+                                      ? (ws.GetNumDimensions() == 4 ? std::size_t{ws[1]} * ws[2] * ws[3] : 0)
+                                      : (xs.GetNumDimensions() > 0 ? xs[xs.GetNumDimensions() - 1] : 0);
+        const bool own = !exact && BestKernelIsa() != KernelIsa::Scalar && depth > 0 && depth <= kMaxIntegerGemmDepth;
         if (!exact && !own) {
             g.m_FusionLog.push_back(std::string(GetNodeKindName(n.m_Kind)) + " '" + n.m_Name + "' stays float32: " + why);
             continue;

@@ -122,8 +122,17 @@ __attribute__((target("avx2"))) void ConvTile(const int16_t* a, const int16_t* b
         const std::size_t ch = channel + static_cast<std::size_t>(r);
         const __m256 s = _mm256_set1_ps(scales[perChannel ? ch : 0]);
         const __m256i bv = _mm256_set1_epi32(bias ? bias[ch] : 0);
-        const __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][0], bv)), s);
-        const __m256 v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][1], bv)), s);
+        __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][0], bv)), s);
+        __m256 v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(sums[r][1], bv)), s);
+        if (out.m_FloatBias) {
+            const __m256 fb = _mm256_set1_ps(out.m_FloatBias[ch]);
+            v0 = _mm256_add_ps(v0, fb);
+            v1 = _mm256_add_ps(v1, fb);
+        }
+        if (out.m_Relu) {
+            v0 = _mm256_max_ps(v0, _mm256_setzero_ps());
+            v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
+        }
         const std::size_t plane = ch * planeSize;
         if (out.m_Float) {
             if (whole) {

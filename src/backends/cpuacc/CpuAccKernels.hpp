@@ -181,6 +181,10 @@ struct IntegerConvOutput {
     uint8_t* m_Quantized = nullptr;  ///< else [outChannels][out_h * out_w] UInt8 (Signed8 when m_Signed)
     bool m_Signed = false;
     int32_t m_ZeroPoint = 0;
+    /// A QDQ convolution's: a Float32 bias per channel added after the scale (already divided by
+    /// the output scale, as the scale is), and a Relu before the quantization (or null / false).
+    const float* m_FloatBias = nullptr;
+    bool m_Relu = false;
 };
 /// One image and group of a 2-D convolution in exact integers, the weights stationary: out[o][pixel]
 /// = float(sum over taps of (x - zp) * w[o] + bias[o]) * scale (scales[0], or scales[o] per

@@ -315,7 +315,6 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     // A QDQ MatMul / Gemm (DequantizeLinear -> MatMul -> [Relu] -> QuantizeLinear): the scales from
     // the DequantizeLinears, a Float32 bias added after them, Relu, then QuantizeLinear's scale.
     const bool qdq = !dynamic && p.m_Multipliers < 0;
-    if (qdq && conv) throw fail("a QDQ convolution (CpuAcc keeps those in float32 without VNNI)");
     if (!activationB && !wv.m_Int8Values) throw fail("no int8 weights");
     // The product as GEMMs: a matmul's A [rows][depth] by B [depth][cols]; a convolution per image
     // and group, its weights [cols][depth] by the taps [depth][rows] (IntegerConvAvx2).
@@ -381,9 +380,13 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     }
     // Scales: x_scale * w_scale at run time, the constant multipliers x_scale * w_scale / y_scale,
     // or a QDQ node's x_scale * w_scale (one, or per output channel).
+    // (A convolution quantizes in its tile with scale 1: its scales and bias are divided by y_scale,
+    // as oneDNN's int8 output scales are; within a quantization step of the float layers.)
     std::vector<float> qdqScales;
     if (qdq) {
-        for (const float ws1 : wv.m_Info.GetQuantizationScales()) qdqScales.push_back(p.m_SrcScale * ws1);
+        for (const float ws1 : wv.m_Info.GetQuantizationScales()) {
+            qdqScales.push_back(conv ? p.m_SrcScale * ws1 / p.m_DstScale : p.m_SrcScale * ws1);
+        }
     }
     const int scaleValue = dynamic ? p.m_RuntimeScales : p.m_Multipliers;
     const std::size_t scaleCount =
@@ -403,7 +406,10 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         const ConstTensor& bt = ConstantOf(n.m_Inputs[2], n, "the bias");
         if (bt.GetDataType() != DataType::Float32 || bt.GetNumElements() != channels) throw fail("bias is not Float32 per channel");
         const memory::desc md = PlainMd({static_cast<memory::dim>(channels)});
-        floatBiasMem = PackData(bt.GetMemoryArea(), md, md);
+        std::vector<float> fb(channels);
+        const auto* bp = static_cast<const float*>(bt.GetMemoryArea());
+        for (std::size_t ch = 0; ch < channels; ++ch) fb[ch] = conv ? bp[ch] / p.m_DstScale : bp[ch];
+        floatBiasMem = PackData(fb.data(), md, md);
     }
     // The Signed32 bias (a QLinearConv's), added to the integer sums; no sum may wrap.
     int biasMem = -1;
@@ -454,7 +460,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const bool quantized = !dynamic;
     const bool outSigned = p.m_DstType == DataType::Signed8;
     const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
-    const float dstScale = qdq ? p.m_DstScale : 1.0f;
+    const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
     const std::size_t outImage = channels * rows;
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
@@ -549,6 +555,9 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                 else to.m_Float = static_cast<float*>(ptr[3]) + at;
                 to.m_Signed = outSigned;
                 to.m_ZeroPoint = dstZp;
+                to.m_FloatBias =
+                    floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) + g * cols : nullptr;
+                to.m_Relu = relu;
                 IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
                                 weights + g * perGroup, cols, bias ? bias + g * cols : nullptr,
                                 perColumn ? scales + g * cols : scales, perColumn, to, convWorkspace ? ws : nullptr);

@@ -224,10 +224,9 @@ TEST_P(CpuAccInt8Layer, WithinOneQuantizationStepOfCpuRef) {
                 acc.m_Outputs[0].size(), worst);
     EXPECT_LE(worst, 1) << c.m_Name << ": " << differing << " of " << acc.m_Outputs[0].size() << " differ\n" << acc.m_Text;
     EXPECT_LE(differing * 100, acc.m_Outputs[0].size()) << c.m_Name << ": more than 1% of the outputs differ by a step";
-    // An int8 node where oneDNN's int8 is exact; without VNNI a Gemm on the own integer GEMM (AVX2),
-    // a convolution in float32.
+    // An int8 node where oneDNN's int8 is exact, else on the own integer GEMM (AVX2).
     std::string why;
-    const bool ownGemm = !c.m_Conv && cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
+    const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
     if (Int8Exact(&why) || ownGemm) {
         EXPECT_NE(acc.m_Text.find("(int8)"), std::string::npos) << "no int8 node\n" << acc.m_Text;
     } else {
@@ -802,9 +801,8 @@ TEST(CpuAccInt8, QuantizedModelsRunInt8NodesOnCpuAccAndNoReferenceKernel) {
         if (qdq) {
             EXPECT_EQ(quantizedOnRef, 0u) << model << ": products on CpuRef:" << offenders;
         }
-        // Integer products (QOperator, dynamic) fuse where oneDNN's int8 is exact, else on the own
-        // integer GEMM wherever there is AVX2; QDQ models are int8 only where oneDNN's is exact.
-        const bool fuses = exact || (!qdq && cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar);
+        // Products fuse where oneDNN's int8 is exact, else on the own integer GEMM wherever there is AVX2.
+        const bool fuses = exact || cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
         if (fuses) {
             EXPECT_EQ(unfusedProducts, 0u) << model << ":" << offenders;
             EXPECT_NE(text.find("(int8)"), std::string::npos) << model << ": no int8 node\n" << text;
