@@ -22,6 +22,8 @@ struct MatMulParams {
 
 template <typename T>
 void MatMul(const MatMulParams& p, const T* a, const T* b, T* y) {
+    // An empty result writes nothing: its batch count alone may be in the billions (a [huge, 0, k] A).
+    if (p.m == 0 || p.n == 0) return;
     std::size_t count = 1;
     for (std::size_t d : p.batch) count *= d;
     for (std::size_t flat = 0; flat < count; ++flat) {
