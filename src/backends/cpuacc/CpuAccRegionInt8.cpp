@@ -425,7 +425,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     }
     // The post-ops (dynamic products: bias, activation) as oneDNN Float32 primitives in place after it.
     const memory::desc dstF32 = PlainMd(conv ? outDims : Dims{static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)});
-    std::vector<std::tuple<dnnl::primitive, dnnl::primitive_desc_base, int, memory::desc>> post;
+    std::vector<InPlacePostOp> post;
     for (const PostOp& op : n.m_PostOps) {
         if (qdq && op.m_Kind == PostOp::Kind::Eltwise && op.m_Eltwise.m_Algorithm == dnnl_eltwise_relu &&
             op.m_Eltwise.m_Alpha == 0.0f) {
@@ -433,24 +433,10 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
             continue;
         }
         if (!dynamic) throw fail("post-op after a quantized result");
-        if (op.m_Kind == PostOp::Kind::Eltwise) {
-            dnnl::eltwise_forward::primitive_desc pd(
-                dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                            static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm), dstF32,
-                                            op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta),
-                Attr(false), Engine());
-            post.emplace_back(dnnl::eltwise_forward(pd), pd, -1, memory::desc());
-        } else {
-            if (conv) throw fail("an addition fused after a convolution");
-            const Dims od = ValueDims(op.m_Value);
-            const memory::dim m = static_cast<memory::dim>(rows), nc = static_cast<memory::dim>(cols);
-            const memory::desc md = Product(od, 0, od.size()) == m * nc ? dstF32 : PlainMd({1, nc});
-            dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstF32, md, dstF32), Attr(false),
-                                            Engine());
-            post.emplace_back(dnnl::binary(pd), pd, op.m_Value, md);
-        }
-        if (IsReferenceImplementation(std::get<1>(post.back()))) {
-            throw fail("post-op '" + op.m_Name + "' would run oneDNN's " + std::get<1>(post.back()).impl_info_str());
+        if (op.m_Kind != PostOp::Kind::Eltwise && conv) throw fail("an addition fused after a convolution");
+        post.emplace_back();
+        if (!MakeInPlacePostOp(op, dstF32, static_cast<memory::dim>(rows), static_cast<memory::dim>(cols), post.back())) {
+            throw fail("post-op '" + op.m_Name + "' would run oneDNN's reference implementation");
         }
     }
     const bool aSigned = p.m_SrcType == DataType::Signed8;
@@ -565,13 +551,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         }
     };
     m_Steps.push_back(std::move(step));
-    for (auto& [primitive, pd, operand, md] : post) {
-        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}};
-        if (operand >= 0) {
-            args = {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, Alias(EnsurePlain(operand), md)}, {DNNL_ARG_DST, dst}};
-        }
-        AddPrimitive(n.m_Name + (operand >= 0 ? " (add)" : " (activation)"), primitive, pd, std::move(args));
-    }
+    AddInPlacePostOps(n.m_Name, post, dst);
     Bind(out, Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(p.m_DstType) : memory::data_type::f32)));
 }
 

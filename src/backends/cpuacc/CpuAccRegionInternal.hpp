@@ -225,6 +225,19 @@ private:
     /// oneDNN's reference kernel.
     bool CompileOwnGemm(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
                         float beta, memory::dim m, memory::dim k, memory::dim nCols);
+    /// A post-op run after an own kernel as a oneDNN Float32 primitive, in place on its result.
+    struct InPlacePostOp {
+        dnnl::primitive m_Primitive;
+        dnnl::primitive_desc_base m_Pd;
+        int m_Operand = -1;  ///< the value added (binary), -1 for an eltwise
+        memory::desc m_OperandMd;
+    };
+    /// `op` on a result `dstMd` of `rows` x `cols` (an addition's operand the whole result or one
+    /// row broadcast); false, `out` untouched, where oneDNN has only its reference kernel for it.
+    bool MakeInPlacePostOp(const PostOp& op, const memory::desc& dstMd, memory::dim rows, memory::dim cols,
+                           InPlacePostOp& out) const;
+    /// The steps running `post` in place on memory `dst`, named after `name`.
+    void AddInPlacePostOps(const std::string& name, const std::vector<InPlacePostOp>& post, int dst);
     /// A one-row matmul with constant weights on XNNPACK, when it qualifies; false if not.
     bool CompileGemv(const Node& n, int a, const ConstTensor& b, bool transB, float alpha, const ConstTensor* bias,
                      float beta, std::size_t k, std::size_t nCols);

@@ -132,36 +132,44 @@ bool OwnGemmRunsHere() {
                                 .weights_desc());
 }
 
+bool CompiledRegion::MakeInPlacePostOp(const PostOp& op, const memory::desc& dstMd, memory::dim rows, memory::dim cols,
+                                       InPlacePostOp& out) const {
+    InPlacePostOp made;
+    if (op.m_Kind == PostOp::Kind::Eltwise) {
+        dnnl::eltwise_forward::primitive_desc pd(
+            dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, static_cast<dnnl::algorithm>(op.m_Eltwise.m_Algorithm),
+                                        dstMd, op.m_Eltwise.m_Alpha, op.m_Eltwise.m_Beta),
+            Attr(false), Engine());
+        made = {dnnl::eltwise_forward(pd), pd, -1, {}};
+    } else {
+        const Dims od = ValueDims(op.m_Value);
+        const memory::desc md = Product(od, 0, od.size()) == rows * cols ? dstMd : PlainMd({1, cols});
+        dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstMd, md, dstMd), Attr(false), Engine());
+        made = {dnnl::binary(pd), pd, op.m_Value, md};
+    }
+    if (IsReferenceImplementation(made.m_Pd)) return false;
+    out = std::move(made);
+    return true;
+}
+
+void CompiledRegion::AddInPlacePostOps(const std::string& name, const std::vector<InPlacePostOp>& post, int dst) {
+    for (const InPlacePostOp& q : post) {
+        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}};
+        if (q.m_Operand >= 0) {
+            args = {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, Alias(EnsurePlain(q.m_Operand), q.m_OperandMd)}, {DNNL_ARG_DST, dst}};
+        }
+        AddPrimitive(name + (q.m_Operand >= 0 ? " (add)" : " (activation)"), q.m_Primitive, q.m_Pd, std::move(args));
+    }
+}
+
 bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, bool transB, float alpha,
                                     const ConstTensor* bias, float beta, memory::dim m, memory::dim k, memory::dim nCols) {
     // The post-ops as oneDNN primitives run in place on the product, each made first: if oneDNN has
     // only its reference kernel for one, nothing is added and the caller keeps its matmul.
-    const Dims dst2 = {m, nCols};
-    const memory::desc dstMd = PlainMd(dst2);
-    struct Pending {
-        dnnl::primitive m_Primitive;
-        dnnl::primitive_desc_base m_Pd;
-        int m_Operand = -1;  ///< value added (binary), -1 for an eltwise
-        memory::desc m_OperandMd;
-    };
-    std::vector<Pending> post;
-    for (const PostOp& p : n.m_PostOps) {
-        if (p.m_Kind == PostOp::Kind::Eltwise) {
-            dnnl::eltwise_forward::primitive_desc pd(
-                dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                            static_cast<dnnl::algorithm>(p.m_Eltwise.m_Algorithm), dstMd,
-                                            p.m_Eltwise.m_Alpha, p.m_Eltwise.m_Beta),
-                Attr(false), Engine());
-            if (IsReferenceImplementation(pd)) return false;
-            post.push_back({dnnl::eltwise_forward(pd), pd, -1, {}});
-            continue;
-        }
-        const Dims od = ValueDims(p.m_Value);
-        const memory::desc md = Product(od, 0, od.size()) == m * nCols ? dstMd : PlainMd({1, nCols});
-        dnnl::binary::primitive_desc pd(dnnl::binary::desc(dnnl::algorithm::binary_add, dstMd, md, dstMd), Attr(false),
-                                        Engine());
-        if (IsReferenceImplementation(pd)) return false;
-        post.push_back({dnnl::binary(pd), pd, p.m_Value, md});
+    const memory::desc dstMd = PlainMd({m, nCols});
+    std::vector<InPlacePostOp> post(n.m_PostOps.size());
+    for (std::size_t i = 0; i < n.m_PostOps.size(); ++i) {
+        if (!MakeInPlacePostOp(n.m_PostOps[i], dstMd, m, nCols, post[i])) return false;
     }
     const std::size_t K = static_cast<std::size_t>(k), N = static_cast<std::size_t>(nCols), M = static_cast<std::size_t>(m);
     std::vector<float> packed(PackedGemmWeightsSize(K, N));
@@ -187,12 +195,7 @@ bool CompiledRegion::CompileOwnGemm(const Node& n, int a, const ConstTensor& b, 
                  static_cast<float*>(p[3]));
     };
     m_Steps.push_back(std::move(step));
-    for (Pending& q : post) {
-        std::vector<std::pair<int, int>> args = {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}};
-        if (q.m_Operand >= 0) args = {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, Alias(EnsurePlain(q.m_Operand), q.m_OperandMd)},
-                                      {DNNL_ARG_DST, dst}};
-        AddPrimitive(n.m_Name + (q.m_Operand >= 0 ? " (add)" : " (activation)"), q.m_Primitive, q.m_Pd, std::move(args));
-    }
+    AddInPlacePostOps(n.m_Name, post, dst);
     Bind(n.m_Outputs[0], Alias(dst, PlainMd(ValueDims(n.m_Outputs[0]))));
     return true;
 }
