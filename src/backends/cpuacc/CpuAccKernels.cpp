@@ -208,6 +208,106 @@ void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, 
 
 namespace {
 
+// One [r][inner] slice, compiled for each ISA through its callers' target attribute (the OpenMP
+// loop is in each caller, as for RmsNormRow).
+__attribute__((always_inline)) inline float AxisTerm(float x, AxisReduction op) {
+    switch (op) {
+        case AxisReduction::L1: return std::fabs(x);
+        case AxisReduction::L2: case AxisReduction::SumSquare: return x * x;
+        default: return x;
+    }
+}
+
+__attribute__((always_inline)) inline float AxisFinal(float sum, std::size_t r, AxisReduction op) {
+    switch (op) {
+        case AxisReduction::Mean: return sum / static_cast<float>(r);
+        case AxisReduction::L2: return std::sqrt(sum);
+        default: return sum;
+    }
+}
+
+template <AxisReduction kOp>
+__attribute__((always_inline)) inline void ReduceSlice(const float* x, float* y, std::size_t r, std::size_t inner) {
+    if (inner == 1) {
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (std::size_t j = 0; j < r; ++j) sum += AxisTerm(x[j], kOp);
+        y[0] = AxisFinal(sum, r, kOp);
+        return;
+    }
+#pragma omp simd
+    for (std::size_t i = 0; i < inner; ++i) y[i] = AxisTerm(x[i], kOp);
+    for (std::size_t j = 1; j < r; ++j) {
+        const float* row = x + j * inner;
+#pragma omp simd
+        for (std::size_t i = 0; i < inner; ++i) y[i] += AxisTerm(row[i], kOp);
+    }
+    if constexpr (kOp == AxisReduction::Mean || kOp == AxisReduction::L2) {
+#pragma omp simd
+        for (std::size_t i = 0; i < inner; ++i) y[i] = AxisFinal(y[i], r, kOp);
+    }
+}
+
+// The OpenMP loop is in each ISA's function (not in an always_inline helper: see RmsNormRow).
+#define TRELLIS_REDUCE_AXIS_BODY                                                                         \
+    _Pragma("omp parallel for schedule(static) if (outer > 1 && outer * r * inner > 16384)")              \
+    for (long long o = 0; o < static_cast<long long>(outer); ++o) {                                      \
+        const auto at = static_cast<std::size_t>(o);                                                     \
+        const float* x = in + at * r * inner;                                                            \
+        float* y = out + at * inner;                                                                     \
+        switch (op) {                                                                                    \
+            case AxisReduction::Sum: ReduceSlice<AxisReduction::Sum>(x, y, r, inner); break;             \
+            case AxisReduction::Mean: ReduceSlice<AxisReduction::Mean>(x, y, r, inner); break;           \
+            case AxisReduction::L1: ReduceSlice<AxisReduction::L1>(x, y, r, inner); break;               \
+            case AxisReduction::L2: ReduceSlice<AxisReduction::L2>(x, y, r, inner); break;               \
+            case AxisReduction::SumSquare: ReduceSlice<AxisReduction::SumSquare>(x, y, r, inner); break; \
+        }                                                                                                \
+    }
+
+__attribute__((target("avx512f"))) void ReduceAxisAvx512(const float* in, float* out, std::size_t outer, std::size_t r,
+                                                         std::size_t inner, AxisReduction op) {
+    TRELLIS_REDUCE_AXIS_BODY
+}
+__attribute__((target("avx2,fma"))) void ReduceAxisAvx2(const float* in, float* out, std::size_t outer, std::size_t r,
+                                                        std::size_t inner, AxisReduction op) {
+    TRELLIS_REDUCE_AXIS_BODY
+}
+void ReduceAxisScalar(const float* in, float* out, std::size_t outer, std::size_t r, std::size_t inner, AxisReduction op) {
+    TRELLIS_REDUCE_AXIS_BODY
+}
+#undef TRELLIS_REDUCE_AXIS_BODY
+
+}  // namespace
+
+bool AxisRunOf(const std::vector<std::size_t>& dims, const std::vector<bool>& reduced, std::size_t& outer, std::size_t& r,
+               std::size_t& inner) {
+    std::size_t first = dims.size(), last = 0;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+        if (reduced[i] && dims[i] > 1) first = std::min(first, i), last = i;
+    }
+    outer = r = inner = 1;
+    if (first == dims.size()) {  // only dims of one element: a copy
+        for (std::size_t d : dims) outer *= d;
+        return true;
+    }
+    for (std::size_t i = first; i <= last; ++i) {
+        if (!reduced[i] && dims[i] > 1) return false;
+    }
+    for (std::size_t i = 0; i < dims.size(); ++i) (i < first ? outer : i <= last ? r : inner) *= dims[i];
+    return true;
+}
+
+void ReduceAxis(const float* in, float* out, std::size_t outer, std::size_t r, std::size_t inner, AxisReduction op,
+                KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: ReduceAxisAvx512(in, out, outer, r, inner, op); return;
+        case KernelIsa::Avx2: ReduceAxisAvx2(in, out, outer, r, inner, op); return;
+        case KernelIsa::Scalar: ReduceAxisScalar(in, out, outer, r, inner, op); return;
+    }
+}
+
+namespace {
+
 // The input positions [first, last) the window of output position `out` covers along one axis,
 // clipped to the image (padding never wins a maximum).
 __attribute__((always_inline)) inline std::pair<std::size_t, std::size_t> PoolWindow(std::size_t out, std::size_t stride,

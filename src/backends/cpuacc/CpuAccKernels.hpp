@@ -91,6 +91,20 @@ void Attention(const AttentionShape& s, const float* q, const float* k, const fl
 void RmsNorm(const float* in, const float* gamma, float* out, std::size_t rows, std::size_t inner, float eps,
              KernelIsa isa);
 
+/// A reduction over one run of adjacent dims of a plain Float32 tensor viewed as [outer][r][inner]:
+/// out[o][i] = f over j of in[o][j][i]. Sum, Mean (the sum over r), L1 (sum of |x|), L2 (the square
+/// root of the sum of x^2) and SumSquare, the sums in float32 (in order over j for inner > 1, over the
+/// vector lanes for inner == 1). oneDNN 2.6 has only its reference kernel for the Lp norms and for a
+/// sum over a dim that is not the innermost (ReduceL2 in Swin V2's cosine attention, L1/L2 of
+/// LpNormalization); `isa` as for Erf; outer rows spread over the calling thread's OpenMP team.
+enum class AxisReduction { Sum, Mean, L1, L2, SumSquare };
+/// The [outer][r][inner] view of `dims` reduced over the dims marked in `reduced`, when those of
+/// them with more than one element are adjacent (false otherwise: ReduceAxis cannot do it in one pass).
+bool AxisRunOf(const std::vector<std::size_t>& dims, const std::vector<bool>& reduced, std::size_t& outer, std::size_t& r,
+               std::size_t& inner);
+void ReduceAxis(const float* in, float* out, std::size_t outer, std::size_t r, std::size_t inner, AxisReduction op,
+                KernelIsa isa);
+
 /// A 2-D max pooling over a channel-blocked image: `blocks` blocks of channels, each an
 /// [in height][in width][block] array of floats (oneDNN's nChw8c / nChw16c at batch 1: one block
 /// per group of 8 or 16 channels; NHWC: one block of all channels; plain NCHW: blocks of 1). Output likewise, [out

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,17 +77,58 @@ void CompiledRegion::CompileReduce(const Node& n) {
     }
     if (CompileBlockedReduce(n, reduced)) return;
     const int src = EnsurePlain(x);
+    const memory::desc dstMd = PlainMd(reduced);
+    // The own kernel: for the Lp norms and the sum of squares always (oneDNN 2.6 has only its
+    // reference kernel for them), for a sum or mean where oneDNN's is the reference one (a dim
+    // that is not the innermost).
+    std::optional<AxisReduction> own;
     dnnl::algorithm alg = dnnl::algorithm::reduction_mean;
     switch (d.m_Operation) {
         case ReduceOperation::Mean: alg = dnnl::algorithm::reduction_mean; break;
         case ReduceOperation::Sum: alg = dnnl::algorithm::reduction_sum; break;
         case ReduceOperation::Max: alg = dnnl::algorithm::reduction_max; break;
         case ReduceOperation::Min: alg = dnnl::algorithm::reduction_min; break;
+        case ReduceOperation::L1: own = AxisReduction::L1; break;
+        case ReduceOperation::L2: own = AxisReduction::L2; break;
+        case ReduceOperation::SumSquare: own = AxisReduction::SumSquare; break;
         default: throw LayerValidationException("CpuAcc: '" + n.m_Name + "': unsupported reduction");
     }
-    const memory::desc dstMd = PlainMd(reduced);
-    dnnl::reduction::desc rd(alg, PlainMd(in), dstMd, 0.0f, 0.0f);
-    dnnl::reduction::primitive_desc pd(rd, Attr(false), Engine());
+    const auto make = [&] {
+        return dnnl::reduction::primitive_desc(dnnl::reduction::desc(alg, PlainMd(in), dstMd, 0.0f, 0.0f), Attr(false), Engine());
+    };
+    dnnl::reduction::primitive_desc pd;
+    const bool jit = !own && MadeWithoutReference(pd, make);
+    if (!own && !jit) {
+        if (alg == dnnl::algorithm::reduction_sum) own = AxisReduction::Sum;
+        if (alg == dnnl::algorithm::reduction_mean) own = AxisReduction::Mean;
+    }
+    std::size_t outer = 0, r = 0, inner = 0;
+    std::vector<std::size_t> dims(in.begin(), in.end());
+    std::vector<bool> axes(in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) axes[i] = reduced[i] != in[i];
+    if (own && ValueType(x) == memory::data_type::f32 && AxisRunOf(dims, axes, outer, r, inner)) {
+        const int dst = NewInternal(dstMd);
+        Step step;
+        step.m_Name = n.m_Name;
+        step.m_Category = "own kernel";
+        step.m_KernelMems = {src, dst};
+        const KernelIsa isa = BestKernelIsa();
+        const AxisReduction op = *own;
+        step.m_Kernel = [outer, r, inner, op, isa](const std::vector<void*>& p) {
+            ReduceAxis(static_cast<const float*>(p[0]), static_cast<float*>(p[1]), outer, r, inner, op, isa);
+        };
+        m_Steps.push_back(std::move(step));
+        Bind(out, Alias(dst, PlainMd(ValueDims(out))));
+        return;
+    }
+    if (d.m_Operation == ReduceOperation::L1 || d.m_Operation == ReduceOperation::L2 ||
+        d.m_Operation == ReduceOperation::SumSquare) {
+        // The layer support admitted the norms only as one run of adjacent Float32 dims.
+        throw LayerValidationException("CpuAcc: '" + n.m_Name + "': the reduction is not over one run of adjacent dims");
+    }
+    // A max or min oneDNN has only its reference kernel for, or a sum or mean over dims that are not
+    // adjacent: oneDNN's reference kernel (the profile names it).
+    if (!jit) pd = make();
     const int dst = NewInternal(dstMd);
     AddPrimitive(n.m_Name, dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     if (alg == dnnl::algorithm::reduction_max || alg == dnnl::algorithm::reduction_min) {

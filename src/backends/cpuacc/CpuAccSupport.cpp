@@ -608,14 +608,36 @@ bool IsSupportedLayer(LayerType type, const LayerDescriptor& descriptor, const s
         }
         case LayerType::Reduce: {
             const auto& d = std::get<ReduceDescriptor>(descriptor);
+            const bool norm = d.m_Operation == ReduceOperation::L1 || d.m_Operation == ReduceOperation::L2 ||
+                              d.m_Operation == ReduceOperation::SumSquare;
             switch (d.m_Operation) {
                 case ReduceOperation::Mean: case ReduceOperation::Sum: case ReduceOperation::Max:
-                case ReduceOperation::Min: break;
-                default: return Refuse(reason, std::string("Reduce: CpuAcc has no kernel for Reduce") +
+                case ReduceOperation::Min: case ReduceOperation::L1: case ReduceOperation::L2:
+                case ReduceOperation::SumSquare: break;
+                default: return Refuse(reason, std::string("Reduce: CpuAcc has no kernel for ") +
                                                    GetReduceOperationName(d.m_Operation));
             }
             if (in.size() != 1) return Refuse(reason, "Reduce: the axes must be constant");
             if (in[0].GetNumDimensions() == 0) return Refuse(reason, "Reduce: scalar input");
+            if (norm) {
+                // CpuAcc's own kernel (oneDNN 2.6 has only its reference one for the Lp norms):
+                // Float32, over one run of adjacent dims.
+                const std::string name = GetReduceOperationName(d.m_Operation);
+                if (in[0].GetDataType() != DataType::Float32) return Refuse(reason, name + ": only Float32 is supported");
+                const unsigned int rank = in[0].GetNumDimensions();
+                std::vector<std::size_t> dims(rank);
+                std::vector<bool> reduced(rank, d.m_Axes.empty() && !d.m_NoopWithEmptyAxes);
+                for (unsigned int i = 0; i < rank; ++i) dims[i] = in[0].GetShape()[i];
+                for (int64_t a : d.m_Axes) {
+                    const int64_t axis = a < 0 ? a + rank : a;
+                    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return Refuse(reason, name + ": an axis is out of range");
+                    reduced[static_cast<std::size_t>(axis)] = true;
+                }
+                std::size_t outer = 0, r = 0, inner = 0;
+                if (!AxisRunOf(dims, reduced, outer, r, inner)) {
+                    return Refuse(reason, name + ": only a reduction over adjacent dims is supported (CpuAcc's kernel)");
+                }
+            }
             if (in[0].GetNumElements() == 0) {
                 // ONNX: Max over an empty set is -inf, Min +inf; oneDNN gives the largest finite value.
                 return Refuse(reason, "Reduce: an empty input (reductions over an empty set run on the reference)");

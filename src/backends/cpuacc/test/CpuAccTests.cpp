@@ -1267,6 +1267,108 @@ TEST(CpuAccOps, MeanOverTheImageRunsAsAPoolingOnChannelBlocks) {
     for (std::size_t k = 0; k < 2; ++k) EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-6) << "output " << k;
 }
 
+TEST(CpuAccOps, NormReductionsAndSumsOverInnerDimsRunOwnKernel) {
+    // ReduceL1 / ReduceL2 / ReduceSumSquare (Swin V2's cosine attention, LpNormalization) have only
+    // oneDNN 2.6's reference kernel, and so has a sum or mean over a dim that is not the innermost:
+    // CpuAcc's own kernel runs them over any one run of adjacent dims (size-1 dims between are
+    // fine); the norms over dims that are not adjacent stay on CpuRef, with the reason.
+    SKIP_WITHOUT_CPUACC();
+    struct Case {
+        std::vector<int64_t> m_Axes;
+        bool m_Keep;
+    };
+    const Case cases[] = {{{3}, true}, {{-1}, false}, {{1}, true}, {{1, 2}, false}, {{0}, true}, {{}, false}, {{2, 3}, true}};
+    for (ReduceOperation op : {ReduceOperation::L1, ReduceOperation::L2, ReduceOperation::SumSquare, ReduceOperation::Sum,
+                               ReduceOperation::Mean}) {
+        Net net;
+        IOutputSlot* x = net.Input({3, 5, 1, 33});  // 33: a vector tail on every ISA
+        IOutputSlot* y = net.Input({4, 6, 7, 9});
+        for (const Case& c : cases) {
+            ReduceDescriptor r;
+            r.m_Operation = op;
+            r.m_Axes = c.m_Axes;
+            r.m_KeepDims = c.m_Keep;
+            net.Output(net.Op(LayerType::Reduce, r, {x}));
+            net.Output(net.Op(LayerType::Reduce, r, {y}));
+        }
+        const Net::Result want = net.Run({"CpuRef"});
+        std::string log;
+        const Net::Result got = RunOnCpuAccLoggingOneDnn(net, log);
+        const std::string what = GetReduceOperationName(op);
+        EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << what << "\n" << got.m_Optimized;
+        EXPECT_EQ(log.find(",ref:"), std::string::npos) << what << ": a reference implementation ran:\n" << log;
+        ASSERT_EQ(got.m_Outputs.size(), want.m_Outputs.size()) << what;
+        for (std::size_t k = 0; k < want.m_Outputs.size(); ++k) {
+            ASSERT_EQ(got.m_Outputs[k].size(), want.m_Outputs[k].size()) << what << " output " << k;
+            EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-6) << what << " output " << k;
+        }
+    }
+    // ReduceL2 over dims 1 and 3 of 4: not one run, so CpuRef's (and still ONNX's result).
+    Net net;
+    IOutputSlot* x = net.Input({2, 3, 4, 5});
+    ReduceDescriptor r;
+    r.m_Operation = ReduceOperation::L2;
+    r.m_Axes = {1, 3};
+    net.Output(net.Op(LayerType::Reduce, r, {x}));
+    const Net::Result want = net.Run({"CpuRef"});
+    try {
+        net.Run({"CpuAcc"});
+        ADD_FAILURE() << "CpuAcc alone took ReduceL2 over dims 1 and 3";
+    } catch (const Exception& e) {
+        EXPECT_NE(std::string(e.what()).find("ReduceL2: only a reduction over adjacent dims"), std::string::npos) << e.what();
+    }
+    const Net::Result got = net.Run({"CpuAcc", "CpuRef"});
+    EXPECT_EQ(got.m_Counts.count("CpuAcc"), 0u) << got.m_Optimized;
+    EXPECT_EQ(got.m_Outputs[0], want.m_Outputs[0]);
+}
+
+TEST(CpuAccKernels, ReduceAxisOnEveryIsaMatchesDoubleSums) {
+    // The own reduction kernel on each ISA this CPU runs (scalar, AVX2, AVX-512), whatever
+    // TRELLIS_MAX_CPU_ISA caps the engine to: rows (inner 1) and columns (inner > 1), odd sizes.
+    using namespace trellis::cpuacc;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+    struct Shape {
+        std::size_t outer, r, inner;
+    };
+    for (const Shape& sh : {Shape{3, 37, 1}, Shape{2, 5, 19}, Shape{1, 1, 8}, Shape{70, 300, 1}, Shape{4, 64, 33}}) {
+        std::vector<float> in(sh.outer * sh.r * sh.inner);
+        for (float& v : in) v = dist(rng);
+        for (AxisReduction op : {AxisReduction::Sum, AxisReduction::Mean, AxisReduction::L1, AxisReduction::L2,
+                                 AxisReduction::SumSquare}) {
+            std::vector<double> want(sh.outer * sh.inner);
+            for (std::size_t o = 0; o < sh.outer; ++o) {
+                for (std::size_t i = 0; i < sh.inner; ++i) {
+                    double sum = 0.0;
+                    for (std::size_t j = 0; j < sh.r; ++j) {
+                        const double v = in[(o * sh.r + j) * sh.inner + i];
+                        sum += op == AxisReduction::L1 ? std::fabs(v) : op == AxisReduction::L2 || op == AxisReduction::SumSquare ? v * v : v;
+                    }
+                    want[o * sh.inner + i] = op == AxisReduction::Mean ? sum / static_cast<double>(sh.r) : op == AxisReduction::L2 ? std::sqrt(sum) : sum;
+                }
+            }
+            for (KernelIsa isa : CpuKernelIsas()) {
+                std::vector<float> got(want.size(), -1.0f);
+                ReduceAxis(in.data(), got.data(), sh.outer, sh.r, sh.inner, op, isa);
+                for (std::size_t e = 0; e < want.size(); ++e) {
+                    ASSERT_NEAR(got[e], want[e], 1e-5 * (1.0 + std::fabs(want[e]) + static_cast<double>(sh.r)))
+                        << KernelIsaName(isa) << " op " << static_cast<int>(op) << " " << sh.outer << "x" << sh.r << "x" << sh.inner
+                        << " element " << e;
+                }
+            }
+        }
+    }
+    // Adjacent runs: size-1 dims anywhere are ignored; a gap between reduced dims is not one run.
+    std::size_t outer = 0, r = 0, inner = 0;
+    EXPECT_TRUE(AxisRunOf({2, 1, 3, 4}, {false, true, true, false}, outer, r, inner));
+    EXPECT_EQ(outer, 2u);
+    EXPECT_EQ(r, 3u);
+    EXPECT_EQ(inner, 4u);
+    EXPECT_TRUE(AxisRunOf({2, 3, 1, 4}, {false, true, false, true}, outer, r, inner));
+    EXPECT_EQ(r, 12u);
+    EXPECT_FALSE(AxisRunOf({2, 3, 5, 4}, {false, true, false, true}, outer, r, inner));
+}
+
 TEST(CpuAccOps, ElementwiseAndBroadcasting) {
     SKIP_WITHOUT_CPUACC();
     Net net;
