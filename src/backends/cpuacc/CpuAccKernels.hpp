@@ -184,11 +184,9 @@ struct Im2ColShape {
     std::size_t m_Channels, m_InH, m_InW, m_OutH, m_OutW, m_KernelH, m_KernelW;
     std::size_t m_StrideH, m_StrideW, m_DilationH, m_DilationW, m_PadTop, m_PadLeft;
 };
-/// int16 elements PackIntegerConvWeights writes for int8 weights [outChannels][depth].
-std::size_t PackedIntegerConvWeightsSize(std::size_t outChannels, std::size_t depth);
 /// Packs one group's int8 convolution weights (ONNX's [outChannels][channels][kh][kw], depth =
-/// channels x kh x kw) for IntegerConvAvx2.
-void PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, int16_t* packed);
+/// channels x kh x kw) for IntegerConvAvx2: one blob of bytes (its layout is the kernel's).
+std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth);
 /// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
 struct IntegerConvOutput {
     float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32, or null
@@ -205,14 +203,18 @@ struct IntegerConvOutput {
 /// channel), stored as Float32 or quantized (QuantizeLinear with scale 1 and the output's zero
 /// point, as CpuRef's Cast, Mul and QuantizeLinear compute it). x: the group's input planes
 /// [channels][in_h][in_w], u8 (s8 when xSigned); the taps are read straight from them, 16 output
-/// pixels at a time (no im2col buffer), padding adding 0. Weights by PackIntegerConvWeights; AVX2;
-/// on the calling thread's OpenMP team. `workspace`: IntegerConvWorkspaceSize int16 elements (null
-/// when that is 0): where the weights outweigh the packed taps, all taps are packed first and each
-/// block of weights is read once.
+/// pixels at a time (no im2col buffer), padding adding 0. The products are u8 x s8 by vpmaddubsw,
+/// whose 16-bit pair sums saturate: exact here because the packed weights keep every pair within
+/// |w0| + |w1| <= 128 (255 x 128 < 2^15; a larger pair is split into two such, the second run as a
+/// correction), and an s8 input is taken as u8 by adding 128 to it and to its zero point (the
+/// zero point's share, zp times the weights' sum, subtracted per channel). Weights by
+/// PackIntegerConvWeights (depth <= kMaxIntegerGemmDepth); AVX2; on the calling thread's OpenMP
+/// team. `workspace`: IntegerConvWorkspaceSize bytes (null when that is 0): where the weights
+/// outweigh the packed taps, all taps are packed first and each block of weights is read once.
 std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChannels);
-void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape& s, const int16_t* packed,
+void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape& s, const uint8_t* packed,
                      std::size_t outChannels, const int32_t* bias, const float* scales, bool perChannel,
-                     const IntegerConvOutput& out, int16_t* workspace);
+                     const IntegerConvOutput& out, uint8_t* workspace);
 
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read

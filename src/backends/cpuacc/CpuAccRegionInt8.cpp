@@ -364,8 +364,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     // convolution; a matmul's [k][n] as it is), packed one group after the other.
     // (A convolution keeps its weights stationary: IntegerConvAvx2 reads them as rows.)
     const int8_t* w = activationB ? nullptr : wv.m_Int8Values->data();
-    const std::size_t perGroup = conv ? PackedIntegerConvWeightsSize(cols, depth) : PackedIntegerWeightsSize(depth, cols);
-    std::vector<int16_t> packed(activationB ? 1 : perGroup * groups);
+    const std::size_t perGroup = conv ? 0 : PackedIntegerWeightsSize(depth, cols);
+    std::vector<int16_t> packed(activationB || conv ? 1 : perGroup * groups);
+    // A convolution's groups: one blob of bytes each (PackIntegerConvWeights), one after the other.
+    std::vector<uint8_t> convPacked;
+    std::vector<std::size_t> groupAt;
     std::vector<int8_t> transposed;
     if (!conv && !activationB && n.m_LayerType == LayerType::Gemm && std::get<GemmDescriptor>(n.m_Descriptor).m_TransB) {
         transposed.resize(depth * cols);  // Gemm's transB weights [n][k] as [k][n]
@@ -375,8 +378,14 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         w = transposed.data();
     }
     for (std::size_t g = 0; g < groups && !activationB; ++g) {
-        if (conv) PackIntegerConvWeights(w + g * cols * depth, cols, depth, packed.data() + g * perGroup);
-        else PackIntegerWeights(w, depth, cols, packed.data());
+        if (conv) {
+            const std::vector<uint8_t> blob = PackIntegerConvWeights(w + g * cols * depth, cols, depth);
+            groupAt.push_back(convPacked.size());
+            convPacked.insert(convPacked.end(), blob.begin(), blob.end());
+            convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned
+        } else {
+            PackIntegerWeights(w, depth, cols, packed.data());
+        }
     }
     // Scales: x_scale * w_scale at run time, the constant multipliers x_scale * w_scale / y_scale,
     // or a QDQ node's x_scale * w_scale (one, or per output channel).
@@ -449,13 +458,15 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
     const std::size_t outImage = channels * rows;
-    const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packed.size() * 2)}, memory::data_type::u8);
+    const std::size_t packedBytes = conv ? convPacked.size() : packed.size() * 2;
+    const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
-                             PackData(packed.data(), bytesMd, bytesMd), scaleMem, dst,
-                             bufferOf((conv ? IntegerConvWorkspaceSize(shape, cols) : IntegerGemmWorkspaceSize(rows, depth)) * 2),
+                             PackData(conv ? static_cast<const void*>(convPacked.data()) : packed.data(), bytesMd, bytesMd),
+                             scaleMem, dst,
+                             bufferOf(conv ? IntegerConvWorkspaceSize(shape, cols) : IntegerGemmWorkspaceSize(rows, depth) * 2),
                              bufferOf(!conv && quantized ? rows * cols * sizeof(float) : 0)};
     // A computed B: its 8-bit data, and room to pack one batch of it.
     const int bAt = activationB ? static_cast<int>(mems.size()) : -1;
@@ -545,8 +556,9 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                     floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) + g * cols : nullptr;
                 to.m_Relu = relu;
                 IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
-                                weights + g * perGroup, cols, bias ? bias + g * cols : nullptr,
-                                perColumn ? scales + g * cols : scales, perColumn, to, convWorkspace ? ws : nullptr);
+                                static_cast<const uint8_t*>(ptr[1]) + groupAt[g], cols, bias ? bias + g * cols : nullptr,
+                                perColumn ? scales + g * cols : scales, perColumn, to,
+                                convWorkspace ? static_cast<uint8_t*>(ptr[4]) : nullptr);
             }
         }
     };

@@ -380,9 +380,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
         std::vector<float> scales(t.o);
         for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -14);
-        std::vector<int16_t> packed(PackedIntegerConvWeightsSize(t.o, depth));
-        PackIntegerConvWeights(w.data(), t.o, depth, packed.data());
-        std::vector<int16_t> workspace(IntegerConvWorkspaceSize(s, t.o));
+        const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth);
+        std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, t.o));
         for (const bool xSigned : {false, true}) {
             const int32_t zp = xSigned ? -7 : 140;
             for (const bool quantized : {false, true}) {
