@@ -1,16 +1,19 @@
-// CpuAcc's own exact integer GEMM for CPUs with AVX2 but neither VNNI nor AMX (CpuAccKernels.hpp:
-// PackIntegerWeights, IntegerGemmAvx2): the products of a MatMulInteger after DynamicQuantizeLinear.
+// CpuAcc's own exact integer GEMMs and convolution for CPUs with AVX2 but neither VNNI nor AMX
+// (CpuAccKernels.hpp: IntegerGemmAvx2, IntegerGemmBytesAvx2, IntegerConvAvx2): the products of
+// QLinearConv / QLinearMatMul, of QDQ convolutions and matmuls, of MatMulInteger / ConvInteger
+// after DynamicQuantizeLinear.
 // Why own code: there oneDNN 2.6's int8 kernels multiply u8 x s8 with vpmaddubsw, which adds each
 // pair of products in saturating 16 bits (so do ONNX Runtime's MLAS kernels); a pair such as
 // 255 x 127 + 255 x 127 saturates, and that is not ONNX's result. CpuAcc declines them
 // (OneDnnInt8IsExact), and the integer layers used to run on CpuRef's plain loops: seconds for a
-// BERT encoder. Here both operands are widened to 16 bits first - A minus its zero point (within
+// BERT encoder. For two computed operands (IntegerGemmAvx2) both are widened to 16 bits first - A minus its zero point (within
 // [-255, 255]) as it is packed per call, the constant weights once at load - and vpmaddwd adds
 // each pair of 16-bit products into 32 bits, exactly; the k sums are exact in int32 while k stays
 // below 65793 (255 x 128 x k < 2^31; callers check). Twice the multiply-adds of a float32 FMA per
 // instruction, half the bytes of float32 weights; the result is float(sum) times the scale, as
 // CpuRef's Cast and Mul compute it.
-// The convolution (IntegerConvAvx2) keeps 8 bits: vpmaddubsw multiplies u8 taps by s8 weights and
+// Constant weights (the convolution, IntegerConvAvx2, and the matmul, IntegerGemmBytesAvx2: the
+// same tiles with B^T as the weights and rows of A as the taps) keep 8 bits: vpmaddubsw multiplies u8 taps by s8 weights and
 // adds each pair in 16 bits, exact when the pair's weights have |w0| + |w1| <= 128 (255 x 128 <
 // 2^15). The packing keeps every pair within that (a larger pair halved, the rest a correction run
 // after the block's main loop; 2-14% of a resnet50 layer's pairs), an s8 input is shifted to u8
@@ -245,6 +248,14 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
             v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
         }
         const std::size_t plane = ch * planeSize;
+        if (out.m_Float && out.m_PixelMajor) {
+            // A matmul's C rows: this channel (column) of each pixel's (row's) row.
+            alignas(32) float tmp[kPanel];
+            _mm256_store_ps(tmp, v0);
+            _mm256_store_ps(tmp + 8, v1);
+            for (std::size_t j = 0; j < runs.m_Length[0]; ++j) out.m_Float[(runs.m_Pixel[0] + j) * planeSize + ch] = tmp[j];
+            continue;
+        }
         if (out.m_Float) {
             if (whole) {
                 StoreRow(out.m_Float + plane + runs.m_Pixel[0], v0, v1, kPanel);
@@ -331,7 +342,6 @@ void PackPanels(const T* b, int32_t zp, std::size_t k, std::size_t n, int16_t* p
 
 }  // namespace
 
-void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed) { PackPanels(b, 0, k, n, packed); }
 
 void PackIntegerOperand(const void* b, bool bSigned, int32_t zp, std::size_t k, std::size_t n, int16_t* packed) {
     if (bSigned) PackPanels(static_cast<const int8_t*>(b), zp, k, n, packed);
@@ -694,6 +704,87 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
             if (runs.m_Count == 0) continue;
             pack(t, panel.data());
             for (std::size_t blk = 0; blk < blocks; ++blk) tile(blk, runs, panel.data());
+        }
+    }
+}
+
+namespace {
+
+/// Rows [row0, row0 + 16) of A ([m][k], u8 or s8: as u8, an s8 byte plus 128) as a panel of taps,
+/// [quad][16][4]: each row's 4 k's of a quad are 4 adjacent bytes of A. Rows past m and k's past
+/// k are 0 (their weights are 0; such rows are not stored).
+void PackRowPanel(const uint8_t* a, bool aSigned, std::size_t m, std::size_t k, std::size_t row0, uint8_t* out) {
+    const std::size_t quads = Quads(k), whole = k / 4;
+    const uint32_t toU8 = aSigned ? 0x80808080u : 0u;
+    for (std::size_t j = 0; j < kPanel; ++j) {
+        const std::size_t row = row0 + j;
+        uint8_t* to = out + 4 * j;
+        if (row >= m) {
+            for (std::size_t q = 0; q < quads; ++q) std::memset(to + q * 4 * kPanel, 0, 4);
+            continue;
+        }
+        const uint8_t* from = a + row * k;
+        for (std::size_t q = 0; q < whole; ++q) {
+            uint32_t v;
+            std::memcpy(&v, from + 4 * q, 4);
+            v ^= toU8;
+            std::memcpy(to + q * 4 * kPanel, &v, 4);
+        }
+        if (whole < quads) {
+            uint8_t tail[4] = {};
+            for (std::size_t i = 4 * whole; i < k; ++i) tail[i - 4 * whole] = static_cast<uint8_t>(from[i] ^ (toU8 & 0xFF));
+            std::memcpy(to + whole * 4 * kPanel, tail, 4);
+        }
+    }
+}
+
+bool GemmPanelsFirst(std::size_t m, std::size_t k, std::size_t n) {
+    return ConvBlocks(n) * Quads(k) * 4 * kConvRows > Panels(m) * Quads(k) * 4 * kPanel;
+}
+
+}  // namespace
+
+std::size_t IntegerGemmBytesWorkspaceSize(std::size_t m, std::size_t k, std::size_t n) {
+    return GemmPanelsFirst(m, k, n) ? Panels(m) * Quads(k) * 4 * kPanel : 0;
+}
+
+void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const uint8_t* packed,
+                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c,
+                          uint8_t* workspace) {
+    const ConvWeights wts = ViewOf(packed);
+    const std::size_t panels = Panels(m), blocks = ConvBlocks(n), panelSize = Quads(k) * 4 * kPanel;
+    const int32_t zpU8 = aSigned ? zp + 128 : zp;
+    const auto* rows = static_cast<const uint8_t*>(a);
+    IntegerConvOutput out;
+    out.m_Float = c;
+    out.m_PixelMajor = true;
+    const auto tile = [&](std::size_t blk, std::size_t t, const uint8_t* panel) {
+        PanelRuns runs;
+        runs.m_Count = 1;
+        runs.m_Pixel[0] = t * kPanel;
+        runs.m_Length[0] = std::min(kPanel, m - t * kPanel);
+        kConvTiles[std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn, out, n, runs);
+    };
+    if (GemmPanelsFirst(m, k, n)) {
+        // The weights outweigh A: every panel of A packed first, then each block of weights over all of them.
+#pragma omp parallel
+        {
+#pragma omp for schedule(static)
+            for (std::size_t t = 0; t < panels; ++t) PackRowPanel(rows, aSigned, m, k, t * kPanel, workspace + t * panelSize);
+#pragma omp for schedule(static)
+            for (std::size_t blk = 0; blk < blocks; ++blk) {
+                for (std::size_t t = 0; t < panels; ++t) tile(blk, t, workspace + t * panelSize);
+            }
+        }
+        return;
+    }
+#pragma omp parallel
+    {
+        std::vector<uint8_t> panel(panelSize);
+#pragma omp for schedule(static)
+        for (std::size_t t = 0; t < panels; ++t) {
+            PackRowPanel(rows, aSigned, m, k, t * kPanel, panel.data());
+            for (std::size_t blk = 0; blk < blocks; ++blk) tile(blk, t, panel.data());
         }
     }
 }

@@ -162,20 +162,20 @@ void GemmAvx2(const float* a, std::size_t lda, const float* packed, const float*
 /// 255 x 255 x k < 2^31 for B packed from 8-bit data minus a zero point (PackIntegerOperand).
 constexpr std::size_t kMaxIntegerGemmDepth = 65792;
 constexpr std::size_t kMaxActivationGemmDepth = 33025;
-/// int16 elements PackIntegerWeights writes for constant int8 weights of k x n.
+/// int16 elements PackIntegerOperand writes for a B of k x n.
 std::size_t PackedIntegerWeightsSize(std::size_t k, std::size_t n);
-/// Packs int8 B ([k][n] row-major) for IntegerGemmAvx2: 16-bit pairs of k in 16-column panels.
-void PackIntegerWeights(const int8_t* b, std::size_t k, std::size_t n, int16_t* packed);
-/// Packs computed 8-bit B ([k][n] row-major, u8 or s8 when `bSigned`) minus `zp` the same way.
+/// Packs computed 8-bit B ([k][n] row-major, u8 or s8 when `bSigned`) minus `zp` for
+/// IntegerGemmAvx2: 16-bit pairs of k in 16-column panels.
 void PackIntegerOperand(const void* b, bool bSigned, int32_t zp, std::size_t k, std::size_t n, int16_t* packed);
 /// int16 elements of the workspace IntegerGemmAvx2 needs for m x k A (A repacked as 16-bit pairs).
 std::size_t IntegerGemmWorkspaceSize(std::size_t m, std::size_t k);
 /// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n] + bias[n]) * scale, the sums exact in
 /// int32 (k <= kMaxIntegerGemmDepth; the caller keeps bias small enough not to wrap): A is u8 (or s8
-/// when `aSigned`) row-major [m][k], B packed by PackIntegerWeights, bias n int32 values or null,
+/// when `aSigned`) row-major [m][k], B packed by PackIntegerOperand, bias n int32 values or null,
 /// scale scales[0] or scales[j] per column (`perColumn`), C row-major [m][n]. AVX2 only (16-bit
 /// vpmaddwd: no saturation, unlike vpmaddubsw); on the calling thread's OpenMP team. `workspace`:
-/// IntegerGemmWorkspaceSize(m, k) int16 elements.
+/// IntegerGemmWorkspaceSize(m, k) int16 elements. (The products of two computed operands; constant
+/// weights take IntegerGemmBytesAvx2.)
 void IntegerGemmAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const int16_t* packed,
                      std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, int16_t* workspace);
 /// One image and group of a 2-D convolution: its input planes, output size, kernel, strides,
@@ -189,7 +189,8 @@ struct Im2ColShape {
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth);
 /// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
 struct IntegerConvOutput {
-    float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32, or null
+    float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32 (or, m_PixelMajor, [pixels][outChannels]), or null
+    bool m_PixelMajor = false;       ///< IntegerGemmBytesAvx2's: Float32 rows of all channels, one per pixel (row of A)
     uint8_t* m_Quantized = nullptr;  ///< else [outChannels][out_h * out_w] UInt8 (Signed8 when m_Signed)
     bool m_Signed = false;
     int32_t m_ZeroPoint = 0;
@@ -215,6 +216,15 @@ std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChanne
 void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape& s, const uint8_t* packed,
                      std::size_t outChannels, const int32_t* bias, const float* scales, bool perChannel,
                      const IntegerConvOutput& out, uint8_t* workspace);
+
+/// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n] + bias[n]) * scale, as IntegerGemmAvx2,
+/// for constant int8 weights in 8 bits: IntegerConvAvx2's kernel with B^T as its weights (packed by
+/// PackIntegerConvWeights from B^T [n][k]) and 16 rows of A at a time as its taps (each row's 4
+/// k's of a quad are 4 adjacent bytes of A), writing C's rows. `workspace`:
+/// IntegerGemmBytesWorkspaceSize(m, k, n) bytes (null when that is 0). AVX2; the calling thread's team.
+std::size_t IntegerGemmBytesWorkspaceSize(std::size_t m, std::size_t k, std::size_t n);
+void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const uint8_t* packed,
+                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, uint8_t* workspace);
 
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read

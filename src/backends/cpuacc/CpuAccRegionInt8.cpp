@@ -364,9 +364,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     // convolution; a matmul's [k][n] as it is), packed one group after the other.
     // (A convolution keeps its weights stationary: IntegerConvAvx2 reads them as rows.)
     const int8_t* w = activationB ? nullptr : wv.m_Int8Values->data();
-    const std::size_t perGroup = conv ? 0 : PackedIntegerWeightsSize(depth, cols);
-    std::vector<int16_t> packed(activationB || conv ? 1 : perGroup * groups);
-    // A convolution's groups: one blob of bytes each (PackIntegerConvWeights), one after the other.
+    // A computed B: packed per call in 16 bits (IntegerGemmAvx2); constant weights: 8 bits
+    // (IntegerConvAvx2, IntegerGemmBytesAvx2 with B^T as its weights).
+    const std::size_t perGroup = activationB ? PackedIntegerWeightsSize(depth, cols) : 0;
+    std::vector<int16_t> packed(1);
+    // The weights: one blob of bytes per group (PackIntegerConvWeights), one after the other.
     std::vector<uint8_t> convPacked;
     std::vector<std::size_t> groupAt;
     std::vector<int8_t> transposed;
@@ -384,7 +386,12 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
             convPacked.insert(convPacked.end(), blob.begin(), blob.end());
             convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned
         } else {
-            PackIntegerWeights(w, depth, cols, packed.data());
+            std::vector<int8_t> bT(depth * cols);  // B^T [n][k]: the kernel's weights are rows of depth
+            for (std::size_t q = 0; q < depth; ++q) {
+                for (std::size_t j = 0; j < cols; ++j) bT[j * depth + q] = w[q * cols + j];
+            }
+            groupAt.push_back(0);
+            convPacked = PackIntegerConvWeights(bT.data(), cols, depth);
         }
     }
     // Scales: x_scale * w_scale at run time, the constant multipliers x_scale * w_scale / y_scale,
@@ -458,15 +465,17 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
     const std::size_t outImage = channels * rows;
-    const std::size_t packedBytes = conv ? convPacked.size() : packed.size() * 2;
+    const std::size_t packedBytes = activationB ? packed.size() * 2 : convPacked.size();
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
-                             PackData(conv ? static_cast<const void*>(convPacked.data()) : packed.data(), bytesMd, bytesMd),
+                             PackData(activationB ? static_cast<const void*>(packed.data()) : convPacked.data(), bytesMd, bytesMd),
                              scaleMem, dst,
-                             bufferOf(conv ? IntegerConvWorkspaceSize(shape, cols) : IntegerGemmWorkspaceSize(rows, depth) * 2),
+                             bufferOf(conv          ? IntegerConvWorkspaceSize(shape, cols)
+                                      : activationB ? IntegerGemmWorkspaceSize(rows, depth) * 2
+                                                    : IntegerGemmBytesWorkspaceSize(rows, depth, cols)),
                              bufferOf(!conv && quantized ? rows * cols * sizeof(float) : 0)};
     // A computed B: its 8-bit data, and room to pack one batch of it.
     const int bAt = activationB ? static_cast<int>(mems.size()) : -1;
@@ -496,7 +505,6 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                           : int32_t{*static_cast<const uint8_t*>(ptr[static_cast<std::size_t>(zpAt)])};
         }
         const auto* src = static_cast<const uint8_t*>(ptr[0]);
-        const auto* weights = static_cast<const int16_t*>(ptr[1]);
         const auto* scales = static_cast<const float*>(ptr[2]);
         auto* ws = static_cast<int16_t*>(ptr[4]);
         auto* c = static_cast<float*>(ptr[5]);
@@ -521,7 +529,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         }
         if (!conv) {
             float* result = quantized ? c : static_cast<float*>(ptr[3]);
-            IntegerGemmAvx2(src, aSigned, zp, rows, depth, weights, cols, bias, scales, perColumn, result, ws);
+            IntegerGemmBytesAvx2(src, aSigned, zp, rows, depth, static_cast<const uint8_t*>(ptr[1]), cols, bias, scales, perColumn,
+                                 result, static_cast<uint8_t*>(ptr[4]));
             if (qdq) {
                 // Bias, Relu, QuantizeLinear row by row.
                 const auto* fb = floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) : nullptr;

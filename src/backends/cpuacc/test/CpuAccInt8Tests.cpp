@@ -283,7 +283,8 @@ TEST(CpuAccInt8, ZeroBasedRangeOnEveryIsaIgnoresNaN) {
     EXPECT_GT(checked, 0u);
 }
 
-// The own integer GEMM (AVX2 vpmaddwd on 16-bit operands) against the definition in 64-bit
+// The own integer GEMMs (AVX2: vpmaddwd on 16-bit operands, and vpmaddubsw on 8-bit ones with
+// the weight pairs kept within 128) against the definition in 64-bit
 // integers: exact sums (plus an int32 bias), then float(sum) * scale, on every tile edge (rows not
 // a multiple of 6, columns not a multiple of 16, odd depths), u8 and s8 A with zero points at the
 // ends of their range, one scale or one per column, on one thread and on two; and at the largest depth it takes
@@ -294,15 +295,29 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer GEMM needs AVX2";
     std::mt19937 rng(5);
     struct Shape { std::size_t m, k, n; };
+    // bytes: IntegerGemmBytesAvx2 (8-bit, constant weights as B^T); else IntegerGemmAvx2 (16-bit,
+    // the computed operands' GEMM, here with B packed as an s8 operand without zero point).
     const auto check = [&](const Shape& s, bool aSigned, int32_t zp, bool perColumn, int threads, const std::vector<uint8_t>& a,
-                           const std::vector<int8_t>& b, const std::vector<float>& scales, const std::vector<int32_t>& bias) {
-        std::vector<int16_t> packed(PackedIntegerWeightsSize(s.k, s.n)), workspace(IntegerGemmWorkspaceSize(s.m, s.k));
-        PackIntegerWeights(b.data(), s.k, s.n, packed.data());
+                           const std::vector<int8_t>& b, const std::vector<float>& scales, const std::vector<int32_t>& bias,
+                           bool bytes) {
         std::vector<float> c(s.m * s.n, 1e30f);
         const int saved = omp_get_max_threads();
         omp_set_num_threads(threads);
-        IntegerGemmAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, bias.empty() ? nullptr : bias.data(), scales.data(),
-                        perColumn, c.data(), workspace.data());
+        if (bytes) {
+            std::vector<int8_t> bT(s.k * s.n);
+            for (std::size_t q = 0; q < s.k; ++q) {
+                for (std::size_t j = 0; j < s.n; ++j) bT[j * s.k + q] = b[q * s.n + j];
+            }
+            const std::vector<uint8_t> packed = PackIntegerConvWeights(bT.data(), s.n, s.k);
+            std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(s.m, s.k, s.n));
+            IntegerGemmBytesAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, bias.empty() ? nullptr : bias.data(),
+                                 scales.data(), perColumn, c.data(), workspace.empty() ? nullptr : workspace.data());
+        } else {
+            std::vector<int16_t> packed(PackedIntegerWeightsSize(s.k, s.n)), workspace(IntegerGemmWorkspaceSize(s.m, s.k));
+            PackIntegerOperand(b.data(), true, 0, s.k, s.n, packed.data());
+            IntegerGemmAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, bias.empty() ? nullptr : bias.data(),
+                            scales.data(), perColumn, c.data(), workspace.data());
+        }
         omp_set_num_threads(saved);
         std::size_t wrong = 0;
         for (std::size_t i = 0; i < s.m; ++i) {
@@ -333,7 +348,12 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
                 for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 200001) - 100000;
                 for (const bool perColumn : {false, true}) {
                     for (const int threads : {1, 2}) {
-                        EXPECT_EQ(check(s, aSigned, zp, perColumn, threads, a, b, scales, perColumn ? bias : std::vector<int32_t>{}), 0u);
+                        for (const bool bytes : {false, true}) {
+                            EXPECT_EQ(check(s, aSigned, zp, perColumn, threads, a, b, scales,
+                                            perColumn ? bias : std::vector<int32_t>{}, bytes),
+                                      0u)
+                                << (bytes ? "8-bit" : "16-bit");
+                        }
                     }
                 }
             }
@@ -346,7 +366,11 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     for (std::size_t q = 0; q < big.k; ++q) {
         for (std::size_t j = 0; j < big.n; ++j) b[q * big.n + j] = j % 2 ? int8_t{-128} : int8_t{127};
     }
-    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}, {}), 0u);
+    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}, {}, false), 0u);
+    EXPECT_EQ(check(big, false, 0, false, 2, a, b, {1.0f}, {}, true), 0u);
+    // And the 8-bit GEMM with every weight pair needing its correction at the largest depth.
+    std::fill(b.begin(), b.end(), int8_t{-128});
+    EXPECT_EQ(check(big, false, 0, false, 1, a, b, {1.0f}, {}, true), 0u);
 }
 
 // The own integer convolution (weights stationary, taps read from the planes or a padded copy)
