@@ -169,10 +169,10 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
     return _mm256_madd_epi16(_mm256_maddubs_epi16(x, w), ones);
 }
 
-/// The sums of one convolution tile: R rows of a weight block ([quad][6][4] int8) times one panel
+/// The sums of one convolution tile: R rows of a weight block ([quad][rows][4] int8) times one panel
 /// of taps ([quad][16 pixels][4] u8), then the block's corrections; into sums[r][0] (pixels 0-7)
-/// and sums[r][1] (8-15).
-template <int R>
+/// and sums[r][1] (8-15; not computed when kHalf: a panel whose pixels are all in 0-7).
+template <int R, bool kHalf>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const uint8_t* panel, std::size_t quads,
                                                                          const ConvCorrection* corr, const ConvCorrection* corrEnd,
                                                                          __m256i (&sums)[kRows][2]) {
@@ -186,11 +186,11 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         std::memcpy(&v_, (quad), sizeof(v_));                                                      \
         const __m256i w_ = _mm256_set1_epi32(v_);                                                  \
         (lo) = _mm256_add_epi32((lo), QuadSums(x0, w_, ones));                                     \
-        (hi) = _mm256_add_epi32((hi), QuadSums(x1, w_, ones));                                     \
+        if constexpr (!kHalf) (hi) = _mm256_add_epi32((hi), QuadSums(x1, w_, ones));               \
     } while (false)
     for (std::size_t q = 0; q < quads; ++q) {
         const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel));
-        const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel + 32));
+        const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel + 32));
         const int8_t* wq = w + q * 4 * kConvRows;
         TRELLIS_INTEGER_CONV_ROW(c0a, c0b, wq);
         if constexpr (R > 1) TRELLIS_INTEGER_CONV_ROW(c1a, c1b, wq + 4);
@@ -207,7 +207,9 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         const __m256i w_ = _mm256_set1_epi32(corr->m_Bytes);
         __m256i(&row)[2] = sums[corr->m_Row];
         row[0] = _mm256_add_epi32(row[0], QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)), w_, ones));
-        row[1] = _mm256_add_epi32(row[1], QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32)), w_, ones));
+        if constexpr (!kHalf) {
+            row[1] = _mm256_add_epi32(row[1], QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32)), w_, ones));
+        }
     }
 }
 
@@ -216,13 +218,13 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
 /// quantized as QuantizeLinear with scale 1 and out.m_ZeroPoint computes it (clamped to the type's
 /// range less the zero point, rounded half to even by the current rounding mode, the zero point
 /// added) and stored as 8 bits. The int32 arithmetic wraps; the result, (x - zp) * w summed, fits.
-template <int R>
+template <int R, bool kHalf>
 __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
                                               const int32_t* bias, const float* scales, bool perChannel,
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
     const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
     __m256i sums[kRows][2];
-    ConvTileSums<R>(wts.m_Blocks + block * quads * 4 * kConvRows, panel, quads, wts.m_Corrections + wts.m_BlockStart[block],
+    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, panel, quads, wts.m_Corrections + wts.m_BlockStart[block],
                     wts.m_Corrections + wts.m_BlockStart[block + 1], sums);
     const float lo = out.m_Signed ? -128.0f : 0.0f, hi = out.m_Signed ? 127.0f : 255.0f;
     const __m256 vlo = _mm256_set1_ps(lo - static_cast<float>(out.m_ZeroPoint));
@@ -290,7 +292,18 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
 
 using ConvTileFn = void (*)(const ConvWeights&, std::size_t, const uint8_t*, int32_t, const int32_t*, const float*, bool,
                             const IntegerConvOutput&, std::size_t, const PanelRuns&);
-constexpr ConvTileFn kConvTiles[kConvRows + 1] = {nullptr, ConvTile<1>, ConvTile<2>, ConvTile<3>, ConvTile<4>, ConvTile<5>};
+/// [half][rows]: the tile for `rows` output channels, over 16 pixels or (half) the first 8.
+constexpr ConvTileFn kConvTiles[2][kConvRows + 1] = {
+    {nullptr, ConvTile<1, false>, ConvTile<2, false>, ConvTile<3, false>, ConvTile<4, false>, ConvTile<5, false>},
+    {nullptr, ConvTile<1, true>, ConvTile<2, true>, ConvTile<3, true>, ConvTile<4, true>, ConvTile<5, true>}};
+
+/// Whether a panel's stored pixels are all in its first 8 lanes.
+bool HalfPanel(const PanelRuns& runs) {
+    for (int u = 0; u < runs.m_Count; ++u) {
+        if (runs.m_Lane[u] + runs.m_Length[u] > kPanel / 2) return false;
+    }
+    return true;
+}
 
 using TileFn = void (*)(const int16_t*, const int16_t*, std::size_t, const int32_t*, const float*, bool, float*, std::size_t,
                         std::size_t);
@@ -568,7 +581,11 @@ namespace {
 bool UsesPaddedInput(const Im2ColShape& s) {
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_PadTop == 0 && s.m_PadLeft == 0 && s.m_InW == s.m_OutW &&
                       s.m_InH == s.m_OutH;
-    return s.m_StrideH == 1 && s.m_StrideW == 1 && !flat;
+    // Output rows narrower than half a panel (7x7 maps): the padded width would waste a quarter of
+    // the lanes (49 of 64 at 7x7); the pixels gathered compactly waste fewer (49 of 56, the last
+    // panel a half one). At 14x14 gathering cost more than the lanes it saved (resnet50's 3x3 256
+    // -> 256: 85 -> 72 GMAC/s on the AVX2-capped Xeon; 7x7 512 -> 512: 76 -> 77).
+    return s.m_StrideH == 1 && s.m_StrideW == 1 && !flat && s.m_OutW >= kPanel / 2;
 }
 
 /// The padded copy's geometry: the output's rows and width plus the kernel's reach, and slack after
@@ -674,7 +691,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
     };
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
-        kConvTiles[rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
+        kConvTiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
     };
     if (layout.m_PanelsSize > 0) {
         // The weights outweigh the input's taps (deep layers on small images): every panel packed
@@ -763,7 +780,8 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
         runs.m_Count = 1;
         runs.m_Pixel[0] = t * kPanel;
         runs.m_Length[0] = std::min(kPanel, m - t * kPanel);
-        kConvTiles[std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn, out, n, runs);
+        kConvTiles[HalfPanel(runs)][std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn,
+                                                                               out, n, runs);
     };
     if (GemmPanelsFirst(m, k, n)) {
         // The weights outweigh A: every panel of A packed first, then each block of weights over all of them.
