@@ -1298,9 +1298,11 @@ TEST(CpuAccOps, NormReductionsAndSumsOverInnerDimsRunOwnKernel) {
         EXPECT_EQ(got.m_Counts.count("CpuRef"), 0u) << what << "\n" << got.m_Optimized;
         EXPECT_EQ(log.find(",ref:"), std::string::npos) << what << ": a reference implementation ran:\n" << log;
         ASSERT_EQ(got.m_Outputs.size(), want.m_Outputs.size()) << what;
+        // Float32 sums of up to 1512 values (in order where the compiler does not vectorize, as
+        // an -O1 sanitizer build) against CpuRef's double ones: 1.3e-6 seen there.
         for (std::size_t k = 0; k < want.m_Outputs.size(); ++k) {
             ASSERT_EQ(got.m_Outputs[k].size(), want.m_Outputs[k].size()) << what << " output " << k;
-            EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-6) << what << " output " << k;
+            EXPECT_LT(RelativeL2(got.m_Outputs[k], want.m_Outputs[k]), 1e-5) << what << " output " << k;
         }
     }
     // ReduceL2 over dims 1 and 3 of 4: not one run, so CpuRef's (and still ONNX's result).
