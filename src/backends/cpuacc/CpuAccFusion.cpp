@@ -1270,6 +1270,178 @@ void DropRequantizationOfQuantizedValues(RegionGraph& g) {
     }
 }
 
+/// Node i as a step of an element-wise chain whose running value is `v` (shape `shape`): set `step`
+/// and return true when it can be one. `first`: it would start the chain (a Dequantize may);
+/// `steps` maps value ids to the chain's earlier step indices (-1: the chain's Float32 input).
+bool ChainStepOf(const RegionGraph& g, const Node& n, int v, const TensorShape& shape, bool first,
+                 const std::vector<std::pair<int, int>>& steps, ChainStep& step, int& vectorInput) {
+    vectorInput = -1;
+    if (n.m_Dead || n.m_Inputs.empty() || n.m_Outputs.size() != 1 || !n.m_PostOps.empty()) return false;
+    const TensorInfo& out = g.m_Values[static_cast<std::size_t>(Out(n))].m_Info;
+    if (out.GetShape() != shape) return false;
+    const bool floatOut = out.GetDataType() == DataType::Float32;
+    step = ChainStep{};
+    step.m_Name = n.m_Name;
+    switch (n.m_Kind) {
+        case NodeKind::Dequantize: {
+            if (!first || n.m_Int8 || !floatOut || !QuantParamsOf(g, n, step.m_Scale, step.m_Zp)) return false;
+            const DataType t = g.m_Values[static_cast<std::size_t>(n.m_Inputs[0])].m_Info.GetDataType();
+            if (t != DataType::UInt8 && t != DataType::Signed8) return false;
+            step.m_Op = ChainStep::Op::Dequantize;
+            step.m_Signed = t == DataType::Signed8;
+            return true;
+        }
+        case NodeKind::Quantize: {
+            if (first || n.m_Inputs[0] != v) return false;
+            if (n.m_Int8) {  // a fused QuantizeLinear -> DequantizeLinear
+                const Int8Params& q = *n.m_Int8;
+                if (!floatOut || q.m_SrcType != q.m_DstType) return false;
+                step.m_Op = ChainStep::Op::FakeQuant;
+                step.m_Scale = q.m_SrcScale, step.m_Zp = q.m_SrcZeroPoint, step.m_Scale2 = q.m_DstScale, step.m_Zp2 = q.m_DstZeroPoint;
+                step.m_Signed = q.m_SrcType == DataType::Signed8;
+                return true;
+            }
+            if (out.GetDataType() != DataType::UInt8 && out.GetDataType() != DataType::Signed8) return false;
+            if (!QuantParamsOf(g, n, step.m_Scale, step.m_Zp)) return false;
+            step.m_Op = ChainStep::Op::Quantize;
+            step.m_Signed = out.GetDataType() == DataType::Signed8;
+            return true;
+        }
+        case NodeKind::Erf:
+            if (first || n.m_Inputs[0] != v || !floatOut) return false;
+            step.m_Op = ChainStep::Op::Erf;
+            return true;
+        case NodeKind::Eltwise: {
+            if (first || n.m_Inputs.size() != 1 || n.m_Inputs[0] != v || !floatOut || n.m_Eltwise.size() != 1) return false;
+            const EltwiseOp& e = n.m_Eltwise[0];
+            if (e.m_Algorithm != static_cast<int>(dnnl_eltwise_linear)) return false;
+            step.m_Op = ChainStep::Op::Linear;
+            step.m_Scale = e.m_Alpha, step.m_Scale2 = e.m_Beta;
+            return true;
+        }
+        case NodeKind::Binary: {
+            if (first || n.m_Inputs.size() != 2 || !floatOut) return false;
+            const auto op = std::get<ElementwiseBinaryDescriptor>(n.m_Descriptor).m_Operation;
+            if (op != BinaryOperation::Add && op != BinaryOperation::Sub && op != BinaryOperation::Mul && op != BinaryOperation::Div) {
+                return false;
+            }
+            const int other = OtherInput(n, v);
+            if (other < 0) return false;
+            step.m_Op = ChainStep::Op::Binary;
+            step.m_Binary = op;
+            step.m_Reversed = n.m_Inputs[0] == other;
+            for (const auto& [value, index] : steps) {
+                if (value == other) {
+                    step.m_Operand = index;
+                    return true;
+                }
+            }
+            // A constant vector over the last dim ([C], [1, .., C]).
+            const Value& w = g.m_Values[static_cast<std::size_t>(other)];
+            const TensorShape& ws = w.m_Info.GetShape();
+            if (!w.m_Constant || w.m_Info.GetDataType() != DataType::Float32 || shape.GetNumDimensions() == 0 ||
+                ws.GetNumDimensions() == 0 || ws.GetNumElements() != shape[shape.GetNumDimensions() - 1] ||
+                ws[ws.GetNumDimensions() - 1] != shape[shape.GetNumDimensions() - 1]) {
+                return false;
+            }
+            step.m_Vector = true;
+            vectorInput = other;
+            return true;
+        }
+        default:
+            return false;
+    }
+}
+
+/// A run of element-wise nodes over one tensor shape with quantization among them - a QDQ model's
+/// Dequantize -> Add(bias) -> fake-quant -> Div -> Erf -> fake-quant -> ... -> Quantize, which runs
+/// as one pass per node, each streaming the tensor through the caches - becomes one
+/// ElementwiseChain node that applies every step to a block of rows while it is in L1. Each
+/// intermediate value must be read only inside the chain. (Chains without a quantization step are
+/// left to the other fusions: oneDNN's post-ops, the GELU and swish kernels.)
+void FuseElementwiseChains(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        const Node& head = N(g, i);
+        if (head.m_Dead || head.m_Outputs.size() != 1 || head.m_Inputs.empty()) continue;
+        const TensorShape shape = g.m_Values[static_cast<std::size_t>(Out(head))].m_Info.GetShape();
+        std::vector<ChainStep> steps;
+        std::vector<int> nodes;
+        std::vector<std::pair<int, int>> known;  // value -> step index (-1: the chain's Float32 input)
+        ChainStep step;
+        int vec = -1;
+        int v = head.m_Inputs[0];
+        if (ChainStepOf(g, head, v, shape, true, known, step, vec)) {
+            steps.push_back(step);
+            nodes.push_back(i);
+        } else {
+            // A Float32 chain input: the head must be a later-kind step reading it.
+            const TensorInfo& in = g.m_Values[static_cast<std::size_t>(v)].m_Info;
+            if (in.GetDataType() != DataType::Float32 || in.GetShape() != shape) continue;
+            known.emplace_back(v, -1);
+            if (!ChainStepOf(g, head, v, shape, false, known, step, vec)) continue;
+            steps.push_back(step);
+            nodes.push_back(i);
+        }
+        v = Out(head);
+        known.emplace_back(v, 0);
+        while (steps.back().m_Op != ChainStep::Op::Quantize) {
+            int next = -1;
+            for (int c : g.Consumers(v)) {
+                if (ChainStepOf(g, N(g, c), v, shape, false, known, step, vec)) {
+                    next = c;
+                    break;
+                }
+            }
+            if (next < 0) break;
+            steps.push_back(step);
+            nodes.push_back(next);
+            v = Out(N(g, next));
+            known.emplace_back(v, static_cast<int>(steps.size()) - 1);
+        }
+        // Every value but the last must be read inside the chain only; cut the chain where one is not.
+        std::size_t length = steps.size();
+        for (std::size_t k = 0; k + 1 < length; ++k) {
+            const int value = Out(N(g, nodes[k]));
+            bool inside = !g.IsRegionOutput(value);
+            for (int c : g.Consumers(value)) {
+                inside = inside && std::find(nodes.begin(), nodes.begin() + static_cast<long>(length), c) !=
+                                       nodes.begin() + static_cast<long>(length);
+            }
+            if (!inside) length = k + 1;
+        }
+        steps.resize(length);
+        nodes.resize(length);
+        bool quantized = false;
+        for (const ChainStep& s : steps) {
+            quantized = quantized || s.m_Op == ChainStep::Op::Dequantize || s.m_Op == ChainStep::Op::FakeQuant ||
+                        s.m_Op == ChainStep::Op::Quantize;
+        }
+        if (length < 3 || !quantized) continue;
+        // The node's inputs: the chain's input, then each vector operand once; steps index them.
+        Node& first = N(g, i);
+        std::vector<int> inputs = {first.m_Inputs[0]};
+        for (std::size_t k = 0; k < length; ++k) {
+            ChainStep& s = steps[k];
+            if (!s.m_Vector) continue;
+            const Node& n = N(g, nodes[k]);
+            const int w = OtherInput(n, k == 0 ? first.m_Inputs[0] : Out(N(g, nodes[k - 1])));
+            auto at = std::find(inputs.begin() + 1, inputs.end(), w);
+            if (at == inputs.end()) at = inputs.insert(inputs.end(), w);
+            s.m_Operand = static_cast<int>(at - inputs.begin());
+        }
+        const int last = nodes.back();
+        g.m_FusionLog.push_back("elementwise-chain: " + std::to_string(length) + " steps from '" + first.m_Name + "' to '" +
+                                N(g, last).m_Name + "'");
+        first.m_Kind = NodeKind::ElementwiseChain;
+        first.m_Inputs = inputs;
+        first.m_Chain = std::move(steps);
+        first.m_Eltwise.clear();
+        first.m_Int8.reset();
+        for (std::size_t k = 1; k < length; ++k) N(g, nodes[k]).m_Dead = true;
+        Absorb(g, i, last, {});
+    }
+}
+
 }  // namespace
 
 void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
@@ -1287,6 +1459,7 @@ void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FuseQuantizedAdd(g);
     FuseQuantizeDequantize(g);
     DropRequantizationOfQuantizedValues(g);
+    FuseElementwiseChains(g);
 }
 
 }  // namespace trellis::cpuacc

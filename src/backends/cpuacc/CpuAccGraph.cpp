@@ -42,6 +42,7 @@ const char* GetNodeKindName(NodeKind kind) {
         case NodeKind::Quantize: return "Quantize";
         case NodeKind::Dequantize: return "Dequantize";
         case NodeKind::QuantizedAdd: return "QuantizedAdd";
+        case NodeKind::ElementwiseChain: return "ElementwiseChain";
         case NodeKind::Where: return "Where";
         case NodeKind::DynamicQuantize: return "DynamicQuantize";
         case NodeKind::Cast: return "Cast";

@@ -52,6 +52,9 @@ enum class NodeKind {
                 ///< the scalar (a masked fill: transformers' causal masks); inputs condition, x, scalar
     DynamicQuantize,  ///< DynamicQuantizeLinear, Float32 -> UInt8 with its scale and zero point computed from the
                       ///< data (own kernel); outputs y, y_scale (Float32 scalar), y_zero_point (UInt8 scalar)
+    ElementwiseChain,  ///< element-wise steps (m_Chain) run in one pass over row blocks (own kernel): a QDQ
+                       ///< model's Dequantize -> ops with fake quantization between -> Quantize; inputs: the
+                       ///< chain's input, then constant vectors over the last dim its Binary steps read
     Cast,       ///< Cast UInt8/Signed8 -> Signed32 or Signed32 -> Float32: only as a piece of an integer
                 ///< product (QLinearConv, QLinearMatMul as imported) that FuseIntegerProducts turns into an
                 ///< int8 node; never compiled (CpuAccBackend::OptimizeSubgraph fails unfused pieces)
@@ -114,6 +117,28 @@ struct Int8Params {
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear
 };
 
+/// One step of an ElementwiseChain node, applied to the running value v (each as the separate
+/// node it replaces computes it).
+struct ChainStep {
+    enum class Op {
+        Dequantize,  ///< first step only: v = (x - m_Zp) * m_Scale of the chain's 8-bit input
+        FakeQuant,   ///< QuantizeLinear (m_Scale, m_Zp) then DequantizeLinear (m_Scale2, m_Zp2)
+        Quantize,    ///< last step only: the chain's 8-bit output, QuantizeLinear (m_Scale, m_Zp)
+        Erf,
+        Linear,      ///< m_Scale * v + m_Scale2 (oneDNN's eltwise_linear, one rounding)
+        Binary,      ///< v op w (w op v when m_Reversed); w: step m_Operand's value (-1: the chain's Float32
+                     ///< input), or with m_Vector the node's input m_Operand, a constant over the last dim
+    };
+    Op m_Op = Op::Erf;
+    float m_Scale = 1.0f, m_Scale2 = 0.0f;
+    int32_t m_Zp = 0, m_Zp2 = 0;
+    bool m_Signed = false;  ///< the 8-bit type of a (fake) quantization step: Signed8, else UInt8
+    BinaryOperation m_Binary = BinaryOperation::Add;
+    int m_Operand = -1;
+    bool m_Vector = false, m_Reversed = false;
+    std::string m_Name;  ///< the layer it came from
+};
+
 struct Node {
     NodeKind m_Kind = NodeKind::Eltwise;
     LayerType m_LayerType = LayerType::Input;
@@ -135,6 +160,7 @@ struct Node {
     /// Attention's is_causal: offset 0 (or the past length) and -inf.
     std::size_t m_CausalOffset = 0;
     float m_CausalFill = -std::numeric_limits<float>::infinity();
+    std::vector<ChainStep> m_Chain;  ///< ElementwiseChain nodes
     bool m_Dead = false;
 };
 

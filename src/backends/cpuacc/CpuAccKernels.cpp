@@ -308,6 +308,95 @@ void ReduceAxis(const float* in, float* out, std::size_t outer, std::size_t r, s
 
 namespace {
 
+template <BinaryOperation kOp>
+__attribute__((always_inline)) inline float ChainApply(float a, float b) {
+    if constexpr (kOp == BinaryOperation::Add) return a + b;
+    if constexpr (kOp == BinaryOperation::Sub) return a - b;
+    if constexpr (kOp == BinaryOperation::Mul) return a * b;
+    return a / b;
+}
+
+template <BinaryOperation kOp>
+__attribute__((always_inline)) inline void ChainBinaryBody(const float* v, const float* w, std::size_t columns, bool reversed,
+                                                           float* out, std::size_t n) {
+    if (columns == 0) {
+        if (reversed) {
+#pragma omp simd
+            for (std::size_t i = 0; i < n; ++i) out[i] = ChainApply<kOp>(w[i], v[i]);
+        } else {
+#pragma omp simd
+            for (std::size_t i = 0; i < n; ++i) out[i] = ChainApply<kOp>(v[i], w[i]);
+        }
+        return;
+    }
+    for (std::size_t row = 0; row < n; row += columns) {
+        const float* vr = v + row;
+        float* o = out + row;
+        if (reversed) {
+#pragma omp simd
+            for (std::size_t c = 0; c < columns; ++c) o[c] = ChainApply<kOp>(w[c], vr[c]);
+        } else {
+#pragma omp simd
+            for (std::size_t c = 0; c < columns; ++c) o[c] = ChainApply<kOp>(vr[c], w[c]);
+        }
+    }
+}
+
+#define TRELLIS_CHAIN_BINARY_BODY                                                                   \
+    switch (op) {                                                                                   \
+        case BinaryOperation::Add: return ChainBinaryBody<BinaryOperation::Add>(v, w, columns, reversed, out, n); \
+        case BinaryOperation::Sub: return ChainBinaryBody<BinaryOperation::Sub>(v, w, columns, reversed, out, n); \
+        case BinaryOperation::Mul: return ChainBinaryBody<BinaryOperation::Mul>(v, w, columns, reversed, out, n); \
+        default: return ChainBinaryBody<BinaryOperation::Div>(v, w, columns, reversed, out, n);                 \
+    }
+
+__attribute__((target("avx512f"))) void ChainBinaryAvx512(BinaryOperation op, const float* v, const float* w, std::size_t columns,
+                                                          bool reversed, float* out, std::size_t n) {
+    TRELLIS_CHAIN_BINARY_BODY
+}
+__attribute__((target("avx2,fma"))) void ChainBinaryAvx2(BinaryOperation op, const float* v, const float* w, std::size_t columns,
+                                                         bool reversed, float* out, std::size_t n) {
+    TRELLIS_CHAIN_BINARY_BODY
+}
+void ChainBinaryScalar(BinaryOperation op, const float* v, const float* w, std::size_t columns, bool reversed, float* out,
+                       std::size_t n) {
+    TRELLIS_CHAIN_BINARY_BODY
+}
+#undef TRELLIS_CHAIN_BINARY_BODY
+
+#define TRELLIS_CHAIN_LINEAR_BODY \
+    _Pragma("omp simd") for (std::size_t i = 0; i < n; ++i) out[i] = std::fma(alpha, v[i], beta);
+
+__attribute__((target("avx512f"))) void ChainLinearAvx512(const float* v, float alpha, float beta, float* out, std::size_t n) {
+    TRELLIS_CHAIN_LINEAR_BODY
+}
+__attribute__((target("avx2,fma"))) void ChainLinearAvx2(const float* v, float alpha, float beta, float* out, std::size_t n) {
+    TRELLIS_CHAIN_LINEAR_BODY
+}
+void ChainLinearScalar(const float* v, float alpha, float beta, float* out, std::size_t n) { TRELLIS_CHAIN_LINEAR_BODY }
+#undef TRELLIS_CHAIN_LINEAR_BODY
+
+}  // namespace
+
+void ChainBinary(BinaryOperation op, const float* v, const float* w, std::size_t columns, bool reversed, float* out,
+                 std::size_t n, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: ChainBinaryAvx512(op, v, w, columns, reversed, out, n); return;
+        case KernelIsa::Avx2: ChainBinaryAvx2(op, v, w, columns, reversed, out, n); return;
+        case KernelIsa::Scalar: ChainBinaryScalar(op, v, w, columns, reversed, out, n); return;
+    }
+}
+
+void ChainLinear(const float* v, float alpha, float beta, float* out, std::size_t n, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: ChainLinearAvx512(v, alpha, beta, out, n); return;
+        case KernelIsa::Avx2: ChainLinearAvx2(v, alpha, beta, out, n); return;
+        case KernelIsa::Scalar: ChainLinearScalar(v, alpha, beta, out, n); return;
+    }
+}
+
+namespace {
+
 // The input positions [first, last) the window of output position `out` covers along one axis,
 // clipped to the image (padding never wins a maximum).
 __attribute__((always_inline)) inline std::pair<std::size_t, std::size_t> PoolWindow(std::size_t out, std::size_t stride,

@@ -3,6 +3,8 @@
 // features (the library is built for baseline x86-64).
 #pragma once
 
+#include <trellis/Descriptors.hpp>
+
 #include <cstddef>
 #include <limits>
 #include <cstdint>
@@ -104,6 +106,14 @@ bool AxisRunOf(const std::vector<std::size_t>& dims, const std::vector<bool>& re
                std::size_t& inner);
 void ReduceAxis(const float* in, float* out, std::size_t outer, std::size_t r, std::size_t inner, AxisReduction op,
                 KernelIsa isa);
+
+/// Steps of an element-wise chain (CpuAcc's ElementwiseChain node), one block of n floats each:
+/// out = v op w with w full (`columns` 0: w[i]) or a vector over rows of `columns` (w[i % columns],
+/// the block starting a row); reversed: w op v. Add/Sub/Mul/Div, one IEEE rounding each.
+void ChainBinary(BinaryOperation op, const float* v, const float* w, std::size_t columns, bool reversed, float* out,
+                 std::size_t n, KernelIsa isa);
+/// out = alpha * v + beta with one rounding (fma), as oneDNN's eltwise_linear computes it.
+void ChainLinear(const float* v, float alpha, float beta, float* out, std::size_t n, KernelIsa isa);
 
 /// A 2-D max pooling over a channel-blocked image: `blocks` blocks of channels, each an
 /// [in height][in width][block] array of floats (oneDNN's nChw8c / nChw16c at batch 1: one block

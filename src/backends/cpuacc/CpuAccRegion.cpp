@@ -362,6 +362,7 @@ void CompiledRegion::CompileNode(int index) {
         case NodeKind::Quantize:
         case NodeKind::Dequantize: CompileQuantize(n); break;
         case NodeKind::QuantizedAdd: CompileQuantizedAdd(n); break;
+        case NodeKind::ElementwiseChain: CompileElementwiseChain(n); break;
         case NodeKind::DynamicQuantize: CompileDynamicQuantize(n); break;
         case NodeKind::Where: CompileWhere(n); break;
         case NodeKind::Cast: break;  // refused above

@@ -764,4 +764,79 @@ void CompiledRegion::CompileQuantizedAdd(const Node& n) {
     Bind(out, dst);
 }
 
+void CompiledRegion::CompileElementwiseChain(const Node& n) {
+    // Every step on a block of at most kBlock elements while it is in L1: whole rows where rows
+    // are short, else a run of columns of one row (the vector operands offset to its columns).
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const std::vector<ChainStep> steps = n.m_Chain;
+    const Dims outDims = ValueDims(out);
+    const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
+    const std::size_t columns = outDims.empty() ? 1 : static_cast<std::size_t>(outDims.back());
+    if (steps.empty() || columns == 0 || count % columns != 0) {
+        throw LayerValidationException("CpuAcc: element-wise chain '" + n.m_Name + "' has no rows to run over");
+    }
+    std::vector<int> mems = {EnsurePlain(x), NewInternal(PlainMd(outDims, ValueType(out)))};
+    for (std::size_t i = 1; i < n.m_Inputs.size(); ++i) {
+        mems.push_back(Alias(EnsurePlain(n.m_Inputs[i]), PlainMd({static_cast<memory::dim>(columns)})));
+    }
+    const KernelIsa isa = BestKernelIsa();
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = mems;
+    step.m_Kernel = [steps, count, columns, isa](const std::vector<void*>& p) {
+        constexpr std::size_t kBlock = 1024;
+        const bool rowBlocks = columns < kBlock;
+        const std::size_t rowsPerBlock = rowBlocks ? kBlock / columns : 1;
+        const std::size_t chunks = rowBlocks ? 1 : (columns + kBlock - 1) / kBlock;
+        const std::size_t rows = count / columns;
+        const std::size_t blocks = rowBlocks ? (rows + rowsPerBlock - 1) / rowsPerBlock : rows * chunks;
+        const std::size_t last = steps.size() - 1;
+#pragma omp parallel if (blocks > 1)
+        {
+            std::vector<float> values(steps.size() * kBlock);
+#pragma omp for schedule(static)
+            for (long long b = 0; b < static_cast<long long>(blocks); ++b) {
+                std::size_t at = 0, len = 0, wAt = 0, period = 0;
+                if (rowBlocks) {
+                    const std::size_t row = static_cast<std::size_t>(b) * rowsPerBlock;
+                    at = row * columns, len = std::min(rowsPerBlock, rows - row) * columns, period = columns;
+                } else {
+                    const std::size_t row = static_cast<std::size_t>(b) / chunks, chunk = static_cast<std::size_t>(b) % chunks;
+                    wAt = chunk * kBlock, at = row * columns + wAt, len = std::min(kBlock, columns - wAt), period = len;
+                }
+                const float* in = static_cast<const float*>(p[0]) + at;  // a Float32 chain input
+                const float* prev = in;
+                for (std::size_t k = 0; k <= last; ++k) {
+                    const ChainStep& s = steps[k];
+                    float* to = k == last ? static_cast<float*>(p[1]) + at : values.data() + k * kBlock;
+                    switch (s.m_Op) {
+                        case ChainStep::Op::Dequantize:
+                            Dequantize(static_cast<const uint8_t*>(p[0]) + at, s.m_Signed, to, len, s.m_Scale, s.m_Zp, isa);
+                            break;
+                        case ChainStep::Op::FakeQuant:
+                            QuantizeDequantize(prev, to, s.m_Signed, len, s.m_Scale, s.m_Zp, s.m_Scale2, s.m_Zp2, isa);
+                            break;
+                        case ChainStep::Op::Quantize:
+                            Quantize(prev, static_cast<uint8_t*>(p[1]) + at, s.m_Signed, len, s.m_Scale, s.m_Zp, isa);
+                            break;
+                        case ChainStep::Op::Erf: Erf(prev, to, len, isa); break;
+                        case ChainStep::Op::Linear: ChainLinear(prev, s.m_Scale, s.m_Scale2, to, len, isa); break;
+                        case ChainStep::Op::Binary: {
+                            const float* w = s.m_Vector ? static_cast<const float*>(p[static_cast<std::size_t>(s.m_Operand) + 1]) + wAt
+                                             : s.m_Operand < 0 ? in
+                                                               : values.data() + static_cast<std::size_t>(s.m_Operand) * kBlock;
+                            ChainBinary(s.m_Binary, prev, w, s.m_Vector ? period : 0, s.m_Reversed, to, len, isa);
+                            break;
+                        }
+                    }
+                    prev = to;
+                }
+            }
+        }
+    };
+    m_Steps.push_back(std::move(step));
+    Bind(out, mems[1]);
+}
+
 }  // namespace trellis::cpuacc

@@ -306,6 +306,7 @@ private:
                             std::vector<std::pair<int, int>>& args);
     void CompileQuantize(const Node& n);
     void CompileQuantizedAdd(const Node& n);
+    void CompileElementwiseChain(const Node& n);
     /// DynamicQuantizeLinear: the range, scale and zero point, then the quantization (own kernels).
     void CompileDynamicQuantize(const Node& n);
     /// Packs 8-bit (or other) host data `data` described by `user` into the layout `packed`.

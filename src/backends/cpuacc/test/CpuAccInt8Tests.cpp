@@ -586,6 +586,66 @@ TEST(CpuAccInt8, QuantizedResidualAddIsOnePassAndExact) {
     }
 }
 
+// A QDQ model's GELU (BERT's feed-forward): Dequantize -> Add(bias) -> fake-quant -> Div -> Erf ->
+// fake-quant -> Add 1 -> fake-quant -> Mul(x) -> fake-quant -> Mul 0.5 -> Quantize, eleven passes
+// over the tensor, runs as one ElementwiseChain node over blocks that stay in L1: rows of 40
+// columns several to a block, rows of 1500 in runs of columns. Its steps compute as the nodes did
+// (the division by a scalar as oneDNN's linear x * (1/c), as before): within one step of CpuRef's.
+// A chain whose intermediate value is also read elsewhere stops before that reader; one that
+// starts from a Float32 value (no Dequantize) fuses too.
+TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
+    SKIP_WITHOUT_CPUACC();
+    for (const unsigned int columns : {40u, 1500u}) {
+        for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+            const int32_t zp = t == DataType::UInt8 ? 120 : -3;
+            QdqNet net;
+            const auto bin = [&](BinaryOperation op, IOutputSlot* a, IOutputSlot* b) {
+                return net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{op}, {a, b});
+            };
+            const auto fq = [&](IOutputSlot* v, float scale, int32_t z) { return net.Dequantize(net.Quantize(v, scale, t, z), scale, t, z); };
+            IOutputSlot* x = net.Input({2, 7, columns});
+            IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.05f, t, zp), 0.05f, t, zp);
+            IOutputSlot* b = fq(bin(BinaryOperation::Add, a, net.FloatConst({columns}, 0.5f)), 0.04f, zp);
+            IOutputSlot* e = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Erf},
+                                       {bin(BinaryOperation::Div, b, net.Scale(1.4142135f))});
+            IOutputSlot* g = fq(bin(BinaryOperation::Add, fq(e, 1.0f / 127.0f, 0), net.Scale(1.0f)), 0.016f, 0);
+            IOutputSlot* y = bin(BinaryOperation::Mul, fq(bin(BinaryOperation::Mul, b, g), 0.03f, zp), net.Scale(0.5f));
+            net.Output(net.Quantize(y, 0.02f, t, zp));
+            // From a Float32 value: Mul by a vector -> fake-quant -> Erf -> Quantize.
+            IOutputSlot* f = fq(bin(BinaryOperation::Mul, x, net.FloatConst({1, columns}, 1.0f)), 0.03f, zp);
+            net.Output(net.Quantize(net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Erf}, {f}),
+                                    0.01f, t, 0));
+            const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+            const QdqNet::Result ref = net.Run({"CpuRef"});
+            EXPECT_NE(acc.m_Text.find("ElementwiseChain x2"), std::string::npos) << acc.m_Text;
+            EXPECT_EQ(acc.m_Counts.count("CpuRef"), 0u) << acc.m_Text;
+            ASSERT_EQ(acc.m_Outputs.size(), 2u);
+            for (std::size_t o = 0; o < 2; ++o) {
+                const auto [worst, differing] = t == DataType::UInt8 ? StepDiff<uint8_t>(acc.m_Outputs[o], ref.m_Outputs[o])
+                                                                     : StepDiff<int8_t>(acc.m_Outputs[o], ref.m_Outputs[o]);
+                EXPECT_LE(worst, 1) << GetDataTypeName(t) << " " << columns << " columns, output " << o << ": " << differing
+                                    << " differ";
+                EXPECT_LE(differing, acc.m_Outputs[o].size() / 50) << GetDataTypeName(t) << " " << columns << " columns, output " << o;
+            }
+        }
+    }
+    // An intermediate value read outside the chain: the chain ends at it (and computes the same).
+    QdqNet net;
+    IOutputSlot* x = net.Input({3, 64});
+    IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.05f, DataType::UInt8, 128), 0.05f, DataType::UInt8, 128);
+    IOutputSlot* e = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Erf}, {a});
+    IOutputSlot* q = net.Dequantize(net.Quantize(e, 0.01f, DataType::UInt8, 128), 0.01f, DataType::UInt8, 128);
+    net.Output(q);  // read outside: the chain is Dequantize -> Erf -> fake-quant
+    net.Output(net.Quantize(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, {q, q}),
+                            0.01f, DataType::UInt8, 0));
+    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+    const QdqNet::Result ref = net.Run({"CpuRef"});
+    EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << acc.m_Text;
+    ASSERT_EQ(acc.m_Outputs.size(), 2u);
+    EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]);
+    EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]);
+}
+
 // A QDQ model re-quantizes after every Transpose, Reshape and Slice of a quantized tensor; where
 // the QuantizeLinear -> DequantizeLinear has the grid its input already lies on (the same scale,
 // zero point and type), it is the identity and CpuAcc drops it - the results stay CpuRef's bit

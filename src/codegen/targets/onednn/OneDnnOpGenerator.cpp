@@ -1138,6 +1138,7 @@ void OneDnnCompiler::CompileNode(int index) {
             case NodeKind::Quantize:
             case NodeKind::Dequantize:
             case NodeKind::QuantizedAdd:
+            case NodeKind::ElementwiseChain:
             case NodeKind::Where:
             case NodeKind::DynamicQuantize:
             case NodeKind::Cast:
