@@ -1314,6 +1314,10 @@ bool ChainStepOf(const RegionGraph& g, const Node& n, int v, const TensorShape& 
         case NodeKind::Eltwise: {
             if (first || n.m_Inputs.size() != 1 || n.m_Inputs[0] != v || !floatOut || n.m_Eltwise.size() != 1) return false;
             const EltwiseOp& e = n.m_Eltwise[0];
+            if (e.m_Algorithm == static_cast<int>(dnnl_eltwise_relu) && e.m_Alpha == 0.0f) {
+                step.m_Op = ChainStep::Op::Relu;
+                return true;
+            }
             if (e.m_Algorithm != static_cast<int>(dnnl_eltwise_linear)) return false;
             step.m_Op = ChainStep::Op::Linear;
             step.m_Scale = e.m_Alpha, step.m_Scale2 = e.m_Beta;
@@ -1336,11 +1340,18 @@ bool ChainStepOf(const RegionGraph& g, const Node& n, int v, const TensorShape& 
                     return true;
                 }
             }
-            // A constant vector over the last dim ([C], [1, .., C]).
+            // A Float32 tensor of the chain's shape (a residual branch), or a constant vector over
+            // the last dim ([C], [1, .., C]).
             const Value& w = g.m_Values[static_cast<std::size_t>(other)];
             const TensorShape& ws = w.m_Info.GetShape();
-            if (!w.m_Constant || w.m_Info.GetDataType() != DataType::Float32 || shape.GetNumDimensions() == 0 ||
-                ws.GetNumDimensions() == 0 || ws.GetNumElements() != shape[shape.GetNumDimensions() - 1] ||
+            if (w.m_Info.GetDataType() != DataType::Float32) return false;
+            if (ws == shape) {
+                step.m_Tensor = true;
+                vectorInput = other;
+                return true;
+            }
+            if (!w.m_Constant || shape.GetNumDimensions() == 0 || ws.GetNumDimensions() == 0 ||
+                ws.GetNumElements() != shape[shape.GetNumDimensions() - 1] ||
                 ws[ws.GetNumDimensions() - 1] != shape[shape.GetNumDimensions() - 1]) {
                 return false;
             }
@@ -1417,28 +1428,30 @@ void FuseElementwiseChains(RegionGraph& g) {
                         s.m_Op == ChainStep::Op::Quantize;
         }
         if (length < 3 || !quantized) continue;
-        // The node's inputs: the chain's input, then each vector operand once; steps index them.
-        Node& first = N(g, i);
-        std::vector<int> inputs = {first.m_Inputs[0]};
+        // The node's inputs: the chain's input, then each other operand once; steps index them.
+        std::vector<int> inputs = {N(g, i).m_Inputs[0]};
         for (std::size_t k = 0; k < length; ++k) {
             ChainStep& s = steps[k];
-            if (!s.m_Vector) continue;
+            if (!s.m_Vector && !s.m_Tensor) continue;
             const Node& n = N(g, nodes[k]);
-            const int w = OtherInput(n, k == 0 ? first.m_Inputs[0] : Out(N(g, nodes[k - 1])));
+            const int w = OtherInput(n, k == 0 ? inputs[0] : Out(N(g, nodes[k - 1])));
             auto at = std::find(inputs.begin() + 1, inputs.end(), w);
             if (at == inputs.end()) at = inputs.insert(inputs.end(), w);
             s.m_Operand = static_cast<int>(at - inputs.begin());
         }
+        // The chain runs at its last node's place, where every operand it reads has been computed
+        // (a residual branch may be computed after the chain's first node); named after its first.
         const int last = nodes.back();
-        g.m_FusionLog.push_back("elementwise-chain: " + std::to_string(length) + " steps from '" + first.m_Name + "' to '" +
+        g.m_FusionLog.push_back("elementwise-chain: " + std::to_string(length) + " steps from '" + N(g, i).m_Name + "' to '" +
                                 N(g, last).m_Name + "'");
-        first.m_Kind = NodeKind::ElementwiseChain;
-        first.m_Inputs = inputs;
-        first.m_Chain = std::move(steps);
-        first.m_Eltwise.clear();
-        first.m_Int8.reset();
-        for (std::size_t k = 1; k < length; ++k) N(g, nodes[k]).m_Dead = true;
-        Absorb(g, i, last, {});
+        Node& fused = N(g, last);
+        fused.m_Name = N(g, i).m_Name;
+        fused.m_Kind = NodeKind::ElementwiseChain;
+        fused.m_Inputs = inputs;
+        fused.m_Chain = std::move(steps);
+        fused.m_Eltwise.clear();
+        fused.m_Int8.reset();
+        for (std::size_t k = 0; k + 1 < length; ++k) N(g, nodes[k]).m_Dead = true;
     }
 }
 

@@ -54,7 +54,8 @@ enum class NodeKind {
                       ///< data (own kernel); outputs y, y_scale (Float32 scalar), y_zero_point (UInt8 scalar)
     ElementwiseChain,  ///< element-wise steps (m_Chain) run in one pass over row blocks (own kernel): a QDQ
                        ///< model's Dequantize -> ops with fake quantization between -> Quantize; inputs: the
-                       ///< chain's input, then constant vectors over the last dim its Binary steps read
+                       ///< chain's input, then the other operands its Binary steps read (constant vectors
+                       ///< over the last dim, tensors of its shape)
     Cast,       ///< Cast UInt8/Signed8 -> Signed32 or Signed32 -> Float32: only as a piece of an integer
                 ///< product (QLinearConv, QLinearMatMul as imported) that FuseIntegerProducts turns into an
                 ///< int8 node; never compiled (CpuAccBackend::OptimizeSubgraph fails unfused pieces)
@@ -126,8 +127,10 @@ struct ChainStep {
         Quantize,    ///< last step only: the chain's 8-bit output, QuantizeLinear (m_Scale, m_Zp)
         Erf,
         Linear,      ///< m_Scale * v + m_Scale2 (oneDNN's eltwise_linear, one rounding)
+        Relu,        ///< v < 0 ? 0 : v
         Binary,      ///< v op w (w op v when m_Reversed); w: step m_Operand's value (-1: the chain's Float32
-                     ///< input), or with m_Vector the node's input m_Operand, a constant over the last dim
+                     ///< input), or the node's input m_Operand: with m_Vector a constant over the last dim,
+                     ///< with m_Tensor a Float32 tensor of the chain's shape computed before it
     };
     Op m_Op = Op::Erf;
     float m_Scale = 1.0f, m_Scale2 = 0.0f;
@@ -135,7 +138,7 @@ struct ChainStep {
     bool m_Signed = false;  ///< the 8-bit type of a (fake) quantization step: Signed8, else UInt8
     BinaryOperation m_Binary = BinaryOperation::Add;
     int m_Operand = -1;
-    bool m_Vector = false, m_Reversed = false;
+    bool m_Vector = false, m_Tensor = false, m_Reversed = false;
     std::string m_Name;  ///< the layer it came from
 };
 

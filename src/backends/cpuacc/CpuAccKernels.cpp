@@ -376,7 +376,21 @@ __attribute__((target("avx2,fma"))) void ChainLinearAvx2(const float* v, float a
 void ChainLinearScalar(const float* v, float alpha, float beta, float* out, std::size_t n) { TRELLIS_CHAIN_LINEAR_BODY }
 #undef TRELLIS_CHAIN_LINEAR_BODY
 
+#define TRELLIS_CHAIN_RELU_BODY _Pragma("omp simd") for (std::size_t i = 0; i < n; ++i) out[i] = v[i] < 0.0f ? 0.0f : v[i];
+__attribute__((target("avx512f"))) void ChainReluAvx512(const float* v, float* out, std::size_t n) { TRELLIS_CHAIN_RELU_BODY }
+__attribute__((target("avx2,fma"))) void ChainReluAvx2(const float* v, float* out, std::size_t n) { TRELLIS_CHAIN_RELU_BODY }
+void ChainReluScalar(const float* v, float* out, std::size_t n) { TRELLIS_CHAIN_RELU_BODY }
+#undef TRELLIS_CHAIN_RELU_BODY
+
 }  // namespace
+
+void ChainRelu(const float* v, float* out, std::size_t n, KernelIsa isa) {
+    switch (isa) {
+        case KernelIsa::Avx512: ChainReluAvx512(v, out, n); return;
+        case KernelIsa::Avx2: ChainReluAvx2(v, out, n); return;
+        case KernelIsa::Scalar: ChainReluScalar(v, out, n); return;
+    }
+}
 
 void ChainBinary(BinaryOperation op, const float* v, const float* w, std::size_t columns, bool reversed, float* out,
                  std::size_t n, KernelIsa isa) {

@@ -114,6 +114,8 @@ void ChainBinary(BinaryOperation op, const float* v, const float* w, std::size_t
                  std::size_t n, KernelIsa isa);
 /// out = alpha * v + beta with one rounding (fma), as oneDNN's eltwise_linear computes it.
 void ChainLinear(const float* v, float alpha, float beta, float* out, std::size_t n, KernelIsa isa);
+/// out = v < 0 ? 0 : v (NaN and -0 kept, as oneDNN's relu).
+void ChainRelu(const float* v, float* out, std::size_t n, KernelIsa isa);
 
 /// A 2-D max pooling over a channel-blocked image: `blocks` blocks of channels, each an
 /// [in height][in width][block] array of floats (oneDNN's nChw8c / nChw16c at batch 1: one block

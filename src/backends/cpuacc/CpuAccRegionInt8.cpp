@@ -777,7 +777,9 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
     }
     std::vector<int> mems = {EnsurePlain(x), NewInternal(PlainMd(outDims, ValueType(out)))};
     for (std::size_t i = 1; i < n.m_Inputs.size(); ++i) {
-        mems.push_back(Alias(EnsurePlain(n.m_Inputs[i]), PlainMd({static_cast<memory::dim>(columns)})));
+        const bool tensor = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() == count;
+        mems.push_back(tensor ? EnsurePlain(n.m_Inputs[i])
+                              : Alias(EnsurePlain(n.m_Inputs[i]), PlainMd({static_cast<memory::dim>(columns)})));
     }
     const KernelIsa isa = BestKernelIsa();
     Step step;
@@ -822,10 +824,12 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
                             break;
                         case ChainStep::Op::Erf: Erf(prev, to, len, isa); break;
                         case ChainStep::Op::Linear: ChainLinear(prev, s.m_Scale, s.m_Scale2, to, len, isa); break;
+                        case ChainStep::Op::Relu: ChainRelu(prev, to, len, isa); break;
                         case ChainStep::Op::Binary: {
-                            const float* w = s.m_Vector ? static_cast<const float*>(p[static_cast<std::size_t>(s.m_Operand) + 1]) + wAt
-                                             : s.m_Operand < 0 ? in
-                                                               : values.data() + static_cast<std::size_t>(s.m_Operand) * kBlock;
+                            const float* w = s.m_Operand < 0 ? in : values.data() + static_cast<std::size_t>(s.m_Operand) * kBlock;
+                            if (s.m_Vector || s.m_Tensor) {  // the node's input m_Operand
+                                w = static_cast<const float*>(p[static_cast<std::size_t>(s.m_Operand) + 1]) + (s.m_Vector ? wAt : at);
+                            }
                             ChainBinary(s.m_Binary, prev, w, s.m_Vector ? period : 0, s.m_Reversed, to, len, isa);
                             break;
                         }

@@ -629,6 +629,25 @@ TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
             }
         }
     }
+    // A QOperator resnet's residual: Dequantize -> Add(a branch computed after the Dequantize) ->
+    // Relu, read by a Quantize and by the next residual Add: the chain ends at the Relu and runs
+    // where the branch is ready.
+    {
+        QdqNet net;
+        IOutputSlot* x = net.Input({2, 8, 5, 5});
+        IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.05f, DataType::UInt8, 0), 0.05f, DataType::UInt8, 0);
+        IOutputSlot* branch = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Abs}, {x});
+        IOutputSlot* sum = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {a, branch});
+        IOutputSlot* r = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {sum});
+        net.Output(net.Quantize(r, 0.05f, DataType::UInt8, 0));
+        net.Output(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {r, x}));
+        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+        const QdqNet::Result ref = net.Run({"CpuRef"});
+        EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << acc.m_Text;
+        ASSERT_EQ(acc.m_Outputs.size(), 2u);
+        EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]);
+        EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]);
+    }
     // An intermediate value read outside the chain: the chain ends at it (and computes the same).
     QdqNet net;
     IOutputSlot* x = net.Input({3, 64});
