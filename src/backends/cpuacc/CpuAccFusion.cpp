@@ -1375,6 +1375,7 @@ void FuseElementwiseChains(RegionGraph& g) {
         const Node& head = N(g, i);
         if (head.m_Dead || head.m_Outputs.size() != 1 || head.m_Inputs.empty()) continue;
         const TensorShape shape = g.m_Values[static_cast<std::size_t>(Out(head))].m_Info.GetShape();
+        if (shape.GetNumDimensions() == 0 || shape.GetNumElements() == 0) continue;  // no rows to run over
         std::vector<ChainStep> steps;
         std::vector<int> nodes;
         std::vector<std::pair<int, int>> known;  // value -> step index (-1: the chain's Float32 input)

@@ -771,14 +771,31 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
     const std::vector<ChainStep> steps = n.m_Chain;
     const Dims outDims = ValueDims(out);
     const std::size_t count = m_Graph->m_Values[static_cast<std::size_t>(out)].m_Info.GetNumElements();
-    const std::size_t columns = outDims.empty() ? 1 : static_cast<std::size_t>(outDims.back());
+    bool vectors = false;  // a constant over the last dim needs the plain layout's columns
+    for (const ChainStep& s : steps) vectors = vectors || s.m_Vector;
+    // Without one, every step is per element: any dense layout will do, and the chain keeps its
+    // input's (an int8 convolution's nhwc) as the quantize kernels do, so no reorder surrounds it.
+    int src = MemOf(x);
+    memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    bool padded = false;
+    for (int d = 0; d < srcMd.data.ndims; ++d) padded = padded || srcMd.data.padded_dims[d] != srcMd.data.dims[d];
+    if (vectors || srcMd.data.format_kind != dnnl_blocked || srcMd.data.extra.flags != 0 || srcMd.data.offset0 != 0 || padded) {
+        src = EnsurePlain(x);
+        srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    }
+    const auto typed = [&](memory::data_type t) {
+        dnnl_memory_desc_t raw = srcMd.data;
+        raw.data_type = static_cast<dnnl_data_type_t>(t);
+        return memory::desc(raw);
+    };
+    const std::size_t columns = !vectors ? 1 : outDims.empty() ? 1 : static_cast<std::size_t>(outDims.back());
     if (steps.empty() || columns == 0 || count % columns != 0) {
         throw LayerValidationException("CpuAcc: element-wise chain '" + n.m_Name + "' has no rows to run over");
     }
-    std::vector<int> mems = {EnsurePlain(x), NewInternal(PlainMd(outDims, ValueType(out)))};
+    std::vector<int> mems = {src, NewInternal(typed(ValueType(out)))};
     for (std::size_t i = 1; i < n.m_Inputs.size(); ++i) {
         const bool tensor = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() == count;
-        mems.push_back(tensor ? EnsurePlain(n.m_Inputs[i])
+        mems.push_back(tensor ? Ensure(n.m_Inputs[i], typed(memory::data_type::f32))
                               : Alias(EnsurePlain(n.m_Inputs[i]), PlainMd({static_cast<memory::dim>(columns)})));
     }
     const KernelIsa isa = BestKernelIsa();
