@@ -605,6 +605,26 @@ void CompiledRegion::CompileMatMulInt8(const Node& n) {
     Bind(out, Alias(dst, PlainMd(ValueDims(out), DataTypeOf(p.m_DstType))));
 }
 
+int CompiledRegion::ElementwiseSource(int x, bool plain) {
+    // A dense layout as it is (plain, nhwc, channel blocks without padding); otherwise, or when the
+    // caller needs the plain one, the plain copy. (oneDNN expects zeros in a blocked layout's
+    // padding; an element-wise kernel such as quantization would write other values there.)
+    const int mem = MemOf(x);
+    const memory::desc& md = m_Mems[static_cast<std::size_t>(mem)].m_Md;
+    bool padded = false;
+    for (int d = 0; d < md.data.ndims; ++d) padded = padded || md.data.padded_dims[d] != md.data.dims[d];
+    if (plain || md.data.format_kind != dnnl_blocked || md.data.extra.flags != 0 || md.data.offset0 != 0 || padded) {
+        return EnsurePlain(x);
+    }
+    return mem;
+}
+
+static memory::desc WithDataType(const memory::desc& md, memory::data_type type) {
+    dnnl_memory_desc_t raw = md.data;
+    raw.data_type = static_cast<dnnl_data_type_t>(type);
+    return memory::desc(raw);
+}
+
 void CompiledRegion::CompileQuantize(const Node& n) {
     const bool quantize = n.m_Kind == NodeKind::Quantize;
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
@@ -626,18 +646,10 @@ void CompiledRegion::CompileQuantize(const Node& n) {
     const float dqScale = fake ? n.m_Int8->m_DstScale : 1.0f;
     const int32_t dqZp = fake ? n.m_Int8->m_DstZeroPoint : 0;
     // Element-wise, so any layout will do: the output keeps the input's (an int8 convolution's
-    // nhwc, a blocked nChw16c, padding included), and consumers reorder only if they need to.
-    int src = MemOf(x);
-    memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
-    bool padded = false;  // oneDNN expects zeros in a blocked layout's padding; quantizing would write zp there
-    for (int d = 0; d < srcMd.data.ndims; ++d) padded = padded || srcMd.data.padded_dims[d] != srcMd.data.dims[d];
-    if (srcMd.data.format_kind != dnnl_blocked || srcMd.data.extra.flags != 0 || srcMd.data.offset0 != 0 || padded) {
-        src = EnsurePlain(x);
-        srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
-    }
-    dnnl_memory_desc_t raw = srcMd.data;
-    raw.data_type = static_cast<dnnl_data_type_t>(ValueType(out));
-    const memory::desc dstMd(raw);
+    // nhwc, a blocked nChw16c), and consumers reorder only if they need to.
+    const int src = ElementwiseSource(x, false);
+    const memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    const memory::desc dstMd = WithDataType(srcMd, ValueType(out));
     const std::size_t count = srcMd.get_size() / memory::data_type_size(srcMd.data_type());
     const int dst = NewInternal(dstMd);
     const int32_t zeroPoint = static_cast<int32_t>(zp);
@@ -775,19 +787,9 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
     for (const ChainStep& s : steps) vectors = vectors || s.m_Vector;
     // Without one, every step is per element: any dense layout will do, and the chain keeps its
     // input's (an int8 convolution's nhwc) as the quantize kernels do, so no reorder surrounds it.
-    int src = MemOf(x);
-    memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
-    bool padded = false;
-    for (int d = 0; d < srcMd.data.ndims; ++d) padded = padded || srcMd.data.padded_dims[d] != srcMd.data.dims[d];
-    if (vectors || srcMd.data.format_kind != dnnl_blocked || srcMd.data.extra.flags != 0 || srcMd.data.offset0 != 0 || padded) {
-        src = EnsurePlain(x);
-        srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
-    }
-    const auto typed = [&](memory::data_type t) {
-        dnnl_memory_desc_t raw = srcMd.data;
-        raw.data_type = static_cast<dnnl_data_type_t>(t);
-        return memory::desc(raw);
-    };
+    const int src = ElementwiseSource(x, vectors);
+    const memory::desc srcMd = m_Mems[static_cast<std::size_t>(src)].m_Md;
+    const auto typed = [&](memory::data_type t) { return WithDataType(srcMd, t); };
     const std::size_t columns = !vectors ? 1 : outDims.empty() ? 1 : static_cast<std::size_t>(outDims.back());
     if (steps.empty() || columns == 0 || count % columns != 0) {
         throw LayerValidationException("CpuAcc: element-wise chain '" + n.m_Name + "' has no rows to run over");

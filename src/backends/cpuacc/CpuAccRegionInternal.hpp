@@ -307,6 +307,9 @@ private:
     void CompileQuantize(const Node& n);
     void CompileQuantizedAdd(const Node& n);
     void CompileElementwiseChain(const Node& n);
+    /// The memory an element-wise own kernel reads `x` from: its dense layout as it is, or (`plain`,
+    /// or a layout with padding, offset or extra flags) the plain copy.
+    int ElementwiseSource(int x, bool plain);
     /// DynamicQuantizeLinear: the range, scale and zero point, then the quantization (own kernels).
     void CompileDynamicQuantize(const Node& n);
     /// Packs 8-bit (or other) host data `data` described by `user` into the layout `packed`.

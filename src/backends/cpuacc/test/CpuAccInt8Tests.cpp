@@ -629,6 +629,15 @@ TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
             }
         }
     }
+    // One chain in `net`, its two outputs CpuRef's byte for byte.
+    const auto expectOneChainLikeCpuRef = [](QdqNet& net, const char* what) {
+        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+        const QdqNet::Result ref = net.Run({"CpuRef"});
+        EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << what << "\n" << acc.m_Text;
+        ASSERT_EQ(acc.m_Outputs.size(), 2u) << what;
+        EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]) << what;
+        EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]) << what;
+    };
     // A QOperator resnet's residual: Dequantize -> Add(a branch computed after the Dequantize) ->
     // Relu, read by a Quantize and by the next residual Add: the chain ends at the Relu and runs
     // where the branch is ready.
@@ -641,12 +650,7 @@ TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
         IOutputSlot* r = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {sum});
         net.Output(net.Quantize(r, 0.05f, DataType::UInt8, 0));
         net.Output(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {r, x}));
-        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
-        const QdqNet::Result ref = net.Run({"CpuRef"});
-        EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << acc.m_Text;
-        ASSERT_EQ(acc.m_Outputs.size(), 2u);
-        EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]);
-        EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]);
+        expectOneChainLikeCpuRef(net, "residual");
     }
     // An intermediate value read outside the chain: the chain ends at it (and computes the same).
     QdqNet net;
@@ -657,12 +661,7 @@ TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
     net.Output(q);  // read outside: the chain is Dequantize -> Erf -> fake-quant
     net.Output(net.Quantize(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, {q, q}),
                             0.01f, DataType::UInt8, 0));
-    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
-    const QdqNet::Result ref = net.Run({"CpuRef"});
-    EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << acc.m_Text;
-    ASSERT_EQ(acc.m_Outputs.size(), 2u);
-    EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]);
-    EXPECT_EQ(acc.m_Outputs[1], ref.m_Outputs[1]);
+    expectOneChainLikeCpuRef(net, "cut chain");
 }
 
 // A QDQ model re-quantizes after every Transpose, Reshape and Slice of a quantized tensor; where
