@@ -114,12 +114,13 @@ struct PanelRuns {
 };
 
 /// A convolution's 8-bit weights as PackIntegerConvWeights lays them out (one self-describing
-/// blob): blocks of 6 output channels, each [quad][6 rows][4] int8 taps whose pairs (taps 0-1, 2-3
+/// blob): blocks of kConvRows (5) output channels, each [quad][5 rows][4] int8 taps whose pairs (taps 0-1, 2-3
 /// of a quad) have |w0| + |w1| <= 128; a pair of larger ones is halved there and the rest kept as
 /// a correction of that (block, quad, row): 4 bytes again within that bound. Then each row's sum
-/// of its weights (the zero point's share), and the corrections per block.
+/// of its weights (the zero point's share), and the corrections per block and row (a row's run
+/// after the block's main loop into that row's registers).
 struct ConvCorrection {
-    uint32_t m_Quad, m_Row;
+    uint32_t m_Quad;
     int32_t m_Bytes;  ///< 4 int8: the part of the quad's weights the block does not hold
 };
 struct ConvWeightsHeader {
@@ -135,20 +136,20 @@ std::size_t ConvBlocks(std::size_t n) { return (n + kConvRows - 1) / kConvRows; 
 
 struct ConvWeights {
     const ConvWeightsHeader* m_Header;
-    const int8_t* m_Blocks;          ///< m_Blocks blocks of m_Quads * 24 bytes
+    const int8_t* m_Blocks;          ///< m_Blocks blocks of m_Quads * 4 * kConvRows bytes
     const int32_t* m_RowSums;        ///< per output channel
-    const uint32_t* m_BlockStart;    ///< m_Blocks + 1 indices into m_Corrections
+    const uint32_t* m_RowStart;      ///< m_Blocks * kConvRows + 1 indices into m_Corrections, per (block, row)
     const ConvCorrection* m_Corrections;
 };
 struct ConvWeightsLayout {
-    std::size_t m_Blocks = 0, m_RowSums = 0, m_BlockStart = 0, m_Corrections = 0, m_Bytes = 0;
+    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Bytes = 0;
 };
 ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections) {
     ConvWeightsLayout l;
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
     l.m_RowSums = l.m_Blocks + AlignUp(ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows);
-    l.m_BlockStart = l.m_RowSums + AlignUp(outChannels * sizeof(int32_t));
-    l.m_Corrections = l.m_BlockStart + AlignUp((ConvBlocks(outChannels) + 1) * sizeof(uint32_t));
+    l.m_RowStart = l.m_RowSums + AlignUp(outChannels * sizeof(int32_t));
+    l.m_Corrections = l.m_RowStart + AlignUp((ConvBlocks(outChannels) * kConvRows + 1) * sizeof(uint32_t));
     l.m_Bytes = l.m_Corrections + corrections * sizeof(ConvCorrection);
     return l;
 }
@@ -158,7 +159,7 @@ ConvWeights ViewOf(const uint8_t* blob) {
     const ConvWeightsLayout l = LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
-    v.m_BlockStart = reinterpret_cast<const uint32_t*>(blob + l.m_BlockStart);
+    v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
     v.m_Corrections = reinterpret_cast<const ConvCorrection*>(blob + l.m_Corrections);
     return v;
 }
@@ -170,11 +171,12 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
 }
 
 /// The sums of one convolution tile: R rows of a weight block ([quad][rows][4] int8) times one panel
-/// of taps ([quad][16 pixels][4] u8), then the block's corrections; into sums[r][0] (pixels 0-7)
-/// and sums[r][1] (8-15; not computed when kHalf: a panel whose pixels are all in 0-7).
+/// of taps ([quad][16 pixels][4] u8), then each row's corrections (corr + rowStart[r] up to corr + rowStart[r + 1]);
+/// into sums[r][0] (pixels 0-7) and sums[r][1] (8-15; not computed when kHalf: a panel whose pixels
+/// are all in 0-7).
 template <int R, bool kHalf>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const uint8_t* panel, std::size_t quads,
-                                                                         const ConvCorrection* corr, const ConvCorrection* corrEnd,
+                                                                         const ConvCorrection* corr, const uint32_t* rowStart,
                                                                          __m256i (&sums)[kRows][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i c0a = _mm256_setzero_si256(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;
@@ -200,17 +202,25 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         if constexpr (R > 5) TRELLIS_INTEGER_CONV_ROW(c5a, c5b, wq + 20);
     }
 #undef TRELLIS_INTEGER_CONV_ROW
+// A row's corrections, into its own registers (no store and reload per correction).
+#define TRELLIS_INTEGER_CONV_CORRECT(r, lo, hi)                                                                        \
+    for (const ConvCorrection *c_ = corr + rowStart[r], *e_ = corr + rowStart[(r) + 1]; c_ != e_; ++c_) {            \
+        const uint8_t* xq_ = panel + c_->m_Quad * 4 * kPanel;                                                        \
+        const __m256i w_ = _mm256_set1_epi32(c_->m_Bytes);                                                           \
+        (lo) = _mm256_add_epi32((lo), QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq_)), w_, ones)); \
+        if constexpr (!kHalf) {                                                                                      \
+            (hi) = _mm256_add_epi32((hi),                                                                            \
+                                    QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq_ + 32)), w_, ones)); \
+        }                                                                                                            \
+    }
+    TRELLIS_INTEGER_CONV_CORRECT(0, c0a, c0b)
+    if constexpr (R > 1) TRELLIS_INTEGER_CONV_CORRECT(1, c1a, c1b)
+    if constexpr (R > 2) TRELLIS_INTEGER_CONV_CORRECT(2, c2a, c2b)
+    if constexpr (R > 3) TRELLIS_INTEGER_CONV_CORRECT(3, c3a, c3b)
+    if constexpr (R > 4) TRELLIS_INTEGER_CONV_CORRECT(4, c4a, c4b)
+#undef TRELLIS_INTEGER_CONV_CORRECT
     sums[0][0] = c0a, sums[0][1] = c0b, sums[1][0] = c1a, sums[1][1] = c1b, sums[2][0] = c2a, sums[2][1] = c2b;
     sums[3][0] = c3a, sums[3][1] = c3b, sums[4][0] = c4a, sums[4][1] = c4b, sums[5][0] = c5a, sums[5][1] = c5b;
-    for (; corr != corrEnd; ++corr) {
-        const uint8_t* xq = panel + corr->m_Quad * 4 * kPanel;
-        const __m256i w_ = _mm256_set1_epi32(corr->m_Bytes);
-        __m256i(&row)[2] = sums[corr->m_Row];
-        row[0] = _mm256_add_epi32(row[0], QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq)), w_, ones));
-        if constexpr (!kHalf) {
-            row[1] = _mm256_add_epi32(row[1], QuadSums(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32)), w_, ones));
-        }
-    }
 }
 
 /// One tile of the convolution (rows: output channels, columns: 16 output pixels): float(sum -
@@ -224,8 +234,8 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
     const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
     __m256i sums[kRows][2];
-    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, panel, quads, wts.m_Corrections + wts.m_BlockStart[block],
-                    wts.m_Corrections + wts.m_BlockStart[block + 1], sums);
+    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, panel, quads, wts.m_Corrections,
+                           wts.m_RowStart + block * kConvRows, sums);
     const float lo = out.m_Signed ? -128.0f : 0.0f, hi = out.m_Signed ? 127.0f : 255.0f;
     const __m256 vlo = _mm256_set1_ps(lo - static_cast<float>(out.m_ZeroPoint));
     const __m256 vhi = _mm256_set1_ps(hi - static_cast<float>(out.m_ZeroPoint));
@@ -522,16 +532,16 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels);
     std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0);
     std::vector<ConvCorrection> corrections;
-    std::vector<uint32_t> blockStart(blocks + 1, 0);
+    std::vector<uint32_t> rowStart(blocks * kConvRows + 1, 0);
     std::vector<int32_t> rowSums(outChannels, 0);
     for (std::size_t o = 0; o < outChannels; ++o) {
         for (std::size_t k = 0; k < depth; ++k) rowSums[o] += w[o * depth + k];
     }
     for (std::size_t blk = 0; blk < blocks; ++blk) {
-        blockStart[blk] = static_cast<uint32_t>(corrections.size());
-        for (std::size_t q = 0; q < quads; ++q) {
-            for (std::size_t r = 0; r < kConvRows; ++r) {
-                const std::size_t o = blk * kConvRows + r;
+        for (std::size_t r = 0; r < kConvRows; ++r) {
+            rowStart[blk * kConvRows + r] = static_cast<uint32_t>(corrections.size());
+            const std::size_t o = blk * kConvRows + r;
+            for (std::size_t q = 0; q < quads; ++q) {
                 int8_t* to = main.data() + (blk * quads + q) * 4 * kConvRows + 4 * r;
                 int8_t rest[4] = {};
                 bool corrected = false;
@@ -553,21 +563,21 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
                     corrected = true;
                 }
                 if (corrected) {
-                    ConvCorrection c{static_cast<uint32_t>(q), static_cast<uint32_t>(r), 0};
+                    ConvCorrection c{static_cast<uint32_t>(q), 0};
                     std::memcpy(&c.m_Bytes, rest, sizeof(rest));
                     corrections.push_back(c);
                 }
             }
         }
     }
-    blockStart[blocks] = static_cast<uint32_t>(corrections.size());
+    rowStart[blocks * kConvRows] = static_cast<uint32_t>(corrections.size());
     const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size());
     std::vector<uint8_t> blob(l.m_Bytes, 0);
     const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size()};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
-    std::memcpy(blob.data() + l.m_BlockStart, blockStart.data(), blockStart.size() * sizeof(uint32_t));
+    std::memcpy(blob.data() + l.m_RowStart, rowStart.data(), rowStart.size() * sizeof(uint32_t));
     if (!corrections.empty()) {
         std::memcpy(blob.data() + l.m_Corrections, corrections.data(), corrections.size() * sizeof(ConvCorrection));
     }
