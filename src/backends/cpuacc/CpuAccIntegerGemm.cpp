@@ -14,9 +14,11 @@
 // CpuRef's Cast and Mul compute it.
 // Constant weights (the convolution, IntegerConvAvx2, and the matmul, IntegerGemmBytesAvx2: the
 // same tiles with B^T as the weights and rows of A as the taps) keep 8 bits: vpmaddubsw multiplies u8 taps by s8 weights and
-// adds each pair in 16 bits, exact when the pair's weights have |w0| + |w1| <= 128 (255 x 128 <
-// 2^15). The packing keeps every pair within that (a larger pair halved, the rest a correction run
-// after the block's main loop; 2-14% of a resnet50 layer's pairs), an s8 input is shifted to u8
+// adds each pair in 16 bits, exact when the pair's positive weights and its negative ones each sum
+// to at most 128 in magnitude (x0 w0 + x1 w1 then lies within 255 x [-128, 128] for any u8 taps,
+// inside 16 bits; a pair of opposite signs always does). The packing keeps every pair within that
+// (a larger one - same signs, |w0 + w1| > 128 - halved, the rest a correction run after the block's
+// main loop; 3-6% of resnet50's and BERT's quad-rows), an s8 input is shifted to u8
 // with its zero point, and the zero point's share (zp times each channel's weight sum) is taken
 // off per channel: twice the multiply-adds per instruction of the 16-bit form and half the bytes,
 // about 10-25% faster per layer on an AVX-512 Xeon capped to AVX2.
@@ -115,7 +117,7 @@ struct PanelRuns {
 
 /// A convolution's 8-bit weights as PackIntegerConvWeights lays them out (one self-describing
 /// blob): blocks of kConvRows (5) output channels, each [quad][5 rows][4] int8 taps whose pairs (taps 0-1, 2-3
-/// of a quad) have |w0| + |w1| <= 128; a pair of larger ones is halved there and the rest kept as
+/// of a quad) are exact (PairIsExact); any other pair is halved there and the rest kept as
 /// a correction of that (block, quad, row): 4 bytes again within that bound. Then each row's sum
 /// of its weights (the zero point's share), and the corrections per block and row (a row's run
 /// after the block's main loop into that row's registers).
@@ -528,6 +530,19 @@ __attribute__((target("avx2"))) void PackConvPanel(const T* x, const Im2ColShape
 
 }  // namespace
 
+namespace {
+
+/// Whether vpmaddubsw adds u8 x0 * w0 + x1 * w1 exactly for every x0, x1 in [0, 255]: the sum lies
+/// between 255 times the pair's negative weights and 255 times its positive ones, so each of those
+/// must stay within 128 in magnitude (255 x 128 = 32640 < 2^15). A pair of opposite signs always
+/// does; one of the same sign does while |w0 + w1| <= 128.
+bool PairIsExact(int w0, int w1) {
+    const int positive = std::max(w0, 0) + std::max(w1, 0), negative = std::max(-w0, 0) + std::max(-w1, 0);
+    return positive <= 128 && negative <= 128;
+}
+
+}  // namespace
+
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth) {
     const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels);
     std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0);
@@ -551,11 +566,12 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
                         const std::size_t k = 4 * q + 2 * pair + h;
                         v[h] = o < outChannels && k < depth ? w[o * depth + k] : 0;
                     }
-                    if (std::abs(v[0]) + std::abs(v[1]) <= 128) {
+                    if (PairIsExact(v[0], v[1])) {
                         to[2 * pair] = static_cast<int8_t>(v[0]), to[2 * pair + 1] = static_cast<int8_t>(v[1]);
                         continue;
                     }
-                    // Halved (toward zero) in the block, the rest in a correction: both pairs within 128.
+                    // Same signs, |w0 + w1| > 128: halved (toward zero) in the block, the rest (each
+                    // within 64) in a correction; both pairs exact.
                     for (std::size_t h = 0; h < 2; ++h) {
                         to[2 * pair + h] = static_cast<int8_t>(v[h] / 2);
                         rest[2 * pair + h] = static_cast<int8_t>(v[h] - v[h] / 2);

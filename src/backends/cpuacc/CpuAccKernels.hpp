@@ -217,9 +217,9 @@ struct IntegerConvOutput {
 /// point, as CpuRef's Cast, Mul and QuantizeLinear compute it). x: the group's input planes
 /// [channels][in_h][in_w], u8 (s8 when xSigned); the taps are read straight from them, 16 output
 /// pixels at a time (no im2col buffer), padding adding 0. The products are u8 x s8 by vpmaddubsw,
-/// whose 16-bit pair sums saturate: exact here because the packed weights keep every pair within
-/// |w0| + |w1| <= 128 (255 x 128 < 2^15; a larger pair is split into two such, the second run as a
-/// correction), and an s8 input is taken as u8 by adding 128 to it and to its zero point (the
+/// whose 16-bit pair sums saturate: exact here because the packed weights keep every pair's
+/// positive and negative weights each within 128 in magnitude (255 x 128 < 2^15; a larger pair is
+/// split into two such, the second run as a correction), and an s8 input is taken as u8 by adding 128 to it and to its zero point (the
 /// zero point's share, zp times the weights' sum, subtracted per channel). Weights by
 /// PackIntegerConvWeights (depth <= kMaxIntegerGemmDepth); AVX2; on the calling thread's OpenMP
 /// team. `workspace`: IntegerConvWorkspaceSize bytes (null when that is 0): where the weights

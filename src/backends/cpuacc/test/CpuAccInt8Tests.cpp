@@ -371,6 +371,27 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     // And the 8-bit GEMM with every weight pair needing its correction at the largest depth.
     std::fill(b.begin(), b.end(), int8_t{-128});
     EXPECT_EQ(check(big, false, 0, false, 1, a, b, {1.0f}, {}, true), 0u);
+    // Weight pairs at the edge of what vpmaddubsw adds exactly (opposite signs at the ends of the
+    // range, same signs summing to +-128, kept whole) and just past it (halved and corrected), each
+    // column one pattern along k, against taps of 255 in both places of a pair and in one of them.
+    const int kPairs[][2] = {{127, -128}, {-128, 127}, {64, 64}, {-64, -64}, {-128, 0}, {0, 127}, {1, 127},
+                             {65, 64}, {-65, -64}, {127, 127}, {-128, -128}, {-1, -128}};
+    const Shape edge{3, 64, std::size(kPairs)};
+    std::vector<int8_t> pairs(edge.k * edge.n);
+    for (std::size_t q = 0; q < edge.k; ++q) {
+        for (std::size_t j = 0; j < edge.n; ++j) pairs[q * edge.n + j] = static_cast<int8_t>(kPairs[j][q % 2]);
+    }
+    for (const bool aSigned : {false, true}) {
+        // Rows: every tap the largest, only the first of each pair, only the second (as u8: s8 + 128).
+        const uint8_t high = aSigned ? 127 : 255, low = aSigned ? 0x80 : 0;
+        std::vector<uint8_t> taps(edge.m * edge.k);
+        for (std::size_t q = 0; q < edge.k; ++q) {
+            taps[q] = high;
+            taps[edge.k + q] = q % 2 ? low : high;
+            taps[2 * edge.k + q] = q % 2 ? high : low;
+        }
+        EXPECT_EQ(check(edge, aSigned, aSigned ? -128 : 0, false, 1, taps, pairs, {1.0f}, {}, true), 0u) << "edge pairs";
+    }
 }
 
 // The own integer convolution (weights stationary, taps read from the planes or a padded copy)
