@@ -1186,6 +1186,42 @@ void FuseQuantizedAdd(RegionGraph& g) {
     }
 }
 
+/// DequantizeLinear -> MaxPool -> QuantizeLinear on one grid (the same 8-bit type, scale and zero
+/// point: what onnxruntime's quantizer writes around a max pool) becomes the MaxPool of the 8-bit
+/// values, exactly: the dequantization is increasing (a positive scale), so each window's maximum
+/// is the same element, and quantizing float(k) * s back gives k (DropRequantizationOfQuantizedValues
+/// says why; the same bounds on the scale). ResNet's first pool read and wrote 32-bit floats.
+void FuseQuantizedMaxPool(RegionGraph& g) {
+    for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
+        const Node& pool = N(g, i);
+        if (pool.m_Dead || pool.m_Kind != NodeKind::Pool || !pool.m_PostOps.empty() ||
+            std::get<PoolingDescriptor>(pool.m_Descriptor).m_Algorithm != PoolingAlgorithm::Max) {
+            continue;
+        }
+        const int d = ProducerIndex(g, pool.m_Inputs[0]);
+        if (d < 0 || N(g, d).m_Dead || N(g, d).m_Kind != NodeKind::Dequantize || N(g, d).m_Int8) continue;
+        const int q = SoleConsumer(g, Out(pool));
+        if (q < 0 || N(g, q).m_Kind != NodeKind::Quantize || N(g, q).m_Int8 || g.IsRegionOutput(Out(pool))) continue;
+        const int x8 = N(g, d).m_Inputs[0];
+        const DataType t = g.m_Values[static_cast<std::size_t>(x8)].m_Info.GetDataType();
+        if ((t != DataType::UInt8 && t != DataType::Signed8) || g.m_Values[static_cast<std::size_t>(Out(N(g, q)))].m_Info.GetDataType() != t) {
+            continue;
+        }
+        float inScale = 0.0f, outScale = 0.0f;
+        int32_t inZp = 0, outZp = 0;
+        if (!QuantParamsOf(g, N(g, d), inScale, inZp) || !QuantParamsOf(g, N(g, q), outScale, outZp) || inScale != outScale ||
+            inZp != outZp || !std::isnormal(inScale) || inScale <= 0.0f || inScale > 1e30f) {
+            continue;
+        }
+        g.m_FusionLog.push_back("quantized-max-pool: '" + pool.m_Name + "' on the 8-bit values between '" + N(g, d).m_Name +
+                                "' and '" + N(g, q).m_Name + "'");
+        N(g, i).m_Inputs[0] = x8;
+        Absorb(g, i, q, {q});
+        const int v = Out(N(g, d));
+        if (g.Consumers(v).empty() && !g.IsRegionOutput(v)) N(g, d).m_Dead = true;
+    }
+}
+
 /// QuantizeLinear whose only reader is a DequantizeLinear (the "fake quantization" a QDQ model
 /// puts between float ops) becomes one kernel pass, Float32 to Float32.
 void FuseQuantizeDequantize(RegionGraph& g) {
@@ -1471,6 +1507,7 @@ void FuseRegion(RegionGraph& g, const FusionOptions& fusions) {
     FusePostOps(g);
     FuseInt8(g);
     FuseQuantizedAdd(g);
+    FuseQuantizedMaxPool(g);
     FuseQuantizeDequantize(g);
     DropRequantizationOfQuantizedValues(g);
     FuseElementwiseChains(g);

@@ -501,7 +501,9 @@ bool CompiledRegion::CompileOwnMaxPool(const Node& n, const Dims& kernel, const 
                                        const Dims& padL) {
     const int x = n.m_Inputs[0], out = n.m_Outputs[0];
     const Dims src = ValueDims(x), dst = ValueDims(out);
-    if (!m_Options.m_OwnMaxPool || src.size() != 4 || ValueType(x) != memory::data_type::f32 || src[2] < 1 || src[3] < 1) {
+    const memory::data_type type = ValueType(x);
+    const bool bytes = type == memory::data_type::u8 || type == memory::data_type::s8;
+    if (!m_Options.m_OwnMaxPool || src.size() != 4 || (type != memory::data_type::f32 && !bytes) || src[2] < 1 || src[3] < 1) {
         return false;
     }
     for (std::size_t i = 0; i < 2; ++i) {
@@ -509,6 +511,7 @@ bool CompiledRegion::CompileOwnMaxPool(const Node& n, const Dims& kernel, const 
         // (the kernel clips windows and needs a pixel in each).
         if (dil[i] != 0 || padL[i] >= kernel[i] || (dst[2 + i] - 1) * strides[i] - padL[i] >= src[2 + i]) return false;
     }
+    if (bytes) return CompileOwnMaxPool8(n, kernel, strides, padL);
     // The input's layout as it is: channel blocks of 8 or 16 (what convolutions leave on AVX2 and
     // AVX-512), NHWC (one block of all channels), or plain NCHW (blocks of one channel; oneDNN
     // runs that layout in a C++ loop, simple_nchw: 3.5 ms for AlexNet's first pool, 0.46 ms here).
@@ -544,6 +547,37 @@ bool CompiledRegion::CompileOwnMaxPool(const Node& n, const Dims& kernel, const 
     step.m_Kernel = [s, isa](const std::vector<void*>& p) {
         MaxPoolBlocked(s, static_cast<const float*>(p[0]), static_cast<float*>(p[1]), isa);
     };
+    m_Steps.push_back(std::move(step));
+    Bind(out, dstMem);
+    return true;
+}
+
+bool CompiledRegion::CompileOwnMaxPool8(const Node& n, const Dims& kernel, const Dims& strides, const Dims& padL) {
+    // 8-bit planes (a QDQ model's max pool between a DequantizeLinear and a QuantizeLinear on one
+    // grid, FuseQuantizedMaxPool): plain NCHW, as the int8 convolutions write them; other layouts
+    // and rows wider than the kernel's buffers stay with oneDNN.
+    const int x = n.m_Inputs[0], out = n.m_Outputs[0];
+    const Dims src = ValueDims(x), dst = ValueDims(out);
+    const memory::data_type type = ValueType(x);
+    if (m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md != memory::desc(src, type, memory::format_tag::nchw)) return false;
+    MaxPoolShape s;
+    s.m_Block = 1;
+    s.m_Blocks = static_cast<std::size_t>(src[0] * src[1]);
+    s.m_InH = static_cast<std::size_t>(src[2]), s.m_InW = static_cast<std::size_t>(src[3]);
+    s.m_OutH = static_cast<std::size_t>(dst[2]), s.m_OutW = static_cast<std::size_t>(dst[3]);
+    s.m_KernelH = static_cast<std::size_t>(kernel[0]), s.m_KernelW = static_cast<std::size_t>(kernel[1]);
+    s.m_StrideH = static_cast<std::size_t>(strides[0]), s.m_StrideW = static_cast<std::size_t>(strides[1]);
+    s.m_PadTop = static_cast<std::size_t>(padL[0]), s.m_PadLeft = static_cast<std::size_t>(padL[1]);
+    if (std::max(s.m_PadLeft + s.m_InW, (s.m_OutW - 1) * s.m_StrideW + s.m_KernelW) > kMaxPool8Row) return false;
+    const int srcMem = MemOf(x);
+    const int dstMem = NewInternal(memory::desc(dst, type, memory::format_tag::nchw));
+    Step step;
+    step.m_Name = n.m_Name;
+    step.m_Category = "own kernel";
+    step.m_KernelMems = {srcMem, dstMem};
+    const KernelIsa isa = BestKernelIsa();
+    const bool s8 = type == memory::data_type::s8;
+    step.m_Kernel = [s, isa, s8](const std::vector<void*>& p) { MaxPool8Plain(s, p[0], p[1], s8, isa); };
     m_Steps.push_back(std::move(step));
     Bind(out, dstMem);
     return true;

@@ -246,6 +246,8 @@ private:
     /// (MaxPoolBlocked, in the input's layout); false, with nothing added, where it does not apply.
     /// `dil` as oneDNN counts it (0: none).
     bool CompileOwnMaxPool(const Node& n, const Dims& kernel, const Dims& strides, const Dims& dil, const Dims& padL);
+    /// The same for 8-bit planes in plain NCHW (MaxPool8Plain); false where it does not apply.
+    bool CompileOwnMaxPool8(const Node& n, const Dims& kernel, const Dims& strides, const Dims& padL);
     void CompileEltwise(int index, const Node& n);
     void CompileErf(const Node& n);
     /// Runs CpuAcc's own swish kernel in place over memory `mem`.

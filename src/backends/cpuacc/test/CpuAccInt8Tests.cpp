@@ -607,6 +607,33 @@ TEST(CpuAccInt8, QuantizedResidualAddIsOnePassAndExact) {
     }
 }
 
+// DequantizeLinear -> MaxPool -> QuantizeLinear on one grid (ResNet's first pool in a QDQ model)
+// pools the 8-bit values themselves and gives CpuRef's bytes; windows clipped by the padding on
+// every side, odd sizes, stride 2 and 1. With another output grid the pool stays in float32.
+TEST(CpuAccInt8, QuantizedMaxPoolPoolsTheBytesExactly) {
+    SKIP_WITHOUT_CPUACC();
+    for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+        const int32_t zp = t == DataType::UInt8 ? 9 : -5;
+        for (const unsigned int stride : {2u, 1u}) {
+            for (const bool sameGrid : {true, false}) {
+                QdqNet net;
+                IOutputSlot* x = net.Input({2, 5, 13, 12});
+                PoolingDescriptor pool;
+                pool.m_KernelShape = {3, 3};
+                pool.m_Strides = {stride, stride};
+                pool.m_PadsBegin = {1, 1};
+                pool.m_PadsEnd = {1, 1};
+                IOutputSlot* p = net.Layer(LayerType::Pooling, pool, {net.Dequantize(net.Quantize(x, 0.03f, t, zp), 0.03f, t, zp)});
+                net.Output(net.Quantize(p, sameGrid ? 0.03f : 0.05f, t, zp));
+                const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+                const QdqNet::Result ref = net.Run({"CpuRef"});
+                EXPECT_EQ(acc.m_Text.find("quantized-max-pool x1") != std::string::npos, sameGrid) << acc.m_Text;
+                EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]) << GetDataTypeName(t) << " stride " << stride;
+            }
+        }
+    }
+}
+
 // A QDQ model's GELU (BERT's feed-forward): Dequantize -> Add(bias) -> fake-quant -> Div -> Erf ->
 // fake-quant -> Add 1 -> fake-quant -> Mul(x) -> fake-quant -> Mul 0.5 -> Quantize, eleven passes
 // over the tensor, runs as one ElementwiseChain node over blocks that stay in L1: rows of 40
