@@ -177,9 +177,9 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
 /// into sums[r][0] (pixels 0-7) and sums[r][1] (8-15; not computed when kHalf: a panel whose pixels
 /// are all in 0-7).
 template <int R, bool kHalf>
-__attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const uint8_t* panel, std::size_t quads,
-                                                                         const ConvCorrection* corr, const uint32_t* rowStart,
-                                                                         __m256i (&sums)[kRows][2]) {
+__attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const int8_t* next, const uint8_t* panel,
+                                                                         std::size_t quads, const ConvCorrection* corr,
+                                                                         const uint32_t* rowStart, __m256i (&sums)[kRows][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i c0a = _mm256_setzero_si256(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;
     __m256i c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
@@ -196,6 +196,9 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel));
         const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel + 32));
         const int8_t* wq = w + q * 4 * kConvRows;
+        // The next block's weights on their way to L1 (from memory for the large layers: resnet50's
+        // 1 MB 1x1 convolutions of layer4 ran 45% slower in the model than with their weights in L2).
+        _mm_prefetch(reinterpret_cast<const char*>(next + q * 4 * kConvRows), _MM_HINT_T0);
         TRELLIS_INTEGER_CONV_ROW(c0a, c0b, wq);
         if constexpr (R > 1) TRELLIS_INTEGER_CONV_ROW(c1a, c1b, wq + 4);
         if constexpr (R > 2) TRELLIS_INTEGER_CONV_ROW(c2a, c2b, wq + 8);
@@ -236,8 +239,9 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
     const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
     __m256i sums[kRows][2];
-    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, panel, quads, wts.m_Corrections,
-                           wts.m_RowStart + block * kConvRows, sums);
+    const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
+    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel, quads,
+                           wts.m_Corrections, wts.m_RowStart + block * kConvRows, sums);
     const float lo = out.m_Signed ? -128.0f : 0.0f, hi = out.m_Signed ? 127.0f : 255.0f;
     const __m256 vlo = _mm256_set1_ps(lo - static_cast<float>(out.m_ZeroPoint));
     const __m256 vhi = _mm256_set1_ps(hi - static_cast<float>(out.m_ZeroPoint));
