@@ -435,13 +435,19 @@ PanelPixels PixelsOf(const Im2ColShape& s, std::size_t pixel, std::size_t pixels
     return p;
 }
 
-/// A stride-1 convolution's input copied with its padding (the zero point) around it: planes of
-/// m_Height x m_Width (the output width plus the kernel's reach), output pixel (oh, ow) at index
-/// oh * m_Width + ow of the padded-width layout reading tap (kh, kw) at that index plus
-/// kh * dilation * m_Width + kw * dilation, so any 16 consecutive indices read 16 adjacent bytes.
+/// A convolution's input copied with its padding (the zero point) around it, so that output pixel
+/// (oh, ow) at index oh * m_Width + ow of the padded-width layout reads each tap at that index plus
+/// a fixed offset: any 16 consecutive indices read 16 adjacent bytes. Stride 1: one plane per
+/// channel of m_Height x m_Width (the output's rows and width plus the kernel's reach), tap (kh, kw)
+/// at kh * dilation * m_Width + kw * dilation. Stride 2: the padded input split by the parity of
+/// its rows and columns (m_PhasesY x m_PhasesX planes per channel; one where the kernel has one
+/// row or column), plane (py, px) holding padded element (2i + py, 2j + px) at (i, j), so tap
+/// (kh, kw) reads plane (kh % 2, kw % 2) at (kh / 2) * m_Width + kw / 2 - a stride-1 pattern.
+/// m_Plane: the bytes of a plane, with slack after it for the 16-lane reads of the last panel.
 struct PaddedInput {
     const void* m_Data = nullptr;
-    std::size_t m_Height = 0, m_Width = 0, m_Plane = 0;  ///< m_Plane: bytes per channel (with slack)
+    std::size_t m_Height = 0, m_Width = 0, m_Plane = 0;
+    std::size_t m_PhasesY = 1, m_PhasesX = 1;
 };
 
 /// Tap k of a convolution: its input channel and its offsets (kernel row and column times the
@@ -465,8 +471,7 @@ std::vector<Tap> TapsOf(const Im2ColShape& s) {
 /// (so that it adds nothing), missing pixels and taps past the depth 0 (their weights are 0).
 template <typename T>
 __attribute__((target("avx2"))) __m128i TapRow(const T* x, const Im2ColShape& s, const std::vector<Tap>& taps, std::size_t k,
-                                               const PanelPixels& px, bool flat, const PaddedInput& padded, std::size_t pixel,
-                                               uint8_t zpU8) {
+                                               const PanelPixels& px, bool flat, std::size_t pixel, uint8_t zpU8) {
     if (k >= taps.size()) return _mm_setzero_si128();
     const __m128i toU8 = _mm_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0);
     const std::size_t c = taps[k].m_Channel;
@@ -474,13 +479,10 @@ __attribute__((target("avx2"))) __m128i TapRow(const T* x, const Im2ColShape& s,
     const long dy = taps[k].m_Dy, dx = taps[k].m_Dx;
     const long h = static_cast<long>(s.m_InH), w = static_cast<long>(s.m_InW);
     // The common cases as one 16-byte load: a 1x1 stride-1 unpadded convolution reads the plane as
-    // it is, a padded stride-1 one its padded copy; otherwise 16 pixels of one output row at
-    // stride 1 (or 2: every other byte of 32), the tap inside the input for all.
+    // it is; otherwise 16 pixels of one output row at stride 1 (or 2: every other byte of 32), the
+    // tap inside the input for all. (Padded copies are read by PackDirectPanel.)
     const T* run = nullptr;
-    if (padded.m_Data) {
-        run = static_cast<const T*>(padded.m_Data) + c * padded.m_Plane + pixel + static_cast<std::size_t>(dy) * padded.m_Width +
-              static_cast<std::size_t>(dx);
-    } else if (flat) {
+    if (flat) {
         run = plane + pixel;
     } else if (px.m_Contiguous) {
         const long ih = px.m_Row[0] + dy, iw = px.m_Col[0] + dx;
@@ -522,16 +524,15 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuad(__m128i r0,
 /// The panel of taps for output pixels [pixel, pixel + 16): [quad][16][4] u8.
 template <typename T>
 __attribute__((target("avx2"))) void PackConvPanel(const T* x, const Im2ColShape& s, const std::vector<Tap>& taps,
-                                                   const PaddedInput& padded, std::size_t pixel, std::size_t pixels,
-                                                   uint8_t zpU8, uint8_t* out) {
+                                                   std::size_t pixel, std::size_t pixels, uint8_t zpU8, uint8_t* out) {
     const std::size_t quads = Quads(taps.size());
-    const PanelPixels px = padded.m_Data ? PanelPixels{} : PixelsOf(s, pixel, pixels);
+    const PanelPixels px = PixelsOf(s, pixel, pixels);
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
                       s.m_PadLeft == 0 && s.m_InW == s.m_OutW && s.m_InH == s.m_OutH && pixel + 16 <= pixels;
     for (std::size_t q = 0; q < quads; ++q) {
-        StoreQuad(TapRow(x, s, taps, 4 * q, px, flat, padded, pixel, zpU8), TapRow(x, s, taps, 4 * q + 1, px, flat, padded, pixel, zpU8),
-                  TapRow(x, s, taps, 4 * q + 2, px, flat, padded, pixel, zpU8),
-                  TapRow(x, s, taps, 4 * q + 3, px, flat, padded, pixel, zpU8), out + q * 4 * kPanel);
+        StoreQuad(TapRow(x, s, taps, 4 * q, px, flat, pixel, zpU8), TapRow(x, s, taps, 4 * q + 1, px, flat, pixel, zpU8),
+                  TapRow(x, s, taps, 4 * q + 2, px, flat, pixel, zpU8), TapRow(x, s, taps, 4 * q + 3, px, flat, pixel, zpU8),
+                  out + q * 4 * kPanel);
     }
 }
 
@@ -629,25 +630,65 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
 namespace {
 
 /// Whether IntegerConvAvx2 reads a padded copy of the input: a stride-1 convolution other than an
-/// unpadded 1x1 one (which reads its planes as they are).
+/// unpadded 1x1 one (which reads its planes as they are), and an undilated stride-2 one (split by
+/// row and column parity).
 bool UsesPaddedInput(const Im2ColShape& s) {
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_PadTop == 0 && s.m_PadLeft == 0 && s.m_InW == s.m_OutW &&
                       s.m_InH == s.m_OutH;
-    // Output rows narrower than half a panel (7x7 maps): the padded width would waste a quarter of
-    // the lanes (49 of 64 at 7x7); the pixels gathered compactly waste fewer (49 of 56, the last
-    // panel a half one). At 14x14 gathering cost more than the lanes it saved (resnet50's 3x3 256
-    // -> 256: 85 -> 72 GMAC/s on the AVX2-capped Xeon; 7x7 512 -> 512: 76 -> 77).
-    return s.m_StrideH == 1 && s.m_StrideW == 1 && !flat && s.m_OutW >= kPanel / 2;
+    // Stride 1 with output rows narrower than half a panel (7x7 maps): the padded width would waste
+    // a quarter of the lanes (49 of 64 at 7x7); the pixels gathered compactly waste fewer (49 of 56,
+    // the last panel a half one). At 14x14 gathering cost more than the lanes it saved (resnet50's
+    // 3x3 256 -> 256: 85 -> 72 GMAC/s on the AVX2-capped Xeon; 7x7 512 -> 512: 76 -> 77).
+    if (s.m_StrideH == 1 && s.m_StrideW == 1) return !flat && s.m_OutW >= kPanel / 2;
+    // Stride 2 gathered a byte per pixel wherever a panel's 16 pixels were not in one output row
+    // (every panel at 14x14): resnet50's 3x3 stride-2 layers ran at 62 GMAC/s, the stride-1 ones 86.
+    return s.m_StrideH == 2 && s.m_StrideW == 2 && s.m_DilationH == 1 && s.m_DilationW == 1;
 }
 
-/// The padded copy's geometry: the output's rows and width plus the kernel's reach, and slack after
-/// each plane for the 16-lane reads of the last panel (whose extra lanes are not stored).
+/// The padded copy's geometry (PaddedInput), with slack after each plane for the 16-lane reads of
+/// the last panel (whose extra lanes are not stored).
 PaddedInput PaddedGeometry(const Im2ColShape& s) {
     PaddedInput p;
+    if (s.m_StrideH == 2) {
+        p.m_Height = s.m_OutH + (s.m_KernelH - 1) / 2;
+        p.m_Width = s.m_OutW + (s.m_KernelW - 1) / 2;
+        p.m_PhasesY = s.m_KernelH > 1 ? 2 : 1;
+        p.m_PhasesX = s.m_KernelW > 1 ? 2 : 1;
+        p.m_Plane = p.m_Height * p.m_Width + (s.m_KernelW - 1) / 2 + 2 * kPanel;
+        return p;
+    }
     p.m_Height = s.m_OutH + (s.m_KernelH - 1) * s.m_DilationH;
     p.m_Width = s.m_OutW + (s.m_KernelW - 1) * s.m_DilationW;
     p.m_Plane = p.m_Height * p.m_Width + (s.m_KernelW - 1) * s.m_DilationW + 2 * kPanel;
     return p;
+}
+
+/// Channel c of the input, [in_h][in_w] bytes, into its stride-2 planes (PaddedInput) at `to`, the
+/// planes already filled with the zero point: each padded row's even and odd bytes to the row of
+/// planes (py, 0) and (py, 1), 32 bytes at a time (through a row buffer holding the left padding).
+__attribute__((target("avx2"))) void SplitByParity(const uint8_t* from, const Im2ColShape& s, const PaddedInput& p, uint8_t fill,
+                                                   uint8_t* to) {
+    // The padded row's positions 2j and 2j + 1 for j < m_Width, in chunks of 32 (the last chunk's
+    // extra bytes are the zero point: they land in the next row, written after, or the slack).
+    const std::size_t chunks = (2 * p.m_Width + 31) / 32;
+    std::vector<uint8_t> row(chunks * 32 + s.m_PadLeft + s.m_InW);
+    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+                                           5, 7, 9, 11, 13, 15);
+    for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
+        const std::size_t r = ih + s.m_PadTop, py = r % 2, i = r / 2;
+        if (py >= p.m_PhasesY || i >= p.m_Height) continue;
+        std::memset(row.data(), fill, row.size());
+        std::memcpy(row.data() + s.m_PadLeft, from + ih * s.m_InW, s.m_InW);
+        uint8_t* even = to + py * p.m_PhasesX * p.m_Plane + i * p.m_Width;
+        uint8_t* odd = p.m_PhasesX > 1 ? even + p.m_Plane : nullptr;
+        for (std::size_t k = 0; k < chunks; ++k) {
+            // Per 128-bit lane: its 8 even bytes, then its 8 odd ones; then the lanes' halves together.
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.data() + 32 * k));
+            const __m256i parted = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, split), 0xD8);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(even + 16 * k), _mm256_castsi256_si128(parted));
+            if (odd) _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + 16 * k), _mm256_extracti128_si256(parted, 1));
+        }
+    }
 }
 
 /// Panels and the bytes of the workspace (packed panels, then the padded copy).
@@ -662,7 +703,10 @@ ConvWorkspace ConvWorkspaceOf(const Im2ColShape& s, std::size_t outChannels) {
     w.m_Panels = Panels(columns);
     const std::size_t panels = w.m_Panels * Quads(depth) * 4 * kPanel;
     w.m_PanelsSize = ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows > panels ? panels : 0;
-    w.m_PaddedSize = UsesPaddedInput(s) ? s.m_Channels * PaddedGeometry(s).m_Plane : 0;
+    if (UsesPaddedInput(s)) {
+        const PaddedInput p = PaddedGeometry(s);
+        w.m_PaddedSize = s.m_Channels * p.m_PhasesY * p.m_PhasesX * p.m_Plane;
+    }
     return w;
 }
 
@@ -721,10 +765,15 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         padded.m_Data = to;
         const auto* from = static_cast<const uint8_t*>(x);
         const uint8_t fill = static_cast<uint8_t>(zp);
+        const std::size_t planes = padded.m_PhasesY * padded.m_PhasesX;
 #pragma omp parallel for schedule(static)
         for (std::size_t c = 0; c < s.m_Channels; ++c) {
-            uint8_t* plane = to + c * padded.m_Plane;
-            std::memset(plane, fill, padded.m_Plane);
+            uint8_t* plane = to + c * planes * padded.m_Plane;
+            std::memset(plane, fill, planes * padded.m_Plane);
+            if (s.m_StrideH == 2) {
+                SplitByParity(from + c * s.m_InH * s.m_InW, s, padded, fill, plane);
+                continue;
+            }
             for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
                 const std::size_t row = ih + s.m_PadTop;
                 if (row >= padded.m_Height) break;
@@ -743,9 +792,19 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
     if (paddedLayout || flat) {
         offsets.resize(taps.size());
         for (std::size_t k = 0; k < taps.size(); ++k) {
-            offsets[k] = paddedLayout ? static_cast<std::ptrdiff_t>(taps[k].m_Channel * padded.m_Plane) +
-                                            taps[k].m_Dy * static_cast<std::ptrdiff_t>(padded.m_Width) + taps[k].m_Dx
-                                      : static_cast<std::ptrdiff_t>(taps[k].m_Channel * s.m_InH * s.m_InW);
+            const Tap& tap = taps[k];
+            if (!paddedLayout) {
+                offsets[k] = static_cast<std::ptrdiff_t>(tap.m_Channel * s.m_InH * s.m_InW);
+            } else if (s.m_StrideH == 2) {
+                // Plane (kh % 2, kw % 2) of the channel, at (kh / 2, kw / 2) (undilated: m_Dy = kh).
+                const std::size_t plane = (tap.m_Channel * padded.m_PhasesY + static_cast<std::size_t>(tap.m_Dy % 2)) *
+                                              padded.m_PhasesX + static_cast<std::size_t>(tap.m_Dx % 2);
+                offsets[k] = static_cast<std::ptrdiff_t>(plane * padded.m_Plane) +
+                             tap.m_Dy / 2 * static_cast<std::ptrdiff_t>(padded.m_Width) + tap.m_Dx / 2;
+            } else {
+                offsets[k] = static_cast<std::ptrdiff_t>(tap.m_Channel * padded.m_Plane) +
+                             tap.m_Dy * static_cast<std::ptrdiff_t>(padded.m_Width) + tap.m_Dx;
+            }
         }
     }
     const auto* direct = static_cast<const uint8_t*>(paddedLayout ? padded.m_Data : x);
@@ -756,8 +815,8 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
             return;
         }
         const auto fill = static_cast<uint8_t>(zpU8);
-        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, taps, padded, t * kPanel, columns, fill, to);
-        else PackConvPanel(static_cast<const uint8_t*>(x), s, taps, padded, t * kPanel, columns, fill, to);
+        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, taps, t * kPanel, columns, fill, to);
+        else PackConvPanel(static_cast<const uint8_t*>(x), s, taps, t * kPanel, columns, fill, to);
     };
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
