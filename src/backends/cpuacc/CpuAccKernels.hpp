@@ -134,10 +134,11 @@ struct MaxPoolShape {
 /// _mm*_max_ps does (an input NaN may or may not win), as oneDNN's kernel does.
 void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIsa isa);
 
-/// The widest 8-bit row MaxPool8Plain takes: its left padding, the input row and the windows'
-/// reach past it (per output row it builds the window rows' maximum, then the windows' sliding one,
-/// on the stack).
+/// The widest row MaxPool8Plain (and MaxPoolBlocked's plain layout) vectorizes: its left padding,
+/// the input row and the windows' reach past it (per output row it builds the window rows' maximum,
+/// then the windows' sliding one, on the stack).
 constexpr std::size_t kMaxPool8Row = 4096;
+bool MaxPoolPlainFits(const MaxPoolShape& s);
 /// Max pooling of plain 8-bit planes (s.m_Block 1, s.m_Blocks planes of u8, s8 when `s8`): a
 /// QDQ model's DequantizeLinear -> MaxPool -> QuantizeLinear on one grid, computed on the 8-bit
 /// values (the dequantization is increasing, so the maximum is the same element). Every window must

@@ -568,7 +568,7 @@ bool CompiledRegion::CompileOwnMaxPool8(const Node& n, const Dims& kernel, const
     s.m_KernelH = static_cast<std::size_t>(kernel[0]), s.m_KernelW = static_cast<std::size_t>(kernel[1]);
     s.m_StrideH = static_cast<std::size_t>(strides[0]), s.m_StrideW = static_cast<std::size_t>(strides[1]);
     s.m_PadTop = static_cast<std::size_t>(padL[0]), s.m_PadLeft = static_cast<std::size_t>(padL[1]);
-    if (std::max(s.m_PadLeft + s.m_InW, (s.m_OutW - 1) * s.m_StrideW + s.m_KernelW) > kMaxPool8Row) return false;
+    if (!MaxPoolPlainFits(s)) return false;
     const int srcMem = MemOf(x);
     const int dstMem = NewInternal(memory::desc(dst, type, memory::format_tag::nchw));
     Step step;

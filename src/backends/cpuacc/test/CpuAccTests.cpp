@@ -1146,6 +1146,8 @@ TEST(CpuAccOps, MaxPoolingAfterConvolutionsOnTheOwnKernel) {
         {1, 32, 9, 13, 2, 3, 1, 2, 0, 1, 1, 0, true, false},   // uneven kernel, strides and pads
         {1, 12, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, false, false},   // a 1x1 window: a copy
         {2, 12, 15, 14, 3, 3, 2, 2, 1, 0, 1, 1, true, true},   // plain NCHW (AlexNet's first pool)
+        {1, 3, 40, 37, 3, 2, 2, 1, 1, 1, 1, 0, false, true},   // plain: rows longer than a vector, stride 1 across
+        {1, 2, 5, 6, 2, 2, 2, 2, 0, 0, 0, 0, true, true},      // plain: a window clipped by ceil_mode
     };
     for (const Case& k : cases) {
         Net net;
