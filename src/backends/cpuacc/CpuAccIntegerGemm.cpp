@@ -555,6 +555,45 @@ __attribute__((target("avx2"))) void PackDirectPanel(const uint8_t* from, const 
     }
 }
 
+/// A panel of 16 consecutive output pixels over a padded copy (CompactPanels): lane j reads tap k
+/// at from + offsets[k] + rel[j] (rel: the pixel's index in the padded-width layout less the first
+/// one's; lanes past the output read rel 0, not stored). Where the 16 lanes span at most 32 bytes
+/// (resnet50's 14x14 and 7x7 maps: two or three rows and their padding), two 16-byte loads and a
+/// byte shuffle each per tap; else a byte per lane.
+__attribute__((target("avx2"), always_inline)) inline __m128i CompactTapRow(const uint8_t* p, bool shuffled, __m128i maskLo,
+                                                                              __m128i maskHi, const uint8_t (&rel)[kPanel],
+                                                                              __m128i toU8) {
+    if (shuffled) {
+        const __m128i a = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), maskLo);
+        const __m128i b = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16)), maskHi);
+        return _mm_xor_si128(_mm_or_si128(a, b), toU8);
+    }
+    alignas(16) uint8_t v[kPanel];
+    for (std::size_t j = 0; j < kPanel; ++j) v[j] = p[rel[j]];
+    return _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(v)), toU8);
+}
+
+__attribute__((target("avx2"))) void PackCompactPanel(const uint8_t* from, const std::ptrdiff_t* offsets, std::size_t depth,
+                                                      bool flip, const uint8_t (&rel)[kPanel], uint8_t* out) {
+    const __m128i toU8 = _mm_set1_epi8(flip ? static_cast<char>(0x80) : 0);
+    const bool shuffled = *std::max_element(std::begin(rel), std::end(rel)) < 32;
+    alignas(16) uint8_t lo[kPanel], hi[kPanel];
+    for (std::size_t j = 0; j < kPanel; ++j) {
+        lo[j] = rel[j] < 16 ? rel[j] : 0x80;  // 0x80: pshufb writes 0
+        hi[j] = rel[j] >= 16 ? static_cast<uint8_t>(rel[j] - 16) : 0x80;
+    }
+    const __m128i maskLo = _mm_load_si128(reinterpret_cast<const __m128i*>(lo));
+    const __m128i maskHi = _mm_load_si128(reinterpret_cast<const __m128i*>(hi));
+    __m128i r[4];
+    for (std::size_t q = 0; q < Quads(depth); ++q) {
+        for (std::size_t i = 0; i < 4; ++i) {
+            const std::size_t k = 4 * q + i;
+            r[i] = k < depth ? CompactTapRow(from + offsets[k], shuffled, maskLo, maskHi, rel, toU8) : _mm_setzero_si128();
+        }
+        StoreQuad(r[0], r[1], r[2], r[3], out + q * 4 * kPanel);
+    }
+}
+
 }  // namespace
 
 namespace {
@@ -635,15 +674,17 @@ namespace {
 bool UsesPaddedInput(const Im2ColShape& s) {
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_PadTop == 0 && s.m_PadLeft == 0 && s.m_InW == s.m_OutW &&
                       s.m_InH == s.m_OutH;
-    // Stride 1 with output rows narrower than half a panel (7x7 maps): the padded width would waste
-    // a quarter of the lanes (49 of 64 at 7x7); the pixels gathered compactly waste fewer (49 of 56,
-    // the last panel a half one). At 14x14 gathering cost more than the lanes it saved (resnet50's
-    // 3x3 256 -> 256: 85 -> 72 GMAC/s on the AVX2-capped Xeon; 7x7 512 -> 512: 76 -> 77).
-    if (s.m_StrideH == 1 && s.m_StrideW == 1) return !flat && s.m_OutW >= kPanel / 2;
+    if (s.m_StrideH == 1 && s.m_StrideW == 1) return !flat;
     // Stride 2 gathered a byte per pixel wherever a panel's 16 pixels were not in one output row
     // (every panel at 14x14): resnet50's 3x3 stride-2 layers ran at 62 GMAC/s, the stride-1 ones 86.
     return s.m_StrideH == 2 && s.m_StrideW == 2 && s.m_DilationH == 1 && s.m_DilationW == 1;
 }
+
+/// Whether the panels of a padded copy take 16 consecutive output pixels (PackCompactPanel) rather
+/// than 16 consecutive indices of the padded-width layout: output rows narrower than a panel, where
+/// the padded width's extra columns would waste 1/8 of the lanes at 14x14 (16 for 14) and more below
+/// (a quarter at 7x7); wider rows keep the plain 16-byte reads (3.5% wasted at 56x56).
+bool CompactPanels(const Im2ColShape& s) { return s.m_OutW < kPanel; }
 
 /// The padded copy's geometry (PaddedInput), with slack after each plane for the 16-lane reads of
 /// the last panel (whose extra lanes are not stored).
@@ -699,7 +740,8 @@ struct ConvWorkspace {
 ConvWorkspace ConvWorkspaceOf(const Im2ColShape& s, std::size_t outChannels) {
     const std::size_t depth = s.m_Channels * s.m_KernelH * s.m_KernelW;
     ConvWorkspace w;
-    const std::size_t columns = UsesPaddedInput(s) ? s.m_OutH * PaddedGeometry(s).m_Width : s.m_OutH * s.m_OutW;
+    const std::size_t columns =
+        UsesPaddedInput(s) && !CompactPanels(s) ? s.m_OutH * PaddedGeometry(s).m_Width : s.m_OutH * s.m_OutW;
     w.m_Panels = Panels(columns);
     const std::size_t panels = w.m_Panels * Quads(depth) * 4 * kPanel;
     w.m_PanelsSize = ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows > panels ? panels : 0;
@@ -782,18 +824,21 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
             }
         }
     }
-    const bool paddedLayout = padded.m_Data != nullptr;
+    // paddedLayout: panels of 16 consecutive indices of the padded-width layout; compact: of 16
+    // consecutive output pixels over the padded copy.
+    const bool compact = padded.m_Data != nullptr && CompactPanels(s);
+    const bool paddedLayout = padded.m_Data != nullptr && !compact;
     const std::vector<Tap> taps = TapsOf(s);
     const std::size_t columns = paddedLayout ? s.m_OutH * padded.m_Width : pixels;
     // Where every tap row is 16 adjacent bytes, their offsets from the panel's first pixel.
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
                       s.m_PadLeft == 0 && s.m_InW == s.m_OutW && s.m_InH == s.m_OutH;
     std::vector<std::ptrdiff_t> offsets;
-    if (paddedLayout || flat) {
+    if (padded.m_Data || flat) {
         offsets.resize(taps.size());
         for (std::size_t k = 0; k < taps.size(); ++k) {
             const Tap& tap = taps[k];
-            if (!paddedLayout) {
+            if (!padded.m_Data) {
                 offsets[k] = static_cast<std::ptrdiff_t>(tap.m_Channel * s.m_InH * s.m_InW);
             } else if (s.m_StrideH == 2) {
                 // Plane (kh % 2, kw % 2) of the channel, at (kh / 2, kw / 2) (undilated: m_Dy = kh).
@@ -807,8 +852,24 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
             }
         }
     }
-    const auto* direct = static_cast<const uint8_t*>(paddedLayout ? padded.m_Data : x);
+    const auto* direct = static_cast<const uint8_t*>(padded.m_Data ? padded.m_Data : x);
     const auto pack = [&](std::size_t t, uint8_t* to) {
+        if (compact) {
+            // Each lane's pixel in the padded-width layout, from the panel's first.
+            const auto index = [&](std::size_t pixel) { return pixel / s.m_OutW * padded.m_Width + pixel % s.m_OutW; };
+            const std::size_t first = index(t * kPanel);
+            uint8_t rel[kPanel] = {};
+            bool fits = true;
+            for (std::size_t j = 0; j < kPanel && t * kPanel + j < pixels; ++j) {
+                const std::size_t r = index(t * kPanel + j) - first;
+                fits = fits && r < 256;
+                rel[j] = static_cast<uint8_t>(r);
+            }
+            if (fits) {
+                PackCompactPanel(direct + first, offsets.data(), offsets.size(), xSigned, rel, to);
+                return;
+            }
+        }
         // The padded copy has slack after each plane for a last panel's 16 reads; the planes do not.
         if (!offsets.empty() && (paddedLayout || t * kPanel + kPanel <= columns)) {
             PackDirectPanel(direct + t * kPanel, offsets.data(), offsets.size(), xSigned, to);

@@ -397,7 +397,9 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // The own integer convolution (weights stationary, taps read from the planes or a padded copy)
 // against the definition in 64-bit integers, for the layouts its packing treats apart: unpadded
 // 1x1, padded 3x3 (the padded-width layout, whose panels span output rows; outputs narrower than
-// half a panel gathered compactly instead, their last panel a half one of 8 pixels), stride 2 (the
+// a panel in panels of consecutive pixels over the padded copy - shuffled from two 16-byte reads,
+// or a byte per lane where they span more, as a 1-wide output - the last one a half panel of 8
+// pixels), stride 2 (the
 // padded input split by row and column parity: kernels of 1, 2, 3, 5 and 7, rows of several 32-byte
 // chunks; dilated, gathered taps) and dilation, outputs narrower and wider than a 16-pixel panel, odd depths,
 // channel counts not a multiple of the 6-row tile; u8 and s8 input, Float32 and 8-bit outputs,
@@ -413,7 +415,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
                          Case{4, 8, 36, 6, 1, 2, 1, 0}, Case{9, 7, 7, 11, 3, 1, 1, 1}, Case{5, 16, 16, 7, 2, 2, 1, 0},
-                         Case{2, 30, 70, 6, 5, 2, 1, 2}, Case{3, 6, 7, 4, 3, 2, 1, 1}, Case{3, 13, 13, 4, 3, 2, 2, 2}}) {
+                         Case{2, 30, 70, 6, 5, 2, 1, 2}, Case{3, 6, 7, 4, 3, 2, 1, 1}, Case{3, 13, 13, 4, 3, 2, 2, 2},
+                         Case{3, 20, 1, 5, 3, 1, 1, 1}}) {
         Im2ColShape s{};
         s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
         s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
