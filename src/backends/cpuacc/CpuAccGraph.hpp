@@ -113,6 +113,18 @@ struct Int8Params {
     /// 8-bit operand (not constant weights), m_BZeroPoint its zero point; always m_OwnKernel.
     bool m_ActivationB = false;
     int32_t m_BZeroPoint = 0;
+    /// The own convolution's 8-bit result dequantized with its own scale and zero point, [a Relu],
+    /// and quantized again, in the tile's epilogue: a QOperator model's QLinearConv ->
+    /// DequantizeLinear -> Relu -> QuantizeLinear (FuseRequantizeIntoIntegerConv), each step as the
+    /// separate kernels compute it. m_Dst* stay the product's own (the first quantization).
+    struct Requantize {
+        float m_Scale = 1.0f;  ///< the DequantizeLinear's (the product's output scale)
+        bool m_Relu = false;
+        float m_OutScale = 1.0f;  ///< the QuantizeLinear's
+        int32_t m_OutZeroPoint = 0;
+        DataType m_OutType = DataType::UInt8;
+    };
+    std::optional<Requantize> m_Requantize;
     float m_Src2Scale = 1.0f;  ///< QuantizedAdd: the second input's scale and zero point
     int32_t m_Src2ZeroPoint = 0;
     bool m_Relu = false;       ///< QuantizedAdd: a Relu before the QuantizeLinear

@@ -228,6 +228,14 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
     sums[3][0] = c3a, sums[3][1] = c3b, sums[4][0] = c4a, sums[4][1] = c4b, sums[5][0] = c5a, sums[5][1] = c5b;
 }
 
+/// QuantizeLinear of 8 floats as the quantize kernel computes it: d / scale clamped to [lo, hi]
+/// (the type's range less the zero point; a NaN gives lo), rounded half to even, the zero point added.
+__attribute__((target("avx2"), always_inline)) inline __m256i QuantizeVector(__m256 d, __m256 scale, __m256 lo, __m256 hi,
+                                                                              __m256i zp) {
+    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(d, scale), lo), hi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), zp);
+}
+
 /// One tile of the convolution (rows: output channels, columns: 16 output pixels): float(sum -
 /// zp x the row's weight sum + bias[channel]) * scale (one, or per channel), stored as Float32, or
 /// quantized as QuantizeLinear with scale 1 and out.m_ZeroPoint computes it (clamped to the type's
@@ -246,6 +254,10 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
     const __m256 vlo = _mm256_set1_ps(lo - static_cast<float>(out.m_ZeroPoint));
     const __m256 vhi = _mm256_set1_ps(hi - static_cast<float>(out.m_ZeroPoint));
     const __m256i outZp = _mm256_set1_epi32(out.m_ZeroPoint);
+    const __m256 rqScale = _mm256_set1_ps(out.m_RequantScale), rqOutScale = _mm256_set1_ps(out.m_RequantOutScale);
+    const __m256 rqLo = _mm256_set1_ps((out.m_RequantOutSigned ? -128.0f : 0.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
+    const __m256 rqHi = _mm256_set1_ps((out.m_RequantOutSigned ? 127.0f : 255.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
+    const __m256i rqZp = _mm256_set1_epi32(out.m_RequantOutZeroPoint);
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
     for (int r = 0; r < R; ++r) {
         const std::size_t ch = channel + static_cast<std::size_t>(r);
@@ -287,13 +299,25 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
             }
             continue;
         }
-        // max(v, lo) with v first: a NaN gives lo, as the quantize kernel does.
-        const __m256i q0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi)), outZp);
-        const __m256i q1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi)), outZp);
+        // max(v, lo) with v first: a NaN gives lo, as the quantize kernel does. t: q less the zero point.
+        const __m256i t0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi));
+        const __m256i t1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi));
+        __m256i q0, q1;
+        bool outSigned = out.m_Signed;
+        if (out.m_Requantize) {
+            // DequantizeLinear: float(q - zp) * scale; Relu; QuantizeLinear: v / scale clamped to the
+            // range less the zero point, rounded half to even, the zero point added.
+            __m256 d0 = _mm256_mul_ps(_mm256_cvtepi32_ps(t0), rqScale), d1 = _mm256_mul_ps(_mm256_cvtepi32_ps(t1), rqScale);
+            if (out.m_RequantRelu) d0 = _mm256_max_ps(d0, _mm256_setzero_ps()), d1 = _mm256_max_ps(d1, _mm256_setzero_ps());
+            q0 = QuantizeVector(d0, rqOutScale, rqLo, rqHi, rqZp), q1 = QuantizeVector(d1, rqOutScale, rqLo, rqHi, rqZp);
+            outSigned = out.m_RequantOutSigned;
+        } else {
+            q0 = _mm256_add_epi32(t0, outZp), q1 = _mm256_add_epi32(t1, outZp);
+        }
         // The 16 int32 (each within the type's range) to 16 bytes, in order.
         const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
         const __m128i w16lo = _mm256_castsi256_si128(w16), w16hi = _mm256_extracti128_si256(w16, 1);
-        const __m128i bytes = out.m_Signed ? _mm_packs_epi16(w16lo, w16hi) : _mm_packus_epi16(w16lo, w16hi);
+        const __m128i bytes = outSigned ? _mm_packs_epi16(w16lo, w16hi) : _mm_packus_epi16(w16lo, w16hi);
         if (whole) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(out.m_Quantized + plane + runs.m_Pixel[0]), bytes);
             continue;

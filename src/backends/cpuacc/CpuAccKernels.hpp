@@ -221,6 +221,15 @@ struct IntegerConvOutput {
     /// the output scale, as the scale is), and a Relu before the quantization (or null / false).
     const float* m_FloatBias = nullptr;
     bool m_Relu = false;
+    /// The quantized result taken on: dequantized ((q - m_ZeroPoint) * m_RequantScale), a Relu when
+    /// m_RequantRelu, quantized again (m_RequantOutScale, m_RequantOutZeroPoint, Signed8 when
+    /// m_RequantOutSigned) - DequantizeLinear, Relu and QuantizeLinear as their kernels compute them.
+    bool m_Requantize = false;
+    float m_RequantScale = 1.0f;
+    bool m_RequantRelu = false;
+    float m_RequantOutScale = 1.0f;
+    int32_t m_RequantOutZeroPoint = 0;
+    bool m_RequantOutSigned = false;
 };
 /// One image and group of a 2-D convolution in exact integers, the weights stationary: out[o][pixel]
 /// = float(sum over taps of (x - zp) * w[o] + bias[o]) * scale (scales[0], or scales[o] per

@@ -461,6 +461,10 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                                                          : aSigned;
     const bool quantized = !dynamic;
     const bool outSigned = p.m_DstType == DataType::Signed8;
+    // A requantization after it (conv only): the node's 8-bit output is the second quantization's.
+    const std::optional<Int8Params::Requantize> requant = p.m_Requantize;
+    if (requant && (!conv || !quantized)) throw fail("a requantization after a product that is not a quantized convolution");
+    const DataType outType = requant ? requant->m_OutType : p.m_DstType;
     const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
     const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
@@ -469,7 +473,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
-    const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(p.m_DstType)) : dstF32);
+    const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(outType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
                              PackData(activationB ? static_cast<const void*>(packed.data()) : convPacked.data(), bytesMd, bytesMd),
                              scaleMem, dst,
@@ -564,6 +568,14 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                 to.m_FloatBias =
                     floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) + g * cols : nullptr;
                 to.m_Relu = relu;
+                if (requant) {
+                    to.m_Requantize = true;
+                    to.m_RequantScale = requant->m_Scale;
+                    to.m_RequantRelu = requant->m_Relu;
+                    to.m_RequantOutScale = requant->m_OutScale;
+                    to.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
+                    to.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
+                }
                 IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
                                 static_cast<const uint8_t*>(ptr[1]) + groupAt[g], cols, bias ? bias + g * cols : nullptr,
                                 perColumn ? scales + g * cols : scales, perColumn, to,
@@ -573,7 +585,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     };
     m_Steps.push_back(std::move(step));
     AddInPlacePostOps(n.m_Name, post, dst);
-    Bind(out, Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(p.m_DstType) : memory::data_type::f32)));
+    Bind(out, Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(outType) : memory::data_type::f32)));
 }
 
 void CompiledRegion::CompileMatMulInt8(const Node& n) {

@@ -1051,6 +1051,10 @@ struct IntegerProductCase {
     bool m_Fuses = true;
     /// A MatMul whose second operand is a graph input too (attention's products), batched [3, ...].
     bool m_ComputedB = false;
+    /// A convolution's output taken on as a QOperator model does after a QLinearConv: 1:
+    /// DequantizeLinear -> Relu -> QuantizeLinear (UInt8, zero point 20), 2: DequantizeLinear ->
+    /// QuantizeLinear (Signed8, zero point 3); 0: none.
+    int m_Requantize = 0;
 };
 
 void PrintTo(const IntegerProductCase& c, std::ostream* os) { *os << c.m_Name; }
@@ -1145,9 +1149,27 @@ std::pair<std::string, std::vector<OwnedTensor>> MakeIntegerProductModel(const I
     ValueInfo(g.add_input(), "x", c.m_XType, xDims);
     if (c.m_ComputedB) ValueInfo(g.add_input(), "w", c.m_WType, wDims);
     const int64_t side = (9 + 2 - 3) / c.m_Stride + 1;
-    ValueInfo(g.add_output(), "y", c.m_YType,
-              c.m_Conv ? std::vector<int64_t>{1, channelsOut, side, side}
-                       : std::vector<int64_t>{xDims[0], 5, n});
+    const std::vector<int64_t> yDims =
+        c.m_Conv ? std::vector<int64_t>{1, channelsOut, side, side} : std::vector<int64_t>{xDims[0], 5, n};
+    if (c.m_Requantize == 0) {
+        ValueInfo(g.add_output(), "y", c.m_YType, yDims);
+    } else {
+        const bool relu = c.m_Requantize == 1;
+        const int outType = relu ? onnx::TensorProto_DataType_UINT8 : onnx::TensorProto_DataType_INT8;
+        floats("y2_scale", {relu ? 0.07f : 0.11f}, {});
+        scalar8("y2_zero_point", outType, relu ? 20 : 3);  // 20: room below zero, which only the Relu empties
+        const auto op = [&](const char* type, std::vector<std::string> in, const char* outName) {
+            onnx::NodeProto& m = *g.add_node();
+            m.set_op_type(type);
+            m.set_name(std::string(type) + "_after");
+            for (const std::string& v : in) m.add_input(v);
+            m.add_output(outName);
+        };
+        op("DequantizeLinear", {"y", "y_scale", "y_zero_point"}, "yf");
+        if (relu) op("Relu", {"yf"}, "yr");
+        op("QuantizeLinear", {relu ? "yr" : "yf", "y2_scale", "y2_zero_point"}, "y2");
+        ValueInfo(g.add_output(), "y2", outType, yDims);
+    }
     OwnedTensor x;
     x.m_Name = "x";
     std::vector<unsigned int> dims(xDims.begin(), xDims.end());
@@ -1218,7 +1240,13 @@ TEST_P(CpuAccIntegerProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     }
     EXPECT_EQ(differ, 0u) << c.m_Name << ": " << differ << " of " << r[0].m_Data.size() << " outputs differ";
     // (An output zero point at the bottom of its range saturates the negative half, as after a Relu.)
-    EXPECT_LT(saturated, r[0].m_Data.size() * 2 / 3) << c.m_Name << ": the case saturates too much to test anything";
+    if (c.m_Requantize == 0) {
+        EXPECT_LT(saturated, r[0].m_Data.size() * 2 / 3) << c.m_Name << ": the case saturates too much to test anything";
+    }
+    // On the own kernel the requantization runs in the convolution's epilogue.
+    if (c.m_Requantize != 0 && !Int8Exact() && cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar) {
+        EXPECT_NE(acc.m_Optimized.find("requantize x1"), std::string::npos) << acc.m_Optimized;
+    }
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
     // oneDNN's int8 where it is exact and has a real kernel; otherwise CpuAcc's own integer GEMM (AVX2).
     const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
@@ -1248,7 +1276,10 @@ INSTANTIATE_TEST_SUITE_P(
         IntegerProductCase{"MatMulU8WeightsU8CenteredFit", false, kU8, 0, kU8, 128, true, kU8, 9},
         // Both operands computed (attention): any zero points, u8 x u8 included; one multiplier.
         IntegerProductCase{"MatMulComputedU8xU8", false, kU8, 131, kU8, 120, false, kU8, 128, 1, 1, true, true, true},
-        IntegerProductCase{"MatMulComputedS8xU8", false, kS8, -2, kU8, 255, false, kS8, 0, 1, 1, true, true, true}),
+        IntegerProductCase{"MatMulComputedS8xU8", false, kS8, -2, kU8, 255, false, kS8, 0, 1, 1, true, true, true},
+        // A QOperator model's QLinearConv -> DequantizeLinear -> [Relu] -> QuantizeLinear.
+        IntegerProductCase{"ConvU8S8ThenReluRequantized", true, kU8, 128, kS8, 0, true, kU8, 131, 1, 1, true, true, false, 1},
+        IntegerProductCase{"ConvS8S8GroupedThenRequantizedToS8", true, kS8, -5, kS8, 0, true, kS8, 7, 2, 2, true, true, false, 2}),
     [](const ::testing::TestParamInfo<IntegerProductCase>& i) { return std::string(i.param.m_Name); });
 
 // ---- dynamic quantization: DynamicQuantizeLinear, MatMulInteger / ConvInteger --------------------
