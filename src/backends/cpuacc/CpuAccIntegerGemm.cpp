@@ -258,6 +258,7 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
     const __m256 rqLo = _mm256_set1_ps((out.m_RequantOutSigned ? -128.0f : 0.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
     const __m256 rqHi = _mm256_set1_ps((out.m_RequantOutSigned ? 127.0f : 255.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
     const __m256i rqZp = _mm256_set1_epi32(out.m_RequantOutZeroPoint);
+    const __m256 outScale = _mm256_set1_ps(out.m_OutScale);
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
     for (int r = 0; r < R; ++r) {
         const std::size_t ch = channel + static_cast<std::size_t>(r);
@@ -299,6 +300,7 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
             }
             continue;
         }
+        if (out.m_OutScale != 1.0f) v0 = _mm256_div_ps(v0, outScale), v1 = _mm256_div_ps(v1, outScale);
         // max(v, lo) with v first: a NaN gives lo, as the quantize kernel does. t: q less the zero point.
         const __m256i t0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi));
         const __m256i t1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi));
@@ -318,12 +320,16 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
         const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
         const __m128i w16lo = _mm256_castsi256_si128(w16), w16hi = _mm256_extracti128_si256(w16, 1);
         const __m128i bytes = outSigned ? _mm_packs_epi16(w16lo, w16hi) : _mm_packus_epi16(w16lo, w16hi);
-        if (whole) {
+        if (whole && !out.m_PixelMajor) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(out.m_Quantized + plane + runs.m_Pixel[0]), bytes);
             continue;
         }
         alignas(16) uint8_t tmp[kPanel];
         _mm_store_si128(reinterpret_cast<__m128i*>(tmp), bytes);
+        if (out.m_PixelMajor) {
+            for (std::size_t j = 0; j < runs.m_Length[0]; ++j) out.m_Quantized[(runs.m_Pixel[0] + j) * planeSize + ch] = tmp[j];
+            continue;
+        }
         for (int u = 0; u < runs.m_Count; ++u) {
             std::memcpy(out.m_Quantized + plane + runs.m_Pixel[u], tmp + runs.m_Lane[u], runs.m_Length[u]);
         }
@@ -980,14 +986,13 @@ std::size_t IntegerGemmBytesWorkspaceSize(std::size_t m, std::size_t k, std::siz
 }
 
 void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const uint8_t* packed,
-                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c,
+                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, const IntegerConvOutput& to,
                           uint8_t* workspace) {
     const ConvWeights wts = ViewOf(packed);
     const std::size_t panels = Panels(m), blocks = ConvBlocks(n), panelSize = Quads(k) * 4 * kPanel;
     const int32_t zpU8 = aSigned ? zp + 128 : zp;
     const auto* rows = static_cast<const uint8_t*>(a);
-    IntegerConvOutput out;
-    out.m_Float = c;
+    IntegerConvOutput out = to;
     out.m_PixelMajor = true;
     const auto tile = [&](std::size_t blk, std::size_t t, const uint8_t* panel) {
         PanelRuns runs;

@@ -213,10 +213,13 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
 /// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
 struct IntegerConvOutput {
     float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32 (or, m_PixelMajor, [pixels][outChannels]), or null
-    bool m_PixelMajor = false;       ///< IntegerGemmBytesAvx2's: Float32 rows of all channels, one per pixel (row of A)
+    bool m_PixelMajor = false;       ///< IntegerGemmBytesAvx2's: rows of all channels, one per pixel (row of A)
     uint8_t* m_Quantized = nullptr;  ///< else [outChannels][out_h * out_w] UInt8 (Signed8 when m_Signed)
     bool m_Signed = false;
     int32_t m_ZeroPoint = 0;
+    /// QuantizeLinear's scale for the quantized result: the value divided by it before the clamp
+    /// (a QDQ matmul's; 1, no division, where the scales were divided by it already).
+    float m_OutScale = 1.0f;
     /// A QDQ convolution's: a Float32 bias per channel added after the scale (already divided by
     /// the output scale, as the scale is), and a Relu before the quantization (or null / false).
     const float* m_FloatBias = nullptr;
@@ -252,11 +255,14 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
 /// C[m][n] = float(sum over k of (A[m][k] - zp) * B[k][n] + bias[n]) * scale, as IntegerGemmAvx2,
 /// for constant int8 weights in 8 bits: IntegerConvAvx2's kernel with B^T as its weights (packed by
 /// PackIntegerConvWeights from B^T [n][k]) and 16 rows of A at a time as its taps (each row's 4
-/// k's of a quad are 4 adjacent bytes of A), writing C's rows. `workspace`:
+/// k's of a quad are 4 adjacent bytes of A), writing C's rows: out.m_Float (Float32 [m][n]), or
+/// out.m_Quantized ([m][n] 8-bit, quantized in the tile as IntegerConvOutput says: float bias,
+/// Relu, m_OutScale, zero point); m_PixelMajor is implied. `workspace`:
 /// IntegerGemmBytesWorkspaceSize(m, k, n) bytes (null when that is 0). AVX2; the calling thread's team.
 std::size_t IntegerGemmBytesWorkspaceSize(std::size_t m, std::size_t k, std::size_t n);
 void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const uint8_t* packed,
-                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, float* c, uint8_t* workspace);
+                          std::size_t n, const int32_t* bias, const float* scales, bool perColumn, const IntegerConvOutput& out,
+                          uint8_t* workspace);
 
 /// A 2-D convolution (one group, stride 1, any dilation and padding) in NHWC, batch 1, as one GEMM
 /// per kernel tap over the output rectangle where that tap reads the input: the taps that read

@@ -310,8 +310,10 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
             }
             const std::vector<uint8_t> packed = PackIntegerConvWeights(bT.data(), s.n, s.k);
             std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(s.m, s.k, s.n));
+            IntegerConvOutput to;
+            to.m_Float = c.data();
             IntegerGemmBytesAvx2(a.data(), aSigned, zp, s.m, s.k, packed.data(), s.n, bias.empty() ? nullptr : bias.data(),
-                                 scales.data(), perColumn, c.data(), workspace.empty() ? nullptr : workspace.data());
+                                 scales.data(), perColumn, to, workspace.empty() ? nullptr : workspace.data());
         } else {
             std::vector<int16_t> packed(PackedIntegerWeightsSize(s.k, s.n)), workspace(IntegerGemmWorkspaceSize(s.m, s.k));
             PackIntegerOperand(b.data(), true, 0, s.k, s.n, packed.data());
