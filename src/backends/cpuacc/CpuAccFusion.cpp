@@ -910,6 +910,8 @@ struct IntegerProductPieces {
     int m_BSub = -1;         ///< the Sub of its zero point (absent when there is none),
     int m_BSrc = -1;         ///< and its 8-bit value
     int32_t m_BZeroPoint = 0;
+    int m_BZeroPointCast = -1;    ///< a computed B's zero point known only at run time: its Cast to Signed32,
+    int m_RuntimeBZeroPoint = -1; ///< and that 8-bit scalar (a MatMulInteger of two DynamicQuantizeLinear outputs)
 };
 
 /// Why the Signed32 Conv/MatMul node `i` cannot become one int8 node with the layers the ONNX
@@ -972,10 +974,23 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
         if (live(bp, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(bp)], BinaryOperation::Sub)) {
             const Node& sub = g.m_Nodes[static_cast<std::size_t>(bp)];
             const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
-            if (!zp) return "its second operand's zero point is not a constant scalar";
+            if (!zp) {
+                // Known at run time (a second DynamicQuantizeLinear's): an 8-bit scalar cast to Signed32.
+                const int zc = ProducerIndex(g, sub.m_Inputs[1]);
+                if (!live(zc, NodeKind::Cast) || SoleConsumer(g, sub.m_Inputs[1]) != bp) {
+                    return "its second operand's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
+                }
+                const int z8 = g.m_Nodes[static_cast<std::size_t>(zc)].m_Inputs[0];
+                const DataType zt = value(z8).m_Info.GetDataType();
+                if ((zt != DataType::UInt8 && zt != DataType::Signed8) || value(z8).m_Info.GetNumElements() != 1) {
+                    return "its second operand's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
+                }
+                m.m_BZeroPointCast = zc;
+                m.m_RuntimeBZeroPoint = z8;
+            }
             if (SoleConsumer(g, b) != i) return "its centered second operand is read by other layers too";
             m.m_BSub = bp;
-            m.m_BZeroPoint = *zp;
+            m.m_BZeroPoint = zp.value_or(0);
             bReader = bp;
             b = sub.m_Inputs[0];
             bp = ProducerIndex(g, b);
@@ -1028,9 +1043,10 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
         for (unsigned int d = 0; lined && d < rank; ++d) lined = d == at || ms[d] == 1;
         if (!lined) return "its multiplier is neither one value nor one per output channel";
     }
-    if (m.m_BSrc >= 0 && (m.m_Dynamic || value(m.m_Multipliers).m_Info.GetNumElements() != 1)) {
-        return "a product of two computed operands is taken with one constant multiplier only";
+    if (m.m_BSrc >= 0 && value(m.m_Multipliers).m_Info.GetNumElements() != 1) {
+        return "a product of two computed operands is taken with one multiplier only";
     }
+    if (m.m_RuntimeBZeroPoint >= 0 && !m.m_Dynamic) return "its second operand's zero point is computed but its scales are not";
     if (m.m_Dynamic) return n.m_Inputs.size() > 2 ? "it has a bias and a multiplier computed at run time" : "";
     m.m_Quantize = SoleConsumer(g, Out(mul));
     if (!live(m.m_Quantize, NodeKind::Quantize) || g.m_Nodes[static_cast<std::size_t>(m.m_Quantize)].m_Int8 ||
@@ -1103,14 +1119,21 @@ void FuseIntegerProducts(RegionGraph& g) {
             // The product moves to the Mul's place: the scales it reads are computed after the
             // MatMul in the layer order, and every input is ready there. Inputs: the 8-bit source,
             // the weights, the run-time scales, [the run-time zero point].
+            // A computed B: its 8-bit value, [its run-time zero point last].
             Node fused = N(g, i);
-            fused.m_Inputs = {m.m_Src, fused.m_Inputs[1], m.m_Multipliers};
+            fused.m_Inputs = {m.m_Src, activations ? m.m_BSrc : fused.m_Inputs[1], m.m_Multipliers};
             if (m.m_RuntimeZeroPoint >= 0) fused.m_Inputs.push_back(m.m_RuntimeZeroPoint);
+            if (m.m_RuntimeBZeroPoint >= 0) fused.m_Inputs.push_back(m.m_RuntimeBZeroPoint);
             fused.m_Outputs = {Out(N(g, m.m_Mul))};
+            if (activations) {
+                p.m_ActivationB = true;
+                p.m_BZeroPoint = m.m_BZeroPoint;
+                p.m_RuntimeBZeroPoint = m.m_RuntimeBZeroPoint;
+            }
             fused.m_Int8 = p;
             g.m_FusionLog.push_back("int8: " + what + " (integer product, scales and zero point at run time" + engine +
                                     ") from '" + N(g, m.m_Cast).m_Name + "' to '" + N(g, m.m_Mul).m_Name + "'");
-            for (int d : {i, m.m_Cast, m.m_Sub, m.m_ZeroPointCast, m.m_ToFloat}) {
+            for (int d : {i, m.m_Cast, m.m_Sub, m.m_ZeroPointCast, m.m_ToFloat, m.m_BCast, m.m_BSub, m.m_BZeroPointCast}) {
                 if (d >= 0) N(g, d).m_Dead = true;
             }
             N(g, m.m_Mul) = std::move(fused);

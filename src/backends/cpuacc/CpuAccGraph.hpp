@@ -113,6 +113,9 @@ struct Int8Params {
     /// 8-bit operand (not constant weights), m_BZeroPoint its zero point; always m_OwnKernel.
     bool m_ActivationB = false;
     int32_t m_BZeroPoint = 0;
+    /// A dynamic product's computed B with its zero point known only at run time (a second
+    /// DynamicQuantizeLinear's): that 8-bit scalar's value id, the node's last input; -1 otherwise.
+    int m_RuntimeBZeroPoint = -1;
     /// The own convolution's 8-bit result dequantized with its own scale and zero point, [a Relu],
     /// and quantized again, in the tile's epilogue: a QOperator model's QLinearConv ->
     /// DequantizeLinear -> Relu -> QuantizeLinear (FuseRequantizeIntoIntegerConv), each step as the

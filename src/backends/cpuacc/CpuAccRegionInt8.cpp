@@ -343,7 +343,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         depth = shape.m_Channels * shape.m_KernelH * shape.m_KernelW;
         cols = static_cast<std::size_t>(wDims[0]) / groups;
     } else if (activationB) {
-        if (xDims.size() < 2 || wDims.size() != xDims.size() || wDims[wDims.size() - 2] != xDims.back() || dynamic) {
+        if (xDims.size() < 2 || wDims.size() != xDims.size() || wDims[wDims.size() - 2] != xDims.back()) {
             throw fail("operands are not [..., m, k] and [..., k, n]");
         }
         depth = static_cast<std::size_t>(xDims.back());
@@ -440,7 +440,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         biasMem = PackData(bp, md, md);
     }
     // The post-ops (dynamic products: bias, activation) as oneDNN Float32 primitives in place after it.
-    const memory::desc dstF32 = PlainMd(conv ? outDims : Dims{static_cast<memory::dim>(rows), static_cast<memory::dim>(cols)});
+    const memory::desc dstF32 = PlainMd(conv ? outDims : Dims{static_cast<memory::dim>(batch * rows), static_cast<memory::dim>(cols)});
     std::vector<InPlacePostOp> post;
     for (const PostOp& op : n.m_PostOps) {
         if (qdq && op.m_Kind == PostOp::Kind::Eltwise && op.m_Eltwise.m_Algorithm == dnnl_eltwise_relu &&
@@ -451,7 +451,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         if (!dynamic) throw fail("post-op after a quantized result");
         if (op.m_Kind != PostOp::Kind::Eltwise && conv) throw fail("an addition fused after a convolution");
         post.emplace_back();
-        if (!MakeInPlacePostOp(op, dstF32, static_cast<memory::dim>(rows), static_cast<memory::dim>(cols), post.back())) {
+        if (!MakeInPlacePostOp(op, dstF32, static_cast<memory::dim>(batch * rows), static_cast<memory::dim>(cols), post.back())) {
             throw fail("post-op '" + op.m_Name + "' would run oneDNN's reference implementation");
         }
     }
@@ -489,7 +489,11 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     }
     const bool bSigned = activationB && m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[1])].m_Info.GetDataType() ==
                                             DataType::Signed8;
-    const int32_t bZp = p.m_BZeroPoint;
+    const int32_t constantBZp = p.m_BZeroPoint;
+    const int bZpAt = p.m_RuntimeBZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
+    if (bZpAt >= 0) mems.push_back(EnsurePlain(p.m_RuntimeBZeroPoint));
+    const bool bZpSigned = p.m_RuntimeBZeroPoint >= 0 &&
+                           m_Graph->m_Values[static_cast<std::size_t>(p.m_RuntimeBZeroPoint)].m_Info.GetDataType() == DataType::Signed8;
     const int biasAt = biasMem >= 0 ? static_cast<int>(mems.size()) : -1;
     if (biasMem >= 0) mems.push_back(biasMem);
     const int zpAt = p.m_RuntimeSrcZeroPoint >= 0 ? static_cast<int>(mems.size()) : -1;
@@ -521,8 +525,19 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
             // One product per batch: that batch's B packed (minus its zero point), then A by it.
             auto* bPacked = static_cast<int16_t*>(ptr[static_cast<std::size_t>(bAt) + 1]);
             const auto* b8 = static_cast<const uint8_t*>(ptr[static_cast<std::size_t>(bAt)]);
+            int32_t bZp = constantBZp;
+            if (bZpAt >= 0) {
+                const void* z = ptr[static_cast<std::size_t>(bZpAt)];
+                bZp = bZpSigned ? int32_t{*static_cast<const int8_t*>(z)} : int32_t{*static_cast<const uint8_t*>(z)};
+            }
             for (std::size_t i = 0; i < batch; ++i) {
                 PackIntegerOperand(b8 + i * depth * cols, bSigned, bZp, depth, cols, bPacked);
+                if (dynamic) {
+                    // Float32 out: float(sum) times the run-time scale, as the Cast and Mul compute it.
+                    IntegerGemmAvx2(src + i * rows * depth, aSigned, zp, rows, depth, bPacked, cols, nullptr, scales, false,
+                                    static_cast<float*>(ptr[3]) + i * rows * cols, ws);
+                    continue;
+                }
                 IntegerGemmAvx2(src + i * rows * depth, aSigned, zp, rows, depth, bPacked, cols, nullptr, scales, false, c, ws);
                 constexpr std::size_t kBlock = 16384;
                 const std::size_t total = rows * cols;

@@ -1349,6 +1349,9 @@ struct DynamicProductCase {
     float m_XLo, m_XHi;    ///< x's range (its zero point follows from it)
     bool m_Fuses = true;   ///< w - w_zero_point fits a signed byte (else the pieces stay on CpuRef)
     int64_t m_Batch = 1;   ///< a convolution's images
+    /// A MatMulInteger of two computed operands: B [2, k, n] = DynamicQuantizeLinear of a constant
+    /// plus x's mean (so that it is computed), its zero point and scale known at run time only.
+    bool m_ComputedB = false;
 };
 
 void PrintTo(const DynamicProductCase& c, std::ostream* os) { *os << c.m_Name; }
@@ -1369,15 +1372,17 @@ std::pair<std::string, OwnedTensor> MakeDynamicProductModel(const DynamicProduct
     for (int64_t d : wDims) wCount *= static_cast<std::size_t>(d);
     const auto [wLo, wHi] = RangeOf(c.m_WType);
     const std::vector<uint8_t> w = Random8(rng, wCount, wLo, wHi);
-    add(RawTensor("w", c.m_WType, wDims, w.data(), w.size()));
+    if (!c.m_ComputedB) add(RawTensor("w", c.m_WType, wDims, w.data(), w.size()));
     const std::size_t params = c.m_PerChannel ? static_cast<std::size_t>(outChannels) : 1u;
     const std::vector<int64_t> paramDims = c.m_PerChannel ? std::vector<int64_t>{outChannels} : std::vector<int64_t>{};
     std::uniform_real_distribution<float> wScale(0.004f, 0.02f);
     std::vector<float> wScales(params);
     for (float& v : wScales) v = wScale(rng);
-    add(RawTensor("w_scale", onnx::TensorProto_DataType_FLOAT, paramDims, wScales.data(), wScales.size() * 4));
     const std::vector<uint8_t> wZeroPoints(params, static_cast<uint8_t>(c.m_WZeroPoint));
-    add(RawTensor("w_zero_point", c.m_WType, paramDims, wZeroPoints.data(), wZeroPoints.size()));
+    if (!c.m_ComputedB) {
+        add(RawTensor("w_scale", onnx::TensorProto_DataType_FLOAT, paramDims, wScales.data(), wScales.size() * 4));
+        add(RawTensor("w_zero_point", c.m_WType, paramDims, wZeroPoints.data(), wZeroPoints.size()));
+    }
     std::uniform_real_distribution<float> b(-1.0f, 1.0f);
     std::vector<float> bias(static_cast<std::size_t>(outChannels));
     for (float& v : bias) v = b(rng);
@@ -1393,6 +1398,16 @@ std::pair<std::string, OwnedTensor> MakeDynamicProductModel(const DynamicProduct
         return nd;
     };
     node("DynamicQuantizeLinear", {"x"}, {"x_q", "x_scale", "x_zero_point"});
+    if (c.m_ComputedB) {
+        // B = DynamicQuantizeLinear(constant [2, k, n] + mean(x)): "w" (u8), "w_scale", "w_zero_point".
+        std::uniform_real_distribution<float> bd(-2.0f, 3.0f);
+        std::vector<float> bf(static_cast<std::size_t>(2 * k * n));
+        for (float& v : bf) v = bd(rng);
+        add(RawTensor("b_const", onnx::TensorProto_DataType_FLOAT, {2, k, n}, bf.data(), bf.size() * 4));
+        node("ReduceMean", {"x"}, {"x_mean"});
+        node("Add", {"b_const", "x_mean"}, {"b_float"});
+        node("DynamicQuantizeLinear", {"b_float"}, {"w", "w_scale", "w_zero_point"});
+    }
     onnx::NodeProto& product =
         node(c.m_Conv ? "ConvInteger" : "MatMulInteger", {"x_q", "w", "x_zero_point", "w_zero_point"}, {"acc"});
     if (c.m_Conv) {
@@ -1449,7 +1464,8 @@ TEST_P(CpuAccDynamicProduct, EqualsCpuRefAndFusesIntoOneInt8Node) {
     const bool int8Node = acc.m_Optimized.find("(int8)") != std::string::npos;
     // Without VNNI the product runs on CpuAcc's own exact integer GEMM (AVX2).
     const bool ownGemm = cpuacc::BestKernelIsa() != cpuacc::KernelIsa::Scalar;
-    if (c.m_Fuses && (Int8Exact() || ownGemm)) {
+    // (A product of two computed operands runs on the own GEMM only: oneDNN's int8 weights are s8.)
+    if (c.m_Fuses && ((Int8Exact() && !c.m_ComputedB) || ownGemm)) {
         EXPECT_TRUE(int8Node) << acc.m_Optimized;
         EXPECT_EQ(CpuRefLayers(acc), 0u) << acc.m_Optimized;
     } else {
@@ -1465,7 +1481,8 @@ INSTANTIATE_TEST_SUITE_P(
                       DynamicProductCase{"MatMulU8CenteredFitNegativeInput", false, kU8, 128, false, -5.0f, -0.5f},
                       DynamicProductCase{"MatMulU8WeightsTooWideStayOnCpuRef", false, kU8, 0, false, -1.0f, 1.0f, false},
                       DynamicProductCase{"ConvS8PerTensor", true, kS8, 0, false, -1.5f, 2.5f},
-                      DynamicProductCase{"ConvS8ThreeImages", true, kS8, 0, false, -1.0f, 3.0f, true, 3}),
+                      DynamicProductCase{"ConvS8ThreeImages", true, kS8, 0, false, -1.0f, 3.0f, true, 3},
+                      DynamicProductCase{"MatMulOfTwoComputedOperands", false, kU8, 0, false, -1.0f, 2.5f, true, 1, true}),
     [](const ::testing::TestParamInfo<DynamicProductCase>& i) { return std::string(i.param.m_Name); });
 
 }  // namespace
