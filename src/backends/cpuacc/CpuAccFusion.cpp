@@ -914,6 +914,23 @@ struct IntegerProductPieces {
     int m_RuntimeBZeroPoint = -1; ///< and that 8-bit scalar (a MatMulInteger of two DynamicQuantizeLinear outputs)
 };
 
+/// Whether the Sub node `sub` takes off a zero point known only at run time: an 8-bit scalar (a
+/// DynamicQuantizeLinear's) cast to Signed32 for this Sub alone; then `cast` and `value` are set.
+bool RuntimeZeroPointOf(const RegionGraph& g, int sub, int& cast, int& value) {
+    const int zpValue = g.m_Nodes[static_cast<std::size_t>(sub)].m_Inputs[1];
+    const int zc = ProducerIndex(g, zpValue);
+    if (zc < 0 || g.m_Nodes[static_cast<std::size_t>(zc)].m_Dead || g.m_Nodes[static_cast<std::size_t>(zc)].m_Kind != NodeKind::Cast ||
+        SoleConsumer(g, zpValue) != sub) {
+        return false;
+    }
+    const int z8 = g.m_Nodes[static_cast<std::size_t>(zc)].m_Inputs[0];
+    const TensorInfo& info = g.m_Values[static_cast<std::size_t>(z8)].m_Info;
+    if ((info.GetDataType() != DataType::UInt8 && info.GetDataType() != DataType::Signed8) || info.GetNumElements() != 1) return false;
+    cast = zc;
+    value = z8;
+    return true;
+}
+
 /// Why the Signed32 Conv/MatMul node `i` cannot become one int8 node with the layers the ONNX
 /// importer builds a QLinearConv / QLinearMatMul from around it (OnnxConvertQuantization.cpp):
 ///   8-bit x -> Cast Signed32 -> [Sub x_zero_point] -> Conv/MatMul (constant Signed32 w - w_zero_point,
@@ -937,19 +954,9 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
     if (live(p, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(p)], BinaryOperation::Sub)) {
         const Node& sub = g.m_Nodes[static_cast<std::size_t>(p)];
         const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
-        if (!zp) {
-            // A zero point known at run time (DynamicQuantizeLinear's): an 8-bit scalar cast to Signed32.
-            const int zc = ProducerIndex(g, sub.m_Inputs[1]);
-            if (!live(zc, NodeKind::Cast) || SoleConsumer(g, sub.m_Inputs[1]) != p) {
-                return "its input's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
-            }
-            const int z8 = g.m_Nodes[static_cast<std::size_t>(zc)].m_Inputs[0];
-            const DataType zt = value(z8).m_Info.GetDataType();
-            if ((zt != DataType::UInt8 && zt != DataType::Signed8) || value(z8).m_Info.GetNumElements() != 1) {
-                return "its input's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
-            }
-            m.m_ZeroPointCast = zc;
-            m.m_RuntimeZeroPoint = z8;
+        // A zero point known at run time (DynamicQuantizeLinear's): an 8-bit scalar cast to Signed32.
+        if (!zp && !RuntimeZeroPointOf(g, p, m.m_ZeroPointCast, m.m_RuntimeZeroPoint)) {
+            return "its input's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
         }
         if (SoleConsumer(g, x) != i) return "its centered input is read by other layers too";
         m.m_Sub = p;
@@ -974,19 +981,9 @@ std::string IntegerProductObstacle(const RegionGraph& g, int i, IntegerProductPi
         if (live(bp, NodeKind::Binary) && IsBinaryOp(g.m_Nodes[static_cast<std::size_t>(bp)], BinaryOperation::Sub)) {
             const Node& sub = g.m_Nodes[static_cast<std::size_t>(bp)];
             const std::optional<int32_t>& zp = value(sub.m_Inputs[1]).m_IntScalar;
-            if (!zp) {
-                // Known at run time (a second DynamicQuantizeLinear's): an 8-bit scalar cast to Signed32.
-                const int zc = ProducerIndex(g, sub.m_Inputs[1]);
-                if (!live(zc, NodeKind::Cast) || SoleConsumer(g, sub.m_Inputs[1]) != bp) {
-                    return "its second operand's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
-                }
-                const int z8 = g.m_Nodes[static_cast<std::size_t>(zc)].m_Inputs[0];
-                const DataType zt = value(z8).m_Info.GetDataType();
-                if ((zt != DataType::UInt8 && zt != DataType::Signed8) || value(z8).m_Info.GetNumElements() != 1) {
-                    return "its second operand's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
-                }
-                m.m_BZeroPointCast = zc;
-                m.m_RuntimeBZeroPoint = z8;
+            // Known at run time (a second DynamicQuantizeLinear's).
+            if (!zp && !RuntimeZeroPointOf(g, bp, m.m_BZeroPointCast, m.m_RuntimeBZeroPoint)) {
+                return "its second operand's zero point is neither a constant scalar nor an 8-bit scalar cast to Signed32";
             }
             if (SoleConsumer(g, b) != i) return "its centered second operand is read by other layers too";
             m.m_BSub = bp;
