@@ -1452,6 +1452,18 @@ bool ChainStepOf(const RegionGraph& g, const Node& n, int v, const TensorShape& 
             if (ws == shape) {
                 step.m_Tensor = true;
                 vectorInput = other;
+                // A dequantized 8-bit tensor: the step reads the bytes (FuseElementwiseChains
+                // takes the DequantizeLinear's input as the operand).
+                const int d = w.m_Producer;
+                if (d >= 0 && !g.m_Nodes[static_cast<std::size_t>(d)].m_Dead &&
+                    g.m_Nodes[static_cast<std::size_t>(d)].m_Kind == NodeKind::Dequantize && !g.m_Nodes[static_cast<std::size_t>(d)].m_Int8 &&
+                    QuantParamsOf(g, g.m_Nodes[static_cast<std::size_t>(d)], step.m_OperandScale, step.m_OperandZp)) {
+                    const TensorInfo& bytes = g.m_Values[static_cast<std::size_t>(g.m_Nodes[static_cast<std::size_t>(d)].m_Inputs[0])].m_Info;
+                    if ((bytes.GetDataType() == DataType::UInt8 || bytes.GetDataType() == DataType::Signed8) && bytes.GetShape() == shape) {
+                        step.m_OperandBytes = true;
+                        step.m_OperandSigned = bytes.GetDataType() == DataType::Signed8;
+                    }
+                }
                 return true;
             }
             if (!w.m_Constant || shape.GetNumDimensions() == 0 || ws.GetNumDimensions() == 0 ||
@@ -1535,11 +1547,17 @@ void FuseElementwiseChains(RegionGraph& g) {
         if (length < 3 || !quantized) continue;
         // The node's inputs: the chain's input, then each other operand once; steps index them.
         std::vector<int> inputs = {N(g, i).m_Inputs[0]};
+        std::vector<int> absorbed;  // DequantizeLinears whose bytes a step reads instead
         for (std::size_t k = 0; k < length; ++k) {
             ChainStep& s = steps[k];
             if (!s.m_Vector && !s.m_Tensor) continue;
             const Node& n = N(g, nodes[k]);
-            const int w = OtherInput(n, k == 0 ? inputs[0] : Out(N(g, nodes[k - 1])));
+            int w = OtherInput(n, k == 0 ? inputs[0] : Out(N(g, nodes[k - 1])));
+            if (s.m_OperandBytes) {
+                const int d = g.m_Values[static_cast<std::size_t>(w)].m_Producer;
+                absorbed.push_back(d);
+                w = N(g, d).m_Inputs[0];
+            }
             auto at = std::find(inputs.begin() + 1, inputs.end(), w);
             if (at == inputs.end()) at = inputs.insert(inputs.end(), w);
             s.m_Operand = static_cast<int>(at - inputs.begin());
@@ -1557,6 +1575,10 @@ void FuseElementwiseChains(RegionGraph& g) {
         fused.m_Eltwise.clear();
         fused.m_Int8.reset();
         for (std::size_t k = 0; k + 1 < length; ++k) N(g, nodes[k]).m_Dead = true;
+        for (const int d : absorbed) {
+            const int dq = Out(N(g, d));
+            if (g.Consumers(dq).empty() && !g.IsRegionOutput(dq)) N(g, d).m_Dead = true;
+        }
     }
 }
 

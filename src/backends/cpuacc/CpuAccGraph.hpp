@@ -154,6 +154,12 @@ struct ChainStep {
     BinaryOperation m_Binary = BinaryOperation::Add;
     int m_Operand = -1;
     bool m_Vector = false, m_Tensor = false, m_Reversed = false;
+    /// With m_Tensor: the operand is the 8-bit input of a DequantizeLinear (m_OperandScale,
+    /// m_OperandZp; Signed8 when m_OperandSigned), dequantized block by block as the step reads it
+    /// (a QOperator model's residual branch), not a Float32 tensor written by a pass of its own.
+    bool m_OperandBytes = false, m_OperandSigned = false;
+    float m_OperandScale = 1.0f;
+    int32_t m_OperandZp = 0;
     std::string m_Name;  ///< the layer it came from
 };
 

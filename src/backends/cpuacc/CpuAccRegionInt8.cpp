@@ -818,7 +818,8 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
     std::vector<int> mems = {src, NewInternal(typed(ValueType(out)))};
     for (std::size_t i = 1; i < n.m_Inputs.size(); ++i) {
         const bool tensor = m_Graph->m_Values[static_cast<std::size_t>(n.m_Inputs[i])].m_Info.GetNumElements() == count;
-        mems.push_back(tensor ? Ensure(n.m_Inputs[i], typed(memory::data_type::f32))
+        // A tensor in the chain's layout: Float32, or the 8-bit bytes a step dequantizes as it reads them.
+        mems.push_back(tensor ? Ensure(n.m_Inputs[i], typed(ValueType(n.m_Inputs[i])))
                               : Alias(EnsurePlain(n.m_Inputs[i]), PlainMd({static_cast<memory::dim>(columns)})));
     }
     const KernelIsa isa = BestKernelIsa();
@@ -836,7 +837,7 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
         const std::size_t last = steps.size() - 1;
 #pragma omp parallel if (blocks > 1)
         {
-            std::vector<float> values(steps.size() * kBlock);
+            std::vector<float> values((steps.size() + 1) * kBlock);  // each step's block, then a dequantized operand's
 #pragma omp for schedule(static)
             for (long long b = 0; b < static_cast<long long>(blocks); ++b) {
                 std::size_t at = 0, len = 0, wAt = 0, period = 0;
@@ -867,7 +868,12 @@ void CompiledRegion::CompileElementwiseChain(const Node& n) {
                         case ChainStep::Op::Relu: ChainRelu(prev, to, len, isa); break;
                         case ChainStep::Op::Binary: {
                             const float* w = s.m_Operand < 0 ? in : values.data() + static_cast<std::size_t>(s.m_Operand) * kBlock;
-                            if (s.m_Vector || s.m_Tensor) {  // the node's input m_Operand
+                            if (s.m_OperandBytes) {  // the node's input m_Operand, 8-bit: dequantized here
+                                float* operand = values.data() + steps.size() * kBlock;
+                                Dequantize(static_cast<const uint8_t*>(p[static_cast<std::size_t>(s.m_Operand) + 1]) + at, s.m_OperandSigned,
+                                           operand, len, s.m_OperandScale, s.m_OperandZp, isa);
+                                w = operand;
+                            } else if (s.m_Vector || s.m_Tensor) {  // the node's input m_Operand
                                 w = static_cast<const float*>(p[static_cast<std::size_t>(s.m_Operand) + 1]) + (s.m_Vector ? wAt : at);
                             }
                             ChainBinary(s.m_Binary, prev, w, s.m_Vector ? period : 0, s.m_Reversed, to, len, isa);

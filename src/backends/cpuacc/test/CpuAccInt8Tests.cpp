@@ -709,6 +709,30 @@ TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
         net.Output(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {r, x}));
         expectOneChainLikeCpuRef(net, "residual");
     }
+    // The first block of a QOperator resnet stage: the residual branch is itself a dequantized 8-bit
+    // tensor (the downsample's output; here a QuantizeLinear's output that the network also returns,
+    // so that it stays 8-bit), which the chain's Add reads as bytes, dequantized block by block - no
+    // Dequantize pass of its own is left.
+    for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+        QdqNet net;
+        IOutputSlot* x = net.Input({2, 8, 5, 5});
+        IOutputSlot* a = net.Dequantize(net.Quantize(x, 0.05f, t, 3), 0.05f, t, 3);
+        IOutputSlot* half = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Mul}, {x, net.Scale(0.5f)});
+        IOutputSlot* bytes = net.Quantize(half, 0.03f, t, -2);
+        IOutputSlot* sum = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add},
+                                     {a, net.Dequantize(bytes, 0.03f, t, -2)});
+        IOutputSlot* r = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {sum});
+        net.Output(net.Quantize(r, 0.05f, t, 0));
+        net.Output(net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {r, x}));
+        net.Output(bytes);
+        const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+        const QdqNet::Result ref = net.Run({"CpuRef"});
+        const char* what = t == DataType::UInt8 ? "8-bit residual branch, u8" : "8-bit residual branch, s8";
+        EXPECT_NE(acc.m_Text.find("ElementwiseChain x1"), std::string::npos) << what << "\n" << acc.m_Text;
+        EXPECT_EQ(acc.m_Text.find("Dequantize x"), std::string::npos) << what << "\n" << acc.m_Text;
+        ASSERT_EQ(acc.m_Outputs.size(), 3u) << what;
+        for (std::size_t o = 0; o < 3; ++o) EXPECT_EQ(acc.m_Outputs[o], ref.m_Outputs[o]) << what << ", output " << o;
+    }
     // An intermediate value read outside the chain: the chain ends at it (and computes the same).
     QdqNet net;
     IOutputSlot* x = net.Input({3, 64});
