@@ -744,13 +744,17 @@ __attribute__((target("avx2"))) void SplitByParity(const uint8_t* from, const Im
     // extra bytes are the zero point: they land in the next row, written after, or the slack).
     const std::size_t chunks = (2 * p.m_Width + 31) / 32;
     std::vector<uint8_t> row(chunks * 32 + s.m_PadLeft + s.m_InW);
+    // Only the input bytes some plane holds (padded columns below 2 * m_Width): a chunk's bytes past
+    // them must be the zero point, since they land in the next row, which may be padding nobody
+    // writes (an even kernel's input column past the last window, with padding below).
+    const std::size_t used = std::min(s.m_InW, 2 * p.m_Width - std::min(2 * p.m_Width, s.m_PadLeft));
     const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
                                            5, 7, 9, 11, 13, 15);
     for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
         const std::size_t r = ih + s.m_PadTop, py = r % 2, i = r / 2;
         if (py >= p.m_PhasesY || i >= p.m_Height) continue;
         std::memset(row.data(), fill, row.size());
-        std::memcpy(row.data() + s.m_PadLeft, from + ih * s.m_InW, s.m_InW);
+        std::memcpy(row.data() + s.m_PadLeft, from + ih * s.m_InW, used);
         uint8_t* even = to + py * p.m_PhasesX * p.m_Plane + i * p.m_Width;
         uint8_t* odd = p.m_PhasesX > 1 ? even + p.m_Plane : nullptr;
         for (std::size_t k = 0; k < chunks; ++k) {

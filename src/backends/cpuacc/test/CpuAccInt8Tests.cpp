@@ -404,8 +404,8 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // a panel in panels of consecutive pixels over the padded copy - shuffled from two 16-byte reads,
 // or a byte per lane where they span more, as a 1-wide output - the last one a half panel of 8
 // pixels), stride 2 (the
-// padded input split by row and column parity: kernels of 1, 2, 3, 5 and 7, rows of several 32-byte
-// chunks; dilated, gathered taps) and dilation, outputs narrower and wider than a 16-pixel panel, odd depths,
+// padded input split by row and column parity: kernels of 1, 2, 3, 4, 5 and 7, rows of several 32-byte
+// chunks, padding below only - rows of the split planes nobody writes; dilated, gathered taps) and dilation, outputs narrower and wider than a 16-pixel panel, odd depths,
 // channel counts not a multiple of the 6-row tile; u8 and s8 input, Float32 and 8-bit outputs,
 // with and without the workspace that packs every panel first.
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
@@ -413,18 +413,21 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     using namespace trellis::cpuacc;
     if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer convolution needs AVX2";
     std::mt19937 rng(17);
-    struct Case { std::size_t c, h, w, o, k, stride, dilation, pad; };
+    struct Case {
+        std::size_t c, h, w, o, k, stride, dilation, pad;
+        std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
+    };
     std::size_t checked = 0;
-    for (const Case t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
+    for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
                          Case{4, 8, 36, 6, 1, 2, 1, 0}, Case{9, 7, 7, 11, 3, 1, 1, 1}, Case{5, 16, 16, 7, 2, 2, 1, 0},
                          Case{2, 30, 70, 6, 5, 2, 1, 2}, Case{3, 6, 7, 4, 3, 2, 1, 1}, Case{3, 13, 13, 4, 3, 2, 2, 2},
-                         Case{3, 20, 1, 5, 3, 1, 1, 1}}) {
+                         Case{3, 20, 1, 5, 3, 1, 1, 1}, Case{3, 9, 9, 4, 2, 2, 1, 0, 1}, Case{2, 11, 13, 3, 4, 2, 1, 0, 3}}) {
         Im2ColShape s{};
         s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
         s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
-        s.m_OutH = (t.h + 2 * t.pad - (t.k - 1) * t.dilation - 1) / t.stride + 1;
+        s.m_OutH = (t.h + 2 * t.pad + t.padBelow - (t.k - 1) * t.dilation - 1) / t.stride + 1;
         s.m_OutW = (t.w + 2 * t.pad - (t.k - 1) * t.dilation - 1) / t.stride + 1;
         const std::size_t depth = t.c * t.k * t.k, pixels = s.m_OutH * s.m_OutW;
         std::vector<uint8_t> x(t.c * t.h * t.w);
