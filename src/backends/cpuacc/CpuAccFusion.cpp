@@ -1262,7 +1262,7 @@ void FuseQuantizedAdd(RegionGraph& g) {
 void FuseQuantizedMaxPool(RegionGraph& g) {
     for (int i = 0; i < static_cast<int>(g.m_Nodes.size()); ++i) {
         const Node& pool = N(g, i);
-        if (pool.m_Dead || pool.m_Kind != NodeKind::Pool || !pool.m_PostOps.empty() ||
+        if (pool.m_Dead || pool.m_Kind != NodeKind::Pool || !pool.m_PostOps.empty() || pool.m_Outputs.size() != 1 ||
             std::get<PoolingDescriptor>(pool.m_Descriptor).m_Algorithm != PoolingAlgorithm::Max) {
             continue;
         }
