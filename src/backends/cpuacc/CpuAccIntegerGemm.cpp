@@ -23,12 +23,12 @@
 // off per channel: twice the multiply-adds per instruction of the 16-bit form and half the bytes,
 // about 10-25% faster per layer on an AVX-512 Xeon capped to AVX2.
 #include "CpuAccKernels.hpp"
+#include "CpuAccVectorMath.hpp"
 
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -229,14 +229,6 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
     sums[3][0] = c3a, sums[3][1] = c3b, sums[4][0] = c4a, sums[4][1] = c4b, sums[5][0] = c5a, sums[5][1] = c5b;
 }
 
-/// QuantizeLinear of 8 floats as the quantize kernel computes it: d / scale clamped to [lo, hi]
-/// (the type's range less the zero point; a NaN gives lo), rounded half to even, the zero point added.
-__attribute__((target("avx2"), always_inline)) inline __m256i QuantizeVector(__m256 d, __m256 scale, __m256 lo, __m256 hi,
-                                                                              __m256i zp) {
-    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_div_ps(d, scale), lo), hi);
-    return _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)), zp);
-}
-
 /// One tile of the convolution (rows: output channels, columns: 16 output pixels): float(sum -
 /// zp x the row's weight sum + bias[channel]) * scale (one, or per channel), stored as Float32, or
 /// quantized as QuantizeLinear with scale 1 and out.m_ZeroPoint computes it (clamped to the type's
@@ -312,7 +304,7 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
             // range less the zero point, rounded half to even, the zero point added.
             __m256 d0 = _mm256_mul_ps(_mm256_cvtepi32_ps(t0), rqScale), d1 = _mm256_mul_ps(_mm256_cvtepi32_ps(t1), rqScale);
             if (out.m_RequantRelu) d0 = _mm256_max_ps(d0, _mm256_setzero_ps()), d1 = _mm256_max_ps(d1, _mm256_setzero_ps());
-            q0 = QuantizeVector(d0, rqOutScale, rqLo, rqHi, rqZp), q1 = QuantizeVector(d1, rqOutScale, rqLo, rqHi, rqZp);
+            q0 = vecmath::QuantizeAvx2(d0, rqOutScale, rqLo, rqHi, rqZp), q1 = vecmath::QuantizeAvx2(d1, rqOutScale, rqLo, rqHi, rqZp);
             outSigned = out.m_RequantOutSigned;
         } else {
             q0 = _mm256_add_epi32(t0, outZp), q1 = _mm256_add_epi32(t1, outZp);
@@ -625,10 +617,6 @@ __attribute__((target("avx2"))) void PackCompactPanel(const uint8_t* from, const
     }
 }
 
-}  // namespace
-
-namespace {
-
 /// Whether vpmaddubsw adds u8 x0 * w0 + x1 * w1 exactly for every x0, x1 in [0, 255]: the sum lies
 /// between 255 times the pair's negative weights and 255 times its positive ones, so each of those
 /// must stay within 128 in magnitude (255 x 128 = 32640 < 2^15). A pair of opposite signs always
@@ -735,15 +723,18 @@ PaddedInput PaddedGeometry(const Im2ColShape& s) {
     return p;
 }
 
+/// The bytes of SplitByParity's row buffer: a padded row in whole chunks of 32.
+std::size_t ParityRowBytes(const Im2ColShape& s, const PaddedInput& p) { return (2 * p.m_Width + 31) / 32 * 32 + s.m_PadLeft + s.m_InW; }
+
 /// Channel c of the input, [in_h][in_w] bytes, into its stride-2 planes (PaddedInput) at `to`, the
 /// planes already filled with the zero point: each padded row's even and odd bytes to the row of
-/// planes (py, 0) and (py, 1), 32 bytes at a time (through a row buffer holding the left padding).
+/// planes (py, 0) and (py, 1), 32 bytes at a time (through `row`, ParityRowBytes, holding the left
+/// padding).
 __attribute__((target("avx2"))) void SplitByParity(const uint8_t* from, const Im2ColShape& s, const PaddedInput& p, uint8_t fill,
-                                                   uint8_t* to) {
+                                                   uint8_t* row, uint8_t* to) {
     // The padded row's positions 2j and 2j + 1 for j < m_Width, in chunks of 32 (the last chunk's
     // extra bytes are the zero point: they land in the next row, written after, or the slack).
-    const std::size_t chunks = (2 * p.m_Width + 31) / 32;
-    std::vector<uint8_t> row(chunks * 32 + s.m_PadLeft + s.m_InW);
+    const std::size_t chunks = (2 * p.m_Width + 31) / 32, rowBytes = ParityRowBytes(s, p);
     // Only the input bytes some plane holds (padded columns below 2 * m_Width): a chunk's bytes past
     // them must be the zero point, since they land in the next row, which may be padding nobody
     // writes (an even kernel's input column past the last window, with padding below).
@@ -753,13 +744,13 @@ __attribute__((target("avx2"))) void SplitByParity(const uint8_t* from, const Im
     for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
         const std::size_t r = ih + s.m_PadTop, py = r % 2, i = r / 2;
         if (py >= p.m_PhasesY || i >= p.m_Height) continue;
-        std::memset(row.data(), fill, row.size());
-        std::memcpy(row.data() + s.m_PadLeft, from + ih * s.m_InW, used);
+        std::memset(row, fill, rowBytes);
+        std::memcpy(row + s.m_PadLeft, from + ih * s.m_InW, used);
         uint8_t* even = to + py * p.m_PhasesX * p.m_Plane + i * p.m_Width;
         uint8_t* odd = p.m_PhasesX > 1 ? even + p.m_Plane : nullptr;
         for (std::size_t k = 0; k < chunks; ++k) {
             // Per 128-bit lane: its 8 even bytes, then its 8 odd ones; then the lanes' halves together.
-            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row.data() + 32 * k));
+            const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * k));
             const __m256i parted = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, split), 0xD8);
             _mm_storeu_si128(reinterpret_cast<__m128i*>(even + 16 * k), _mm256_castsi256_si128(parted));
             if (odd) _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + 16 * k), _mm256_extracti128_si256(parted, 1));
@@ -843,19 +834,23 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         const auto* from = static_cast<const uint8_t*>(x);
         const uint8_t fill = static_cast<uint8_t>(zp);
         const std::size_t planes = padded.m_PhasesY * padded.m_PhasesX;
-#pragma omp parallel for schedule(static)
-        for (std::size_t c = 0; c < s.m_Channels; ++c) {
-            uint8_t* plane = to + c * planes * padded.m_Plane;
-            std::memset(plane, fill, planes * padded.m_Plane);
-            if (s.m_StrideH == 2) {
-                SplitByParity(from + c * s.m_InH * s.m_InW, s, padded, fill, plane);
-                continue;
-            }
-            for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
-                const std::size_t row = ih + s.m_PadTop;
-                if (row >= padded.m_Height) break;
-                const std::size_t count = std::min(s.m_InW, padded.m_Width - std::min(padded.m_Width, s.m_PadLeft));
-                std::memcpy(plane + row * padded.m_Width + s.m_PadLeft, from + (c * s.m_InH + ih) * s.m_InW, count);
+#pragma omp parallel
+        {
+            std::vector<uint8_t> parityRow(s.m_StrideH == 2 ? ParityRowBytes(s, padded) : 0);  // one per thread
+#pragma omp for schedule(static)
+            for (std::size_t c = 0; c < s.m_Channels; ++c) {
+                uint8_t* plane = to + c * planes * padded.m_Plane;
+                std::memset(plane, fill, planes * padded.m_Plane);
+                if (s.m_StrideH == 2) {
+                    SplitByParity(from + c * s.m_InH * s.m_InW, s, padded, fill, parityRow.data(), plane);
+                    continue;
+                }
+                for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
+                    const std::size_t row = ih + s.m_PadTop;
+                    if (row >= padded.m_Height) break;
+                    const std::size_t count = std::min(s.m_InW, padded.m_Width - std::min(padded.m_Width, s.m_PadLeft));
+                    std::memcpy(plane + row * padded.m_Width + s.m_PadLeft, from + (c * s.m_InH + ih) * s.m_InW, count);
+                }
             }
         }
     }
@@ -984,15 +979,18 @@ void PackRowPanel(const uint8_t* a, bool aSigned, std::size_t m, std::size_t k, 
 /// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows.
 constexpr std::size_t kGemvRows = 4;
 
-/// One row of A (u8: an s8 row's bytes plus 128, zpU8 likewise) times one block of the packed
-/// weights: the block's 5 rows' sums. Per 4 quads of depth the block's 80 bytes ([quad][5 rows][4])
+/// One row of A (u8; an s8 row's bytes read plus 128 when `flip`, as the tiles read them, zpU8
+/// likewise) times one block of the packed weights: the block's 5 rows' sums. Per 4 quads of depth the block's 80 bytes ([quad][5 rows][4])
 /// as three vectors, A's 16 bytes of those quads spread to match by byte shuffles, vpmaddubsw and
 /// vpmaddwd into lanes of (quad, row) - every lane useful - summed per row after the loop; the
 /// tail quads and the block's corrections in scalar code. resnet50's classifier (1 x 2048 x 1000)
 /// ran 0.54-0.75 ms on half tiles (one lane of eight used) in the model.
-__attribute__((target("avx2"))) void GemvRow(const uint8_t* a, std::size_t k, const ConvWeights& wts, std::size_t block,
+__attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
                                              uint32_t (&sums)[kConvRows]) {
     const std::size_t quads = wts.m_Header->m_Quads, groups = k / 16;
+    const uint8_t flipByte = flip ? 0x80 : 0;
+    const uint32_t flipQuad = flip ? 0x80808080u : 0u;
+    const __m128i toU8 = _mm_set1_epi8(static_cast<char>(flipByte));
     const int8_t* w = wts.m_Blocks + block * quads * 4 * kConvRows;
     // The A bytes (of the group's 16) under each weight byte of the three vectors.
     const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
@@ -1003,7 +1001,7 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, std::size_t k, co
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0;
     __m128i acc2 = _mm_setzero_si128();
     for (std::size_t g = 0; g < groups; ++g) {
-        const __m128i a16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g));
+        const __m128i a16 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g)), toU8);
         const __m256i both = _mm256_broadcastsi128_si256(a16);
         const int8_t* wg = w + g * 4 * 4 * kConvRows;
         const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg));
@@ -1027,7 +1025,8 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, std::size_t k, co
     for (std::size_t q = 4 * groups; q < quads; ++q) {
         for (std::size_t r = 0; r < kConvRows; ++r) {
             for (std::size_t i = 0; i < 4 && 4 * q + i < k; ++i) {
-                sums[r] += static_cast<uint32_t>(a[4 * q + i]) * static_cast<uint32_t>(static_cast<int32_t>(w[(q * kConvRows + r) * 4 + i]));
+                sums[r] += static_cast<uint32_t>(a[4 * q + i] ^ flipByte) *
+                           static_cast<uint32_t>(static_cast<int32_t>(w[(q * kConvRows + r) * 4 + i]));
             }
         }
     }
@@ -1039,9 +1038,13 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, std::size_t k, co
         const ConvCorrection* end = wts.m_Corrections + wts.m_RowStart[block * kConvRows + r + 1];
         __m128i acc = _mm_setzero_si128();
         for (; end - c >= 4 && c[3].m_Quad < wholeQuads; c += 4) {
-            int32_t x[4];
-            for (int j = 0; j < 4; ++j) std::memcpy(&x[j], a + 4 * c[j].m_Quad, 4);
-            const __m128i taps = _mm_setr_epi32(x[0], x[1], x[2], x[3]);
+            uint32_t x[4];
+            for (int j = 0; j < 4; ++j) {
+                std::memcpy(&x[j], a + 4 * c[j].m_Quad, 4);
+                x[j] ^= flipQuad;
+            }
+            const __m128i taps = _mm_setr_epi32(static_cast<int32_t>(x[0]), static_cast<int32_t>(x[1]), static_cast<int32_t>(x[2]),
+                                                static_cast<int32_t>(x[3]));
             const __m128i bytes = _mm_setr_epi32(c[0].m_Bytes, c[1].m_Bytes, c[2].m_Bytes, c[3].m_Bytes);
             acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_maddubs_epi16(taps, bytes), _mm256_castsi256_si128(ones)));
         }
@@ -1052,31 +1055,20 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, std::size_t k, co
             int8_t bytes[4];
             std::memcpy(bytes, &c->m_Bytes, 4);
             for (std::size_t i = 0; i < 4 && 4 * c->m_Quad + i < k; ++i) {
-                sums[r] += static_cast<uint32_t>(a[4 * c->m_Quad + i]) * static_cast<uint32_t>(static_cast<int32_t>(bytes[i]));
+                sums[r] += static_cast<uint32_t>(a[4 * c->m_Quad + i] ^ flipByte) * static_cast<uint32_t>(static_cast<int32_t>(bytes[i]));
             }
         }
     }
 }
 
-/// The epilogue of one GEMV value as ConvTile computes it (float(sum + bias - zp x the weight sum) x
-/// scale, the float bias, Relu; stored as Float32 or quantized), for row `row` and column `ch`.
-void GemvStore(uint32_t sum, std::size_t row, std::size_t ch, std::size_t n, int32_t zpU8, const ConvWeights& wts,
-               const int32_t* bias, const float* scales, bool perColumn, const IntegerConvOutput& out) {
+/// The float part of ConvTile's epilogue for one GEMV value: float(sum + bias - zp x the weight
+/// sum) x scale, the float bias, Relu (column `ch`).
+float GemvValue(uint32_t sum, std::size_t ch, int32_t zpU8, const ConvWeights& wts, const int32_t* bias, const float* scales,
+                bool perColumn, const IntegerConvOutput& out) {
     const uint32_t shift = static_cast<uint32_t>(bias ? bias[ch] : 0) - static_cast<uint32_t>(zpU8) * static_cast<uint32_t>(wts.m_RowSums[ch]);
     float v = static_cast<float>(static_cast<int32_t>(sum + shift)) * scales[perColumn ? ch : 0];
     if (out.m_FloatBias) v = v + out.m_FloatBias[ch];
-    if (out.m_Relu) v = v > 0.0f ? v : 0.0f;  // as vmaxps(v, 0)
-    if (out.m_Float) {
-        out.m_Float[row * n + ch] = v;
-        return;
-    }
-    if (out.m_OutScale != 1.0f) v = v / out.m_OutScale;
-    const float lo = (out.m_Signed ? -128.0f : 0.0f) - static_cast<float>(out.m_ZeroPoint);
-    const float hi = (out.m_Signed ? 127.0f : 255.0f) - static_cast<float>(out.m_ZeroPoint);
-    v = v > lo ? v : lo;  // a NaN gives lo, as vmaxps(v, lo)
-    v = v < hi ? v : hi;
-    const int32_t q = static_cast<int32_t>(std::nearbyint(v)) + out.m_ZeroPoint;  // half to even, as vcvtps2dq
-    out.m_Quantized[row * n + ch] = static_cast<uint8_t>(q);
+    return out.m_Relu ? (v > 0.0f ? v : 0.0f) : v;  // as vmaxps(v, 0)
 }
 
 bool GemmPanelsFirst(std::size_t m, std::size_t k, std::size_t n) {
@@ -1099,18 +1091,18 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
     IntegerConvOutput out = to;
     out.m_PixelMajor = true;
     if (m <= kGemvRows) {
-        // A few rows: each row against each block in the GEMV loop (every lane useful).
-        std::vector<uint8_t> shifted(aSigned ? m * k : 0);  // an s8 A as u8 (plus 128), as the tiles read it
-        for (std::size_t i = 0; i < shifted.size(); ++i) shifted[i] = static_cast<uint8_t>(rows[i] ^ 0x80);
-        const uint8_t* u8 = aSigned ? shifted.data() : rows;
+        // A few rows: each row against each block in the GEMV loop (every lane useful); a quantized
+        // result through the quantize kernel (the division by m_OutScale, clamp, rounding, zero point).
 #pragma omp parallel for schedule(static)
         for (std::size_t blk = 0; blk < blocks; ++blk) {
+            const std::size_t ch = blk * kConvRows, count = std::min(kConvRows, n - ch);
             for (std::size_t i = 0; i < m; ++i) {
                 uint32_t sums[kConvRows];
-                GemvRow(u8 + i * k, k, wts, blk, sums);
-                for (std::size_t r = 0; r < kConvRows && blk * kConvRows + r < n; ++r) {
-                    GemvStore(sums[r], i, blk * kConvRows + r, n, zpU8, wts, bias, scales, perColumn, out);
-                }
+                GemvRow(rows + i * k, aSigned, k, wts, blk, sums);
+                float values[kConvRows];
+                for (std::size_t r = 0; r < count; ++r) values[r] = GemvValue(sums[r], ch + r, zpU8, wts, bias, scales, perColumn, out);
+                if (out.m_Float) std::memcpy(out.m_Float + i * n + ch, values, count * sizeof(float));
+                else Quantize(values, out.m_Quantized + i * n + ch, out.m_Signed, count, out.m_OutScale, out.m_ZeroPoint, KernelIsa::Avx2);
             }
         }
         return;

@@ -502,8 +502,8 @@ void MaxPoolPlain(const MaxPoolShape& s, const float* in, float* out) { TRELLIS_
 /// scalar window loops compared one pixel at a time (3.5 ms for AlexNet's first pool in oneDNN,
 /// 0.46 ms in those loops, 0.76 ms for resnet50's float pool on the AVX2-capped Xeon).
 template <typename T>
-__attribute__((always_inline)) inline void MaxPool8Row(const MaxPoolShape& s, const T* in, T* out, std::size_t y) {
-    alignas(32) T row[kMaxPool8Row], slide[kMaxPool8Row];
+__attribute__((always_inline)) inline void MaxPoolSlidingRow(const MaxPoolShape& s, const T* in, T* out, std::size_t y) {
+    alignas(32) T row[kMaxPoolSlidingRow], slide[kMaxPoolSlidingRow];
     const auto [y0, y1] = PoolWindow(y, s.m_StrideH, s.m_PadTop, s.m_KernelH, s.m_InH);
     const std::size_t span = (s.m_OutW - 1) * s.m_StrideW + 1;  // window starts, in padded coordinates
     const std::size_t width = std::max(s.m_PadLeft + s.m_InW, span + s.m_KernelW - 1);
@@ -527,19 +527,19 @@ __attribute__((always_inline)) inline void MaxPool8Row(const MaxPoolShape& s, co
 }
 
 template <typename T>
-__attribute__((always_inline)) inline void MaxPool8Rows(const MaxPoolShape& s, const T* in, T* out) {
+__attribute__((always_inline)) inline void MaxPoolSlidingRows(const MaxPoolShape& s, const T* in, T* out) {
 #pragma omp parallel for schedule(static) if (s.m_Blocks * s.m_OutH > 1)
     for (long long r = 0; r < static_cast<long long>(s.m_Blocks * s.m_OutH); ++r) {
         const std::size_t b = static_cast<std::size_t>(r) / s.m_OutH, y = static_cast<std::size_t>(r) % s.m_OutH;
-        MaxPool8Row(s, in + b * s.m_InH * s.m_InW, out + (b * s.m_OutH + y) * s.m_OutW, y);
+        MaxPoolSlidingRow(s, in + b * s.m_InH * s.m_InW, out + (b * s.m_OutH + y) * s.m_OutW, y);
     }
 }
 template <typename T>
-__attribute__((target("avx2"))) void MaxPool8Avx2(const MaxPoolShape& s, const T* in, T* out) { MaxPool8Rows(s, in, out); }
+__attribute__((target("avx2"))) void MaxPoolSlidingAvx2(const MaxPoolShape& s, const T* in, T* out) { MaxPoolSlidingRows(s, in, out); }
 template <typename T>
-__attribute__((target("avx512f"))) void MaxPool8Avx512(const MaxPoolShape& s, const T* in, T* out) { MaxPool8Rows(s, in, out); }
+__attribute__((target("avx512f"))) void MaxPoolSlidingAvx512(const MaxPoolShape& s, const T* in, T* out) { MaxPoolSlidingRows(s, in, out); }
 template <typename T>
-void MaxPool8Scalar(const MaxPoolShape& s, const T* in, T* out) { MaxPool8Rows(s, in, out); }
+void MaxPoolSlidingScalar(const MaxPoolShape& s, const T* in, T* out) { MaxPoolSlidingRows(s, in, out); }
 
 }  // namespace
 
@@ -548,16 +548,16 @@ void MaxPool8Plain(const MaxPoolShape& s, const void* in, void* out, bool s8, Ke
     if (s8) {
         const auto* x = static_cast<const int8_t*>(in);
         auto* y = static_cast<int8_t*>(out);
-        vector ? MaxPool8Avx2(s, x, y) : MaxPool8Scalar(s, x, y);
+        vector ? MaxPoolSlidingAvx2(s, x, y) : MaxPoolSlidingScalar(s, x, y);
     } else {
         const auto* x = static_cast<const uint8_t*>(in);
         auto* y = static_cast<uint8_t*>(out);
-        vector ? MaxPool8Avx2(s, x, y) : MaxPool8Scalar(s, x, y);
+        vector ? MaxPoolSlidingAvx2(s, x, y) : MaxPoolSlidingScalar(s, x, y);
     }
 }
 
 bool MaxPoolPlainFits(const MaxPoolShape& s) {
-    return s.m_OutW > 0 && std::max(s.m_PadLeft + s.m_InW, (s.m_OutW - 1) * s.m_StrideW + s.m_KernelW) <= kMaxPool8Row;
+    return s.m_OutW > 0 && std::max(s.m_PadLeft + s.m_InW, (s.m_OutW - 1) * s.m_StrideW + s.m_KernelW) <= kMaxPoolSlidingRow;
 }
 
 void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIsa isa) {
@@ -565,9 +565,9 @@ void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIs
         // One channel per block: vectorized along the rows where they fit the row buffers.
         if (!MaxPoolPlainFits(s)) return MaxPoolPlain(s, in, out);
         switch (isa) {
-            case KernelIsa::Avx512: return MaxPool8Avx512(s, in, out);
-            case KernelIsa::Avx2: return MaxPool8Avx2(s, in, out);
-            case KernelIsa::Scalar: return MaxPool8Scalar(s, in, out);
+            case KernelIsa::Avx512: return MaxPoolSlidingAvx512(s, in, out);
+            case KernelIsa::Avx2: return MaxPoolSlidingAvx2(s, in, out);
+            case KernelIsa::Scalar: return MaxPoolSlidingScalar(s, in, out);
         }
     }
     switch (isa) {
@@ -1389,13 +1389,6 @@ __attribute__((target("avx2"), always_inline)) inline void Store8(Q* p, __m256i 
     const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), std::is_signed_v<Q> ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w));
 }
-__attribute__((target("avx2"), always_inline)) inline __m256i Quantize8(__m256 x, __m256 scale, __m256 lo, __m256 hi, __m256i zp) {
-    __m256 v = _mm256_div_ps(x, scale);
-    v = _mm256_max_ps(v, lo);  // NaN -> lo: vmaxps returns its second operand
-    v = _mm256_min_ps(v, hi);
-    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
-}
 template <typename Q>
 __attribute__((target("avx2"))) void QuantizeAvx2Wide(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
     const __m256 vs = _mm256_set1_ps(scale);
@@ -1403,7 +1396,7 @@ __attribute__((target("avx2"))) void QuantizeAvx2Wide(const float* in, Q* out, s
     const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - zp));
     const __m256i vz = _mm256_set1_epi32(zp);
     std::size_t i = 0;
-    for (; i + 8 <= n; i += 8) Store8(out + i, Quantize8(_mm256_loadu_ps(in + i), vs, lo, hi, vz));
+    for (; i + 8 <= n; i += 8) Store8(out + i, vecmath::QuantizeAvx2(_mm256_loadu_ps(in + i), vs, lo, hi, vz));
     QuantizeBody(in + i, out + i, n - i, scale, zp);
 }
 template <typename Q>
@@ -1423,7 +1416,7 @@ __attribute__((target("avx2"))) void FakeQuantAvx2Wide(const float* in, float* o
     const __m256i vz = _mm256_set1_epi32(z), vdz = _mm256_set1_epi32(dz);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256i q = Quantize8(_mm256_loadu_ps(in + i), vs, lo, hi, vz);
+        const __m256i q = vecmath::QuantizeAvx2(_mm256_loadu_ps(in + i), vs, lo, hi, vz);
         _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q, vdz)), vds));
     }
     FakeQuantBody<Q>(in + i, out + i, n - i, s, z, ds, dz);
@@ -1439,7 +1432,7 @@ __attribute__((target("avx2"))) void QuantizedAddAvx2Wide(const Q* a, const Q* b
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + i), za)), sa);
         const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + i), zb)), sb);
-        Store8(out + i, Quantize8(_mm256_max_ps(_mm256_add_ps(x, y), floor), vs, lo, hi, vz));
+        Store8(out + i, vecmath::QuantizeAvx2(_mm256_max_ps(_mm256_add_ps(x, y), floor), vs, lo, hi, vz));
     }
     QuantizedAddBody(a + i, b + i, out + i, n - i, p);
 }

@@ -137,12 +137,12 @@ void MaxPoolBlocked(const MaxPoolShape& s, const float* in, float* out, KernelIs
 /// The widest row MaxPool8Plain (and MaxPoolBlocked's plain layout) vectorizes: its left padding,
 /// the input row and the windows' reach past it (per output row it builds the window rows' maximum,
 /// then the windows' sliding one, on the stack).
-constexpr std::size_t kMaxPool8Row = 4096;
+constexpr std::size_t kMaxPoolSlidingRow = 4096;
 bool MaxPoolPlainFits(const MaxPoolShape& s);
 /// Max pooling of plain 8-bit planes (s.m_Block 1, s.m_Blocks planes of u8, s8 when `s8`): a
 /// QDQ model's DequantizeLinear -> MaxPool -> QuantizeLinear on one grid, computed on the 8-bit
 /// values (the dequantization is increasing, so the maximum is the same element). Every window must
-/// hold an input pixel; the row as described by kMaxPool8Row. `isa` as for Erf.
+/// hold an input pixel; the row as described by kMaxPoolSlidingRow. `isa` as for Erf.
 void MaxPool8Plain(const MaxPoolShape& s, const void* in, void* out, bool s8, KernelIsa isa);
 
 /// ONNX QuantizeLinear per tensor of n floats to UInt8 (s8: Signed8) at `out`:
