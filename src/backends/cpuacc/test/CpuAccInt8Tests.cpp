@@ -406,8 +406,8 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // pixels), stride 2 (the
 // padded input split by row and column parity: kernels of 1, 2, 3, 4, 5 and 7, rows of several 32-byte
 // chunks, padding below only - rows of the split planes nobody writes; dilated, gathered taps) and dilation, outputs narrower and wider than a 16-pixel panel, odd depths,
-// channel counts not a multiple of the 6-row tile; u8 and s8 input, Float32 and 8-bit outputs,
-// with and without the workspace that packs every panel first.
+// channel counts not a multiple of the 5-row tile; u8 and s8 input, Float32 and 8-bit outputs (with
+// and without a float bias and Relu), with and without the workspace that packs every panel first.
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -438,11 +438,14 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
         std::vector<float> scales(t.o);
         for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -14);
+        std::vector<float> floatBias(t.o);
+        for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 8.0f;
         const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth);
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, t.o));
         for (const bool xSigned : {false, true}) {
             const int32_t zp = xSigned ? -7 : 140;
-            for (const bool quantized : {false, true}) {
+            for (const int mode : {0, 1, 2}) {  // Float32; quantized; quantized after a float bias and Relu
+                const bool quantized = mode > 0, reluBias = mode == 2;
                 std::vector<float> f(t.o * pixels, 1e30f);
                 std::vector<uint8_t> q(t.o * pixels, 0xAB);
                 IntegerConvOutput out;
@@ -450,6 +453,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 else out.m_Float = f.data();
                 out.m_Signed = xSigned;
                 out.m_ZeroPoint = xSigned ? 3 : 100;
+                out.m_Relu = reluBias;
+                out.m_FloatBias = reluBias ? floatBias.data() : nullptr;
                 IntegerConvAvx2(x.data(), xSigned, zp, s, packed.data(), t.o, bias.data(), scales.data(), true, out,
                                 workspace.empty() ? nullptr : workspace.data());
                 std::size_t wrong = 0;
@@ -469,7 +474,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                     }
                                 }
                             }
-                            const float real = static_cast<float>(static_cast<int32_t>(sum)) * scales[o];
+                            float real = static_cast<float>(static_cast<int32_t>(sum)) * scales[o];
+                            if (reluBias) real = std::max(real + floatBias[o], 0.0f);
                             const std::size_t at = o * pixels + oh * s.m_OutW + ow;
                             if (quantized) {
                                 const float lo = xSigned ? -128.0f : 0.0f, hi = xSigned ? 127.0f : 255.0f;
@@ -485,7 +491,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 }
                 EXPECT_EQ(wrong, 0u) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " k" << t.k << " stride " << t.stride
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
-                                     << (quantized ? " quantized" : " float");
+                                     << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "");
             }
         }
     }
