@@ -639,6 +639,9 @@ __attribute__((target("avx2"))) void PackDirectPanel(const uint8_t* from, const 
         return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(from + offsets[k])), toU8);
     };
     const std::size_t whole = depth / 4;
+    // Each tap row's next cache line on its way to L1 (the panel four on reads it): a 1x1
+    // convolution's 64 to 256 channel planes are more streams than the hardware prefetcher follows.
+    for (std::size_t k = 0; k < depth; ++k) _mm_prefetch(reinterpret_cast<const char*>(from + offsets[k] + 64), _MM_HINT_T0);
     for (std::size_t q = 0; q < whole; ++q) StoreQuad(row(4 * q), row(4 * q + 1), row(4 * q + 2), row(4 * q + 3), out + q * 4 * kPanel);
     if (whole * 4 < depth) {
         __m128i r[4] = {_mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128(), _mm_setzero_si128()};
