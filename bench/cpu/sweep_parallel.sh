@@ -15,7 +15,8 @@
 # Environment: PY (python with torch, torchvision, onnx, transformers: the export; default
 # /usr/bin/python3), ORT_PY (python with onnxruntime 1.30 and onnx; default python3), TRELLIS (the
 # trellis program; default build/bin/trellis), SHARDS, ROUNDS (default 2), MIN_TIME (default 0.5),
-# MAX_PARAMS (default 5e8: vit_h_14 and regnet_y_128gf are over 2 GiB as one ONNX file), PHASE
+# MAX_PARAMS (default 5e8: vit_h_14 and regnet_y_128gf, 2.5 GB of weights each in a NAME.onnx.data file
+# beside the model, take minutes each to export and to time), PHASE
 # (export, time or all; default all), MODELS (comma-separated sweep models: only these; default all).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
