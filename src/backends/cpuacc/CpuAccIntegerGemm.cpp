@@ -29,6 +29,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -231,29 +232,64 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
     sums[3][0] = c3a, sums[3][1] = c3b, sums[4][0] = c4a, sums[4][1] = c4b, sums[5][0] = c5a, sums[5][1] = c5b;
 }
 
+/// A tile's requantization (IntegerConvOutput::m_Requantize) as vectors.
+struct Requantization {
+    __m256 m_Scale, m_OutScale, m_Reciprocal, m_Lo, m_Hi;
+    __m256i m_Zp;
+    bool m_Relu, m_ByReciprocal;
+};
+__attribute__((target("avx2"), always_inline)) inline Requantization RequantizationOf(const IntegerConvOutput& out) {
+    const float zp = static_cast<float>(out.m_RequantOutZeroPoint);
+    return {_mm256_set1_ps(out.m_RequantScale),
+            _mm256_set1_ps(out.m_RequantOutScale),
+            _mm256_set1_ps(out.m_RequantReciprocal),
+            _mm256_set1_ps((out.m_RequantOutSigned ? -128.0f : 0.0f) - zp),
+            _mm256_set1_ps((out.m_RequantOutSigned ? 127.0f : 255.0f) - zp),
+            _mm256_set1_epi32(out.m_RequantOutZeroPoint),
+            out.m_RequantRelu,
+            out.m_RequantReciprocal != 0.0f};
+}
+/// t (a quantized value less its zero point) dequantized (float(t) * scale), Relu, quantized again
+/// (divided by the output scale - or multiplied by its reciprocal where that was checked to give
+/// the same for every t - clamped, rounded half to even, the output zero point added):
+/// DequantizeLinear, Relu and QuantizeLinear as their kernels compute them.
+__attribute__((target("avx2"), always_inline)) inline __m256i Requantize(__m256i t, const Requantization& r) {
+    __m256 d = _mm256_mul_ps(_mm256_cvtepi32_ps(t), r.m_Scale);
+    if (r.m_Relu) d = _mm256_max_ps(d, _mm256_setzero_ps());
+    return r.m_ByReciprocal ? vecmath::ClampRoundAvx2(_mm256_mul_ps(d, r.m_Reciprocal), r.m_Lo, r.m_Hi, r.m_Zp)
+                            : vecmath::QuantizeAvx2(d, r.m_OutScale, r.m_Lo, r.m_Hi, r.m_Zp);
+}
+
 /// One row's 16 quantized values as int32: float(sums) times the channel's scale, plus its float
 /// bias, clamped to [vlo, vhi] and rounded (the current rounding mode: half to even), plus the
-/// zero point.
+/// zero point - or, kRequant, that less the zero point requantized.
+template <bool kRequant>
 __attribute__((target("avx2"), always_inline)) inline void QuantizedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                          bool perChannel, const float* floatBias, __m256 vlo,
-                                                                         __m256 vhi, __m256i zpv, __m256i& q0, __m256i& q1) {
+                                                                         __m256 vhi, __m256i zpv, const Requantization& rq,
+                                                                         __m256i& q0, __m256i& q1) {
     const __m256 s = _mm256_set1_ps(scales[perChannel ? ch : 0]);
     __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[0]), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[1]), s);
     if (floatBias) {
         const __m256 fb = _mm256_set1_ps(floatBias[ch]);
         v0 = _mm256_add_ps(v0, fb), v1 = _mm256_add_ps(v1, fb);
     }
-    q0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi)), zpv);
-    q1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi)), zpv);
+    const __m256i t0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi));
+    const __m256i t1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi));
+    if constexpr (kRequant) {
+        q0 = Requantize(t0, rq), q1 = Requantize(t1, rq);
+    } else {
+        q0 = _mm256_add_epi32(t0, zpv), q1 = _mm256_add_epi32(t1, zpv);
+    }
 }
 
 /// The usual end of a tile: R rows of 16 whole sums (bias included) times the scale, the float bias
 /// added, Relu, quantized as QuantizeLinear with scale 1 and out.m_ZeroPoint computes it (clamped
-/// to the type's range less the zero point, rounded half to even, the zero point added) and stored
-/// as 8 bits to `to` (row r at to + r * planeSize). Its own function: the general epilogue's
-/// branches and reloads (every byte store may alias `out`) took a quarter of a depth-64 layer's
-/// time (resnet50's 1x1 convolutions of 64 channels: 0.81 -> 0.72 ms).
-template <int R>
+/// to the type's range less the zero point, rounded half to even, the zero point added; kRequant:
+/// requantized as out says) and stored as 8 bits to `to` (row r at to + r * planeSize). Its own
+/// function: the general epilogue's branches and reloads (every byte store may alias `out`) took a
+/// quarter of a depth-64 layer's time (resnet50's 1x1 convolutions of 64 channels: 0.81 -> 0.72 ms).
+template <int R, bool kRequant>
 __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(const __m256i (&sums)[kRows][2], std::size_t channel,
                                                                                const float* scales, bool perChannel,
                                                                                const IntegerConvOutput& out, uint8_t* to,
@@ -265,15 +301,17 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     const __m256 vlo = _mm256_set1_ps(lower), vhi = _mm256_set1_ps((out.m_Signed ? 127.0f : 255.0f) - zp);
     const __m256i zpv = _mm256_set1_epi32(out.m_ZeroPoint);
     const float* floatBias = out.m_FloatBias;
-    const bool outSigned = out.m_Signed;
+    const bool outSigned = kRequant ? out.m_RequantOutSigned : out.m_Signed;
+    const Requantization rq = RequantizationOf(out);
     // Two rows at a time: packs gives each row's words as [0-3, 8-11 | 4-7, 12-15], the byte pack
     // puts the two rows' in alternate dwords, the permutation each row's 16 bytes in order in a half.
     const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     int r = 0;
     for (; r + 1 < R; r += 2) {
         __m256i a0, a1, b0, b1;
-        QuantizedRow(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, vlo, vhi, zpv, a0, a1);
-        QuantizedRow(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, vlo, vhi, zpv, b0, b1);
+        QuantizedRow<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, vlo, vhi, zpv, rq, a0, a1);
+        QuantizedRow<kRequant>(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, vlo, vhi, zpv, rq,
+                               b0, b1);
         const __m256i a = _mm256_packs_epi32(a0, a1), b = _mm256_packs_epi32(b0, b1);
         const __m256i bytes = _mm256_permutevar8x32_epi32(outSigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b), order);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r) * planeSize), _mm256_castsi256_si128(bytes));
@@ -282,7 +320,7 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     }
     if (r < R) {
         __m256i a0, a1;
-        QuantizedRow(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, vlo, vhi, zpv, a0, a1);
+        QuantizedRow<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, vlo, vhi, zpv, rq, a0, a1);
         const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(a0, a1), 0xD8);
         const __m128i lo = _mm256_castsi256_si128(w16), hi = _mm256_extracti128_si256(w16, 1);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r) * planeSize),
@@ -312,19 +350,17 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
     ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel, quads,
                            wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
-    if (!kHalf && whole && out.m_Quantized && !out.m_PixelMajor && !out.m_Requantize && out.m_OutScale == 1.0f) {
-        StoreQuantizedRows<R>(sums, channel, scales, perChannel, out, out.m_Quantized + channel * planeSize + runs.m_Pixel[0],
-                              planeSize);
+    if (!kHalf && whole && out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f) {
+        uint8_t* to = out.m_Quantized + channel * planeSize + runs.m_Pixel[0];
+        if (out.m_Requantize) StoreQuantizedRows<R, true>(sums, channel, scales, perChannel, out, to, planeSize);
+        else StoreQuantizedRows<R, false>(sums, channel, scales, perChannel, out, to, planeSize);
         return;
     }
     const float lo = out.m_Signed ? -128.0f : 0.0f, hi = out.m_Signed ? 127.0f : 255.0f;
     const __m256 vlo = _mm256_set1_ps(lo - static_cast<float>(out.m_ZeroPoint));
     const __m256 vhi = _mm256_set1_ps(hi - static_cast<float>(out.m_ZeroPoint));
     const __m256i outZp = _mm256_set1_epi32(out.m_ZeroPoint);
-    const __m256 rqScale = _mm256_set1_ps(out.m_RequantScale), rqOutScale = _mm256_set1_ps(out.m_RequantOutScale);
-    const __m256 rqLo = _mm256_set1_ps((out.m_RequantOutSigned ? -128.0f : 0.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
-    const __m256 rqHi = _mm256_set1_ps((out.m_RequantOutSigned ? 127.0f : 255.0f) - static_cast<float>(out.m_RequantOutZeroPoint));
-    const __m256i rqZp = _mm256_set1_epi32(out.m_RequantOutZeroPoint);
+    const Requantization rq = RequantizationOf(out);
     const __m256 outScale = _mm256_set1_ps(out.m_OutScale);
     for (int r = 0; r < R; ++r) {
         const std::size_t ch = channel + static_cast<std::size_t>(r);
@@ -369,11 +405,7 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
         __m256i q0, q1;
         bool outSigned = out.m_Signed;
         if (out.m_Requantize) {
-            // DequantizeLinear: float(q - zp) * scale; Relu; QuantizeLinear: v / scale clamped to the
-            // range less the zero point, rounded half to even, the zero point added.
-            __m256 d0 = _mm256_mul_ps(_mm256_cvtepi32_ps(t0), rqScale), d1 = _mm256_mul_ps(_mm256_cvtepi32_ps(t1), rqScale);
-            if (out.m_RequantRelu) d0 = _mm256_max_ps(d0, _mm256_setzero_ps()), d1 = _mm256_max_ps(d1, _mm256_setzero_ps());
-            q0 = vecmath::QuantizeAvx2(d0, rqOutScale, rqLo, rqHi, rqZp), q1 = vecmath::QuantizeAvx2(d1, rqOutScale, rqLo, rqHi, rqZp);
+            q0 = Requantize(t0, rq), q1 = Requantize(t1, rq);
             outSigned = out.m_RequantOutSigned;
         } else {
             q0 = _mm256_add_epi32(t0, outZp), q1 = _mm256_add_epi32(t1, outZp);
@@ -880,6 +912,23 @@ PanelRuns RunsOf(const Im2ColShape& s, bool padded, std::size_t width, std::size
 }
 
 }  // namespace
+
+__attribute__((target("avx2"))) float IntegerRequantizeReciprocal(const IntegerConvOutput& out) {
+    IntegerConvOutput byReciprocal = out;
+    byReciprocal.m_RequantReciprocal = 1.0f / out.m_RequantOutScale;
+    if (!std::isfinite(byReciprocal.m_RequantReciprocal) || byReciprocal.m_RequantReciprocal == 0.0f) return 0.0f;
+    IntegerConvOutput divided = out;
+    divided.m_RequantReciprocal = 0.0f;
+    const Requantization viaDivision = RequantizationOf(divided), viaReciprocal = RequantizationOf(byReciprocal);
+    // Every t the first quantization can give: its type's range less its zero point.
+    const int32_t first = (out.m_Signed ? -128 : 0) - out.m_ZeroPoint;
+    for (int32_t t = first; t < first + 256; t += 8) {
+        const __m256i v = _mm256_add_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m256i differ = _mm256_xor_si256(Requantize(v, viaDivision), Requantize(v, viaReciprocal));
+        if (!_mm256_testz_si256(differ, differ)) return 0.0f;
+    }
+    return byReciprocal.m_RequantReciprocal;
+}
 
 std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChannels) {
     const ConvWorkspace w = ConvWorkspaceOf(s, outChannels);

@@ -1253,7 +1253,7 @@ __attribute__((always_inline)) inline void QuantizedAddBody(const Q* a, const Q*
                                                             const QuantizedAddParams& p) {
     // Locals: `out` is a character type, which may alias `p`, so reading p in the loop would
     // reload it every element and keep the loop scalar.
-    const float scaleA = p.m_ScaleA, scaleB = p.m_ScaleB, scale = p.m_Scale;
+    const float scaleA = p.m_ScaleA, scaleB = p.m_ScaleB, scale = p.m_Scale, reciprocal = p.m_Reciprocal;
     const int32_t zpA = p.m_ZpA, zpB = p.m_ZpB, zp = p.m_Zp;
     const float lo = static_cast<float>(std::numeric_limits<Q>::min() - zp);
     const float hi = static_cast<float>(std::numeric_limits<Q>::max() - zp);
@@ -1265,7 +1265,7 @@ __attribute__((always_inline)) inline void QuantizedAddBody(const Q* a, const Q*
         const float y = static_cast<float>(static_cast<int32_t>(b[i]) - zpB) * scaleB;
         float s = x + y;
         s = s > floor ? s : floor;
-        float v = s / scale;
+        float v = reciprocal != 0.0f ? s * reciprocal : s / scale;
         v = v > lo ? v : lo;
         v = v < hi ? v : hi;
         const float r = (v + magic) - magic;
@@ -1311,16 +1311,19 @@ __attribute__((target("avx512f"), always_inline)) inline void Store16(Q* p, __m5
 __attribute__((target("avx512f"), always_inline)) inline __m512 ToFloat16(__m512i v) {
     return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v);
 }
-__attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi,
-                                                                          __m512i zp) {
+/// 16 floats already divided by the scale: clamped, rounded half to even, the zero point added.
+__attribute__((target("avx512f"), always_inline)) inline __m512i ClampRound16(__m512 v, __m512 lo, __m512 hi, __m512i zp) {
     // The masked forms with every lane set: the plain ones start from _mm512_undefined_*, which
     // GCC 12 reports as maybe-uninitialized.
     constexpr __mmask16 all = 0xFFFF;
-    __m512 v = _mm512_div_ps(x, scale);
     v = _mm512_mask_max_ps(v, all, v, lo);
     v = _mm512_mask_min_ps(v, all, v, hi);
     v = _mm512_mask_roundscale_ps(v, all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     return _mm512_add_epi32(_mm512_mask_cvtps_epi32(zp, all, v), zp);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi,
+                                                                          __m512i zp) {
+    return ClampRound16(_mm512_div_ps(x, scale), lo, hi, zp);
 }
 template <typename Q>
 __attribute__((target("avx512f"))) void QuantizeAvx512Wide(const float* in, Q* out, std::size_t n, float scale, int32_t zp) {
@@ -1364,12 +1367,15 @@ __attribute__((target("avx512f"))) void QuantizedAddAvx512Wide(const Q* a, const
     const __m512 lo = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - p.m_Zp));
     const __m512 hi = _mm512_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - p.m_Zp));
     const __m512 floor = _mm512_set1_ps(p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity());
+    const bool byReciprocal = p.m_Reciprocal != 0.0f;
+    const __m512 r = _mm512_set1_ps(p.m_Reciprocal);
     std::size_t i = 0;
     for (; i + 16 <= n; i += 16) {
         const __m512 x = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(a + i), za)), sa);
         const __m512 y = _mm512_mul_ps(ToFloat16(_mm512_sub_epi32(Load16(b + i), zb)), sb);
         const __m512 sum = _mm512_add_ps(x, y);
-        Store16(out + i, Quantize16(_mm512_mask_max_ps(sum, 0xFFFF, sum, floor), vs, lo, hi, vz));
+        const __m512 v = _mm512_mask_max_ps(sum, 0xFFFF, sum, floor);
+        Store16(out + i, byReciprocal ? ClampRound16(_mm512_mul_ps(v, r), lo, hi, vz) : Quantize16(v, vs, lo, hi, vz));
     }
     QuantizedAddBody(a + i, b + i, out + i, n - i, p);
 }
@@ -1428,11 +1434,14 @@ __attribute__((target("avx2"))) void QuantizedAddAvx2Wide(const Q* a, const Q* b
     const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::min() - p.m_Zp));
     const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<Q>::max() - p.m_Zp));
     const __m256 floor = _mm256_set1_ps(p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity());
+    const bool byReciprocal = p.m_Reciprocal != 0.0f;
+    const __m256 r = _mm256_set1_ps(p.m_Reciprocal);
     std::size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + i), za)), sa);
         const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + i), zb)), sb);
-        Store8(out + i, vecmath::QuantizeAvx2(_mm256_max_ps(_mm256_add_ps(x, y), floor), vs, lo, hi, vz));
+        const __m256 v = _mm256_max_ps(_mm256_add_ps(x, y), floor);
+        Store8(out + i, byReciprocal ? vecmath::ClampRoundAvx2(_mm256_mul_ps(v, r), lo, hi, vz) : vecmath::QuantizeAvx2(v, vs, lo, hi, vz));
     }
     QuantizedAddBody(a + i, b + i, out + i, n - i, p);
 }
@@ -1535,6 +1544,22 @@ void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t 
     } else {
         QuantizedAddAny(static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), static_cast<uint8_t*>(out), n, p, isa);
     }
+}
+
+float QuantizedAddReciprocal(bool s8, const QuantizedAddParams& p, KernelIsa isa) {
+    QuantizedAddParams byReciprocal = p;
+    byReciprocal.m_Reciprocal = 1.0f / p.m_Scale;
+    if (!std::isfinite(byReciprocal.m_Reciprocal) || byReciprocal.m_Reciprocal == 0.0f) return 0.0f;
+    // Every pair of 8-bit inputs, through the ISA's kernel and the scalar one (its tails).
+    constexpr std::size_t kPairs = 256 * 256;
+    std::vector<uint8_t> a(kPairs), b(kPairs), divided(kPairs), multiplied(kPairs);
+    for (std::size_t i = 0; i < kPairs; ++i) a[i] = static_cast<uint8_t>(i & 255), b[i] = static_cast<uint8_t>(i >> 8);
+    for (const KernelIsa k : {isa, KernelIsa::Scalar}) {
+        QuantizedAdd(a.data(), b.data(), divided.data(), s8, kPairs, p, k);
+        QuantizedAdd(a.data(), b.data(), multiplied.data(), s8, kPairs, byReciprocal, k);
+        if (divided != multiplied) return 0.0f;
+    }
+    return byReciprocal.m_Reciprocal;
 }
 
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa) {

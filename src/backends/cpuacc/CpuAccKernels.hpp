@@ -160,10 +160,18 @@ struct QuantizedAddParams {
     float m_ScaleA = 1.0f, m_ScaleB = 1.0f, m_Scale = 1.0f;  ///< a's, b's and the output's scales
     int32_t m_ZpA = 0, m_ZpB = 0, m_Zp = 0;
     bool m_Relu = false;
+    /// Nonzero: the sum is multiplied by it instead of divided by m_Scale - only as
+    /// QuantizedAddReciprocal gives it, which checked that every pair of inputs gives the same bytes.
+    float m_Reciprocal = 0.0f;
 };
 /// DequantizeLinear a and b, add, [Relu], QuantizeLinear, in one pass over n 8-bit elements of
 /// one type (s8: Signed8, else UInt8): the values the separate kernels give.
 void QuantizedAdd(const void* a, const void* b, void* out, bool s8, std::size_t n, const QuantizedAddParams& p, KernelIsa isa);
+/// 1 / p.m_Scale where QuantizedAdd multiplying by it gives the bytes of the division for every pair
+/// of 8-bit inputs (checked on all 65536, with the ISA's kernel and the scalar one), else 0. The
+/// division is most of the pass's work on AVX2; the product rounds differently at some ties for
+/// about one scale in fifteen.
+float QuantizedAddReciprocal(bool s8, const QuantizedAddParams& p, KernelIsa isa);
 /// ONNX DequantizeLinear per tensor: out = (in - zp) * scale (exact up to the one float32 rounding).
 void Dequantize(const void* in, bool s8, float* out, std::size_t n, float scale, int32_t zp, KernelIsa isa);
 
@@ -233,7 +241,13 @@ struct IntegerConvOutput {
     float m_RequantOutScale = 1.0f;
     int32_t m_RequantOutZeroPoint = 0;
     bool m_RequantOutSigned = false;
+    /// Nonzero: the requantization multiplies by it instead of dividing by m_RequantOutScale - only
+    /// as IntegerRequantizeReciprocal gives it.
+    float m_RequantReciprocal = 0.0f;
 };
+/// 1 / out.m_RequantOutScale where the requantization multiplying by it gives what the division
+/// gives for every value the first quantization can produce (all 256 checked), else 0.
+float IntegerRequantizeReciprocal(const IntegerConvOutput& out);
 /// One image and group of a 2-D convolution in exact integers, the weights stationary: out[o][pixel]
 /// = float(sum over taps of (x - zp) * w[o] + bias[o]) * scale (scales[0], or scales[o] per
 /// channel), stored as Float32 or quantized (QuantizeLinear with scale 1 and the output's zero

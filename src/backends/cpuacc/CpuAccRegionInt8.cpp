@@ -466,6 +466,21 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     if (requant && (!conv || !quantized)) throw fail("a requantization after a product that is not a quantized convolution");
     const DataType outType = requant ? requant->m_OutType : p.m_DstType;
     const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
+    // The requantization multiplies by its output scale's reciprocal where that gives the
+    // division's result for every value (IntegerRequantizeReciprocal checks all 256).
+    float requantReciprocal = 0.0f;
+    if (requant && BestKernelIsa() >= KernelIsa::Avx2) {
+        IntegerConvOutput probe;
+        probe.m_Signed = outSigned;
+        probe.m_ZeroPoint = dstZp;
+        probe.m_Requantize = true;
+        probe.m_RequantScale = requant->m_Scale;
+        probe.m_RequantRelu = requant->m_Relu;
+        probe.m_RequantOutScale = requant->m_OutScale;
+        probe.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
+        probe.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
+        requantReciprocal = IntegerRequantizeReciprocal(probe);
+    }
     const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
     const std::size_t outImage = channels * rows;
@@ -584,6 +599,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                     to.m_RequantOutScale = requant->m_OutScale;
                     to.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
                     to.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
+                    to.m_RequantReciprocal = requantReciprocal;
                 }
                 IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
                                 static_cast<const uint8_t*>(ptr[1]) + groupAt[g], cols, bias ? bias + g * cols : nullptr,
@@ -779,6 +795,7 @@ void CompiledRegion::CompileQuantizedAdd(const Node& n) {
     p.m_Relu = q.m_Relu;
     const bool s8 = q.m_SrcType == DataType::Signed8;
     const KernelIsa isa = BestKernelIsa();
+    p.m_Reciprocal = QuantizedAddReciprocal(s8, p, isa);
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";

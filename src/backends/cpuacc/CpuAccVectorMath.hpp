@@ -76,16 +76,21 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 TanhAvx512(__m51
 
 // ---- scalar ----
 
+/// The end of QuantizeLinear for 8 floats already divided by the scale: clamped to [lo, hi] (a NaN
+/// gives lo), rounded half to even, the zero point added.
+__attribute__((target("avx2"), always_inline)) inline __m256i ClampRoundAvx2(__m256 v, __m256 lo, __m256 hi, __m256i zp) {
+    v = _mm256_max_ps(v, lo);
+    v = _mm256_min_ps(v, hi);
+    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+}
+
 /// QuantizeLinear of 8 floats as CpuAcc's quantize kernels compute it: x / scale clamped to
 /// [lo, hi] (the type's range less the zero point; a NaN gives lo, vmaxps returning its second
 /// operand), rounded half to even (exact: the clamp keeps it within the 8-bit range), the zero
 /// point added. (Needs AVX2 in the caller; no FMA involved.)
 __attribute__((target("avx2"), always_inline)) inline __m256i QuantizeAvx2(__m256 x, __m256 scale, __m256 lo, __m256 hi, __m256i zp) {
-    __m256 v = _mm256_div_ps(x, scale);
-    v = _mm256_max_ps(v, lo);
-    v = _mm256_min_ps(v, hi);
-    v = _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    return _mm256_add_epi32(_mm256_cvtps_epi32(v), zp);
+    return ClampRoundAvx2(_mm256_div_ps(x, scale), lo, hi, zp);
 }
 
 inline float SigmoidScalar(float x) { return 1.0f / (1.0f + std::exp(-x)); }

@@ -407,7 +407,9 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // padded input split by row and column parity: kernels of 1, 2, 3, 4, 5 and 7, rows of several 32-byte
 // chunks, padding below only - rows of the split planes nobody writes; dilated, gathered taps) and dilation, outputs narrower and wider than a 16-pixel panel, odd depths,
 // channel counts not a multiple of the 5-row tile; u8 and s8 input, Float32 and 8-bit outputs (with
-// and without a float bias and Relu), with and without the workspace that packs every panel first.
+// and without a float bias and Relu; requantized - DequantizeLinear, Relu, QuantizeLinear - by the
+// division and by the reciprocal where IntegerRequantizeReciprocal allows it), with and without the
+// workspace that packs every panel first.
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -444,8 +446,10 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, t.o));
         for (const bool xSigned : {false, true}) {
             const int32_t zp = xSigned ? -7 : 140;
-            for (const int mode : {0, 1, 2}) {  // Float32; quantized; quantized after a float bias and Relu
-                const bool quantized = mode > 0, reluBias = mode == 2;
+            // Float32; quantized; quantized after a float bias and Relu; requantized (division); requantized
+            // (the reciprocal where it is allowed).
+            for (const int mode : {0, 1, 2, 3, 4}) {
+                const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
                 std::vector<float> f(t.o * pixels, 1e30f);
                 std::vector<uint8_t> q(t.o * pixels, 0xAB);
                 IntegerConvOutput out;
@@ -455,6 +459,18 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 out.m_ZeroPoint = xSigned ? 3 : 100;
                 out.m_Relu = reluBias;
                 out.m_FloatBias = reluBias ? floatBias.data() : nullptr;
+                if (requant) {
+                    out.m_Requantize = true;
+                    out.m_RequantScale = 0.0371f;
+                    out.m_RequantRelu = true;
+                    out.m_RequantOutScale = 0.0213f;
+                    out.m_RequantOutZeroPoint = xSigned ? -9 : 7;
+                    out.m_RequantOutSigned = xSigned;
+                    if (mode == 4) {
+                        out.m_RequantReciprocal = IntegerRequantizeReciprocal(out);
+                        EXPECT_NE(out.m_RequantReciprocal, 0.0f) << "these scales multiply by the reciprocal";
+                    }
+                }
                 IntegerConvAvx2(x.data(), xSigned, zp, s, packed.data(), t.o, bias.data(), scales.data(), true, out,
                                 workspace.empty() ? nullptr : workspace.data());
                 std::size_t wrong = 0;
@@ -479,7 +495,12 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                             const std::size_t at = o * pixels + oh * s.m_OutW + ow;
                             if (quantized) {
                                 const float lo = xSigned ? -128.0f : 0.0f, hi = xSigned ? 127.0f : 255.0f;
-                                const long want = std::lrint(std::clamp(real, lo - out.m_ZeroPoint, hi - out.m_ZeroPoint)) + out.m_ZeroPoint;
+                                long want = std::lrint(std::clamp(real, lo - out.m_ZeroPoint, hi - out.m_ZeroPoint)) + out.m_ZeroPoint;
+                                if (requant) {
+                                    const float d = std::max(static_cast<float>(want - out.m_ZeroPoint) * out.m_RequantScale, 0.0f);
+                                    const float zp2 = static_cast<float>(out.m_RequantOutZeroPoint);
+                                    want = std::lrint(std::clamp(d / out.m_RequantOutScale, lo - zp2, hi - zp2)) + out.m_RequantOutZeroPoint;
+                                }
                                 const long got = xSigned ? static_cast<int8_t>(q[at]) : q[at];
                                 wrong += got != want ? 1 : 0;
                             } else {
@@ -491,7 +512,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 }
                 EXPECT_EQ(wrong, 0u) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " k" << t.k << " stride " << t.stride
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
-                                     << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "");
+                                     << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
+                                     << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "");
             }
         }
     }
@@ -575,6 +597,97 @@ TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
         }
     }
     std::printf("[ quantize ] %zu values checked on %zu ISA(s)\n", checked, isas.size());
+}
+
+// A convolution's requantization multiplies by the output scale's reciprocal exactly where that
+// gives the division's bytes for every value the first quantization can give (checked here in
+// scalar float arithmetic, the same steps); random scales until both cases occurred (about one in
+// two thousand needs the division).
+TEST(CpuAccInt8, RequantizationTakesTheReciprocalExactlyWhereEveryValueMatchesTheDivision) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer convolution needs AVX2";
+    std::mt19937 rng(29);
+    const auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(rng() % 100000) / 100000.0f; };
+    std::size_t taken = 0, refused = 0;
+    for (int trial = 0; trial < 50000 && (refused < 2 || taken < 100); ++trial) {
+        IntegerConvOutput out;
+        out.m_Signed = trial % 3 == 0;
+        out.m_ZeroPoint = static_cast<int32_t>(rng() % 256) - (out.m_Signed ? 128 : 0);
+        out.m_Requantize = true;
+        out.m_RequantScale = uniform(0.005f, 0.1f);
+        out.m_RequantRelu = trial % 2 == 0;
+        out.m_RequantOutScale = uniform(0.005f, 0.1f);
+        out.m_RequantOutSigned = trial % 5 == 0;
+        out.m_RequantOutZeroPoint = static_cast<int32_t>(rng() % 256) - (out.m_RequantOutSigned ? 128 : 0);
+        const float reciprocal = 1.0f / out.m_RequantOutScale, zp2 = static_cast<float>(out.m_RequantOutZeroPoint);
+        const float lo = (out.m_RequantOutSigned ? -128.0f : 0.0f) - zp2, hi = (out.m_RequantOutSigned ? 127.0f : 255.0f) - zp2;
+        bool same = true;
+        const int32_t first = (out.m_Signed ? -128 : 0) - out.m_ZeroPoint;
+        for (int32_t t = first; t < first + 256; ++t) {
+            float d = static_cast<float>(t) * out.m_RequantScale;
+            if (out.m_RequantRelu) d = std::max(d, 0.0f);
+            same = same && std::lrint(std::clamp(d / out.m_RequantOutScale, lo, hi)) == std::lrint(std::clamp(d * reciprocal, lo, hi));
+        }
+        const float got = IntegerRequantizeReciprocal(out);
+        EXPECT_EQ(got != 0.0f, same) << "scales " << out.m_RequantScale << " -> " << out.m_RequantOutScale;
+        if (got != 0.0f) {
+            EXPECT_EQ(got, reciprocal);
+        }
+        (same ? taken : refused) += 1;
+    }
+    EXPECT_GT(taken, 0u);
+    EXPECT_GT(refused, 0u) << "no trial needed the division: the check was not exercised";
+}
+
+// The quantized residual addition multiplies by the output scale's reciprocal only where that gives
+// the division's bytes for every pair of inputs: over random scales, where the reciprocal is taken
+// every pair equals the division computed here, and where it is refused a plain multiplication
+// does differ somewhere (so the check is what keeps the result); both cases occur.
+TEST(CpuAccInt8, QuantizedAddTakesTheReciprocalOnlyWhereEveryPairMatchesTheDivision) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    std::mt19937 rng(23);
+    std::vector<uint8_t> a, b;
+    for (int i = 0; i < 256; ++i) {
+        for (int j = 0; j < 256; ++j) a.push_back(static_cast<uint8_t>(i)), b.push_back(static_cast<uint8_t>(j));
+    }
+    std::size_t taken = 0, refused = 0;
+    for (int trial = 0; trial < 60; ++trial) {
+        const auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(rng() % 100000) / 100000.0f; };
+        QuantizedAddParams p;
+        p.m_ScaleA = uniform(0.005f, 0.1f), p.m_ScaleB = uniform(0.005f, 0.1f), p.m_Scale = uniform(0.005f, 0.1f);
+        p.m_ZpA = static_cast<int32_t>(rng() % 256), p.m_ZpB = static_cast<int32_t>(rng() % 256), p.m_Zp = static_cast<int32_t>(rng() % 256);
+        p.m_Relu = trial % 2 == 0;
+        std::vector<uint8_t> want(a.size()), multiplied(a.size());
+        const float reciprocal = 1.0f / p.m_Scale;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const float x = static_cast<float>(a[i] - p.m_ZpA) * p.m_ScaleA, y = static_cast<float>(b[i] - p.m_ZpB) * p.m_ScaleB;
+            const float sum = p.m_Relu ? std::max(x + y, 0.0f) : x + y;
+            const auto quantize = [&](float v) {
+                return static_cast<uint8_t>(std::clamp<long>(std::lrint(std::clamp(v, -1e9f, 1e9f)) + p.m_Zp, 0, 255));
+            };
+            want[i] = quantize(sum / p.m_Scale);
+            multiplied[i] = quantize(sum * reciprocal);
+        }
+        for (const KernelIsa isa : CpuKernelIsas()) {
+            QuantizedAddParams q = p;
+            q.m_Reciprocal = QuantizedAddReciprocal(false, p, isa);
+            if (q.m_Reciprocal == 0.0f) {
+                EXPECT_NE(multiplied, want) << KernelIsaName(isa) << ": refused a reciprocal that gives every pair's bytes, scale "
+                                            << p.m_Scale;
+                ++refused;
+                continue;
+            }
+            EXPECT_EQ(q.m_Reciprocal, reciprocal);
+            std::vector<uint8_t> got(a.size());
+            QuantizedAdd(a.data(), b.data(), got.data(), false, a.size(), q, isa);
+            ASSERT_EQ(got, want) << KernelIsaName(isa) << " scale " << p.m_Scale;
+            ++taken;
+        }
+    }
+    EXPECT_GT(taken, 0u);
+    EXPECT_GT(refused, 0u) << "no scale of the trials needed the division: the check was not exercised";
 }
 
 // QuantizeLinear alone: CpuAcc's own kernel must equal CpuRef bit for bit (ONNX: x / scale in
