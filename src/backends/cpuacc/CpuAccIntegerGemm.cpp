@@ -935,6 +935,69 @@ std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChanne
     return w.m_PanelsSize + w.m_PaddedSize;
 }
 
+namespace {
+
+/// Rows of A that IntegerGemmBytesAvx2 multiplies one at a time (GemvRow) rather than as a panel
+/// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows; likewise the output
+/// pixels of a convolution's panel of at most 4 (its last one: resnet50's 7x7 maps end in a panel
+/// of 1 pixel, its 14x14 ones in one of 4).
+constexpr std::size_t kGemvRows = 4;
+__attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
+                                             uint32_t (&sums)[kConvRows]);
+float GemvValue(uint32_t sum, std::size_t ch, int32_t zpU8, const ConvWeights& wts, const int32_t* bias, const float* scales,
+                bool perColumn, const IntegerConvOutput& out);
+
+/// The pixels a panel stores.
+std::size_t PixelsIn(const PanelRuns& runs) {
+    std::size_t n = 0;
+    for (int u = 0; u < runs.m_Count; ++u) n += runs.m_Length[u];
+    return n;
+}
+
+/// Each stored pixel's taps of a packed panel ([quad][16][4]) as a row of `rowBytes` (its depth,
+/// rounded up to quads), one after the other.
+void GatherPanelRows(const PanelRuns& runs, const uint8_t* panel, std::size_t quads, std::size_t rowBytes, uint8_t* rows) {
+    std::size_t j = 0;
+    for (int u = 0; u < runs.m_Count; ++u) {
+        for (std::size_t i = 0; i < runs.m_Length[u]; ++i, ++j) {
+            const std::size_t lane = runs.m_Lane[u] + i;
+            for (std::size_t q = 0; q < quads; ++q) std::memcpy(rows + j * rowBytes + 4 * q, panel + q * 4 * kPanel + lane * 4, 4);
+        }
+    }
+}
+
+/// A convolution value from the GEMV (GemvValue's float) stored as ConvTile stores it: as Float32,
+/// or divided by m_OutScale, clamped (a NaN to the lower bound, as vmaxps), rounded by the current
+/// rounding mode (as vcvtps2dq), the zero point added - or requantized as Requantize does (to
+/// nearest even, as vroundps) - the same float steps one value at a time.
+__attribute__((target("avx2"))) void StoreConvValue(float v, std::size_t at, const IntegerConvOutput& out) {
+    if (out.m_Float) {
+        out.m_Float[at] = v;
+        return;
+    }
+    if (out.m_OutScale != 1.0f) v = v / out.m_OutScale;
+    const float zp = static_cast<float>(out.m_ZeroPoint);
+    const float lo = (out.m_Signed ? -128.0f : 0.0f) - zp, hi = (out.m_Signed ? 127.0f : 255.0f) - zp;
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    const auto t = static_cast<int32_t>(std::nearbyint(v));
+    int32_t q = t + out.m_ZeroPoint;
+    if (out.m_Requantize) {
+        float d = static_cast<float>(t) * out.m_RequantScale;
+        if (out.m_RequantRelu) d = d > 0.0f ? d : 0.0f;
+        float w = out.m_RequantReciprocal != 0.0f ? d * out.m_RequantReciprocal : d / out.m_RequantOutScale;
+        const float zp2 = static_cast<float>(out.m_RequantOutZeroPoint);
+        const float lo2 = (out.m_RequantOutSigned ? -128.0f : 0.0f) - zp2, hi2 = (out.m_RequantOutSigned ? 127.0f : 255.0f) - zp2;
+        w = w > lo2 ? w : lo2;
+        w = w < hi2 ? w : hi2;
+        const __m128 nearest = _mm_round_ss(_mm_setzero_ps(), _mm_set_ss(w), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        q = static_cast<int32_t>(_mm_cvtss_f32(nearest)) + out.m_RequantOutZeroPoint;
+    }
+    out.m_Quantized[at] = static_cast<uint8_t>(q);
+}
+
+}  // namespace
+
 void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape& s, const uint8_t* packed,
                      std::size_t outChannels, const int32_t* bias, const float* scales, bool perChannel,
                      const IntegerConvOutput& out, uint8_t* workspace) {
@@ -1034,19 +1097,52 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
         kConvTiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
     };
+    // A panel of at most kGemvRows pixels: each pixel's taps as a row (GatherPanelRows) against
+    // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
+    // 7x7 layer).
+    const std::size_t rowBytes = quads * 4;
+    const auto gemv = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* rows) {
+        const std::size_t ch = blk * kConvRows, count = std::min(kConvRows, outChannels - ch);
+        std::size_t j = 0;
+        for (int u = 0; u < runs.m_Count; ++u) {
+            for (std::size_t i = 0; i < runs.m_Length[u]; ++i, ++j) {
+                uint32_t sums[kConvRows];
+                GemvRow(rows + j * rowBytes, false, depth, wts, blk, sums);
+                for (std::size_t r = 0; r < count; ++r) {
+                    StoreConvValue(GemvValue(sums[r], ch + r, zpU8, wts, bias, scales, perChannel, out), (ch + r) * pixels + runs.m_Pixel[u] + i,
+                                   out);
+                }
+            }
+        }
+    };
     if (layout.m_PanelsSize > 0) {
         // The weights outweigh the input's taps (deep layers on small images): every panel packed
         // first, then each block of output channels runs over all of them, its weights read once.
         uint8_t* all = workspace;
+        // The panels of few pixels, their rows gathered once (slot[t]: their place in `small`).
+        std::vector<std::size_t> slot(panels, panels);
+        std::size_t smallPanels = 0;
+        for (std::size_t t = 0; t < panels; ++t) {
+            const std::size_t n = PixelsIn(RunsOf(s, paddedLayout, padded.m_Width, t));
+            if (n > 0 && n <= kGemvRows) slot[t] = smallPanels++;
+        }
+        std::vector<uint8_t> small(smallPanels * kGemvRows * rowBytes);
 #pragma omp parallel
         {
 #pragma omp for schedule(static)
-            for (std::size_t t = 0; t < panels; ++t) pack(t, all + t * panelSize);
+            for (std::size_t t = 0; t < panels; ++t) {
+                pack(t, all + t * panelSize);
+                if (slot[t] < panels) {
+                    GatherPanelRows(RunsOf(s, paddedLayout, padded.m_Width, t), all + t * panelSize, quads, rowBytes,
+                                    small.data() + slot[t] * kGemvRows * rowBytes);
+                }
+            }
 #pragma omp for schedule(static)
             for (std::size_t blk = 0; blk < blocks; ++blk) {
                 for (std::size_t t = 0; t < panels; ++t) {
                     const PanelRuns runs = RunsOf(s, paddedLayout, padded.m_Width, t);
-                    if (runs.m_Count > 0) tile(blk, runs, all + t * panelSize);
+                    if (slot[t] < panels) gemv(blk, runs, small.data() + slot[t] * kGemvRows * rowBytes);
+                    else if (runs.m_Count > 0) tile(blk, runs, all + t * panelSize);
                 }
             }
         }
@@ -1055,12 +1151,17 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
 #pragma omp parallel
     {
         // Each thread packs a panel of 16 pixels (in L1) and runs every block of output channels over it.
-        std::vector<uint8_t> panel(panelSize);
+        std::vector<uint8_t> panel(panelSize), rows(kGemvRows * rowBytes);
 #pragma omp for schedule(static)
         for (std::size_t t = 0; t < panels; ++t) {
             const PanelRuns runs = RunsOf(s, paddedLayout, padded.m_Width, t);
             if (runs.m_Count == 0) continue;
             pack(t, panel.data());
+            if (PixelsIn(runs) <= kGemvRows) {
+                GatherPanelRows(runs, panel.data(), quads, rowBytes, rows.data());
+                for (std::size_t blk = 0; blk < blocks; ++blk) gemv(blk, runs, rows.data());
+                continue;
+            }
             for (std::size_t blk = 0; blk < blocks; ++blk) tile(blk, runs, panel.data());
         }
     }
@@ -1096,9 +1197,6 @@ void PackRowPanel(const uint8_t* a, bool aSigned, std::size_t m, std::size_t k, 
     }
 }
 
-/// Rows of A that IntegerGemmBytesAvx2 multiplies one at a time (GemvRow) rather than as a panel
-/// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows.
-constexpr std::size_t kGemvRows = 4;
 
 /// One row of A (u8; an s8 row's bytes read plus 128 when `flip`, as the tiles read them, zpU8
 /// likewise) times one block of the packed weights: the block's 5 rows' sums. Per 4 quads of depth the block's 80 bytes ([quad][5 rows][4])
