@@ -466,20 +466,20 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     if (requant && (!conv || !quantized)) throw fail("a requantization after a product that is not a quantized convolution");
     const DataType outType = requant ? requant->m_OutType : p.m_DstType;
     const int32_t constantZp = p.m_SrcZeroPoint, dstZp = p.m_DstZeroPoint;
-    // The requantization multiplies by its output scale's reciprocal where that gives the
+    // A convolution's output description, its constant part: the type, zero point and
+    // requantization, which multiplies by its output scale's reciprocal where that gives the
     // division's result for every value (IntegerRequantizeReciprocal checks all 256).
-    float requantReciprocal = 0.0f;
-    if (requant && BestKernelIsa() >= KernelIsa::Avx2) {
-        IntegerConvOutput probe;
-        probe.m_Signed = outSigned;
-        probe.m_ZeroPoint = dstZp;
-        probe.m_Requantize = true;
-        probe.m_RequantScale = requant->m_Scale;
-        probe.m_RequantRelu = requant->m_Relu;
-        probe.m_RequantOutScale = requant->m_OutScale;
-        probe.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
-        probe.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
-        requantReciprocal = IntegerRequantizeReciprocal(probe);
+    IntegerConvOutput convOut;
+    convOut.m_Signed = outSigned;
+    convOut.m_ZeroPoint = dstZp;
+    if (requant) {
+        convOut.m_Requantize = true;
+        convOut.m_RequantScale = requant->m_Scale;
+        convOut.m_RequantRelu = requant->m_Relu;
+        convOut.m_RequantOutScale = requant->m_OutScale;
+        convOut.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
+        convOut.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
+        if (BestKernelIsa() >= KernelIsa::Avx2) convOut.m_RequantReciprocal = IntegerRequantizeReciprocal(convOut);
     }
     const float dstScale = qdq && !conv ? p.m_DstScale : 1.0f;
     const std::size_t imageBytes = static_cast<std::size_t>(Product(xDims, 1, xDims.size()));
@@ -584,23 +584,12 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         for (std::size_t img = 0; img < batch; ++img) {
             for (std::size_t g = 0; g < groups; ++g) {
                 const std::size_t at = img * outImage + g * cols * rows;
-                IntegerConvOutput to;
+                IntegerConvOutput to = convOut;
                 if (quantized) to.m_Quantized = static_cast<uint8_t*>(ptr[3]) + at;
                 else to.m_Float = static_cast<float*>(ptr[3]) + at;
-                to.m_Signed = outSigned;
-                to.m_ZeroPoint = dstZp;
                 to.m_FloatBias =
                     floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) + g * cols : nullptr;
                 to.m_Relu = relu;
-                if (requant) {
-                    to.m_Requantize = true;
-                    to.m_RequantScale = requant->m_Scale;
-                    to.m_RequantRelu = requant->m_Relu;
-                    to.m_RequantOutScale = requant->m_OutScale;
-                    to.m_RequantOutZeroPoint = requant->m_OutZeroPoint;
-                    to.m_RequantOutSigned = requant->m_OutType == DataType::Signed8;
-                    to.m_RequantReciprocal = requantReciprocal;
-                }
                 IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
                                 static_cast<const uint8_t*>(ptr[1]) + groupAt[g], cols, bias ? bias + g * cols : nullptr,
                                 perColumn ? scales + g * cols : scales, perColumn, to,
