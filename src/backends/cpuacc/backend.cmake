@@ -17,6 +17,10 @@ if(TRELLIS_CPUACC)
     list(APPEND trellisBackendTestLinkLibraries ${TRELLIS_DNNL_LIBRARY} OpenMP::OpenMP_CXX)
     list(APPEND trellisBackendTestIncludeDirs ${TRELLIS_DNNL_INCLUDE_DIR})
     set(TRELLIS_HAVE_CPUACC ON)
+    # The own int8 convolution per resnet50 layer (bench/cpu/kernels/; a benchmark, not a test).
+    add_executable(trellis_int8_conv_bench ${PROJECT_SOURCE_DIR}/bench/cpu/kernels/int8_conv_bench.cpp)
+    target_include_directories(trellis_int8_conv_bench PRIVATE ${PROJECT_SOURCE_DIR}/src/backends/cpuacc)
+    target_link_libraries(trellis_int8_conv_bench PRIVATE trellis OpenMP::OpenMP_CXX)
     # XNNPACK (Debian's libxnnpack-dev): used where it measured faster than oneDNN (one-row
     # matmuls); optional, CpuAcc runs everything on oneDNN without it.
     find_path(TRELLIS_XNNPACK_INCLUDE_DIR xnnpack.h)

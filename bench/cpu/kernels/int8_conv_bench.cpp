@@ -1,0 +1,130 @@
+// CpuAcc's own exact int8 convolution (IntegerConvAvx2: the kernel int8 QDQ / QOperator models
+// run on CPUs without VNNI) on the convolution shapes of resnet50, batch 1, one layer at a time:
+// a benchmark, not a test. It separates what a layer costs in the kernel from what it costs in a
+// whole model (docs/performance.md, int8 section):
+//
+//   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R]
+//
+// Weights are drawn as quantize_static writes them (per output channel symmetric int8: Gaussian
+// values scaled so that the channel's largest is 127), so the share of weight pairs the packing
+// must split (corrections) is a real network's, not a uniform draw's (which needs several times
+// more). The output is 8-bit after a float bias and Relu, as a QDQ model's convolution. Each shape
+// is timed three ways, the best per call over the rounds: "hot" (the same input, weights and output
+// every call: all in cache), "cold out" (the output rotates over buffers of 64 MB in all, so its
+// lines come from memory, as in a model where each layer writes a buffer last used layers ago) and
+// "cold w" (the packed weights rotate over copies of 64 MB in all: from memory, as a model's 25 MB
+// of weights are).
+#include "CpuAccKernels.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace trellis::cpuacc;
+
+struct Shape {
+    const char* name;
+    std::size_t ic, oc, hw, k, stride;
+};
+
+// The distinct convolutions of torchvision's resnet50 (input size of each, 224x224 image).
+const Shape kShapes[] = {
+    {"conv1 7x7/2", 3, 64, 224, 7, 2},          {"1x1 64->64 @56", 64, 64, 56, 1, 1},       {"3x3 64 @56", 64, 64, 56, 3, 1},
+    {"1x1 64->256 @56", 64, 256, 56, 1, 1},     {"1x1 256->64 @56", 256, 64, 56, 1, 1},     {"1x1 256->128 @56", 256, 128, 56, 1, 1},
+    {"3x3/2 128 @56", 128, 128, 56, 3, 2},      {"1x1/2 256->512 @56", 256, 512, 56, 1, 2}, {"1x1 128->512 @28", 128, 512, 28, 1, 1},
+    {"1x1 512->128 @28", 512, 128, 28, 1, 1},   {"3x3 128 @28", 128, 128, 28, 3, 1},        {"1x1 512->256 @28", 512, 256, 28, 1, 1},
+    {"3x3/2 256 @28", 256, 256, 28, 3, 2},      {"1x1/2 512->1024 @28", 512, 1024, 28, 1, 2}, {"1x1 256->1024 @14", 256, 1024, 14, 1, 1},
+    {"1x1 1024->256 @14", 1024, 256, 14, 1, 1}, {"3x3 256 @14", 256, 256, 14, 3, 1},        {"1x1 1024->512 @14", 1024, 512, 14, 1, 1},
+    {"3x3/2 512 @14", 512, 512, 14, 3, 2},      {"1x1/2 1024->2048 @14", 1024, 2048, 14, 1, 2}, {"1x1 512->2048 @7", 512, 2048, 7, 1, 1},
+    {"1x1 2048->512 @7", 2048, 512, 7, 1, 1},   {"3x3 512 @7", 512, 512, 7, 3, 1},
+};
+constexpr std::size_t kColdBytes = std::size_t{64} << 20;  ///< what the rotating copies add up to
+
+double Seconds(std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int threads = 1, rounds = 5;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+        else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+        else {
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (threads < 1 || rounds < 1) {
+        std::fprintf(stderr, "--threads and --rounds take a positive count\n");
+        return 2;
+    }
+    if (CpuKernelIsa() < KernelIsa::Avx2) {
+        std::fprintf(stderr, "the own int8 convolution needs AVX2; this CPU (or TRELLIS_MAX_CPU_ISA) has %s\n",
+                     KernelIsaName(CpuKernelIsa()));
+        return 1;
+    }
+    omp_set_num_threads(threads);
+    std::mt19937 rng(5);
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot\n", threads, rounds);
+    std::printf("%-20s %10s %10s %10s %10s\n", "shape", "hot", "cold out", "cold w", "GMAC/s");
+    for (const Shape& sh : kShapes) {
+        Im2ColShape s{};
+        const std::size_t pad = sh.k / 2;  // resnet50's: 3 for 7x7, 1 for 3x3, none for 1x1
+        s.m_Channels = sh.ic, s.m_InH = s.m_InW = sh.hw, s.m_KernelH = s.m_KernelW = sh.k;
+        s.m_StrideH = s.m_StrideW = sh.stride, s.m_DilationH = s.m_DilationW = 1, s.m_PadTop = s.m_PadLeft = pad;
+        s.m_OutH = s.m_OutW = (sh.hw + 2 * pad - sh.k) / sh.stride + 1;
+        const std::size_t depth = sh.ic * sh.k * sh.k, pixels = s.m_OutH * s.m_OutW;
+        // Weights as per-channel symmetric quantization writes them; a Relu's u8 activations.
+        std::vector<int8_t> w(sh.oc * depth);
+        for (std::size_t o = 0; o < sh.oc; ++o) {
+            std::vector<float> v(depth);
+            float largest = 0.0f;
+            for (float& x : v) x = gauss(rng), largest = std::max(largest, std::fabs(x));
+            for (std::size_t k = 0; k < depth; ++k) w[o * depth + k] = static_cast<int8_t>(std::lrint(v[k] / largest * 127.0f));
+        }
+        std::vector<uint8_t> x(sh.ic * sh.hw * sh.hw);
+        for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
+        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth);
+        std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
+        std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, sh.oc) + 1);
+        std::vector<float> scales(sh.oc), floatBias(sh.oc);
+        for (std::size_t o = 0; o < sh.oc; ++o) scales[o] = 1e-4f * (1.0f + 0.01f * static_cast<float>(o % 7)), floatBias[o] = 0.5f;
+        std::vector<std::vector<uint8_t>> outputs(std::max<std::size_t>(8, kColdBytes / (sh.oc * pixels)),
+                                                 std::vector<uint8_t>(sh.oc * pixels));
+        const double macs = static_cast<double>(sh.oc) * static_cast<double>(depth) * static_cast<double>(pixels);
+        const int calls = std::max(8, static_cast<int>(2e9 / macs));
+        double best[3] = {1e30, 1e30, 1e30};
+        for (int round = 0; round < rounds; ++round) {
+            for (int mode = 0; mode < 3; ++mode) {
+                const auto start = std::chrono::steady_clock::now();
+                for (int c = 0; c < calls; ++c) {
+                    IntegerConvOutput out;
+                    out.m_Quantized = outputs[mode == 1 ? static_cast<std::size_t>(c) % outputs.size() : 0].data();
+                    out.m_FloatBias = floatBias.data();
+                    out.m_Relu = true;
+                    const uint8_t* packed = weights[mode == 2 ? static_cast<std::size_t>(c) % weights.size() : 0].data();
+                    IntegerConvAvx2(x.data(), false, 0, s, packed, sh.oc, nullptr, scales.data(), true, out, workspace.data());
+                }
+                best[mode] = std::min(best[mode], Seconds(start) / calls);
+            }
+        }
+        std::printf("%-20s %10.3f %10.3f %10.3f %10.1f\n", sh.name, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+                    macs / best[0] / 1e9);
+        std::fflush(stdout);
+    }
+    return 0;
+}
