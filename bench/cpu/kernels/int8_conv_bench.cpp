@@ -9,11 +9,11 @@
 // values scaled so that the channel's largest is 127), so the share of weight pairs the packing
 // must split (corrections) is a real network's, not a uniform draw's (which needs several times
 // more). The output is 8-bit after a float bias and Relu, as a QDQ model's convolution. Each shape
-// is timed three ways, the best per call over the rounds: "hot" (the same input, weights and output
-// every call: all in cache), "cold out" (the output rotates over buffers of 64 MB in all, so its
-// lines come from memory, as in a model where each layer writes a buffer last used layers ago) and
-// "cold w" (the packed weights rotate over copies of 64 MB in all: from memory, as a model's 25 MB
-// of weights are).
+// is timed four ways, the best per call over the rounds: "hot" (the same input, weights, output and
+// workspace every call: all in cache), "cold out" (the output rotates over buffers of 64 MB in all,
+// so its lines come from memory, as in a model where each layer writes a buffer last used layers
+// ago), "cold w" (the packed weights rotate likewise: from memory, as a model's 25 MB of weights
+// are) and "all cold" (input, output, weights and workspace all rotating).
 #include "CpuAccKernels.hpp"
 
 #include <omp.h>
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(5);
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot\n", threads, rounds);
-    std::printf("%-20s %10s %10s %10s %10s\n", "shape", "hot", "cold out", "cold w", "GMAC/s");
+    std::printf("%-20s %10s %10s %10s %10s %10s\n", "shape", "hot", "cold out", "cold w", "all cold", "GMAC/s");
     for (const Shape& sh : kShapes) {
         Im2ColShape s{};
         const std::size_t pad = sh.k / 2;  // resnet50's: 3 for 7x7, 1 for 3x3, none for 1x1
@@ -100,29 +100,34 @@ int main(int argc, char** argv) {
         for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
         const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth);
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
-        std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, sh.oc) + 1);
+        const std::size_t workspaceBytes = IntegerConvWorkspaceSize(s, sh.oc) + 1;
+        std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
+                                                     std::vector<uint8_t>(workspaceBytes));
+        std::vector<std::vector<uint8_t>> inputs(std::max<std::size_t>(8, kColdBytes / x.size()), x);
         std::vector<float> scales(sh.oc), floatBias(sh.oc);
         for (std::size_t o = 0; o < sh.oc; ++o) scales[o] = 1e-4f * (1.0f + 0.01f * static_cast<float>(o % 7)), floatBias[o] = 0.5f;
         std::vector<std::vector<uint8_t>> outputs(std::max<std::size_t>(8, kColdBytes / (sh.oc * pixels)),
                                                  std::vector<uint8_t>(sh.oc * pixels));
         const double macs = static_cast<double>(sh.oc) * static_cast<double>(depth) * static_cast<double>(pixels);
         const int calls = std::max(8, static_cast<int>(2e9 / macs));
-        double best[3] = {1e30, 1e30, 1e30};
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
         for (int round = 0; round < rounds; ++round) {
-            for (int mode = 0; mode < 3; ++mode) {
+            for (int mode = 0; mode < 4; ++mode) {  // hot, cold out, cold w, all cold
                 const auto start = std::chrono::steady_clock::now();
                 for (int c = 0; c < calls; ++c) {
+                    // Call c's copy of a buffer: the first, or the c-th in turn where the mode rotates it.
+                    const auto turn = [&](std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; };
                     IntegerConvOutput out;
-                    out.m_Quantized = outputs[mode == 1 ? static_cast<std::size_t>(c) % outputs.size() : 0].data();
+                    out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
                     out.m_FloatBias = floatBias.data();
                     out.m_Relu = true;
-                    const uint8_t* packed = weights[mode == 2 ? static_cast<std::size_t>(c) % weights.size() : 0].data();
-                    IntegerConvAvx2(x.data(), false, 0, s, packed, sh.oc, nullptr, scales.data(), true, out, workspace.data());
+                    IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, s, weights[turn(weights.size(), mode >= 2)].data(),
+                                    sh.oc, nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
                 }
                 best[mode] = std::min(best[mode], Seconds(start) / calls);
             }
         }
-        std::printf("%-20s %10.3f %10.3f %10.3f %10.1f\n", sh.name, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+        std::printf("%-20s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
                     macs / best[0] / 1e9);
         std::fflush(stdout);
     }
