@@ -1120,10 +1120,13 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         // first, then each block of output channels runs over all of them, its weights read once.
         uint8_t* all = workspace;
         // The panels of few pixels, their rows gathered once (slot[t]: their place in `small`).
+        // Each panel's runs worked out once (every block runs over every panel).
+        std::vector<PanelRuns> runsOf(panels);
         std::vector<std::size_t> slot(panels, panels);
         std::size_t smallPanels = 0;
         for (std::size_t t = 0; t < panels; ++t) {
-            const std::size_t n = PixelsIn(RunsOf(s, paddedLayout, padded.m_Width, t));
+            runsOf[t] = RunsOf(s, paddedLayout, padded.m_Width, t);
+            const std::size_t n = PixelsIn(runsOf[t]);
             if (n > 0 && n <= kGemvRows) slot[t] = smallPanels++;
         }
         std::vector<uint8_t> small(smallPanels * kGemvRows * rowBytes);
@@ -1133,16 +1136,14 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
             for (std::size_t t = 0; t < panels; ++t) {
                 pack(t, all + t * panelSize);
                 if (slot[t] < panels) {
-                    GatherPanelRows(RunsOf(s, paddedLayout, padded.m_Width, t), all + t * panelSize, quads, rowBytes,
-                                    small.data() + slot[t] * kGemvRows * rowBytes);
+                    GatherPanelRows(runsOf[t], all + t * panelSize, quads, rowBytes, small.data() + slot[t] * kGemvRows * rowBytes);
                 }
             }
 #pragma omp for schedule(static)
             for (std::size_t blk = 0; blk < blocks; ++blk) {
                 for (std::size_t t = 0; t < panels; ++t) {
-                    const PanelRuns runs = RunsOf(s, paddedLayout, padded.m_Width, t);
-                    if (slot[t] < panels) gemv(blk, runs, small.data() + slot[t] * kGemvRows * rowBytes);
-                    else if (runs.m_Count > 0) tile(blk, runs, all + t * panelSize);
+                    if (slot[t] < panels) gemv(blk, runsOf[t], small.data() + slot[t] * kGemvRows * rowBytes);
+                    else if (runsOf[t].m_Count > 0) tile(blk, runsOf[t], all + t * panelSize);
                 }
             }
         }
