@@ -938,10 +938,13 @@ std::size_t IntegerConvWorkspaceSize(const Im2ColShape& s, std::size_t outChanne
 namespace {
 
 /// Rows of A that IntegerGemmBytesAvx2 multiplies one at a time (GemvRow) rather than as a panel
-/// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows; likewise the output
-/// pixels of a convolution's panel of at most 4 (its last one: resnet50's 7x7 maps end in a panel
-/// of 1 pixel, its 14x14 ones in one of 4).
+/// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows.
 constexpr std::size_t kGemvRows = 4;
+/// Likewise the output pixels of a convolution's panel of at most 2 (its last one: resnet50's 7x7
+/// maps end in a panel of 1 pixel - the GEMV takes a third of the half tile's time there - while
+/// the 4-pixel last panel of its 14x14 maps ran 5-10% slower per layer through the GEMV than as a
+/// half tile, trellis_int8_conv_bench).
+constexpr std::size_t kConvGemvPixels = 2;
 __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
                                              uint32_t (&sums)[kConvRows]);
 float GemvValue(uint32_t sum, std::size_t ch, int32_t zpU8, const ConvWeights& wts, const int32_t* bias, const float* scales,
@@ -1097,7 +1100,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
         kConvTiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
     };
-    // A panel of at most kGemvRows pixels: each pixel's taps as a row (GatherPanelRows) against
+    // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
     // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
     // 7x7 layer).
     const std::size_t rowBytes = quads * 4;
@@ -1127,22 +1130,22 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
         for (std::size_t t = 0; t < panels; ++t) {
             runsOf[t] = RunsOf(s, paddedLayout, padded.m_Width, t);
             const std::size_t n = PixelsIn(runsOf[t]);
-            if (n > 0 && n <= kGemvRows) slot[t] = smallPanels++;
+            if (n > 0 && n <= kConvGemvPixels) slot[t] = smallPanels++;
         }
-        std::vector<uint8_t> small(smallPanels * kGemvRows * rowBytes);
+        std::vector<uint8_t> small(smallPanels * kConvGemvPixels * rowBytes);
 #pragma omp parallel
         {
 #pragma omp for schedule(static)
             for (std::size_t t = 0; t < panels; ++t) {
                 pack(t, all + t * panelSize);
                 if (slot[t] < panels) {
-                    GatherPanelRows(runsOf[t], all + t * panelSize, quads, rowBytes, small.data() + slot[t] * kGemvRows * rowBytes);
+                    GatherPanelRows(runsOf[t], all + t * panelSize, quads, rowBytes, small.data() + slot[t] * kConvGemvPixels * rowBytes);
                 }
             }
 #pragma omp for schedule(static)
             for (std::size_t blk = 0; blk < blocks; ++blk) {
                 for (std::size_t t = 0; t < panels; ++t) {
-                    if (slot[t] < panels) gemv(blk, runsOf[t], small.data() + slot[t] * kGemvRows * rowBytes);
+                    if (slot[t] < panels) gemv(blk, runsOf[t], small.data() + slot[t] * kConvGemvPixels * rowBytes);
                     else if (runsOf[t].m_Count > 0) tile(blk, runsOf[t], all + t * panelSize);
                 }
             }
@@ -1152,13 +1155,13 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
 #pragma omp parallel
     {
         // Each thread packs a panel of 16 pixels (in L1) and runs every block of output channels over it.
-        std::vector<uint8_t> panel(panelSize), rows(kGemvRows * rowBytes);
+        std::vector<uint8_t> panel(panelSize), rows(kConvGemvPixels * rowBytes);
 #pragma omp for schedule(static)
         for (std::size_t t = 0; t < panels; ++t) {
             const PanelRuns runs = RunsOf(s, paddedLayout, padded.m_Width, t);
             if (runs.m_Count == 0) continue;
             pack(t, panel.data());
-            if (PixelsIn(runs) <= kGemvRows) {
+            if (PixelsIn(runs) <= kConvGemvPixels) {
                 GatherPanelRows(runs, panel.data(), quads, rowBytes, rows.data());
                 for (std::size_t blk = 0; blk < blocks; ++blk) gemv(blk, runs, rows.data());
                 continue;
