@@ -328,29 +328,24 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     }
 }
 
-/// One tile of the convolution (rows: output channels, columns: 16 output pixels): float(sum -
-/// zp x the row's weight sum + bias[channel]) * scale (one, or per channel), stored as Float32, or
+/// Where output channel ch's sums start: its Signed32 bias less zp times its weights' sum, in
+/// wrapping int32 (unsigned: no overflow in C++); the result, (x - zp) * w summed, fits.
+int32_t RowStart(const ConvWeights& wts, std::size_t ch, const int32_t* bias, int32_t zp) {
+    return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[ch] : 0) -
+                                static_cast<uint32_t>(zp) * static_cast<uint32_t>(wts.m_RowSums[ch]));
+}
+
+/// The epilogue of a tile's sums (bias included; lane j of sums[r] pixel lane j of the panel, rows:
+/// output channels from `channel`): float(sum) * scale (one, or per channel), stored as Float32, or
 /// quantized as QuantizeLinear with scale 1 and out.m_ZeroPoint computes it (clamped to the type's
 /// range less the zero point, rounded half to even by the current rounding mode, the zero point
-/// added) and stored as 8 bits. The int32 arithmetic wraps; the result, (x - zp) * w summed, fits.
-template <int R, bool kHalf>
-__attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
-                                              const int32_t* bias, const float* scales, bool perChannel,
-                                              const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
-    const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
-    // Each row's sums start at bias - zp * sum(w), in wrapping int32 (unsigned: no overflow in C++).
-    int32_t start[kRows] = {};
-    for (int r = 0; r < R; ++r) {
-        const std::size_t ch = channel + static_cast<std::size_t>(r);
-        start[r] = static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[ch] : 0) -
-                                        static_cast<uint32_t>(zp) * static_cast<uint32_t>(wts.m_RowSums[ch]));
-    }
-    __m256i sums[kRows][2];
-    const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
-    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel, quads,
-                           wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
+/// added; requantized where out says) and stored as 8 bits, the lanes `runs` names.
+template <int R>
+__attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m256i (&sums)[kRows][2], std::size_t channel,
+                                                                      const float* scales, bool perChannel, const IntegerConvOutput& out,
+                                                                      std::size_t planeSize, const PanelRuns& runs) {
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
-    if (!kHalf && whole && out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f) {
+    if (whole && out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f) {
         uint8_t* to = out.m_Quantized + channel * planeSize + runs.m_Pixel[0];
         if (out.m_Requantize) StoreQuantizedRows<R, true>(sums, channel, scales, perChannel, out, to, planeSize);
         else StoreQuantizedRows<R, false>(sums, channel, scales, perChannel, out, to, planeSize);
@@ -429,6 +424,39 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
         }
     }
 }
+
+/// One tile of the convolution (rows: output channels, columns: 16 output pixels): the sums, from
+/// each row's RowStart, then StoreTile.
+template <int R, bool kHalf>
+__attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
+                                              const int32_t* bias, const float* scales, bool perChannel,
+                                              const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
+    const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
+    int32_t start[kRows] = {};
+    for (int r = 0; r < R; ++r) start[r] = RowStart(wts, channel + static_cast<std::size_t>(r), bias, zp);
+    __m256i sums[kRows][2];
+    const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
+    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel, quads,
+                           wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
+    StoreTile<R>(sums, channel, scales, perChannel, out, planeSize, runs);
+}
+
+/// StoreTile for sums computed elsewhere (a convolution's GEMV pixels: lanes[r][j], row r's sum
+/// for panel lane j, bias included), R rows.
+template <int R>
+__attribute__((target("avx2"))) void StoreSums(const int32_t (&lanes)[kRows][kPanel], std::size_t channel, const float* scales,
+                                               bool perChannel, const IntegerConvOutput& out, std::size_t planeSize,
+                                               const PanelRuns& runs) {
+    __m256i sums[kRows][2];
+    for (std::size_t r = 0; r < kRows; ++r) {
+        sums[r][0] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes[r]));
+        sums[r][1] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(lanes[r] + 8));
+    }
+    StoreTile<R>(sums, channel, scales, perChannel, out, planeSize, runs);
+}
+using StoreSumsFn = void (*)(const int32_t (&)[kRows][kPanel], std::size_t, const float*, bool, const IntegerConvOutput&,
+                             std::size_t, const PanelRuns&);
+constexpr StoreSumsFn kStoreSums[kConvRows + 1] = {nullptr, StoreSums<1>, StoreSums<2>, StoreSums<3>, StoreSums<4>, StoreSums<5>};
 
 using ConvTileFn = void (*)(const ConvWeights&, std::size_t, const uint8_t*, int32_t, const int32_t*, const float*, bool,
                             const IntegerConvOutput&, std::size_t, const PanelRuns&);
@@ -947,8 +975,6 @@ constexpr std::size_t kGemvRows = 4;
 constexpr std::size_t kConvGemvPixels = 2;
 __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
                                              uint32_t (&sums)[kConvRows]);
-float GemvValue(uint32_t sum, std::size_t ch, int32_t zpU8, const ConvWeights& wts, const int32_t* bias, const float* scales,
-                bool perColumn, const IntegerConvOutput& out);
 
 /// The pixels a panel stores.
 std::size_t PixelsIn(const PanelRuns& runs) {
@@ -967,36 +993,6 @@ void GatherPanelRows(const PanelRuns& runs, const uint8_t* panel, std::size_t qu
             for (std::size_t q = 0; q < quads; ++q) std::memcpy(rows + j * rowBytes + 4 * q, panel + q * 4 * kPanel + lane * 4, 4);
         }
     }
-}
-
-/// A convolution value from the GEMV (GemvValue's float) stored as ConvTile stores it: as Float32,
-/// or divided by m_OutScale, clamped (a NaN to the lower bound, as vmaxps), rounded by the current
-/// rounding mode (as vcvtps2dq), the zero point added - or requantized as Requantize does (to
-/// nearest even, as vroundps) - the same float steps one value at a time.
-__attribute__((target("avx2"))) void StoreConvValue(float v, std::size_t at, const IntegerConvOutput& out) {
-    if (out.m_Float) {
-        out.m_Float[at] = v;
-        return;
-    }
-    if (out.m_OutScale != 1.0f) v = v / out.m_OutScale;
-    const float zp = static_cast<float>(out.m_ZeroPoint);
-    const float lo = (out.m_Signed ? -128.0f : 0.0f) - zp, hi = (out.m_Signed ? 127.0f : 255.0f) - zp;
-    v = v > lo ? v : lo;
-    v = v < hi ? v : hi;
-    const auto t = static_cast<int32_t>(std::nearbyint(v));
-    int32_t q = t + out.m_ZeroPoint;
-    if (out.m_Requantize) {
-        float d = static_cast<float>(t) * out.m_RequantScale;
-        if (out.m_RequantRelu) d = d > 0.0f ? d : 0.0f;
-        float w = out.m_RequantReciprocal != 0.0f ? d * out.m_RequantReciprocal : d / out.m_RequantOutScale;
-        const float zp2 = static_cast<float>(out.m_RequantOutZeroPoint);
-        const float lo2 = (out.m_RequantOutSigned ? -128.0f : 0.0f) - zp2, hi2 = (out.m_RequantOutSigned ? 127.0f : 255.0f) - zp2;
-        w = w > lo2 ? w : lo2;
-        w = w < hi2 ? w : hi2;
-        const __m128 nearest = _mm_round_ss(_mm_setzero_ps(), _mm_set_ss(w), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        q = static_cast<int32_t>(_mm_cvtss_f32(nearest)) + out.m_RequantOutZeroPoint;
-    }
-    out.m_Quantized[at] = static_cast<uint8_t>(q);
 }
 
 }  // namespace
@@ -1102,21 +1098,22 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const Im2ColShape&
     };
     // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
     // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
-    // 7x7 layer).
+    // 7x7 layer); the sums go in their pixels' lanes through the tile's epilogue (kStoreSums).
     const std::size_t rowBytes = quads * 4;
     const auto gemv = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* rows) {
         const std::size_t ch = blk * kConvRows, count = std::min(kConvRows, outChannels - ch);
+        int32_t lanes[kRows][kPanel] = {};
         std::size_t j = 0;
         for (int u = 0; u < runs.m_Count; ++u) {
             for (std::size_t i = 0; i < runs.m_Length[u]; ++i, ++j) {
                 uint32_t sums[kConvRows];
                 GemvRow(rows + j * rowBytes, false, depth, wts, blk, sums);
                 for (std::size_t r = 0; r < count; ++r) {
-                    StoreConvValue(GemvValue(sums[r], ch + r, zpU8, wts, bias, scales, perChannel, out), (ch + r) * pixels + runs.m_Pixel[u] + i,
-                                   out);
+                    lanes[r][runs.m_Lane[u] + i] = static_cast<int32_t>(sums[r] + static_cast<uint32_t>(RowStart(wts, ch + r, bias, zpU8)));
                 }
             }
         }
+        kStoreSums[count](lanes, ch, scales, perChannel, out, pixels, runs);
     };
     if (layout.m_PanelsSize > 0) {
         // The weights outweigh the input's taps (deep layers on small images): every panel packed
@@ -1288,7 +1285,7 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
 /// sum) x scale, the float bias, Relu (column `ch`).
 float GemvValue(uint32_t sum, std::size_t ch, int32_t zpU8, const ConvWeights& wts, const int32_t* bias, const float* scales,
                 bool perColumn, const IntegerConvOutput& out) {
-    const uint32_t shift = static_cast<uint32_t>(bias ? bias[ch] : 0) - static_cast<uint32_t>(zpU8) * static_cast<uint32_t>(wts.m_RowSums[ch]);
+    const auto shift = static_cast<uint32_t>(RowStart(wts, ch, bias, zpU8));
     float v = static_cast<float>(static_cast<int32_t>(sum + shift)) * scales[perColumn ? ch : 0];
     if (out.m_FloatBias) v = v + out.m_FloatBias[ch];
     return out.m_Relu ? (v > 0.0f ? v : 0.0f) : v;  // as vmaxps(v, 0)
