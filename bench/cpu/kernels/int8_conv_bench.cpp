@@ -3,7 +3,9 @@
 // a benchmark, not a test. It separates what a layer costs in the kernel from what it costs in a
 // whole model (docs/performance.md, int8 section):
 //
-//   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R]
+//   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT]
+//
+// --only TEXT times only the shapes whose name contains TEXT (to profile one layer).
 //
 // Weights are drawn as quantize_static writes them (per output channel symmetric int8: Gaussian
 // values scaled so that the channel's largest is 127), so the share of weight pairs the packing
@@ -58,12 +60,14 @@ double Seconds(std::chrono::steady_clock::time_point from) {
 
 int main(int argc, char** argv) {
     int threads = 1, rounds = 5;
+    std::string only;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
+        else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT]\n", argv[0]);
             return 2;
         }
     }
@@ -81,7 +85,10 @@ int main(int argc, char** argv) {
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot\n", threads, rounds);
     std::printf("%-20s %10s %10s %10s %10s %10s\n", "shape", "hot", "cold out", "cold w", "all cold", "GMAC/s");
+    bool any = false;
     for (const Shape& sh : kShapes) {
+        if (std::string(sh.name).find(only) == std::string::npos) continue;
+        any = true;
         Im2ColShape s{};
         const std::size_t pad = sh.k / 2;  // resnet50's: 3 for 7x7, 1 for 3x3, none for 1x1
         s.m_Channels = sh.ic, s.m_InH = s.m_InW = sh.hw, s.m_KernelH = s.m_KernelW = sh.k;
@@ -100,7 +107,8 @@ int main(int argc, char** argv) {
         for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
         const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth);
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
-        const std::size_t workspaceBytes = IntegerConvWorkspaceSize(s, sh.oc) + 1;
+        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc);
+        const std::size_t workspaceBytes = IntegerConvWorkspaceSize(*plan) + 1;
         std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
                                                      std::vector<uint8_t>(workspaceBytes));
         std::vector<std::vector<uint8_t>> inputs(std::max<std::size_t>(8, kColdBytes / x.size()), x);
@@ -121,8 +129,8 @@ int main(int argc, char** argv) {
                     out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
                     out.m_FloatBias = floatBias.data();
                     out.m_Relu = true;
-                    IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, s, weights[turn(weights.size(), mode >= 2)].data(),
-                                    sh.oc, nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
+                    IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, *plan, weights[turn(weights.size(), mode >= 2)].data(),
+                                    nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
                 }
                 best[mode] = std::min(best[mode], Seconds(start) / calls);
             }
@@ -130,6 +138,10 @@ int main(int argc, char** argv) {
         std::printf("%-20s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
                     macs / best[0] / 1e9);
         std::fflush(stdout);
+    }
+    if (!any) {
+        std::fprintf(stderr, "no shape's name contains '%s'\n", only.c_str());
+        return 2;
     }
     return 0;
 }

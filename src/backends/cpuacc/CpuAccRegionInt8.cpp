@@ -487,12 +487,14 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const std::size_t packedBytes = activationB ? packed.size() * 2 : convPacked.size();
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
+    // A convolution's plan: what its kernel works out from the shape alone, once.
+    const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols) : nullptr;
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(outType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
                              PackData(activationB ? static_cast<const void*>(packed.data()) : convPacked.data(), bytesMd, bytesMd),
                              scaleMem, dst,
-                             bufferOf(conv          ? IntegerConvWorkspaceSize(shape, cols)
+                             bufferOf(conv          ? IntegerConvWorkspaceSize(*convPlan)
                                       : activationB ? IntegerGemmWorkspaceSize(rows, depth) * 2
                                                     : IntegerGemmBytesWorkspaceSize(rows, depth, cols)),
                              bufferOf(activationB ? rows * cols * sizeof(float) : 0)};
@@ -516,7 +518,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const int floatBiasAt = floatBiasMem >= 0 ? static_cast<int>(mems.size()) : -1;
     if (floatBiasMem >= 0) mems.push_back(floatBiasMem);
     const KernelIsa isa = BestKernelIsa();
-    const bool convWorkspace = conv && IntegerConvWorkspaceSize(shape, cols) > 0;
+    const bool convWorkspace = conv && IntegerConvWorkspaceSize(*convPlan) > 0;
     Step step;
     step.m_Name = n.m_Name;
     step.m_Category = "own kernel";
@@ -590,8 +592,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                 to.m_FloatBias =
                     floatBiasAt >= 0 ? static_cast<const float*>(ptr[static_cast<std::size_t>(floatBiasAt)]) + g * cols : nullptr;
                 to.m_Relu = relu;
-                IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, shape,
-                                static_cast<const uint8_t*>(ptr[1]) + groupAt[g], cols, bias ? bias + g * cols : nullptr,
+                IntegerConvAvx2(src + img * imageBytes + g * shape.m_Channels * shape.m_InH * shape.m_InW, aSigned, zp, *convPlan,
+                                static_cast<const uint8_t*>(ptr[1]) + groupAt[g], bias ? bias + g * cols : nullptr,
                                 perColumn ? scales + g * cols : scales, perColumn, to,
                                 convWorkspace ? static_cast<uint8_t*>(ptr[4]) : nullptr);
             }

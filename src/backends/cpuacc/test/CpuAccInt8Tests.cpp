@@ -445,12 +445,15 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::vector<float> floatBias(t.o);
         for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 8.0f;
         const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth);
-        std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(s, t.o));
+        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, t.o);
+        std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
         for (const bool xSigned : {false, true}) {
             const int32_t zp = xSigned ? -7 : 140;
             // Float32; quantized; quantized after a float bias and Relu; requantized (division); requantized
-            // (the reciprocal where it is allowed).
-            for (const int mode : {0, 1, 2, 3, 4}) {
+            // (the reciprocal where it is allowed); each on 1, 2 and 3 threads (the threads share the
+            // (panel, block) pairs: a panel may be split between two).
+            for (int combo = 0; combo < 15; ++combo) {
+                const int mode = combo % 5, threads = 1 + combo / 5;
                 const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
                 std::vector<float> f(t.o * pixels, 1e30f);
                 std::vector<uint8_t> q(t.o * pixels, 0xAB);
@@ -473,8 +476,11 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                         EXPECT_NE(out.m_RequantReciprocal, 0.0f) << "these scales multiply by the reciprocal";
                     }
                 }
-                IntegerConvAvx2(x.data(), xSigned, zp, s, packed.data(), t.o, bias.data(), scales.data(), true, out,
+                const int saved = omp_get_max_threads();
+                omp_set_num_threads(threads);
+                IntegerConvAvx2(x.data(), xSigned, zp, *plan, packed.data(), bias.data(), scales.data(), true, out,
                                 workspace.empty() ? nullptr : workspace.data());
+                omp_set_num_threads(saved);
                 std::size_t wrong = 0;
                 for (std::size_t o = 0; o < t.o; ++o) {
                     for (std::size_t oh = 0; oh < s.m_OutH; ++oh) {
@@ -515,7 +521,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 EXPECT_EQ(wrong, 0u) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " k" << t.k << " stride " << t.stride
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
                                      << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
-                                     << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "");
+                                     << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
+                                     << ", " << threads << " thread(s)";
             }
         }
     }
