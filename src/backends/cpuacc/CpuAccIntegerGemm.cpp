@@ -123,14 +123,20 @@ struct PanelRuns {
 /// of a quad) are exact (PairIsExact); any other pair is halved there and the rest kept as
 /// a correction of that (block, quad, row): 4 bytes again within that bound. Then each row's sum
 /// of its weights (the zero point's share), and the corrections per block and row (a row's run
-/// after the block's main loop into that row's registers).
+/// after the block's main loop into that row's registers). Where corrections are dense (at least
+/// one quad-row in kDenseCorrections: a classifier's weights spread over the int8 range have one in
+/// 40%), the corrections once more as blocks like the main ones (zero where a quad-row has none), for
+/// the GEMV loop (GemvRow), which runs them as it runs the main blocks instead of gathering them.
 struct ConvCorrection {
     uint32_t m_Quad;
     int32_t m_Bytes;  ///< 4 int8: the part of the quad's weights the block does not hold
 };
 struct ConvWeightsHeader {
     uint64_t m_OutChannels, m_Depth, m_Quads, m_Blocks, m_Corrections;
+    uint64_t m_Dense;  ///< 1: the dense correction blocks follow the records
 };
+/// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
+constexpr std::size_t kDenseCorrections = 8;
 constexpr std::size_t kBlobAlign = 64;
 std::size_t AlignUp(std::size_t n) { return (n + kBlobAlign - 1) / kBlobAlign * kBlobAlign; }
 std::size_t Quads(std::size_t depth) { return (depth + 3) / 4; }
@@ -145,27 +151,31 @@ struct ConvWeights {
     const int32_t* m_RowSums;        ///< per output channel
     const uint32_t* m_RowStart;      ///< m_Blocks * kConvRows + 1 indices into m_Corrections, per (block, row)
     const ConvCorrection* m_Corrections;
+    const int8_t* m_Dense;           ///< the dense correction blocks (laid out as m_Blocks), or null
 };
 struct ConvWeightsLayout {
-    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Bytes = 0;
+    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_Bytes = 0;
 };
-ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections) {
+ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense) {
     ConvWeightsLayout l;
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
     l.m_RowSums = l.m_Blocks + AlignUp(ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows);
     l.m_RowStart = l.m_RowSums + AlignUp(outChannels * sizeof(int32_t));
     l.m_Corrections = l.m_RowStart + AlignUp((ConvBlocks(outChannels) * kConvRows + 1) * sizeof(uint32_t));
-    l.m_Bytes = l.m_Corrections + corrections * sizeof(ConvCorrection);
+    l.m_Dense = l.m_Corrections + AlignUp(corrections * sizeof(ConvCorrection));
+    l.m_Bytes = l.m_Dense + (dense ? ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows : 0);
     return l;
 }
 ConvWeights ViewOf(const uint8_t* blob) {
     ConvWeights v{};
     v.m_Header = reinterpret_cast<const ConvWeightsHeader*>(blob);
-    const ConvWeightsLayout l = LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections);
+    const ConvWeightsLayout l =
+        LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
     v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
     v.m_Corrections = reinterpret_cast<const ConvCorrection*>(blob + l.m_Corrections);
+    v.m_Dense = v.m_Header->m_Dense != 0 ? reinterpret_cast<const int8_t*>(blob + l.m_Dense) : nullptr;
     return v;
 }
 
@@ -763,7 +773,7 @@ bool PairIsExact(int w0, int w1) {
 
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth) {
     const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels);
-    std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0);
+    std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0), dense(main.size(), 0);
     std::vector<ConvCorrection> corrections;
     std::vector<uint32_t> rowStart(blocks * kConvRows + 1, 0);
     std::vector<int32_t> rowSums(outChannels, 0);
@@ -800,14 +810,16 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
                     ConvCorrection c{static_cast<uint32_t>(q), 0};
                     std::memcpy(&c.m_Bytes, rest, sizeof(rest));
                     corrections.push_back(c);
+                    std::memcpy(dense.data() + (to - main.data()), rest, sizeof(rest));
                 }
             }
         }
     }
     rowStart[blocks * kConvRows] = static_cast<uint32_t>(corrections.size());
-    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size());
+    const bool denseCorrections = corrections.size() * kDenseCorrections >= blocks * kConvRows * quads;
+    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
-    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size()};
+    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -815,6 +827,7 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     if (!corrections.empty()) {
         std::memcpy(blob.data() + l.m_Corrections, corrections.data(), corrections.size() * sizeof(ConvCorrection));
     }
+    if (denseCorrections) std::memcpy(blob.data() + l.m_Dense, dense.data(), dense.size());
     return blob;
 }
 
@@ -1277,6 +1290,7 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
     const uint32_t flipQuad = flip ? 0x80808080u : 0u;
     const __m128i toU8 = _mm_set1_epi8(static_cast<char>(flipByte));
     const int8_t* w = wts.m_Blocks + block * quads * 4 * kConvRows;
+    const int8_t* dense = wts.m_Dense ? wts.m_Dense + block * quads * 4 * kConvRows : nullptr;
     // The A bytes (of the group's 16) under each weight byte of the three vectors.
     const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
     const __m256i pick1 =
@@ -1295,6 +1309,17 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
         acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
         acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
         acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), w2), _mm256_castsi256_si128(ones)));
+        if (dense) {
+            // The group's corrections, laid out as its weights: the same shuffled taps (every pair
+            // of both within 128 in magnitude, so each product pair is exact) into the same lanes.
+            const int8_t* dg = dense + g * 4 * 4 * kConvRows;
+            const __m256i d0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dg));
+            const __m256i d1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dg + 32));
+            const __m128i d2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dg + 64));
+            acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), d0, ones));
+            acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), d1, ones));
+            acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), d2), _mm256_castsi256_si128(ones)));
+        }
     }
     alignas(32) uint32_t l0[8], l1[8], l2[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(l0), acc0);
@@ -1310,11 +1335,13 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
     for (std::size_t q = 4 * groups; q < quads; ++q) {
         for (std::size_t r = 0; r < kConvRows; ++r) {
             for (std::size_t i = 0; i < 4 && 4 * q + i < k; ++i) {
-                sums[r] += static_cast<uint32_t>(a[4 * q + i] ^ flipByte) *
-                           static_cast<uint32_t>(static_cast<int32_t>(w[(q * kConvRows + r) * 4 + i]));
+                const std::size_t at = (q * kConvRows + r) * 4 + i;
+                const int32_t weight = int32_t{w[at]} + (dense ? int32_t{dense[at]} : 0);
+                sums[r] += static_cast<uint32_t>(a[4 * q + i] ^ flipByte) * static_cast<uint32_t>(weight);
             }
         }
     }
+    if (dense) return;
     // The corrections, four at a time where their quads lie within k (a classifier with weights
     // spread over the int8 range has a correction in 40% of its quad-rows).
     const std::size_t wholeQuads = k / 4;

@@ -375,6 +375,21 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     // And the 8-bit GEMM with every weight pair needing its correction at the largest depth.
     std::fill(b.begin(), b.end(), int8_t{-128});
     EXPECT_EQ(check(big, false, 0, false, 1, a, b, {1.0f}, {}, true), 0u);
+    // The row-at-a-time loop with few corrections (weights mostly small, a pair of 120s now and then:
+    // the corrections gathered one by one) - the cases above correct so many quad-rows that their
+    // weights carry the corrections as dense blocks, run like the weights.
+    for (const Shape s : {Shape{1, 300, 21}, Shape{3, 77, 12}}) {
+        std::vector<int8_t> b(s.k * s.n);
+        for (std::size_t q = 0; q < s.k; ++q) {
+            for (std::size_t j = 0; j < s.n; ++j) b[q * s.n + j] = static_cast<int8_t>(static_cast<int>(rng() % 41) - 20);
+        }
+        for (std::size_t q = 0; q + 1 < s.k; q += 36) {
+            for (std::size_t j = 0; j < s.n; ++j) b[q * s.n + j] = b[(q + 1) * s.n + j] = 120;
+        }
+        std::vector<uint8_t> a(s.m * s.k);
+        for (uint8_t& v : a) v = static_cast<uint8_t>(rng());
+        EXPECT_EQ(check(s, false, 17, false, 1, a, b, {1.0f}, {}, true), 0u) << "few corrections";
+    }
     // Weight pairs at the edge of what vpmaddubsw adds exactly (opposite signs at the ends of the
     // range, same signs summing to +-128, kept whole) and just past it (halved and corrected), each
     // column one pattern along k, against taps of 255 in both places of a pair and in one of them.
