@@ -457,6 +457,9 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
         std::vector<float> scales(t.o);
         for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -14);
+        // Loud: 2^16 larger (past 16 bits) and, every other channel, 2^30 (past 32 bits).
+        std::vector<float> loudScales(scales);
+        for (std::size_t o = 0; o < t.o; ++o) loudScales[o] = std::ldexp(scales[o], o % 2 ? 30 : 16);
         std::vector<float> floatBias(t.o);
         for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 8.0f;
         const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth);
@@ -467,8 +470,13 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
             // Float32; quantized; quantized after a float bias and Relu; requantized (division); requantized
             // (the reciprocal where it is allowed); each on 1, 2 and 3 threads (the threads share the
             // (panel, block) pairs: a panel may be split between two).
-            for (int combo = 0; combo < 15; ++combo) {
-                const int mode = combo % 5, threads = 1 + combo / 5;
+            // Then (combos 15-18) quantized with and without the bias and Relu, on 1 and 2 threads, with
+            // loud scales: most values beyond the 8-bit range on both sides.
+            for (int combo = 0; combo < 19; ++combo) {
+                const bool loud = combo >= 15;
+                const int mode = loud ? 1 + (combo - 15) % 2 : combo % 5, threads = loud ? 1 + (combo - 15) / 2 : 1 + combo / 5;
+                const std::vector<float>& sc = loud ? loudScales : scales;
+                std::size_t saturated = 0;
                 const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
                 std::vector<float> f(t.o * pixels, 1e30f);
                 std::vector<uint8_t> q(t.o * pixels, 0xAB);
@@ -476,7 +484,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 if (quantized) out.m_Quantized = q.data();
                 else out.m_Float = f.data();
                 out.m_Signed = xSigned;
-                out.m_ZeroPoint = xSigned ? 3 : 100;
+                out.m_ZeroPoint = xSigned ? (loud ? -3 : 3) : 100;  // loud s8: a negative zero point at the saturated low end
                 out.m_Relu = reluBias;
                 out.m_FloatBias = reluBias ? floatBias.data() : nullptr;
                 if (requant) {
@@ -493,7 +501,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 }
                 const int saved = omp_get_max_threads();
                 omp_set_num_threads(threads);
-                IntegerConvAvx2(x.data(), xSigned, zp, *plan, packed.data(), bias.data(), scales.data(), true, out,
+                IntegerConvAvx2(x.data(), xSigned, zp, *plan, packed.data(), bias.data(), sc.data(), true, out,
                                 workspace.empty() ? nullptr : workspace.data());
                 omp_set_num_threads(saved);
                 std::size_t wrong = 0;
@@ -513,7 +521,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                     }
                                 }
                             }
-                            float real = static_cast<float>(static_cast<int32_t>(sum)) * scales[o];
+                            float real = static_cast<float>(static_cast<int32_t>(sum)) * sc[o];
                             if (reluBias) real = std::max(real + floatBias[o], 0.0f);
                             const std::size_t at = o * pixels + oh * s.m_OutW + ow;
                             if (quantized) {
@@ -526,6 +534,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                 }
                                 const long got = xSigned ? static_cast<int8_t>(q[at]) : q[at];
                                 wrong += got != want ? 1 : 0;
+                                saturated += want == static_cast<long>(lo) || want == static_cast<long>(hi) ? 1 : 0;
                             } else {
                                 wrong += std::memcmp(&real, &f[at], sizeof(float)) != 0 ? 1 : 0;
                             }
@@ -537,7 +546,10 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
                                      << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
                                      << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
-                                     << ", " << threads << " thread(s)";
+                                     << ", " << threads << " thread(s)" << (loud ? ", loud" : "");
+                if (loud) {
+                    EXPECT_GT(saturated * 4, t.o * pixels) << "the loud scales should take most values past the range";
+                }
             }
         }
     }
