@@ -3,9 +3,11 @@
 // a benchmark, not a test. It separates what a layer costs in the kernel from what it costs in a
 // whole model (docs/performance.md, int8 section):
 //
-//   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT]
+//   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT] [--no-pairings]
 //
-// --only TEXT times only the shapes whose name contains TEXT (to profile one layer).
+// --only TEXT times only the shapes whose name contains TEXT (to profile one layer);
+// --no-pairings packs the weights with one pairing everywhere (as before pairings; the model packs
+// them with pairings where IntegerConvTakesPairings, as this benchmark does by default).
 //
 // Weights are drawn as quantize_static writes them (per output channel symmetric int8: Gaussian
 // values scaled so that the channel's largest is 127), so the share of weight pairs the packing
@@ -61,13 +63,15 @@ double Seconds(std::chrono::steady_clock::time_point from) {
 int main(int argc, char** argv) {
     int threads = 1, rounds = 5;
     std::string only;
+    bool pairings = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
+        else if (a == "--no-pairings") pairings = false;
         else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings]\n", argv[0]);
             return 2;
         }
     }
@@ -84,7 +88,7 @@ int main(int argc, char** argv) {
     std::mt19937 rng(5);
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot\n", threads, rounds);
-    std::printf("%-20s %10s %10s %10s %10s %10s\n", "shape", "hot", "cold out", "cold w", "all cold", "GMAC/s");
+    std::printf("%-21s %10s %10s %10s %10s %10s\n", "shape (p: pairings)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
     bool any = false;
     for (const Shape& sh : kShapes) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;
@@ -105,9 +109,9 @@ int main(int argc, char** argv) {
         }
         std::vector<uint8_t> x(sh.ic * sh.hw * sh.hw);
         for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
-        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth);
-        std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc);
+        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan));
+        std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         const std::size_t workspaceBytes = IntegerConvWorkspaceSize(*plan) + 1;
         std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
                                                      std::vector<uint8_t>(workspaceBytes));
@@ -135,7 +139,7 @@ int main(int argc, char** argv) {
                 best[mode] = std::min(best[mode], Seconds(start) / calls);
             }
         }
-        std::printf("%-20s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
+        std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
                     macs / best[0] / 1e9);
         std::fflush(stdout);
     }

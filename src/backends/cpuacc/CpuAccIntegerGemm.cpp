@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -133,7 +134,8 @@ struct ConvCorrection {
 };
 struct ConvWeightsHeader {
     uint64_t m_OutChannels, m_Depth, m_Quads, m_Blocks, m_Corrections;
-    uint64_t m_Dense;  ///< 1: the dense correction blocks follow the records
+    uint64_t m_Dense;     ///< 1: the dense correction blocks follow the records
+    uint64_t m_Pairings;  ///< 1: each (block, quad) pairs its taps one of three ways (m_XOffsets)
 };
 /// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
 constexpr std::size_t kDenseCorrections = 8;
@@ -152,30 +154,36 @@ struct ConvWeights {
     const uint32_t* m_RowStart;      ///< m_Blocks * kConvRows + 1 indices into m_Corrections, per (block, row)
     const ConvCorrection* m_Corrections;
     const int8_t* m_Dense;           ///< the dense correction blocks (laid out as m_Blocks), or null
+    /// With pairings: per (block, quad), where its taps lie in a panel of three pairings
+    /// (ExpandPairings: [quad][pairing][16 pixels][4]), in bytes; else null.
+    const int32_t* m_XOffsets;
 };
 struct ConvWeightsLayout {
-    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_Bytes = 0;
+    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_Bytes = 0;
 };
-ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense) {
+ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense, bool pairings) {
     ConvWeightsLayout l;
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
     l.m_RowSums = l.m_Blocks + AlignUp(ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows);
     l.m_RowStart = l.m_RowSums + AlignUp(outChannels * sizeof(int32_t));
     l.m_Corrections = l.m_RowStart + AlignUp((ConvBlocks(outChannels) * kConvRows + 1) * sizeof(uint32_t));
     l.m_Dense = l.m_Corrections + AlignUp(corrections * sizeof(ConvCorrection));
-    l.m_Bytes = l.m_Dense + (dense ? ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows : 0);
+    l.m_XOffsets = l.m_Dense + AlignUp(dense ? ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows : 0);
+    l.m_Bytes = l.m_XOffsets + (pairings ? ConvBlocks(outChannels) * Quads(depth) * sizeof(int32_t) : 0);
     return l;
 }
 ConvWeights ViewOf(const uint8_t* blob) {
     ConvWeights v{};
     v.m_Header = reinterpret_cast<const ConvWeightsHeader*>(blob);
     const ConvWeightsLayout l =
-        LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0);
+        LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0,
+                 v.m_Header->m_Pairings != 0);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
     v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
     v.m_Corrections = reinterpret_cast<const ConvCorrection*>(blob + l.m_Corrections);
     v.m_Dense = v.m_Header->m_Dense != 0 ? reinterpret_cast<const int8_t*>(blob + l.m_Dense) : nullptr;
+    v.m_XOffsets = v.m_Header->m_Pairings != 0 ? reinterpret_cast<const int32_t*>(blob + l.m_XOffsets) : nullptr;
     return v;
 }
 
@@ -186,12 +194,14 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
 }
 
 /// The sums of one convolution tile: start[r] plus R rows of a weight block ([quad][rows][4] int8)
-/// times one panel of taps ([quad][16 pixels][4] u8), then each row's corrections (corr +
-/// rowStart[r] up to corr + rowStart[r + 1]); into sums[r][0] (pixels 0-7) and sums[r][1] (8-15;
-/// not computed when kHalf: a panel whose pixels are all in 0-7).
-template <int R, bool kHalf>
+/// times one panel of taps ([quad][16 pixels][4] u8; kPairs: [quad][pairing][16][4], quad q of
+/// this block at panel + xOffsets[q]), then each row's corrections (corr + rowStart[r] up to corr +
+/// rowStart[r + 1]); into sums[r][0] (pixels 0-7) and sums[r][1] (8-15; not computed when kHalf:
+/// a panel whose pixels are all in 0-7).
+template <int R, bool kHalf, bool kPairs>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const int8_t* next, const uint8_t* panel,
-                                                                         std::size_t quads, const ConvCorrection* corr,
+                                                                         const int32_t* xOffsets, std::size_t quads,
+                                                                         const ConvCorrection* corr,
                                                                          const uint32_t* rowStart, const int32_t (&start)[kRows],
                                                                          __m256i (&sums)[kRows][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -208,8 +218,9 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         if constexpr (!kHalf) (hi) = _mm256_add_epi32((hi), QuadSums(x1, w_, ones));               \
     } while (false)
     for (std::size_t q = 0; q < quads; ++q) {
-        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel));
-        const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(panel + q * 4 * kPanel + 32));
+        const uint8_t* xq = kPairs ? panel + xOffsets[q] : panel + q * 4 * kPanel;
+        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
+        const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32));
         const int8_t* wq = w + q * 4 * kConvRows;
         // The next block's weights on their way to L1 (from memory for the large layers: resnet50's
         // 1 MB 1x1 convolutions of layer4 ran 45% slower in the model than with their weights in L2).
@@ -498,7 +509,7 @@ __attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m25
 
 /// One tile of the convolution (rows: output channels, columns: 16 output pixels): the sums, from
 /// each row's RowStart, then StoreTile.
-template <int R, bool kHalf>
+template <int R, bool kHalf, bool kPairs>
 __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
                                               const int32_t* bias, const float* scales, bool perChannel,
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
@@ -507,7 +518,8 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
     for (int r = 0; r < R; ++r) start[r] = RowStart(wts, channel + static_cast<std::size_t>(r), bias, zp);
     __m256i sums[kRows][2];
     const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
-    ConvTileSums<R, kHalf>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel, quads,
+    ConvTileSums<R, kHalf, kPairs>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel,
+                                   kPairs ? wts.m_XOffsets + block * quads : nullptr, quads,
                            wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
     StoreTile<R>(sums, channel, scales, perChannel, out, planeSize, runs);
 }
@@ -533,8 +545,16 @@ using ConvTileFn = void (*)(const ConvWeights&, std::size_t, const uint8_t*, int
                             const IntegerConvOutput&, std::size_t, const PanelRuns&);
 /// [half][rows]: the tile for `rows` output channels, over 16 pixels or (half) the first 8.
 constexpr ConvTileFn kConvTiles[2][kConvRows + 1] = {
-    {nullptr, ConvTile<1, false>, ConvTile<2, false>, ConvTile<3, false>, ConvTile<4, false>, ConvTile<5, false>},
-    {nullptr, ConvTile<1, true>, ConvTile<2, true>, ConvTile<3, true>, ConvTile<4, true>, ConvTile<5, true>}};
+    {nullptr, ConvTile<1, false, false>, ConvTile<2, false, false>, ConvTile<3, false, false>, ConvTile<4, false, false>,
+     ConvTile<5, false, false>},
+    {nullptr, ConvTile<1, true, false>, ConvTile<2, true, false>, ConvTile<3, true, false>, ConvTile<4, true, false>,
+     ConvTile<5, true, false>}};
+/// The same over a panel of three pairings (weights packed with pairings).
+constexpr ConvTileFn kPairedConvTiles[2][kConvRows + 1] = {
+    {nullptr, ConvTile<1, false, true>, ConvTile<2, false, true>, ConvTile<3, false, true>, ConvTile<4, false, true>,
+     ConvTile<5, false, true>},
+    {nullptr, ConvTile<1, true, true>, ConvTile<2, true, true>, ConvTile<3, true, true>, ConvTile<4, true, true>,
+     ConvTile<5, true, true>}};
 
 /// Whether a panel's stored pixels are all in its first 8 lanes.
 bool HalfPanel(const PanelRuns& runs) {
@@ -831,7 +851,25 @@ bool PairIsExact(int w0, int w1) {
 
 }  // namespace
 
-std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth) {
+namespace {
+
+/// The tap order of each pairing of a quad's 4 taps (a, b, c, d): vpmaddubsw adds bytes 0-1 and
+/// 2-3, so pairing 0 adds (a, b) and (c, d), pairing 1 (a, c) and (b, d), pairing 2 (a, d) and (b, c).
+constexpr int kPairingOrder[3][4] = {{0, 1, 2, 3}, {0, 2, 1, 3}, {0, 3, 1, 2}};
+
+/// Output channel o's 4 weights of quad q in pairing v's order (0 past the depth or the channels).
+void QuadWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, std::size_t o, std::size_t q, int v, int (&out)[4]) {
+    for (std::size_t i = 0; i < 4; ++i) {
+        const std::size_t k = 4 * q + static_cast<std::size_t>(kPairingOrder[v][i]);
+        out[i] = o < outChannels && k < depth ? w[o * depth + k] : 0;
+    }
+}
+
+bool QuadIsExact(const int (&v)[4]) { return PairIsExact(v[0], v[1]) && PairIsExact(v[2], v[3]); }
+
+}  // namespace
+
+std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings) {
     const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels);
     std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0), dense(main.size(), 0);
     std::vector<ConvCorrection> corrections;
@@ -840,34 +878,57 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     for (std::size_t o = 0; o < outChannels; ++o) {
         for (std::size_t k = 0; k < depth; ++k) rowSums[o] += w[o * depth + k];
     }
+    // Each (block, quad)'s pairing: the one that leaves the fewest of its rows to correct (0 where
+    // pairings are not asked for, or save fewer than 1 quad-row in 100).
+    std::vector<int> pairing(blocks * quads, 0);
+    if (pairings) {
+        std::size_t before = 0, after = 0;
+        for (std::size_t blk = 0; blk < blocks; ++blk) {
+            for (std::size_t q = 0; q < quads; ++q) {
+                std::size_t inexact[3] = {};
+                for (int v = 0; v < 3; ++v) {
+                    for (std::size_t r = 0; r < kConvRows; ++r) {
+                        int quad[4];
+                        QuadWeights(w, outChannels, depth, blk * kConvRows + r, q, v, quad);
+                        inexact[v] += QuadIsExact(quad) ? 0 : 1;
+                    }
+                }
+                const int best = static_cast<int>(std::min_element(inexact, inexact + 3) - inexact);
+                pairing[blk * quads + q] = best;
+                before += inexact[0], after += inexact[best];
+            }
+        }
+        pairings = (before - after) * 100 >= blocks * quads * kConvRows;
+        if (!pairings) std::fill(pairing.begin(), pairing.end(), 0);
+    }
     for (std::size_t blk = 0; blk < blocks; ++blk) {
         for (std::size_t r = 0; r < kConvRows; ++r) {
             rowStart[blk * kConvRows + r] = static_cast<uint32_t>(corrections.size());
             const std::size_t o = blk * kConvRows + r;
             for (std::size_t q = 0; q < quads; ++q) {
+                const int v = pairing[blk * quads + q];
+                int quad[4];
+                QuadWeights(w, outChannels, depth, o, q, v, quad);
                 int8_t* to = main.data() + (blk * quads + q) * 4 * kConvRows + 4 * r;
                 int8_t rest[4] = {};
                 bool corrected = false;
                 for (std::size_t pair = 0; pair < 2; ++pair) {
-                    int v[2];
-                    for (std::size_t h = 0; h < 2; ++h) {
-                        const std::size_t k = 4 * q + 2 * pair + h;
-                        v[h] = o < outChannels && k < depth ? w[o * depth + k] : 0;
-                    }
-                    if (PairIsExact(v[0], v[1])) {
-                        to[2 * pair] = static_cast<int8_t>(v[0]), to[2 * pair + 1] = static_cast<int8_t>(v[1]);
+                    const int* p = quad + 2 * pair;
+                    if (PairIsExact(p[0], p[1])) {
+                        to[2 * pair] = static_cast<int8_t>(p[0]), to[2 * pair + 1] = static_cast<int8_t>(p[1]);
                         continue;
                     }
                     // Same signs, |w0 + w1| > 128: halved (toward zero) in the block, the rest (each
                     // within 64) in a correction; both pairs exact.
                     for (std::size_t h = 0; h < 2; ++h) {
-                        to[2 * pair + h] = static_cast<int8_t>(v[h] / 2);
-                        rest[2 * pair + h] = static_cast<int8_t>(v[h] - v[h] / 2);
+                        to[2 * pair + h] = static_cast<int8_t>(p[h] / 2);
+                        rest[2 * pair + h] = static_cast<int8_t>(p[h] - p[h] / 2);
                     }
                     corrected = true;
                 }
                 if (corrected) {
-                    ConvCorrection c{static_cast<uint32_t>(q), 0};
+                    // The taps it multiplies: quad q (with pairings, its pairing's copy of quad q).
+                    ConvCorrection c{static_cast<uint32_t>(pairings ? 3 * q + static_cast<std::size_t>(v) : q), 0};
                     std::memcpy(&c.m_Bytes, rest, sizeof(rest));
                     corrections.push_back(c);
                     std::memcpy(dense.data() + (to - main.data()), rest, sizeof(rest));
@@ -876,10 +937,11 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         }
     }
     rowStart[blocks * kConvRows] = static_cast<uint32_t>(corrections.size());
-    const bool denseCorrections = corrections.size() * kDenseCorrections >= blocks * kConvRows * quads;
-    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections);
+    // Dense corrections are for the GEMV loop, which reads the taps in their own order: never with pairings.
+    const bool denseCorrections = !pairings && corrections.size() * kDenseCorrections >= blocks * kConvRows * quads;
+    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
-    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u};
+    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u, pairings ? 1u : 0u};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -888,8 +950,17 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         std::memcpy(blob.data() + l.m_Corrections, corrections.data(), corrections.size() * sizeof(ConvCorrection));
     }
     if (denseCorrections) std::memcpy(blob.data() + l.m_Dense, dense.data(), dense.size());
+    if (pairings) {
+        std::vector<int32_t> offsets(blocks * quads);
+        for (std::size_t i = 0; i < offsets.size(); ++i) {
+            offsets[i] = static_cast<int32_t>((3 * (i % quads) + static_cast<std::size_t>(pairing[i])) * 4 * kPanel);
+        }
+        std::memcpy(blob.data() + l.m_XOffsets, offsets.data(), offsets.size() * sizeof(int32_t));
+    }
     return blob;
 }
+
+bool IntegerConvWeightsArePaired(const uint8_t* packed) { return ViewOf(packed).m_XOffsets != nullptr; }
 
 namespace {
 
@@ -1042,6 +1113,9 @@ constexpr std::size_t kGemvRows = 4;
 /// the 4-pixel last panel of its 14x14 maps ran 5-10% slower per layer through the GEMV than as a
 /// half tile, trellis_int8_conv_bench).
 constexpr std::size_t kConvGemvPixels = 2;
+/// The largest depth whose convolutions take pairings: the panel of three pairings (3 x 16 x depth
+/// bytes, 24 KB at 512) stays in L1 beside the block of weights it runs against.
+constexpr std::size_t kPairingsDepth = 512;
 __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
                                              uint32_t (&sums)[kConvRows]);
 
@@ -1092,6 +1166,8 @@ struct IntegerConvPlan {
     /// Per panel, where all panels are packed first: its slot among the panels of at most
     /// kConvGemvPixels pixels (whose rows the GEMV reads), or m_Panels.
     std::vector<std::size_t> m_Slot;
+    /// Whether weights packed with pairings may run here (IntegerConvTakesPairings).
+    bool m_TakesPairings = false;
 };
 
 std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std::size_t outChannels) {
@@ -1159,8 +1235,17 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
         }
         p.m_Workspace.m_SmallSize = small * kConvGemvPixels * p.m_RowBytes;
     }
+    // Pairings: panel by panel (a panel of three pairings per thread, in L1 up to kPairingsDepth),
+    // and no panel through the GEMV loop, which reads the taps in their own order.
+    p.m_TakesPairings = p.m_Workspace.m_PanelsSize == 0 && p.m_Depth <= kPairingsDepth;
+    for (const PanelRuns& runs : p.m_Runs) {
+        const std::size_t n = PixelsIn(runs);
+        p.m_TakesPairings = p.m_TakesPairings && !(n > 0 && n <= kConvGemvPixels);
+    }
     return plan;
 }
+
+bool IntegerConvTakesPairings(const IntegerConvPlan& plan) { return plan.m_TakesPairings; }
 
 std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan) {
     const ConvWorkspace& w = plan.m_Workspace;
@@ -1168,6 +1253,24 @@ std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan) {
 }
 
 namespace {
+
+/// A panel ([quad][16 pixels][4] u8) as the panel of its three pairings ([quad][pairing][16][4]):
+/// each pixel's 4 taps of a quad in kPairingOrder's orders.
+__attribute__((target("avx2"))) void ExpandPairings(const uint8_t* from, std::size_t quads, uint8_t* to) {
+    const __m256i order1 = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11,
+                                            12, 14, 13, 15);
+    const __m256i order2 = _mm256_setr_epi8(0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10,
+                                            12, 15, 13, 14);
+    for (std::size_t q = 0; q < quads; ++q) {
+        for (std::size_t half = 0; half < 2; ++half) {
+            const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + q * 4 * kPanel + 32 * half));
+            uint8_t* at = to + 3 * q * 4 * kPanel + 32 * half;
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), x);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 4 * kPanel), _mm256_shuffle_epi8(x, order1));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 8 * kPanel), _mm256_shuffle_epi8(x, order2));
+        }
+    }
+}
 
 /// This thread's buffer of at least `bytes` (a panel and its GEMV rows, or a row of SplitByParity),
 /// kept between calls: allocating and zeroing it per call and thread cost more than the small
@@ -1185,6 +1288,10 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                      uint8_t* workspace) {
     const Im2ColShape& s = plan.m_Shape;
     const ConvWeights wts = ViewOf(packed);
+    const bool paired = wts.m_XOffsets != nullptr;
+    if (paired && !plan.m_TakesPairings) {
+        throw std::invalid_argument("IntegerConvAvx2: weights packed with pairings for a convolution that does not take them");
+    }
     const std::size_t depth = plan.m_Depth, quads = plan.m_Quads, pixels = plan.m_Pixels, blocks = plan.m_Blocks;
     const std::size_t outChannels = plan.m_OutChannels, panelSize = plan.m_PanelSize, rowBytes = plan.m_RowBytes;
     const ConvWorkspace& layout = plan.m_Workspace;
@@ -1211,7 +1318,8 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     };
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
-        kConvTiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
+        (paired ? kPairedConvTiles : kConvTiles)[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels,
+                                                                         runs);
     };
     // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
     // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
@@ -1284,8 +1392,10 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             // it: an equal share of the (panel, block) pairs, in panel order, so that no thread waits
             // for another's extra panel (2-4% of a 28x28 layer's time at 2 threads); a panel split
             // between two threads is packed by both.
-            uint8_t* panel = ThreadBuffer(panelSize + kConvGemvPixels * rowBytes);
-            uint8_t* rows = panel + panelSize;
+            // With pairings the panel is packed at `packedAt` and expanded to its three pairings.
+            uint8_t* panel = ThreadBuffer((paired ? 4 : 1) * panelSize + kConvGemvPixels * rowBytes);
+            uint8_t* packedAt = paired ? panel + 3 * panelSize : panel;
+            uint8_t* rows = packedAt + panelSize;
             const std::size_t threads = static_cast<std::size_t>(omp_get_num_threads());
             const std::size_t me = static_cast<std::size_t>(omp_get_thread_num()), units = panels * blocks;
             const std::size_t first = units * me / threads, last = units * (me + 1) / threads;
@@ -1294,7 +1404,8 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                 u += to - from;
                 const PanelRuns& runs = plan.m_Runs[t];
                 if (runs.m_Count == 0) continue;
-                pack(t, panel);
+                pack(t, packedAt);
+                if (paired) ExpandPairings(packedAt, quads, panel);
                 if (PixelsIn(runs) <= kConvGemvPixels) {
                     GatherPanelRows(runs, panel, quads, rowBytes, rows);
                     for (std::size_t blk = from; blk < to; ++blk) gemv(blk, runs, rows);

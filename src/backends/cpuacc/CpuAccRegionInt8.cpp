@@ -369,6 +369,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const std::size_t perGroup = activationB ? PackedIntegerWeightsSize(depth, cols) : 0;
     std::vector<int16_t> packed(1);
     // The weights: one blob of bytes per group (PackIntegerConvWeights), one after the other.
+    // A convolution's plan: what its kernel works out from the shape alone, once.
+    const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols) : nullptr;
     std::vector<uint8_t> convPacked;
     std::vector<std::size_t> groupAt;
     std::vector<int8_t> transposed;
@@ -381,7 +383,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     }
     for (std::size_t g = 0; g < groups && !activationB; ++g) {
         if (conv) {
-            const std::vector<uint8_t> blob = PackIntegerConvWeights(w + g * cols * depth, cols, depth);
+            const std::vector<uint8_t> blob = PackIntegerConvWeights(w + g * cols * depth, cols, depth, IntegerConvTakesPairings(*convPlan));
             groupAt.push_back(convPacked.size());
             convPacked.insert(convPacked.end(), blob.begin(), blob.end());
             convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned
@@ -487,8 +489,6 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const std::size_t packedBytes = activationB ? packed.size() * 2 : convPacked.size();
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
-    // A convolution's plan: what its kernel works out from the shape alone, once.
-    const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols) : nullptr;
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
     const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(outType)) : dstF32);
     std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),

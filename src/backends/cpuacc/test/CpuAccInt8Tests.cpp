@@ -435,7 +435,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::size_t c, h, w, o, k, stride, dilation, pad;
         std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
     };
-    std::size_t checked = 0;
+    std::size_t checked = 0, pairedCases = 0;
     for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
@@ -462,10 +462,20 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (std::size_t o = 0; o < t.o; ++o) loudScales[o] = std::ldexp(scales[o], o % 2 ? 30 : 16);
         std::vector<float> floatBias(t.o);
         for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 8.0f;
-        const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth);
         const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, t.o);
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
-        for (const bool xSigned : {false, true}) {
+        // Each case with the weights as packed, and (where the plan takes them) with pairings: these
+        // uniform weights need a correction in most quad-rows under any pairing, fewer under the best.
+        for (int variant = 0; variant < 4; ++variant) {
+            const bool paired = variant >= 2, xSigned = variant % 2 == 1;
+            if (paired && !IntegerConvTakesPairings(*plan)) continue;
+            const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth, paired);
+            if (paired) {
+                ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data())) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o;
+                ++pairedCases;
+            } else {
+                EXPECT_FALSE(IntegerConvWeightsArePaired(packed.data()));
+            }
             const int32_t zp = xSigned ? -7 : 140;
             // Float32; quantized; quantized after a float bias and Relu; requantized (division); requantized
             // (the reciprocal where it is allowed); each on 1, 2 and 3 threads (the threads share the
@@ -546,7 +556,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
                                      << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
                                      << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
-                                     << ", " << threads << " thread(s)" << (loud ? ", loud" : "");
+                                     << ", " << threads << " thread(s)" << (loud ? ", loud" : "") << (paired ? ", pairings" : "");
                 if (loud) {
                     EXPECT_GT(saturated * 4, t.o * pixels) << "the loud scales should take most values past the range";
                 }
@@ -554,6 +564,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         }
     }
     EXPECT_GT(checked, 0u);
+    EXPECT_GT(pairedCases, 8u) << "most cases run panel by panel without GEMV pixels: they take pairings";
 }
 
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
