@@ -282,6 +282,18 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Requantize(__m256i
                             : vecmath::QuantizeAvx2(d, r.m_OutScale, r.m_Lo, r.m_Hi, r.m_Zp);
 }
 
+/// One row's 16 sums as float times the channel's scale (scales[0], or scales[ch] per channel),
+/// plus its float bias (or none).
+__attribute__((target("avx2"), always_inline)) inline void ScaledRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
+                                                                      bool perChannel, const float* floatBias, __m256& v0, __m256& v1) {
+    const __m256 s = _mm256_set1_ps(scales[perChannel ? ch : 0]);
+    v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[0]), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[1]), s);
+    if (floatBias) {
+        const __m256 fb = _mm256_set1_ps(floatBias[ch]);
+        v0 = _mm256_add_ps(v0, fb), v1 = _mm256_add_ps(v1, fb);
+    }
+}
+
 /// One row's 16 quantized values as int32: float(sums) times the channel's scale, plus its float
 /// bias, clamped to [vlo, vhi] and rounded (the current rounding mode: half to even), plus the
 /// zero point - or, kRequant, that less the zero point requantized.
@@ -290,12 +302,8 @@ __attribute__((target("avx2"), always_inline)) inline void QuantizedRow(const __
                                                                          bool perChannel, const float* floatBias, __m256 vlo,
                                                                          __m256 vhi, __m256i zpv, const Requantization& rq,
                                                                          __m256i& q0, __m256i& q1) {
-    const __m256 s = _mm256_set1_ps(scales[perChannel ? ch : 0]);
-    __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[0]), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[1]), s);
-    if (floatBias) {
-        const __m256 fb = _mm256_set1_ps(floatBias[ch]);
-        v0 = _mm256_add_ps(v0, fb), v1 = _mm256_add_ps(v1, fb);
-    }
+    __m256 v0, v1;
+    ScaledRow(sums, ch, scales, perChannel, floatBias, v0, v1);
     const __m256i t0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v0, vlo), vhi));
     const __m256i t1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(v1, vlo), vhi));
     if constexpr (kRequant) {
@@ -313,12 +321,8 @@ __attribute__((target("avx2"), always_inline)) inline void QuantizedRow(const __
 __attribute__((target("avx2"), always_inline)) inline void RoundedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                        bool perChannel, const float* floatBias, bool relu, __m256 vhi,
                                                                        __m256i& t0, __m256i& t1) {
-    const __m256 s = _mm256_set1_ps(scales[perChannel ? ch : 0]);
-    __m256 v0 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[0]), s), v1 = _mm256_mul_ps(_mm256_cvtepi32_ps(sums[1]), s);
-    if (floatBias) {
-        const __m256 fb = _mm256_set1_ps(floatBias[ch]);
-        v0 = _mm256_add_ps(v0, fb), v1 = _mm256_add_ps(v1, fb);
-    }
+    __m256 v0, v1;
+    ScaledRow(sums, ch, scales, perChannel, floatBias, v0, v1);
     if (relu) {  // v first: a NaN gives 0, as the clamp's lower bound 0 gave it
         v0 = _mm256_max_ps(v0, _mm256_setzero_ps()), v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
     }
@@ -1448,6 +1452,25 @@ void PackRowPanel(const uint8_t* a, bool aSigned, std::size_t m, std::size_t k, 
 }
 
 
+/// One group of 16 bytes of A (a16: 4 quads) times one group of a block's bytes (80 at wg: [4
+/// quads][5 rows][4]) as three vectors, A's bytes shuffled under each weight byte, into the lanes
+/// of (quad, row) of acc0-acc2 (GemvRow's layout of them).
+__attribute__((target("avx2"), always_inline)) inline void GemvGroup(__m128i a16, const int8_t* wg, __m256i& acc0, __m256i& acc1,
+                                                                      __m128i& acc2) {
+    const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+    const __m256i pick1 =
+        _mm256_setr_epi8(4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m128i pick2 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+    const __m256i ones = _mm256_set1_epi16(1);
+    const __m256i both = _mm256_broadcastsi128_si256(a16);
+    const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg));
+    const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32));
+    const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wg + 64));
+    acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
+    acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
+    acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), w2), _mm256_castsi256_si128(ones)));
+}
+
 /// One row of A (u8; an s8 row's bytes read plus 128 when `flip`, as the tiles read them, zpU8
 /// likewise) times one block of the packed weights: the block's 5 rows' sums. Per 4 quads of depth the block's 80 bytes ([quad][5 rows][4])
 /// as three vectors, A's 16 bytes of those quads spread to match by byte shuffles, vpmaddubsw and
@@ -1462,35 +1485,14 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
     const __m128i toU8 = _mm_set1_epi8(static_cast<char>(flipByte));
     const int8_t* w = wts.m_Blocks + block * quads * 4 * kConvRows;
     const int8_t* dense = wts.m_Dense ? wts.m_Dense + block * quads * 4 * kConvRows : nullptr;
-    // The A bytes (of the group's 16) under each weight byte of the three vectors.
-    const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
-    const __m256i pick1 =
-        _mm256_setr_epi8(4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m128i pick2 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0;
     __m128i acc2 = _mm_setzero_si128();
     for (std::size_t g = 0; g < groups; ++g) {
         const __m128i a16 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g)), toU8);
-        const __m256i both = _mm256_broadcastsi128_si256(a16);
-        const int8_t* wg = w + g * 4 * 4 * kConvRows;
-        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg));
-        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32));
-        const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wg + 64));
-        acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
-        acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
-        acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), w2), _mm256_castsi256_si128(ones)));
-        if (dense) {
-            // The group's corrections, laid out as its weights: the same shuffled taps (every pair
-            // of both within 128 in magnitude, so each product pair is exact) into the same lanes.
-            const int8_t* dg = dense + g * 4 * 4 * kConvRows;
-            const __m256i d0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dg));
-            const __m256i d1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(dg + 32));
-            const __m128i d2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(dg + 64));
-            acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), d0, ones));
-            acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), d1, ones));
-            acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), d2), _mm256_castsi256_si128(ones)));
-        }
+        GemvGroup(a16, w + g * 4 * 4 * kConvRows, acc0, acc1, acc2);
+        // The group's corrections, laid out as its weights: the same shuffled taps (every pair of
+        // both within 128 in magnitude, so each product pair is exact) into the same lanes.
+        if (dense) GemvGroup(a16, dense + g * 4 * 4 * kConvRows, acc0, acc1, acc2);
     }
     alignas(32) uint32_t l0[8], l1[8], l2[4];
     _mm256_store_si256(reinterpret_cast<__m256i*>(l0), acc0);
@@ -1529,7 +1531,7 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
             const __m128i taps = _mm_setr_epi32(static_cast<int32_t>(x[0]), static_cast<int32_t>(x[1]), static_cast<int32_t>(x[2]),
                                                 static_cast<int32_t>(x[3]));
             const __m128i bytes = _mm_setr_epi32(c[0].m_Bytes, c[1].m_Bytes, c[2].m_Bytes, c[3].m_Bytes);
-            acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_maddubs_epi16(taps, bytes), _mm256_castsi256_si128(ones)));
+            acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_maddubs_epi16(taps, bytes), _mm_set1_epi16(1)));
         }
         alignas(16) uint32_t four[4];
         _mm_store_si128(reinterpret_cast<__m128i*>(four), acc);
