@@ -1311,14 +1311,14 @@ __attribute__((target("avx512f"), always_inline)) inline void Store16(Q* p, __m5
 __attribute__((target("avx512f"), always_inline)) inline __m512 ToFloat16(__m512i v) {
     return _mm512_mask_cvtepi32_ps(_mm512_setzero_ps(), 0xFFFF, v);
 }
-/// 16 floats already divided by the scale: clamped, rounded half to even, the zero point added.
+/// 16 floats already divided by the scale: clamped, rounded by vcvtps2dq in the current rounding
+/// mode (half to even, as ClampRoundAvx2 and the scalar kernels), the zero point added.
 __attribute__((target("avx512f"), always_inline)) inline __m512i ClampRound16(__m512 v, __m512 lo, __m512 hi, __m512i zp) {
     // The masked forms with every lane set: the plain ones start from _mm512_undefined_*, which
     // GCC 12 reports as maybe-uninitialized.
     constexpr __mmask16 all = 0xFFFF;
     v = _mm512_mask_max_ps(v, all, v, lo);
     v = _mm512_mask_min_ps(v, all, v, hi);
-    v = _mm512_mask_roundscale_ps(v, all, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     return _mm512_add_epi32(_mm512_mask_cvtps_epi32(zp, all, v), zp);
 }
 __attribute__((target("avx512f"), always_inline)) inline __m512i Quantize16(__m512 x, __m512 scale, __m512 lo, __m512 hi,
@@ -1382,8 +1382,8 @@ __attribute__((target("avx512f"))) void QuantizedAddAvx512Wide(const Q* a, const
 
 // AVX2 versions, 8 elements at a time (the compiler vectorizes the bodies above only 4 wide with
 // AVX2 too: QuantizedAdd ran at 2.3 cycles per element on resnet50's residuals); the same steps and
-// roundings as the bodies and the AVX-512 versions (vroundps to nearest even for the magic-number
-// rounding, exact as the values are clamped to the 8-bit range first).
+// roundings as the bodies and the AVX-512 versions (vcvtps2dq's rounding in the current mode for the
+// magic-number rounding, exact as the values are clamped to the 8-bit range first).
 template <typename Q>
 __attribute__((target("avx2"), always_inline)) inline __m256i Load8(const Q* p) {
     const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
