@@ -501,9 +501,10 @@ void MaxPoolPlain(const MaxPoolShape& s, const float* in, float* out) { TRELLIS_
 /// kernel's width (`slide`), every stride-th of those out. Vectorized over the row, where the
 /// scalar window loops compared one pixel at a time (3.5 ms for AlexNet's first pool in oneDNN,
 /// 0.46 ms in those loops, 0.76 ms for resnet50's float pool on the AVX2-capped Xeon).
+/// The window rows' maximum of output row y (MaxPoolSlidingRow's first step) into `row`, padded on
+/// both sides with the type's lowest value up to the windows' reach.
 template <typename T>
-__attribute__((always_inline)) inline void MaxPoolSlidingRow(const MaxPoolShape& s, const T* in, T* out, std::size_t y) {
-    alignas(32) T row[kMaxPoolSlidingRow], slide[kMaxPoolSlidingRow];
+__attribute__((always_inline)) inline void MaxPoolWindowRows(const MaxPoolShape& s, const T* in, std::size_t y, T* row) {
     const auto [y0, y1] = PoolWindow(y, s.m_StrideH, s.m_PadTop, s.m_KernelH, s.m_InH);
     const std::size_t span = (s.m_OutW - 1) * s.m_StrideW + 1;  // window starts, in padded coordinates
     const std::size_t width = std::max(s.m_PadLeft + s.m_InW, span + s.m_KernelW - 1);
@@ -518,6 +519,13 @@ __attribute__((always_inline)) inline void MaxPoolSlidingRow(const MaxPoolShape&
 #pragma omp simd
         for (std::size_t i = 0; i < s.m_InW; ++i) r[i] = p[i] > r[i] ? p[i] : r[i];
     }
+}
+
+template <typename T>
+__attribute__((always_inline)) inline void MaxPoolSlidingRow(const MaxPoolShape& s, const T* in, T* out, std::size_t y) {
+    alignas(32) T row[kMaxPoolSlidingRow], slide[kMaxPoolSlidingRow];
+    MaxPoolWindowRows(s, in, y, row);
+    const std::size_t span = (s.m_OutW - 1) * s.m_StrideW + 1;  // window starts, in padded coordinates
     std::memcpy(slide, row, span * sizeof(T));
     for (std::size_t k = 1; k < s.m_KernelW; ++k) {
 #pragma omp simd
@@ -535,7 +543,63 @@ __attribute__((always_inline)) inline void MaxPoolSlidingRows(const MaxPoolShape
     }
 }
 template <typename T>
-__attribute__((target("avx2"))) void MaxPoolSlidingAvx2(const MaxPoolShape& s, const T* in, T* out) { MaxPoolSlidingRows(s, in, out); }
+__attribute__((target("avx2"), always_inline)) inline __m256i MaxBytes(__m256i a, __m256i b) {
+    return std::is_signed_v<T> ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+
+/// An 8-bit max pool with stride 2 across: each output row from the window rows' maximum split
+/// into its even and odd bytes (two byte shuffles per 32), output x the maximum of even[x + j] and
+/// odd[x + j] over the window - 32 outputs per vector operation, where the stride-2 pick of the
+/// sliding maximum went a byte at a time (resnet50's pool 0.21 ms against ONNX Runtime's 0.12).
+template <typename T>
+__attribute__((target("avx2"))) void MaxPoolStride2Bytes(const MaxPoolShape& s, const T* in, T* out) {
+    static_assert(sizeof(T) == 1);
+    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0, 2, 4, 6, 8, 10, 12, 14, 1, 3,
+                                           5, 7, 9, 11, 13, 15);
+#pragma omp parallel for schedule(static) if (s.m_Blocks * s.m_OutH > 1)
+    for (long long r = 0; r < static_cast<long long>(s.m_Blocks * s.m_OutH); ++r) {
+        const std::size_t b = static_cast<std::size_t>(r) / s.m_OutH, y = static_cast<std::size_t>(r) % s.m_OutH;
+        // Room for the whole 32-byte chunks of the row and of its halves: the last vector of outputs
+        // reads past the windows' reach (lanes not stored).
+        alignas(32) T row[kMaxPoolSlidingRow + 128], even[kMaxPoolSlidingRow / 2 + 128], odd[kMaxPoolSlidingRow / 2 + 128];
+        MaxPoolWindowRows(s, in + b * s.m_InH * s.m_InW, y, row);
+        const std::size_t vectors = (s.m_OutW + 31) / 32;
+        const std::size_t halves = vectors * 32 + (s.m_KernelW - 1) / 2;  // even / odd bytes the vectors read
+        for (std::size_t i = 0; i < halves; i += 16) {
+            const __m256i v = _mm256_permute4x64_epi64(
+                _mm256_shuffle_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * i)), split), 0xD8);
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(even + i), _mm256_castsi256_si128(v));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(odd + i), _mm256_extracti128_si256(v, 1));
+        }
+        T* o = out + (b * s.m_OutH + y) * s.m_OutW;
+        // Window x reads padded bytes 2x .. 2x + K - 1: even[x + j] for 2j < K, odd[x + j] for 2j + 1 < K.
+        for (std::size_t x = 0; x < s.m_OutW; x += 32) {
+            __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(even + x));
+            for (std::size_t j = 0; 2 * j < s.m_KernelW; ++j) {
+                m = MaxBytes<T>(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(even + x + j)));
+                if (2 * j + 1 < s.m_KernelW) m = MaxBytes<T>(m, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(odd + x + j)));
+            }
+            if (x + 32 <= s.m_OutW) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + x), m);
+            } else {
+                alignas(32) T last[32];
+                _mm256_store_si256(reinterpret_cast<__m256i*>(last), m);
+                std::memcpy(o + x, last, s.m_OutW - x);
+            }
+        }
+    }
+}
+
+template <typename T>
+__attribute__((target("avx2"))) void MaxPoolSlidingAvx2(const MaxPoolShape& s, const T* in, T* out) {
+    if constexpr (sizeof(T) == 1) {
+        if (s.m_StrideW == 2) {
+            MaxPoolStride2Bytes(s, in, out);
+            return;
+        }
+    }
+    MaxPoolSlidingRows(s, in, out);
+}
 template <typename T>
 __attribute__((target("avx512f"))) void MaxPoolSlidingAvx512(const MaxPoolShape& s, const T* in, T* out) { MaxPoolSlidingRows(s, in, out); }
 template <typename T>

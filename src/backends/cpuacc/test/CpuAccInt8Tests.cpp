@@ -792,21 +792,27 @@ TEST(CpuAccInt8, QuantizedMaxPoolPoolsTheBytesExactly) {
     SKIP_WITHOUT_CPUACC();
     for (DataType t : {DataType::UInt8, DataType::Signed8}) {
         const int32_t zp = t == DataType::UInt8 ? 9 : -5;
-        for (const unsigned int stride : {2u, 1u}) {
-            for (const bool sameGrid : {true, false}) {
-                QdqNet net;
-                IOutputSlot* x = net.Input({2, 5, 13, 12});
-                PoolingDescriptor pool;
-                pool.m_KernelShape = {3, 3};
-                pool.m_Strides = {stride, stride};
-                pool.m_PadsBegin = {1, 1};
-                pool.m_PadsEnd = {1, 1};
-                IOutputSlot* p = net.Layer(LayerType::Pooling, pool, {net.Dequantize(net.Quantize(x, 0.03f, t, zp), 0.03f, t, zp)});
-                net.Output(net.Quantize(p, sameGrid ? 0.03f : 0.05f, t, zp));
-                const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
-                const QdqNet::Result ref = net.Run({"CpuRef"});
-                EXPECT_EQ(acc.m_Text.find("quantized-max-pool x1") != std::string::npos, sameGrid) << acc.m_Text;
-                EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0]) << GetDataTypeName(t) << " stride " << stride;
+        // (input width, kernel, padding): narrow rows; rows of 38 outputs at stride 2 (a whole
+        // vector of 32 and a tail) with a 3x3 kernel padded and a 2x2 one unpadded.
+        struct Case { unsigned int width, kernel, pad; };
+        for (const Case c : {Case{12, 3, 1}, Case{75, 3, 1}, Case{76, 2, 0}}) {
+            for (const unsigned int stride : {2u, 1u}) {
+                for (const bool sameGrid : {true, false}) {
+                    QdqNet net;
+                    IOutputSlot* x = net.Input({2, 5, 13, c.width});
+                    PoolingDescriptor pool;
+                    pool.m_KernelShape = {c.kernel, c.kernel};
+                    pool.m_Strides = {stride, stride};
+                    pool.m_PadsBegin = {c.pad, c.pad};
+                    pool.m_PadsEnd = {c.pad, c.pad};
+                    IOutputSlot* p = net.Layer(LayerType::Pooling, pool, {net.Dequantize(net.Quantize(x, 0.03f, t, zp), 0.03f, t, zp)});
+                    net.Output(net.Quantize(p, sameGrid ? 0.03f : 0.05f, t, zp));
+                    const QdqNet::Result acc = net.Run({"CpuAcc", "CpuRef"});
+                    const QdqNet::Result ref = net.Run({"CpuRef"});
+                    EXPECT_EQ(acc.m_Text.find("quantized-max-pool x1") != std::string::npos, sameGrid) << acc.m_Text;
+                    EXPECT_EQ(acc.m_Outputs[0], ref.m_Outputs[0])
+                        << GetDataTypeName(t) << " stride " << stride << " width " << c.width << " kernel " << c.kernel;
+                }
             }
         }
     }
