@@ -113,7 +113,7 @@ __attribute__((target("avx2"))) void Tile(const int16_t* a, const int16_t* b, st
 }
 
 /// Where a panel's 16 columns go in an output plane: runs of consecutive lanes to consecutive
-/// pixels (one run normally; up to three where the columns span rows of a padded-width layout).
+/// pixels (PlanIntegerConv gives each panel one run: its 16 pixels, fewer in a last panel).
 struct PanelRuns {
     int m_Count = 0;
     std::size_t m_Lane[4] = {}, m_Length[4] = {}, m_Pixel[4] = {};
@@ -135,7 +135,7 @@ struct ConvCorrection {
 struct ConvWeightsHeader {
     uint64_t m_OutChannels, m_Depth, m_Quads, m_Blocks, m_Corrections;
     uint64_t m_Dense;     ///< 1: the dense correction blocks follow the records
-    uint64_t m_Pairings;  ///< 1: each (block, quad) pairs its taps one of three ways (m_XOffsets)
+    uint64_t m_Pairings;  ///< 0, or the variants of each quad (kPairings or kVariants) a block chooses from (m_XOffsets)
 };
 /// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
 constexpr std::size_t kDenseCorrections = 8;
@@ -145,6 +145,10 @@ std::size_t Quads(std::size_t depth) { return (depth + 3) / 4; }
 /// Output channels per convolution tile: 5 x 2 accumulators, the panel's 2 vectors, the broadcast
 /// weights, a product and the ones of vpmaddwd fill the 16 registers (6 rows spill one).
 constexpr std::size_t kConvRows = 5;
+/// A quad's variants a block of weights may choose (PackIntegerConvWeights): its three pairings
+/// (kPairings), and where the depth allows (kVariantsDepth) each of them also with the second tap of
+/// both pairs complemented (kVariants).
+constexpr std::size_t kPairings = 3, kVariants = 6;
 std::size_t ConvBlocks(std::size_t n) { return (n + kConvRows - 1) / kConvRows; }
 
 struct ConvWeights {
@@ -154,14 +158,18 @@ struct ConvWeights {
     const uint32_t* m_RowStart;      ///< m_Blocks * kConvRows + 1 indices into m_Corrections, per (block, row)
     const ConvCorrection* m_Corrections;
     const int8_t* m_Dense;           ///< the dense correction blocks (laid out as m_Blocks), or null
-    /// With pairings: per (block, quad), where its taps lie in a panel of three pairings
-    /// (ExpandPairings: [quad][pairing][16 pixels][4]), in bytes; else null.
+    /// With pairings: per (block, quad), where its taps lie in a panel of its variants
+    /// (ExpandPairings: [quad][variant][16 pixels][4]), in bytes; else null.
     const int32_t* m_XOffsets;
+    /// With complemented variants: per output channel, 255 times its weights on the taps its blocks
+    /// read complemented (255 - x), which their sums lack; else null.
+    const int32_t* m_Shifts;
 };
 struct ConvWeightsLayout {
-    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_Bytes = 0;
+    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_Shifts = 0, m_Bytes = 0;
 };
-ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense, bool pairings) {
+ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense, bool pairings,
+                           bool shifts) {
     ConvWeightsLayout l;
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
     l.m_RowSums = l.m_Blocks + AlignUp(ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows);
@@ -169,7 +177,8 @@ ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size
     l.m_Corrections = l.m_RowStart + AlignUp((ConvBlocks(outChannels) * kConvRows + 1) * sizeof(uint32_t));
     l.m_Dense = l.m_Corrections + AlignUp(corrections * sizeof(ConvCorrection));
     l.m_XOffsets = l.m_Dense + AlignUp(dense ? ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows : 0);
-    l.m_Bytes = l.m_XOffsets + (pairings ? ConvBlocks(outChannels) * Quads(depth) * sizeof(int32_t) : 0);
+    l.m_Shifts = l.m_XOffsets + AlignUp(pairings ? ConvBlocks(outChannels) * Quads(depth) * sizeof(int32_t) : 0);
+    l.m_Bytes = l.m_Shifts + (shifts ? outChannels * sizeof(int32_t) : 0);
     return l;
 }
 ConvWeights ViewOf(const uint8_t* blob) {
@@ -177,13 +186,14 @@ ConvWeights ViewOf(const uint8_t* blob) {
     v.m_Header = reinterpret_cast<const ConvWeightsHeader*>(blob);
     const ConvWeightsLayout l =
         LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0,
-                 v.m_Header->m_Pairings != 0);
+                 v.m_Header->m_Pairings != 0, v.m_Header->m_Pairings == kVariants);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
     v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
     v.m_Corrections = reinterpret_cast<const ConvCorrection*>(blob + l.m_Corrections);
     v.m_Dense = v.m_Header->m_Dense != 0 ? reinterpret_cast<const int8_t*>(blob + l.m_Dense) : nullptr;
     v.m_XOffsets = v.m_Header->m_Pairings != 0 ? reinterpret_cast<const int32_t*>(blob + l.m_XOffsets) : nullptr;
+    v.m_Shifts = v.m_Header->m_Pairings == kVariants ? reinterpret_cast<const int32_t*>(blob + l.m_Shifts) : nullptr;
     return v;
 }
 
@@ -198,7 +208,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
 /// this block at panel + xOffsets[q]), then each row's corrections (corr + rowStart[r] up to corr +
 /// rowStart[r + 1]); into sums[r][0] (pixels 0-7) and sums[r][1] (8-15; not computed when kHalf:
 /// a panel whose pixels are all in 0-7).
-template <int R, bool kHalf, bool kPairs>
+template <int R, bool kHalf, bool kPairs, bool kPrefetch>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const int8_t* next, const uint8_t* panel,
                                                                          const int32_t* xOffsets, std::size_t quads,
                                                                          const ConvCorrection* corr,
@@ -223,8 +233,9 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32));
         const int8_t* wq = w + q * 4 * kConvRows;
         // The next block's weights on their way to L1 (from memory for the large layers: resnet50's
-        // 1 MB 1x1 convolutions of layer4 ran 45% slower in the model than with their weights in L2).
-        _mm_prefetch(reinterpret_cast<const char*>(next + q * 4 * kConvRows), _MM_HINT_T0);
+        // 1 MB 1x1 convolutions of layer4 ran 45% slower in the model than with their weights in L2);
+        // not where they stay in L1 / L2 anyway (PrefetchesWeights).
+        if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(next + q * 4 * kConvRows), _MM_HINT_T0);
         TRELLIS_INTEGER_CONV_ROW(c0a, c0b, wq);
         if constexpr (R > 1) TRELLIS_INTEGER_CONV_ROW(c1a, c1b, wq + 4);
         if constexpr (R > 2) TRELLIS_INTEGER_CONV_ROW(c2a, c2b, wq + 8);
@@ -394,11 +405,13 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     }
 }
 
-/// Where output channel ch's sums start: its Signed32 bias less zp times its weights' sum, in
-/// wrapping int32 (unsigned: no overflow in C++); the result, (x - zp) * w summed, fits.
+/// Where output channel ch's sums start: its Signed32 bias less zp times its weights' sum (plus
+/// what its complemented taps' sums lack: m_Shifts), in wrapping int32 (unsigned: no overflow in
+/// C++); the result, (x - zp) * w summed, fits.
 int32_t RowStart(const ConvWeights& wts, std::size_t ch, const int32_t* bias, int32_t zp) {
     return static_cast<int32_t>(static_cast<uint32_t>(bias ? bias[ch] : 0) -
-                                static_cast<uint32_t>(zp) * static_cast<uint32_t>(wts.m_RowSums[ch]));
+                                static_cast<uint32_t>(zp) * static_cast<uint32_t>(wts.m_RowSums[ch]) +
+                                static_cast<uint32_t>(wts.m_Shifts ? wts.m_Shifts[ch] : 0));
 }
 
 /// The epilogue of a tile's sums (bias included; lane j of sums[r] pixel lane j of the panel, rows:
@@ -487,7 +500,7 @@ __attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m25
 
 /// One tile of the convolution (rows: output channels, columns: 16 output pixels): the sums, from
 /// each row's RowStart, then StoreTile.
-template <int R, bool kHalf, bool kPairs>
+template <int R, bool kHalf, bool kPairs, bool kPrefetch>
 __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
                                               const int32_t* bias, const float* scales, bool perChannel,
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
@@ -496,7 +509,7 @@ __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_
     for (int r = 0; r < R; ++r) start[r] = RowStart(wts, channel + static_cast<std::size_t>(r), bias, zp);
     __m256i sums[kRows][2];
     const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
-    ConvTileSums<R, kHalf, kPairs>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel,
+    ConvTileSums<R, kHalf, kPairs, kPrefetch>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel,
                                    kPairs ? wts.m_XOffsets + block * quads : nullptr, quads,
                            wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
     StoreTile<R>(sums, channel, scales, perChannel, out, planeSize, runs);
@@ -521,18 +534,32 @@ constexpr StoreSumsFn kStoreSums[kConvRows + 1] = {nullptr, StoreSums<1>, StoreS
 
 using ConvTileFn = void (*)(const ConvWeights&, std::size_t, const uint8_t*, int32_t, const int32_t*, const float*, bool,
                             const IntegerConvOutput&, std::size_t, const PanelRuns&);
-/// [half][rows]: the tile for `rows` output channels, over 16 pixels or (half) the first 8.
-constexpr ConvTileFn kConvTiles[2][kConvRows + 1] = {
-    {nullptr, ConvTile<1, false, false>, ConvTile<2, false, false>, ConvTile<3, false, false>, ConvTile<4, false, false>,
-     ConvTile<5, false, false>},
-    {nullptr, ConvTile<1, true, false>, ConvTile<2, true, false>, ConvTile<3, true, false>, ConvTile<4, true, false>,
-     ConvTile<5, true, false>}};
-/// The same over a panel of three pairings (weights packed with pairings).
-constexpr ConvTileFn kPairedConvTiles[2][kConvRows + 1] = {
-    {nullptr, ConvTile<1, false, true>, ConvTile<2, false, true>, ConvTile<3, false, true>, ConvTile<4, false, true>,
-     ConvTile<5, false, true>},
-    {nullptr, ConvTile<1, true, true>, ConvTile<2, true, true>, ConvTile<3, true, true>, ConvTile<4, true, true>,
-     ConvTile<5, true, true>}};
+/// [half][rows]: the tile for `rows` output channels, over 16 pixels or (half) the first 8; kPairs:
+/// over a panel of three pairings (weights packed with pairings); kPrefetch: the next block's
+/// weights prefetched.
+template <bool kPairs, bool kPrefetch>
+constexpr ConvTileFn kConvTilesOf[2][kConvRows + 1] = {
+    {nullptr, ConvTile<1, false, kPairs, kPrefetch>, ConvTile<2, false, kPairs, kPrefetch>, ConvTile<3, false, kPairs, kPrefetch>,
+     ConvTile<4, false, kPairs, kPrefetch>, ConvTile<5, false, kPairs, kPrefetch>},
+    {nullptr, ConvTile<1, true, kPairs, kPrefetch>, ConvTile<2, true, kPairs, kPrefetch>, ConvTile<3, true, kPairs, kPrefetch>,
+     ConvTile<4, true, kPairs, kPrefetch>, ConvTile<5, true, kPairs, kPrefetch>}};
+using ConvTileTable = const ConvTileFn (&)[2][kConvRows + 1];
+ConvTileTable ConvTilesFor(bool paired, bool prefetch) {
+    if (paired) return prefetch ? kConvTilesOf<true, true> : kConvTilesOf<true, false>;
+    return prefetch ? kConvTilesOf<false, true> : kConvTilesOf<false, false>;
+}
+
+/// Weights of more than this many bytes are prefetched block by block in the tiles (a panel-major
+/// loop re-reads them for every panel, from L2 or beyond).
+constexpr std::size_t kPrefetchWeightBytes = 384 * 1024;
+/// Whether the tiles prefetch the next block's weights: where each block runs over every panel
+/// (its weights read once, the next one's from memory) or the weights outgrow kPrefetchWeightBytes.
+/// Where they stay in L1 / L2 the prefetch is only a cost: resnet50's 1x1 64->256 @56 ran 10%
+/// faster without it, 3x3 64 @56 5%; layer4's 1x1 512->2048 @7 with its weights from memory 43%
+/// slower.
+bool PrefetchesWeights(bool blocksOuter, std::size_t blocks, std::size_t quads) {
+    return blocksOuter || blocks * quads * 4 * kConvRows > kPrefetchWeightBytes;
+}
 
 /// Whether a panel's stored pixels are all in its first 8 lanes.
 bool HalfPanel(const PanelRuns& runs) {
@@ -779,11 +806,11 @@ __attribute__((target("avx2"))) void PackDirectPanel(const uint8_t* from, const 
     }
 }
 
-/// A panel of 16 consecutive output pixels over a padded copy (CompactPanels): lane j reads tap k
-/// at from + offsets[k] + rel[j] (rel: the pixel's index in the padded-width layout less the first
-/// one's; lanes past the output read rel 0, not stored). Where the 16 lanes span at most 32 bytes
-/// (resnet50's 14x14 and 7x7 maps: two or three rows and their padding), two 16-byte loads and a
-/// byte shuffle each per tap; else a byte per lane.
+/// A panel of 16 consecutive output pixels over a padded copy that spans output rows: lane j reads
+/// tap k at from + offsets[k] + rel[j] (rel: the pixel's index in the padded-width layout less the
+/// first one's; lanes past the output read rel 0, not stored). Where the 16 lanes span at most 32
+/// bytes (a row's end and the next's start with their padding; resnet50's 14x14 and 7x7 maps: two
+/// or three rows), two 16-byte loads and a byte shuffle each per tap; else a byte per lane.
 __attribute__((target("avx2"), always_inline)) inline __m128i CompactTapRow(const uint8_t* p, bool shuffled, __m128i maskLo,
                                                                               __m128i maskHi, const uint8_t (&rel)[kPanel],
                                                                               __m128i toU8) {
@@ -835,15 +862,33 @@ namespace {
 /// 2-3, so pairing 0 adds (a, b) and (c, d), pairing 1 (a, c) and (b, d), pairing 2 (a, d) and (b, c).
 constexpr int kPairingOrder[3][4] = {{0, 1, 2, 3}, {0, 2, 1, 3}, {0, 3, 1, 2}};
 
-/// Output channel o's 4 weights of quad q in pairing v's order (0 past the depth or the channels).
-void QuadWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, std::size_t o, std::size_t q, int v, int (&out)[4]) {
+/// Output channel o's 4 weights of quad q in variant v's order (0 past the depth or the channels):
+/// pairing v % 3, and for v >= 3 the second tap of each pair complemented - the panel holds 255 - x
+/// there, so the weight is negated (x w = 255 w - (255 - x) w; RowStart adds the 255 w back). That
+/// makes a pair of the same signs one of opposite signs, exact whatever their size. False where a
+/// weight to negate is -128 (128 is no int8).
+bool QuadWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, std::size_t o, std::size_t q, std::size_t v,
+                 int (&out)[4]) {
+    bool fits = true;
     for (std::size_t i = 0; i < 4; ++i) {
-        const std::size_t k = 4 * q + static_cast<std::size_t>(kPairingOrder[v][i]);
+        const std::size_t k = 4 * q + static_cast<std::size_t>(kPairingOrder[v % kPairings][i]);
         out[i] = o < outChannels && k < depth ? w[o * depth + k] : 0;
+        if (v >= kPairings && i % 2 == 1) {
+            fits = fits && out[i] != -128;
+            out[i] = -out[i];
+        }
     }
+    return fits;
 }
 
 bool QuadIsExact(const int (&v)[4]) { return PairIsExact(v[0], v[1]) && PairIsExact(v[2], v[3]); }
+
+/// The depth up to which blocks choose among kVariants rather than kPairings: a panel of six
+/// variants (6 x 64 bytes a quad: 12 KB at depth 128) stays in L1 beside the weights. And the
+/// blocks a panel must serve for that panel to be worth expanding six ways: resnet50's 1x1
+/// 64->256 @56 (52 blocks) ran 2% faster with six variants, 128->512 @28 (103) 4%, but 64->64 @56
+/// (13) 3% slower.
+constexpr std::size_t kVariantsDepth = 128, kVariantsBlocks = 20;
 
 }  // namespace
 
@@ -856,22 +901,27 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     for (std::size_t o = 0; o < outChannels; ++o) {
         for (std::size_t k = 0; k < depth; ++k) rowSums[o] += w[o * depth + k];
     }
-    // Each (block, quad)'s pairing: the one that leaves the fewest of its rows to correct (0 where
-    // pairings are not asked for, or save fewer than 1 quad-row in 100).
-    std::vector<int> pairing(blocks * quads, 0);
+    // Each (block, quad)'s variant: the one that leaves the fewest of its rows to correct (0 where
+    // pairings are not asked for, or save fewer than 1 quad-row in 100). A variant that would
+    // negate a -128 is not one to choose (kConvRows + 1).
+    const std::size_t variants = !pairings ? 1 : depth <= kVariantsDepth && blocks >= kVariantsBlocks ? kVariants : kPairings;
+    std::vector<std::size_t> pairing(blocks * quads, 0);
     if (pairings) {
         std::size_t before = 0, after = 0;
         for (std::size_t blk = 0; blk < blocks; ++blk) {
             for (std::size_t q = 0; q < quads; ++q) {
-                std::size_t inexact[3] = {};
-                for (int v = 0; v < 3; ++v) {
+                std::size_t inexact[kVariants] = {};
+                for (std::size_t v = 0; v < variants; ++v) {
                     for (std::size_t r = 0; r < kConvRows; ++r) {
                         int quad[4];
-                        QuadWeights(w, outChannels, depth, blk * kConvRows + r, q, v, quad);
+                        if (!QuadWeights(w, outChannels, depth, blk * kConvRows + r, q, v, quad)) {
+                            inexact[v] = kConvRows + 1;
+                            break;
+                        }
                         inexact[v] += QuadIsExact(quad) ? 0 : 1;
                     }
                 }
-                const int best = static_cast<int>(std::min_element(inexact, inexact + 3) - inexact);
+                const std::size_t best = static_cast<std::size_t>(std::min_element(inexact, inexact + variants) - inexact);
                 pairing[blk * quads + q] = best;
                 before += inexact[0], after += inexact[best];
             }
@@ -879,14 +929,17 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         pairings = (before - after) * 100 >= blocks * quads * kConvRows;
         if (!pairings) std::fill(pairing.begin(), pairing.end(), 0);
     }
+    const bool complemented = pairings && variants == kVariants;
+    std::vector<int32_t> shifts(complemented ? outChannels : 0, 0);
     for (std::size_t blk = 0; blk < blocks; ++blk) {
         for (std::size_t r = 0; r < kConvRows; ++r) {
             rowStart[blk * kConvRows + r] = static_cast<uint32_t>(corrections.size());
             const std::size_t o = blk * kConvRows + r;
             for (std::size_t q = 0; q < quads; ++q) {
-                const int v = pairing[blk * quads + q];
+                const std::size_t v = pairing[blk * quads + q];
                 int quad[4];
                 QuadWeights(w, outChannels, depth, o, q, v, quad);
+                if (v >= kPairings && o < outChannels) shifts[o] -= 255 * (quad[1] + quad[3]);  // 255 x the negated weights' originals
                 int8_t* to = main.data() + (blk * quads + q) * 4 * kConvRows + 4 * r;
                 int8_t rest[4] = {};
                 bool corrected = false;
@@ -905,8 +958,8 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
                     corrected = true;
                 }
                 if (corrected) {
-                    // The taps it multiplies: quad q (with pairings, its pairing's copy of quad q).
-                    ConvCorrection c{static_cast<uint32_t>(pairings ? 3 * q + static_cast<std::size_t>(v) : q), 0};
+                    // The taps it multiplies: quad q (with pairings, its variant's copy of quad q).
+                    ConvCorrection c{static_cast<uint32_t>(pairings ? variants * q + v : q), 0};
                     std::memcpy(&c.m_Bytes, rest, sizeof(rest));
                     corrections.push_back(c);
                     std::memcpy(dense.data() + (to - main.data()), rest, sizeof(rest));
@@ -917,9 +970,10 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     rowStart[blocks * kConvRows] = static_cast<uint32_t>(corrections.size());
     // Dense corrections are for the GEMV loop, which reads the taps in their own order: never with pairings.
     const bool denseCorrections = !pairings && corrections.size() * kDenseCorrections >= blocks * kConvRows * quads;
-    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings);
+    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, complemented);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
-    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u, pairings ? 1u : 0u};
+    const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u,
+                                   pairings ? variants : 0u};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -931,14 +985,17 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     if (pairings) {
         std::vector<int32_t> offsets(blocks * quads);
         for (std::size_t i = 0; i < offsets.size(); ++i) {
-            offsets[i] = static_cast<int32_t>((3 * (i % quads) + static_cast<std::size_t>(pairing[i])) * 4 * kPanel);
+            offsets[i] = static_cast<int32_t>((variants * (i % quads) + pairing[i]) * 4 * kPanel);
         }
         std::memcpy(blob.data() + l.m_XOffsets, offsets.data(), offsets.size() * sizeof(int32_t));
     }
+    if (complemented) std::memcpy(blob.data() + l.m_Shifts, shifts.data(), shifts.size() * sizeof(int32_t));
     return blob;
 }
 
 bool IntegerConvWeightsArePaired(const uint8_t* packed) { return ViewOf(packed).m_XOffsets != nullptr; }
+
+std::size_t IntegerConvCorrections(const uint8_t* packed) { return ViewOf(packed).m_Header->m_Corrections; }
 
 namespace {
 
@@ -954,11 +1011,6 @@ bool UsesPaddedInput(const Im2ColShape& s) {
     return s.m_StrideH == 2 && s.m_StrideW == 2 && s.m_DilationH == 1 && s.m_DilationW == 1;
 }
 
-/// Whether the panels of a padded copy take 16 consecutive output pixels (PackCompactPanel) rather
-/// than 16 consecutive indices of the padded-width layout: output rows narrower than a panel, where
-/// the padded width's extra columns would waste 1/8 of the lanes at 14x14 (16 for 14) and more below
-/// (a quarter at 7x7); wider rows keep the plain 16-byte reads (3.5% wasted at 56x56).
-bool CompactPanels(const Im2ColShape& s) { return s.m_OutW < kPanel; }
 
 /// The padded copy's geometry (PaddedInput), with slack after each plane for the 16-lane reads of
 /// the last panel (whose extra lanes are not stored).
@@ -1022,9 +1074,7 @@ struct ConvWorkspace {
 ConvWorkspace ConvWorkspaceOf(const Im2ColShape& s, std::size_t outChannels) {
     const std::size_t depth = s.m_Channels * s.m_KernelH * s.m_KernelW;
     ConvWorkspace w;
-    const std::size_t columns =
-        UsesPaddedInput(s) && !CompactPanels(s) ? s.m_OutH * PaddedGeometry(s).m_Width : s.m_OutH * s.m_OutW;
-    w.m_Panels = Panels(columns);
+    w.m_Panels = Panels(s.m_OutH * s.m_OutW);
     const std::size_t panels = w.m_Panels * Quads(depth) * 4 * kPanel;
     w.m_PanelsSize = ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows > panels ? panels : 0;
     if (UsesPaddedInput(s)) {
@@ -1033,32 +1083,13 @@ ConvWorkspace ConvWorkspaceOf(const Im2ColShape& s, std::size_t outChannels) {
     }
     return w;
 }
-/// Panel t's columns as output pixels: columns past the output (or in a padded-width layout's
-/// extra columns) are not stored.
-PanelRuns RunsOf(const Im2ColShape& s, bool padded, std::size_t width, std::size_t t) {
+/// Panel t's 16 output pixels (a last panel's lanes past the output are not stored).
+PanelRuns RunsOf(const Im2ColShape& s, std::size_t t) {
     PanelRuns runs;
-    const std::size_t pixels = s.m_OutH * s.m_OutW;
-    if (!padded) {
-        const std::size_t pixel = t * kPanel;
-        runs.m_Count = 1;
-        runs.m_Pixel[0] = pixel;
-        runs.m_Length[0] = std::min(kPanel, pixels - pixel);
-        return runs;
-    }
-    for (std::size_t j = 0; j < kPanel; ++j) {
-        const std::size_t index = t * kPanel + j, oh = index / width, ow = index % width;
-        if (oh >= s.m_OutH || ow >= s.m_OutW) continue;
-        const std::size_t pixel = oh * s.m_OutW + ow;
-        if (runs.m_Count > 0 && runs.m_Pixel[runs.m_Count - 1] + runs.m_Length[runs.m_Count - 1] == pixel &&
-            runs.m_Lane[runs.m_Count - 1] + runs.m_Length[runs.m_Count - 1] == j) {
-            ++runs.m_Length[runs.m_Count - 1];
-            continue;
-        }
-        runs.m_Lane[runs.m_Count] = j;
-        runs.m_Pixel[runs.m_Count] = pixel;
-        runs.m_Length[runs.m_Count] = 1;
-        ++runs.m_Count;
-    }
+    const std::size_t pixel = t * kPanel;
+    runs.m_Count = 1;
+    runs.m_Pixel[0] = pixel;
+    runs.m_Length[0] = std::min(kPanel, s.m_OutH * s.m_OutW - pixel);
     return runs;
 }
 
@@ -1123,21 +1154,24 @@ struct IntegerConvPlan {
     Im2ColShape m_Shape{};
     std::size_t m_OutChannels = 0, m_Depth = 0, m_Quads = 0, m_Pixels = 0, m_Blocks = 0, m_PanelSize = 0, m_RowBytes = 0;
     ConvWorkspace m_Workspace;
-    /// The padded copy's geometry (m_Data unset) where the input is copied; compact: panels of 16
-    /// consecutive output pixels over it; paddedLayout: of 16 consecutive indices of its padded-width layout.
+    /// The padded copy's geometry (m_Data unset) where the input is copied; the panels take 16
+    /// consecutive output pixels over it (m_CompactPanels). They used to take 16 consecutive indices
+    /// of its padded-width layout where rows are wider than a panel: lanes wasted on the padding
+    /// columns (3.5% at 56x56, 7% at 28x28) and panels split over two rows stored through the slow
+    /// epilogue; consecutive pixels ran resnet50's 3x3 64 @56 5% faster, 128 @28 7%.
     PaddedInput m_Padded;
-    bool m_UsesPadded = false, m_Compact = false, m_PaddedLayout = false;
-    std::size_t m_Columns = 0;  ///< the panels' columns: output pixels, or indices of the padded-width layout
+    bool m_UsesPadded = false;
     std::vector<Tap> m_Taps;
     /// Where every tap row is 16 adjacent bytes (a padded copy, or an unpadded stride-1 1x1
     /// convolution's planes), each tap's offset from the panel's first pixel; else empty.
     std::vector<std::ptrdiff_t> m_Offsets;
-    /// Per panel: where its lanes are stored, and (compact) its first pixel's index in the
+    /// Per panel: where its lanes are stored, and (padded copy) its first pixel's index in the
     /// padded-width layout and each lane's from it (m_Fits: all within 256).
     struct CompactPanel {
         std::size_t m_First = 0;
         uint8_t m_Rel[kPanel] = {};
         bool m_Fits = false;
+        bool m_Contiguous = false;  ///< every stored lane j at m_First + j: PackDirectPanel's reads
     };
     std::vector<PanelRuns> m_Runs;
     std::vector<CompactPanel> m_CompactPanels;
@@ -1162,9 +1196,6 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
     p.m_Workspace = ConvWorkspaceOf(s, outChannels);
     p.m_UsesPadded = UsesPaddedInput(s);
     if (p.m_UsesPadded) p.m_Padded = PaddedGeometry(s);
-    p.m_Compact = p.m_UsesPadded && CompactPanels(s);
-    p.m_PaddedLayout = p.m_UsesPadded && !p.m_Compact;
-    p.m_Columns = p.m_PaddedLayout ? s.m_OutH * p.m_Padded.m_Width : p.m_Pixels;
     p.m_Taps = TapsOf(s);
     const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
                       s.m_PadLeft == 0 && s.m_InW == s.m_OutW && s.m_InH == s.m_OutH;
@@ -1189,17 +1220,18 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
     }
     const std::size_t panels = p.m_Workspace.m_Panels;
     p.m_Runs.resize(panels);
-    for (std::size_t t = 0; t < panels; ++t) p.m_Runs[t] = RunsOf(s, p.m_PaddedLayout, padded.m_Width, t);
-    if (p.m_Compact) {
+    for (std::size_t t = 0; t < panels; ++t) p.m_Runs[t] = RunsOf(s, t);
+    if (p.m_UsesPadded) {
         p.m_CompactPanels.resize(panels);
         const auto index = [&](std::size_t pixel) { return pixel / s.m_OutW * padded.m_Width + pixel % s.m_OutW; };
         for (std::size_t t = 0; t < panels; ++t) {
             IntegerConvPlan::CompactPanel& c = p.m_CompactPanels[t];
             c.m_First = index(t * kPanel);
-            c.m_Fits = true;
+            c.m_Fits = c.m_Contiguous = true;
             for (std::size_t j = 0; j < kPanel && t * kPanel + j < p.m_Pixels; ++j) {
                 const std::size_t r = index(t * kPanel + j) - c.m_First;
                 c.m_Fits = c.m_Fits && r < 256;
+                c.m_Contiguous = c.m_Contiguous && r == j;
                 c.m_Rel[j] = static_cast<uint8_t>(r);
             }
         }
@@ -1213,7 +1245,8 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
         }
         p.m_Workspace.m_SmallSize = small * kConvGemvPixels * p.m_RowBytes;
     }
-    // Pairings: panel by panel (a panel of three pairings per thread, in L1 up to kPairingsDepth),
+    // Pairings: panel by panel (a panel of three pairings - or six variants - per thread, in L1 up to
+    // kPairingsDepth),
     // and no panel through the GEMV loop, which reads the taps in their own order.
     p.m_TakesPairings = p.m_Workspace.m_PanelsSize == 0 && p.m_Depth <= kPairingsDepth;
     for (const PanelRuns& runs : p.m_Runs) {
@@ -1232,20 +1265,28 @@ std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan) {
 
 namespace {
 
-/// A panel ([quad][16 pixels][4] u8) as the panel of its three pairings ([quad][pairing][16][4]):
-/// each pixel's 4 taps of a quad in kPairingOrder's orders.
-__attribute__((target("avx2"))) void ExpandPairings(const uint8_t* from, std::size_t quads, uint8_t* to) {
+/// A panel ([quad][16 pixels][4] u8) as the panel of its variants ([quad][variant][16][4]): each
+/// pixel's 4 taps of a quad in kPairingOrder's orders, and with `variants` kVariants the same with
+/// bytes 1 and 3 of each complemented (255 - x: QuadWeights).
+__attribute__((target("avx2"))) void ExpandPairings(const uint8_t* from, std::size_t quads, std::size_t variants, uint8_t* to) {
     const __m256i order1 = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11,
                                             12, 14, 13, 15);
     const __m256i order2 = _mm256_setr_epi8(0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10,
                                             12, 15, 13, 14);
+    const __m256i odd = _mm256_set1_epi32(static_cast<int32_t>(0xFF00FF00u));
     for (std::size_t q = 0; q < quads; ++q) {
         for (std::size_t half = 0; half < 2; ++half) {
             const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + q * 4 * kPanel + 32 * half));
-            uint8_t* at = to + 3 * q * 4 * kPanel + 32 * half;
+            const __m256i x1 = _mm256_shuffle_epi8(x, order1), x2 = _mm256_shuffle_epi8(x, order2);
+            uint8_t* at = to + variants * q * 4 * kPanel + 32 * half;
             _mm256_storeu_si256(reinterpret_cast<__m256i*>(at), x);
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 4 * kPanel), _mm256_shuffle_epi8(x, order1));
-            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 8 * kPanel), _mm256_shuffle_epi8(x, order2));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 4 * kPanel), x1);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 8 * kPanel), x2);
+            if (variants == kVariants) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 12 * kPanel), _mm256_xor_si256(x, odd));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 16 * kPanel), _mm256_xor_si256(x1, odd));
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(at + 20 * kPanel), _mm256_xor_si256(x2, odd));
+            }
         }
     }
 }
@@ -1280,23 +1321,31 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     if (plan.m_UsesPadded) padded.m_Data = workspace + layout.m_PanelsSize;
     const auto* direct = static_cast<const uint8_t*>(padded.m_Data ? padded.m_Data : x);
     const auto pack = [&](std::size_t t, uint8_t* to) {
-        if (plan.m_Compact && plan.m_CompactPanels[t].m_Fits) {
+        if (plan.m_UsesPadded) {
+            // Over the padded copy (slack after each plane for the reads past a last panel): 16
+            // adjacent bytes per tap within an output row, gathered where the panel spans rows.
             const IntegerConvPlan::CompactPanel& c = plan.m_CompactPanels[t];
-            PackCompactPanel(direct + c.m_First, plan.m_Offsets.data(), plan.m_Offsets.size(), xSigned, c.m_Rel, to);
-            return;
-        }
-        // The padded copy has slack after each plane for a last panel's 16 reads; the planes do not.
-        if (!plan.m_Offsets.empty() && (plan.m_PaddedLayout || t * kPanel + kPanel <= plan.m_Columns)) {
+            if (c.m_Contiguous) {
+                PackDirectPanel(direct + c.m_First, plan.m_Offsets.data(), plan.m_Offsets.size(), xSigned, to);
+                return;
+            }
+            if (c.m_Fits) {
+                PackCompactPanel(direct + c.m_First, plan.m_Offsets.data(), plan.m_Offsets.size(), xSigned, c.m_Rel, to);
+                return;
+            }
+        } else if (!plan.m_Offsets.empty() && t * kPanel + kPanel <= pixels) {
+            // An unpadded stride-1 1x1 convolution's planes as they are (no slack: not a last panel).
             PackDirectPanel(direct + t * kPanel, plan.m_Offsets.data(), plan.m_Offsets.size(), xSigned, to);
             return;
         }
         const auto fill = static_cast<uint8_t>(zpU8);
-        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, plan.m_Taps, t * kPanel, plan.m_Columns, fill, to);
-        else PackConvPanel(static_cast<const uint8_t*>(x), s, plan.m_Taps, t * kPanel, plan.m_Columns, fill, to);
+        if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
+        else PackConvPanel(static_cast<const uint8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
     };
+    ConvTileTable tiles = ConvTilesFor(paired, PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads));
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
-        (paired ? kPairedConvTiles : kConvTiles)[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels,
+        tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels,
                                                                          runs);
     };
     // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
@@ -1370,9 +1419,10 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             // it: an equal share of the (panel, block) pairs, in panel order, so that no thread waits
             // for another's extra panel (2-4% of a 28x28 layer's time at 2 threads); a panel split
             // between two threads is packed by both.
-            // With pairings the panel is packed at `packedAt` and expanded to its three pairings.
-            uint8_t* panel = ThreadBuffer((paired ? 4 : 1) * panelSize + kConvGemvPixels * rowBytes);
-            uint8_t* packedAt = paired ? panel + 3 * panelSize : panel;
+            // With pairings the panel is packed at `packedAt` and expanded to its variants.
+            const std::size_t variants = paired ? wts.m_Header->m_Pairings : 0;
+            uint8_t* panel = ThreadBuffer((variants + 1) * panelSize + kConvGemvPixels * rowBytes);
+            uint8_t* packedAt = panel + variants * panelSize;
             uint8_t* rows = packedAt + panelSize;
             const std::size_t threads = static_cast<std::size_t>(omp_get_num_threads());
             const std::size_t me = static_cast<std::size_t>(omp_get_thread_num()), units = panels * blocks;
@@ -1383,7 +1433,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                 const PanelRuns& runs = plan.m_Runs[t];
                 if (runs.m_Count == 0) continue;
                 pack(t, packedAt);
-                if (paired) ExpandPairings(packedAt, quads, panel);
+                if (paired) ExpandPairings(packedAt, quads, variants, panel);
                 if (PixelsIn(runs) <= kConvGemvPixels) {
                     GatherPanelRows(runs, packedAt, quads, rowBytes, rows);  // the one-pairing panel (never paired here)
                     for (std::size_t blk = from; blk < to; ++blk) gemv(blk, runs, rows);
@@ -1566,12 +1616,13 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
         }
         return;
     }
+    ConvTileTable tiles = ConvTilesFor(false, PrefetchesWeights(GemmPanelsFirst(m, k, n), blocks, Quads(k)));
     const auto tile = [&](std::size_t blk, std::size_t t, const uint8_t* panel) {
         PanelRuns runs;
         runs.m_Count = 1;
         runs.m_Pixel[0] = t * kPanel;
         runs.m_Length[0] = std::min(kPanel, m - t * kPanel);
-        kConvTiles[HalfPanel(runs)][std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn,
+        tiles[HalfPanel(runs)][std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn,
                                                                                out, n, runs);
     };
     if (GemmPanelsFirst(m, k, n)) {

@@ -223,10 +223,15 @@ struct Im2ColShape {
 /// correct (vpmaddubsw adds taps (0, 1) and (2, 3); pairing (0, 2), (1, 3) or (0, 3), (1, 2)
 /// instead), kept only where that saves at least 1 quad-row in 100; the kernel then reads a panel
 /// holding the three orders. resnet50's depth-64 1x1 layers correct 13.7% of their quad-rows with
-/// one pairing and 5.2% with the best of three.
+/// one pairing and 5.2% with the best of three. Up to depth 128 with 20 blocks or more each
+/// pairing also with the second tap of both pairs complemented (the panel holds 255 - x, the
+/// weights negated, 255 times them added back per channel): a pair of the same signs becomes one
+/// of opposite signs, exact whatever its size - six variants, about 1% of those quad-rows corrected.
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings = false);
 /// Whether PackIntegerConvWeights kept pairings in this blob.
 bool IntegerConvWeightsArePaired(const uint8_t* packed);
+/// The quad-rows whose weights the blob keeps as corrections (run after a block's main loop).
+std::size_t IntegerConvCorrections(const uint8_t* packed);
 /// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
 struct IntegerConvOutput {
     float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32 (or, m_PixelMajor, [pixels][outChannels]), or null

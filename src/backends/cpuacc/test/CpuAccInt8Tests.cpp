@@ -415,9 +415,9 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 
 // The own integer convolution (weights stationary, taps read from the planes or a padded copy)
 // against the definition in 64-bit integers, for the layouts its packing treats apart: unpadded
-// 1x1, padded 3x3 (the padded-width layout, whose panels span output rows; outputs narrower than
-// a panel in panels of consecutive pixels over the padded copy - shuffled from two 16-byte reads,
-// or a byte per lane where they span more, as a 1-wide output - the last one a half panel of 8
+// 1x1, padded 3x3 (panels of 16 consecutive output pixels over the padded copy: 16 adjacent bytes
+// per tap within a row, shuffled from two 16-byte reads where a panel spans rows - wide outputs
+// and narrow ones alike - or a byte per lane where it spans more, as a 1-wide output - the last one a half panel of 8
 // pixels; a last panel of at most 2 pixels runs the GEMV loop per pixel instead - 7x7 outputs with
 // every panel packed first, 9x9 and 5x10 ones panel by panel), stride 2 (the
 // padded input split by row and column parity: kernels of 1, 2, 3, 4, 5 and 7, rows of several 32-byte
@@ -426,6 +426,71 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // and without a float bias and Relu; requantized - DequantizeLinear, Relu, QuantizeLinear - by the
 // division and by the reciprocal where IntegerRequantizeReciprocal allows it), with and without the
 // workspace that packs every panel first.
+// Weights whose every pair has the same signs and a sum past 128 (100, 100 or -100, -100): no
+// pairing makes one exact, the complemented variants (255 - x under a negated weight) make them all
+// exact - no correction left where the layer takes six variants (depth <= 128, 20 blocks or more),
+// except in a block with a -128 to negate (kept as corrections there). Exact against the definition
+// either way, on u8 and s8 input.
+TEST(CpuAccInt8, IntegerConvComplementedVariantsLeaveNoCorrection) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer convolution needs AVX2";
+    std::mt19937 rng(29);
+    for (const std::size_t o : {std::size_t{10}, std::size_t{100}}) {
+        for (const bool minus128 : {false, true}) {
+            Im2ColShape s{};
+            s.m_Channels = 62, s.m_InH = s.m_InW = s.m_OutH = s.m_OutW = 16, s.m_KernelH = s.m_KernelW = 1;
+            s.m_StrideH = s.m_StrideW = s.m_DilationH = s.m_DilationW = 1;
+            const std::size_t depth = s.m_Channels, pixels = 256;
+            std::vector<int8_t> w(o * depth);
+            for (std::size_t r = 0; r < o; ++r) {
+                for (std::size_t k = 0; k < depth; ++k) w[r * depth + k] = static_cast<int8_t>(r % 3 == 1 ? -100 : 100);
+            }
+            if (minus128) w[2 * depth + 5] = w[2 * depth + 7] = -128;  // block 0, quad 1: two -128s a complement would negate
+            const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, o);
+            ASSERT_TRUE(IntegerConvTakesPairings(*plan));
+            const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), o, depth, true);
+            ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data()));
+            const std::size_t corrections = IntegerConvCorrections(packed.data());
+            if (o < 20) {
+                EXPECT_GT(corrections, o * depth / 8) << "three pairings cannot make these pairs exact";
+            } else if (minus128) {
+                EXPECT_GT(corrections, 0u) << "a -128 cannot be negated";
+                EXPECT_LT(corrections, 5 * depth / 4) << "only block 0 keeps corrections";
+            } else {
+                EXPECT_EQ(corrections, 0u);
+            }
+            std::vector<int32_t> bias(o);
+            for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+            const std::vector<float> scales(o, 0x1p-10f);
+            std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
+            for (const bool xSigned : {false, true}) {
+                std::vector<uint8_t> x(depth * pixels);
+                for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
+                const int32_t zp = xSigned ? -5 : 131;
+                std::vector<float> f(o * pixels, 1e30f);
+                IntegerConvOutput out;
+                out.m_Float = f.data();
+                IntegerConvAvx2(x.data(), xSigned, zp, *plan, packed.data(), bias.data(), scales.data(), true, out,
+                                workspace.empty() ? nullptr : workspace.data());
+                std::size_t wrong = 0;
+                for (std::size_t r = 0; r < o; ++r) {
+                    for (std::size_t p = 0; p < pixels; ++p) {
+                        int64_t sum = bias[r];
+                        for (std::size_t c = 0; c < depth; ++c) {
+                            const int64_t v = xSigned ? static_cast<int8_t>(x[c * pixels + p]) : x[c * pixels + p];
+                            sum += (v - zp) * w[r * depth + c];
+                        }
+                        const float want = static_cast<float>(static_cast<int32_t>(sum)) * scales[r];
+                        wrong += std::memcmp(&want, &f[r * pixels + p], sizeof(float)) != 0 ? 1 : 0;
+                    }
+                }
+                EXPECT_EQ(wrong, 0u) << o << " channels" << (minus128 ? ", a -128 pair" : "") << (xSigned ? ", s8" : ", u8");
+            }
+        }
+    }
+}
+
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
