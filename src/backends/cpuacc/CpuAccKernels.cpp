@@ -1491,6 +1491,42 @@ __attribute__((target("avx2"))) void FakeQuantAvx2Wide(const float* in, float* o
     }
     FakeQuantBody<Q>(in + i, out + i, n - i, s, z, ds, dz);
 }
+/// Whether QuantizedAddAvx2Wide may leave the clamp to its saturating packs: multiplied by the
+/// reciprocal, every sum times it lies well within int32 (|a - zpA| and |b - zpB| are at most 255),
+/// so vcvtps2dq rounds it exactly and the packs saturate it to the type's range less the zero point
+/// as the clamp would; a Relu there too where the type's smallest less the zero point is 0 or more.
+template <typename Q>
+bool QuantizedAddSaturates(const QuantizedAddParams& p) {
+    const float largest = 255.0f * (std::fabs(p.m_ScaleA) + std::fabs(p.m_ScaleB)) * std::fabs(p.m_Reciprocal);
+    return p.m_Reciprocal != 0.0f && largest < 0x1p30f && (!p.m_Relu || std::numeric_limits<Q>::min() - p.m_Zp >= 0);
+}
+
+/// The quantized add 32 at a time without the clamp (QuantizedAddSaturates): dequantized, added,
+/// multiplied by the reciprocal, rounded, packed to 16 bits with saturation, the zero point added
+/// with saturation, packed to 8 bits with saturation - the same bytes as the clamp in float, 6
+/// vector operations of 19 fewer per 8 values (resnet50's residual adds: 2 to 3% of the int8 model on AVX2).
+template <typename Q>
+__attribute__((target("avx2"))) std::size_t QuantizedAddSaturatingAvx2(const Q* a, const Q* b, Q* out, std::size_t n,
+                                                                        const QuantizedAddParams& p) {
+    const __m256 sa = _mm256_set1_ps(p.m_ScaleA), sb = _mm256_set1_ps(p.m_ScaleB), r = _mm256_set1_ps(p.m_Reciprocal);
+    const __m256i za = _mm256_set1_epi32(p.m_ZpA), zb = _mm256_set1_epi32(p.m_ZpB);
+    const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.m_Zp));
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const auto rounded = [&](std::size_t at) __attribute__((target("avx2"))) {
+        const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + at), za)), sa);
+        const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + at), zb)), sb);
+        return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_add_ps(x, y), r));
+    };
+    std::size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        const __m256i w0 = _mm256_adds_epi16(_mm256_packs_epi32(rounded(i), rounded(i + 8)), zp16);
+        const __m256i w1 = _mm256_adds_epi16(_mm256_packs_epi32(rounded(i + 16), rounded(i + 24)), zp16);
+        const __m256i bytes = std::is_signed_v<Q> ? _mm256_packs_epi16(w0, w1) : _mm256_packus_epi16(w0, w1);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+    return i;
+}
+
 template <typename Q>
 __attribute__((target("avx2"))) void QuantizedAddAvx2Wide(const Q* a, const Q* b, Q* out, std::size_t n, const QuantizedAddParams& p) {
     const __m256 sa = _mm256_set1_ps(p.m_ScaleA), sb = _mm256_set1_ps(p.m_ScaleB), vs = _mm256_set1_ps(p.m_Scale);
@@ -1500,7 +1536,7 @@ __attribute__((target("avx2"))) void QuantizedAddAvx2Wide(const Q* a, const Q* b
     const __m256 floor = _mm256_set1_ps(p.m_Relu ? 0.0f : -std::numeric_limits<float>::infinity());
     const bool byReciprocal = p.m_Reciprocal != 0.0f;
     const __m256 r = _mm256_set1_ps(p.m_Reciprocal);
-    std::size_t i = 0;
+    std::size_t i = QuantizedAddSaturates<Q>(p) ? QuantizedAddSaturatingAvx2(a, b, out, n, p) : 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + i), za)), sa);
         const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + i), zb)), sb);

@@ -755,7 +755,9 @@ TEST(CpuAccInt8, RequantizationTakesTheReciprocalExactlyWhereEveryValueMatchesTh
 // The quantized residual addition multiplies by the output scale's reciprocal only where that gives
 // the division's bytes for every pair of inputs: over random scales, where the reciprocal is taken
 // every pair equals the division computed here, and where it is refused a plain multiplication
-// does differ somewhere (so the check is what keeps the result); both cases occur.
+// does differ somewhere (so the check is what keeps the result); both cases occur. UInt8 and Signed8,
+// with and without a Relu, zero points at the type's smallest (where the AVX2 kernel leaves the
+// clamp and the Relu to its saturating packs) and elsewhere.
 TEST(CpuAccInt8, QuantizedAddTakesTheReciprocalOnlyWhereEveryPairMatchesTheDivision) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -769,22 +771,28 @@ TEST(CpuAccInt8, QuantizedAddTakesTheReciprocalOnlyWhereEveryPairMatchesTheDivis
         const auto uniform = [&](float lo, float hi) { return lo + (hi - lo) * static_cast<float>(rng() % 100000) / 100000.0f; };
         QuantizedAddParams p;
         p.m_ScaleA = uniform(0.005f, 0.1f), p.m_ScaleB = uniform(0.005f, 0.1f), p.m_Scale = uniform(0.005f, 0.1f);
-        p.m_ZpA = static_cast<int32_t>(rng() % 256), p.m_ZpB = static_cast<int32_t>(rng() % 256), p.m_Zp = static_cast<int32_t>(rng() % 256);
+        // Every fourth trial Signed8 (the same bytes read as int8); every third with the type's
+        // smallest as the zero point (a Relu the saturating packs of the AVX2 kernel give).
+        const bool s8 = trial % 4 == 1;
+        const int32_t low = s8 ? -128 : 0, high = s8 ? 127 : 255;
+        p.m_ZpA = static_cast<int32_t>(rng() % 256) + low, p.m_ZpB = static_cast<int32_t>(rng() % 256) + low;
+        p.m_Zp = trial % 3 == 0 ? low : static_cast<int32_t>(rng() % 256) + low;
         p.m_Relu = trial % 2 == 0;
+        const auto value = [&](uint8_t byte) { return s8 ? static_cast<int32_t>(static_cast<int8_t>(byte)) : static_cast<int32_t>(byte); };
         std::vector<uint8_t> want(a.size()), multiplied(a.size());
         const float reciprocal = 1.0f / p.m_Scale;
         for (std::size_t i = 0; i < a.size(); ++i) {
-            const float x = static_cast<float>(a[i] - p.m_ZpA) * p.m_ScaleA, y = static_cast<float>(b[i] - p.m_ZpB) * p.m_ScaleB;
+            const float x = static_cast<float>(value(a[i]) - p.m_ZpA) * p.m_ScaleA, y = static_cast<float>(value(b[i]) - p.m_ZpB) * p.m_ScaleB;
             const float sum = p.m_Relu ? std::max(x + y, 0.0f) : x + y;
             const auto quantize = [&](float v) {
-                return static_cast<uint8_t>(std::clamp<long>(std::lrint(std::clamp(v, -1e9f, 1e9f)) + p.m_Zp, 0, 255));
+                return static_cast<uint8_t>(std::clamp<long>(std::lrint(std::clamp(v, -1e9f, 1e9f)) + p.m_Zp, low, high));
             };
             want[i] = quantize(sum / p.m_Scale);
             multiplied[i] = quantize(sum * reciprocal);
         }
         for (const KernelIsa isa : CpuKernelIsas()) {
             QuantizedAddParams q = p;
-            q.m_Reciprocal = QuantizedAddReciprocal(false, p, isa);
+            q.m_Reciprocal = QuantizedAddReciprocal(s8, p, isa);
             if (q.m_Reciprocal == 0.0f) {
                 EXPECT_NE(multiplied, want) << KernelIsaName(isa) << ": refused a reciprocal that gives every pair's bytes, scale "
                                             << p.m_Scale;
@@ -793,8 +801,9 @@ TEST(CpuAccInt8, QuantizedAddTakesTheReciprocalOnlyWhereEveryPairMatchesTheDivis
             }
             EXPECT_EQ(q.m_Reciprocal, reciprocal);
             std::vector<uint8_t> got(a.size());
-            QuantizedAdd(a.data(), b.data(), got.data(), false, a.size(), q, isa);
-            ASSERT_EQ(got, want) << KernelIsaName(isa) << " scale " << p.m_Scale;
+            QuantizedAdd(a.data(), b.data(), got.data(), s8, a.size(), q, isa);
+            ASSERT_EQ(got, want) << KernelIsaName(isa) << (s8 ? " s8" : " u8") << " zero point " << p.m_Zp << (p.m_Relu ? " relu" : "")
+                                 << " scale " << p.m_Scale;
             ++taken;
         }
     }
