@@ -212,7 +212,7 @@ template <int R, bool kHalf, bool kPairs, bool kPrefetch>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const int8_t* next, const uint8_t* panel,
                                                                          const int32_t* xOffsets, std::size_t quads,
                                                                          const ConvCorrection* corr,
-                                                                         const uint32_t* rowStart, const int32_t (&start)[kRows],
+                                                                         const uint32_t* rowStart, const int32_t* start,
                                                                          __m256i (&sums)[kRows][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256i c0a = _mm256_set1_epi32(start[0]), c0b = c0a, c1a = _mm256_set1_epi32(start[1]), c1b = c1a;
@@ -362,20 +362,43 @@ __attribute__((target("avx2"), always_inline)) inline __m256i Row16(const __m256
 /// requantized as out says) and stored as 8 bits to `to` (row r at to + r * planeSize). Its own
 /// function: the general epilogue's branches and reloads (every byte store may alias `out`) took a
 /// quarter of a depth-64 layer's time (resnet50's 1x1 convolutions of 64 channels: 0.81 -> 0.72 ms).
-template <int R, bool kRequant>
-__attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(const __m256i (&sums)[kRows][2], std::size_t channel,
-                                                                               const float* scales, bool perChannel,
-                                                                               const IntegerConvOutput& out, uint8_t* to,
-                                                                               std::size_t planeSize) {
+/// What StoreQuantizedRows needs of the output, as values (a tile run works it out once: read from
+/// `out` it is read again after every byte store, which may alias it).
+struct QuantizedStore {
+    __m256 m_Lo, m_Hi;
+    __m256i m_Zp16;
+    const float* m_Scales;
+    const float* m_FloatBias;
+    bool m_PerChannel, m_Relu, m_OutSigned;
+    Requantization m_Requant;
+};
+template <bool kRequant>
+__attribute__((target("avx2"), always_inline)) inline QuantizedStore QuantizedStoreOf(const IntegerConvOutput& out, const float* scales,
+                                                                                       bool perChannel) {
     const float zp = static_cast<float>(out.m_ZeroPoint);
     // Relu, then the clamp's lower bound: one max (a NaN gives the bound either way).
     float lower = (out.m_Signed ? -128.0f : 0.0f) - zp;
     if (out.m_Relu) lower = std::max(lower, 0.0f);
-    const __m256 vlo = _mm256_set1_ps(lower), vhi = _mm256_set1_ps((out.m_Signed ? 127.0f : 255.0f) - zp);
-    const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(out.m_ZeroPoint));
-    const float* floatBias = out.m_FloatBias;
-    const bool relu = out.m_Relu, outSigned = kRequant ? out.m_RequantOutSigned : out.m_Signed;
-    const Requantization rq = RequantizationOf(out);
+    return {_mm256_set1_ps(lower),
+            _mm256_set1_ps((out.m_Signed ? 127.0f : 255.0f) - zp),
+            _mm256_set1_epi16(static_cast<int16_t>(out.m_ZeroPoint)),
+            scales,
+            out.m_FloatBias,
+            perChannel,
+            out.m_Relu,
+            kRequant ? out.m_RequantOutSigned : out.m_Signed,
+            RequantizationOf(out)};
+}
+
+template <int R, bool kRequant>
+__attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(const __m256i (&sums)[kRows][2], std::size_t channel,
+                                                                               const QuantizedStore& k, uint8_t* to, std::size_t planeSize) {
+    const __m256 vlo = k.m_Lo, vhi = k.m_Hi;
+    const __m256i zp16 = k.m_Zp16;
+    const float* scales = k.m_Scales;
+    const float* floatBias = k.m_FloatBias;
+    const bool perChannel = k.m_PerChannel, relu = k.m_Relu, outSigned = k.m_OutSigned;
+    const Requantization& rq = k.m_Requant;
     // Each row's 16 values as 16 bits (Row16). Not requantized: rounded with only the upper clamp (RoundedRow),
     // packed to 16 bits with saturation, the zero point added with saturation, packed to 8 bits with
     // saturation below - the same bytes as the clamp to the type's range less the zero point, the
@@ -426,8 +449,8 @@ __attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m25
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
     if (whole && out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f) {
         uint8_t* to = out.m_Quantized + channel * planeSize + runs.m_Pixel[0];
-        if (out.m_Requantize) StoreQuantizedRows<R, true>(sums, channel, scales, perChannel, out, to, planeSize);
-        else StoreQuantizedRows<R, false>(sums, channel, scales, perChannel, out, to, planeSize);
+        if (out.m_Requantize) StoreQuantizedRows<R, true>(sums, channel, QuantizedStoreOf<true>(out, scales, perChannel), to, planeSize);
+        else StoreQuantizedRows<R, false>(sums, channel, QuantizedStoreOf<false>(out, scales, perChannel), to, planeSize);
         return;
     }
     const float lo = out.m_Signed ? -128.0f : 0.0f, hi = out.m_Signed ? 127.0f : 255.0f;
@@ -548,6 +571,31 @@ ConvTileTable ConvTilesFor(bool paired, bool prefetch) {
     if (paired) return prefetch ? kConvTilesOf<true, true> : kConvTilesOf<true, false>;
     return prefetch ? kConvTilesOf<false, true> : kConvTilesOf<false, false>;
 }
+
+/// Blocks [from, to) of 5 output channels over one whole panel quantized as StoreQuantizedRows does
+/// (not requantized), in one call: the per-tile work of a call - its frame, the rows' starts
+/// (`starts`: RowStart per channel, worked out once per call), the epilogue's constants - once per
+/// run (resnet50's depth-64 1x1 layers spent about a tenth of their tiles' time there).
+template <bool kPairs, bool kPrefetch>
+__attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::size_t from, std::size_t to, const uint8_t* panel,
+                                                 const int32_t* starts, const float* scales, bool perChannel,
+                                                 const IntegerConvOutput& out, uint8_t* at, std::size_t planeSize) {
+    const QuantizedStore k = QuantizedStoreOf<false>(out, scales, perChannel);
+    const std::size_t quads = wts.m_Header->m_Quads, blocks = wts.m_Header->m_Blocks, blockBytes = quads * 4 * kConvRows;
+    for (std::size_t blk = from; blk < to; ++blk) {
+        __m256i sums[kRows][2];
+        const std::size_t next = blk + 1 < blocks ? blk + 1 : blk;
+        ConvTileSums<kConvRows, false, kPairs, kPrefetch>(wts.m_Blocks + blk * blockBytes, wts.m_Blocks + next * blockBytes, panel,
+                                                          kPairs ? wts.m_XOffsets + blk * quads : nullptr, quads, wts.m_Corrections,
+                                                          wts.m_RowStart + blk * kConvRows, starts + blk * kConvRows, sums);
+        StoreQuantizedRows<kConvRows, false>(sums, blk * kConvRows, k, at + blk * kConvRows * planeSize, planeSize);
+    }
+}
+using ConvTileRunFn = void (*)(const ConvWeights&, std::size_t, std::size_t, const uint8_t*, const int32_t*, const float*, bool,
+                               const IntegerConvOutput&, uint8_t*, std::size_t);
+/// [paired][prefetch]
+constexpr ConvTileRunFn kConvTileRuns[2][2] = {{ConvTileRun<false, false>, ConvTileRun<false, true>},
+                                               {ConvTileRun<true, false>, ConvTileRun<true, true>}};
 
 /// Weights of more than this many bytes are prefetched block by block in the tiles (a panel-major
 /// loop re-reads them for every panel, from L2 or beyond).
@@ -1342,7 +1390,14 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
         if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
         else PackConvPanel(static_cast<const uint8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
     };
-    ConvTileTable tiles = ConvTilesFor(paired, PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads));
+    const bool prefetch = PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads);
+    ConvTileTable tiles = ConvTilesFor(paired, prefetch);
+    // Whole panels quantized without a requantization run their blocks of 5 channels in one call
+    // (ConvTileRun), from each channel's RowStart worked out here once.
+    const bool runsTiles = out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f && !out.m_Requantize;
+    const ConvTileRunFn run = kConvTileRuns[paired][prefetch];
+    std::vector<int32_t> starts(runsTiles ? blocks * kConvRows : 0, 0);
+    for (std::size_t ch = 0; ch < starts.size() && ch < outChannels; ++ch) starts[ch] = RowStart(wts, ch, bias, zpU8);
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
         tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels,
@@ -1439,7 +1494,13 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     for (std::size_t blk = from; blk < to; ++blk) gemv(blk, runs, rows);
                     continue;
                 }
-                for (std::size_t blk = from; blk < to; ++blk) tile(blk, runs, panel);
+                std::size_t blk = from;
+                if (runsTiles && runs.m_Count == 1 && runs.m_Length[0] == kPanel) {
+                    const std::size_t end = std::min(to, outChannels / kConvRows);
+                    if (blk < end) run(wts, blk, end, panel, starts.data(), scales, perChannel, out, out.m_Quantized + runs.m_Pixel[0], pixels);
+                    blk = std::max(blk, end);
+                }
+                for (; blk < to; ++blk) tile(blk, runs, panel);
             }
         }
     }

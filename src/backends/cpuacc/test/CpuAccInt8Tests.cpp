@@ -553,8 +553,10 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 const std::vector<float>& sc = loud ? loudScales : scales;
                 std::size_t saturated = 0;
                 const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
-                std::vector<float> f(t.o * pixels, 1e30f);
-                std::vector<uint8_t> q(t.o * pixels, 0xAB);
+                // A guard of 5 planes after the output: no tile may store past the last channel.
+                const std::size_t guard = 5 * pixels;
+                std::vector<float> f(t.o * pixels + guard, 1e30f);
+                std::vector<uint8_t> q(t.o * pixels + guard, 0xAB);
                 IntegerConvOutput out;
                 if (quantized) out.m_Quantized = q.data();
                 else out.m_Float = f.data();
@@ -580,6 +582,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                 workspace.empty() ? nullptr : workspace.data());
                 omp_set_num_threads(saved);
                 std::size_t wrong = 0;
+                for (std::size_t i = t.o * pixels; i < t.o * pixels + guard; ++i) wrong += q[i] != 0xAB || f[i] != 1e30f ? 1 : 0;
                 for (std::size_t o = 0; o < t.o; ++o) {
                     for (std::size_t oh = 0; oh < s.m_OutH; ++oh) {
                         for (std::size_t ow = 0; ow < s.m_OutW; ++ow) {
