@@ -591,6 +591,8 @@ __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::si
         StoreQuantizedRows<kConvRows, false>(sums, blk * kConvRows, k, at + blk * kConvRows * planeSize, planeSize);
     }
 }
+/// Blocks a thread runs over every panel before the next ones where all panels are packed first.
+constexpr std::size_t kRunBlocks = 4;
 using ConvTileRunFn = void (*)(const ConvWeights&, std::size_t, std::size_t, const uint8_t*, const int32_t*, const float*, bool,
                                const IntegerConvOutput&, uint8_t*, std::size_t);
 /// [paired][prefetch]
@@ -1421,6 +1423,16 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
         }
         kStoreSums[count](lanes, ch, scales, perChannel, out, pixels, runs);
     };
+    // Blocks [from, to) over one panel: a run of the whole blocks where it takes one, then tiles.
+    const auto blocksOver = [&](std::size_t from, std::size_t to, const PanelRuns& runs, const uint8_t* panel) {
+        std::size_t blk = from;
+        if (runsTiles && runs.m_Count == 1 && runs.m_Length[0] == kPanel) {
+            const std::size_t end = std::min(to, outChannels / kConvRows);
+            if (blk < end) run(wts, blk, end, panel, starts.data(), scales, perChannel, out, out.m_Quantized + runs.m_Pixel[0], pixels);
+            blk = std::max(blk, end);
+        }
+        for (; blk < to; ++blk) tile(blk, runs, panel);
+    };
     const std::size_t parityBytes = plan.m_UsesPadded && s.m_StrideH == 2 ? ParityRowBytes(s, padded) : 0;
     // One team for the padded copy and the products (a second fork per layer cost more than it saved).
 #pragma omp parallel
@@ -1461,12 +1473,21 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     GatherPanelRows(plan.m_Runs[t], all + t * panelSize, quads, rowBytes, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
                 }
             }
-#pragma omp for schedule(static)
-            for (std::size_t blk = 0; blk < blocks; ++blk) {
+            // Each thread its equal share of the blocks, kRunBlocks at a time over every panel (their
+            // weights stay in L1 while the panels come from L2), so that whole panels run them in one
+            // call (ConvTileRun).
+            const std::size_t threads = static_cast<std::size_t>(omp_get_num_threads());
+            const std::size_t me = static_cast<std::size_t>(omp_get_thread_num());
+            const std::size_t first = blocks * me / threads, last = blocks * (me + 1) / threads;
+            for (std::size_t b0 = first; b0 < last; b0 += kRunBlocks) {
+                const std::size_t b1 = std::min(last, b0 + kRunBlocks);
                 for (std::size_t t = 0; t < panels; ++t) {
                     const PanelRuns& runs = plan.m_Runs[t];
-                    if (plan.m_Slot[t] < panels) gemv(blk, runs, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
-                    else if (runs.m_Count > 0) tile(blk, runs, all + t * panelSize);
+                    if (plan.m_Slot[t] < panels) {
+                        for (std::size_t blk = b0; blk < b1; ++blk) gemv(blk, runs, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
+                    } else if (runs.m_Count > 0) {
+                        blocksOver(b0, b1, runs, all + t * panelSize);
+                    }
                 }
             }
         } else {
@@ -1494,13 +1515,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     for (std::size_t blk = from; blk < to; ++blk) gemv(blk, runs, rows);
                     continue;
                 }
-                std::size_t blk = from;
-                if (runsTiles && runs.m_Count == 1 && runs.m_Length[0] == kPanel) {
-                    const std::size_t end = std::min(to, outChannels / kConvRows);
-                    if (blk < end) run(wts, blk, end, panel, starts.data(), scales, perChannel, out, out.m_Quantized + runs.m_Pixel[0], pixels);
-                    blk = std::max(blk, end);
-                }
-                for (; blk < to; ++blk) tile(blk, runs, panel);
+                blocksOver(from, to, runs, panel);
             }
         }
     }
