@@ -558,7 +558,7 @@ constexpr StoreSumsFn kStoreSums[kConvRows + 1] = {nullptr, StoreSums<1>, StoreS
 using ConvTileFn = void (*)(const ConvWeights&, std::size_t, const uint8_t*, int32_t, const int32_t*, const float*, bool,
                             const IntegerConvOutput&, std::size_t, const PanelRuns&);
 /// [half][rows]: the tile for `rows` output channels, over 16 pixels or (half) the first 8; kPairs:
-/// over a panel of three pairings (weights packed with pairings); kPrefetch: the next block's
+/// over a panel of its variants (weights packed with pairings); kPrefetch: the next block's
 /// weights prefetched.
 template <bool kPairs, bool kPrefetch>
 constexpr ConvTileFn kConvTilesOf[2][kConvRows + 1] = {
