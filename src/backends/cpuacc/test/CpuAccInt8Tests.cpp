@@ -417,7 +417,8 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
 // against the definition in 64-bit integers, for the layouts its packing treats apart: unpadded
 // 1x1, padded 3x3 (panels of 16 consecutive output pixels over the padded copy: 16 adjacent bytes
 // per tap within a row, shuffled from two 16-byte reads where a panel spans rows - wide outputs
-// and narrow ones alike - or a byte per lane where it spans more, as a 1-wide output - the last one a half panel of 8
+// and narrow ones alike - or a byte per lane where it spans more, as a 1-wide output, or gathered
+// from the input where the lanes lie 256 bytes apart or more, as at dilation 20 - the last one a half panel of 8
 // pixels; a last panel of at most 2 pixels runs the GEMV loop per pixel instead - 7x7 outputs with
 // every panel packed first, 9x9 and 5x10 ones panel by panel), stride 2 (the
 // padded input split by row and column parity: kernels of 1, 2, 3, 4, 5 and 7, rows of several 32-byte
@@ -507,7 +508,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                          Case{4, 8, 36, 6, 1, 2, 1, 0}, Case{9, 7, 7, 11, 3, 1, 1, 1}, Case{5, 16, 16, 7, 2, 2, 1, 0},
                          Case{2, 30, 70, 6, 5, 2, 1, 2}, Case{3, 6, 7, 4, 3, 2, 1, 1}, Case{3, 13, 13, 4, 3, 2, 2, 2},
                          Case{3, 20, 1, 5, 3, 1, 1, 1}, Case{3, 9, 9, 4, 2, 2, 1, 0, 1}, Case{2, 11, 13, 3, 4, 2, 1, 0, 3},
-                         Case{64, 7, 7, 70, 3, 1, 1, 1}, Case{64, 7, 7, 80, 1, 1, 1, 0}, Case{6, 5, 10, 9, 1, 1, 1, 0}}) {
+                         Case{64, 7, 7, 70, 3, 1, 1, 1}, Case{64, 7, 7, 80, 1, 1, 1, 0}, Case{6, 5, 10, 9, 1, 1, 1, 0},
+                         Case{2, 24, 2, 5, 3, 1, 20, 20}}) {
         Im2ColShape s{};
         s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
         s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
