@@ -159,7 +159,7 @@ struct ConvWeights {
     const ConvCorrection* m_Corrections;
     const int8_t* m_Dense;           ///< the dense correction blocks (laid out as m_Blocks), or null
     /// With pairings: per (block, quad), where its taps lie in a panel of its variants
-    /// (ExpandPairings: [quad][variant][16 pixels][4]), in bytes; else null.
+    /// (ExpandVariants: [quad][variant][16 pixels][4]), in bytes; else null.
     const int32_t* m_XOffsets;
     /// With complemented variants: per output channel, 255 times its weights on the taps its blocks
     /// read complemented (255 - x), which their sums lack; else null.
@@ -405,16 +405,14 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     // rounding and the zero point added in 32 bits (the bounds are integers, so clamping before or
     // after the rounding is the same), two vector operations fewer per 8 values (1x1 256->64 @56
     // 0.73 -> 0.65 ms).
-    // Two rows at a time: the byte pack puts the two rows' words in alternate dwords, the
-    // permutation each row's 16 bytes in order in a half.
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    // Two rows at a time: each row's 16 bytes in order in a half (PackWordsInOrderAvx2).
     int r = 0;
     for (; r + 1 < R; r += 2) {
         const __m256i a = Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi,
                                           zp16, rq);
         const __m256i b = Row16<kRequant>(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, relu, vlo,
                                           vhi, zp16, rq);
-        const __m256i bytes = _mm256_permutevar8x32_epi32(outSigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b), order);
+        const __m256i bytes = vecmath::PackWordsInOrderAvx2(a, b, outSigned);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r) * planeSize), _mm256_castsi256_si128(bytes));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r + 1) * planeSize),
                          _mm256_extracti128_si256(bytes, 1));
@@ -1318,7 +1316,7 @@ namespace {
 /// A panel ([quad][16 pixels][4] u8) as the panel of its variants ([quad][variant][16][4]): each
 /// pixel's 4 taps of a quad in kPairingOrder's orders, and with `variants` kVariants the same with
 /// bytes 1 and 3 of each complemented (255 - x: QuadWeights).
-__attribute__((target("avx2"))) void ExpandPairings(const uint8_t* from, std::size_t quads, std::size_t variants, uint8_t* to) {
+__attribute__((target("avx2"))) void ExpandVariants(const uint8_t* from, std::size_t quads, std::size_t variants, uint8_t* to) {
     const __m256i order1 = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11,
                                             12, 14, 13, 15);
     const __m256i order2 = _mm256_setr_epi8(0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10,
@@ -1402,8 +1400,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     for (std::size_t ch = 0; ch < starts.size() && ch < outChannels; ++ch) starts[ch] = RowStart(wts, ch, bias, zpU8);
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
-        tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels,
-                                                                         runs);
+        tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
     };
     // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
     // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
@@ -1509,7 +1506,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                 const PanelRuns& runs = plan.m_Runs[t];
                 if (runs.m_Count == 0) continue;
                 pack(t, packedAt);
-                if (paired) ExpandPairings(packedAt, quads, variants, panel);
+                if (paired) ExpandVariants(packedAt, quads, variants, panel);
                 if (PixelsIn(runs) <= kConvGemvPixels) {
                     GatherPanelRows(runs, packedAt, quads, rowBytes, rows);  // the one-pairing panel (never paired here)
                     for (std::size_t blk = from; blk < to; ++blk) gemv(blk, runs, rows);
@@ -1698,8 +1695,8 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
         runs.m_Count = 1;
         runs.m_Pixel[0] = t * kPanel;
         runs.m_Length[0] = std::min(kPanel, m - t * kPanel);
-        tiles[HalfPanel(runs)][std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn,
-                                                                               out, n, runs);
+        tiles[HalfPanel(runs)][std::min(kConvRows, n - blk * kConvRows)](wts, blk, panel, zpU8, bias, scales, perColumn, out, n,
+                                                                          runs);
     };
     if (GemmPanelsFirst(m, k, n)) {
         // The weights outweigh A: every panel of A packed first, then each block of weights over all of them.

@@ -1495,6 +1495,15 @@ __attribute__((target("avx2"))) void FakeQuantAvx2Wide(const float* in, float* o
 /// reciprocal, every sum times it lies well within int32 (|a - zpA| and |b - zpB| are at most 255),
 /// so vcvtps2dq rounds it exactly and the packs saturate it to the type's range less the zero point
 /// as the clamp would; a Relu there too where the type's smallest less the zero point is 0 or more.
+/// 8 of a's and b's values dequantized and added: float(a - zpA) * sa + float(b - zpB) * sb.
+template <typename Q>
+__attribute__((target("avx2"), always_inline)) inline __m256 DequantizedSum8(const Q* a, const Q* b, __m256i za, __m256i zb, __m256 sa,
+                                                                            __m256 sb) {
+    const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a), za)), sa);
+    const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b), zb)), sb);
+    return _mm256_add_ps(x, y);
+}
+
 template <typename Q>
 bool QuantizedAddSaturates(const QuantizedAddParams& p) {
     const float largest = 255.0f * (std::fabs(p.m_ScaleA) + std::fabs(p.m_ScaleB)) * std::fabs(p.m_Reciprocal);
@@ -1511,18 +1520,14 @@ __attribute__((target("avx2"))) std::size_t QuantizedAddSaturatingAvx2(const Q* 
     const __m256 sa = _mm256_set1_ps(p.m_ScaleA), sb = _mm256_set1_ps(p.m_ScaleB), r = _mm256_set1_ps(p.m_Reciprocal);
     const __m256i za = _mm256_set1_epi32(p.m_ZpA), zb = _mm256_set1_epi32(p.m_ZpB);
     const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(p.m_Zp));
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     const auto rounded = [&](std::size_t at) __attribute__((target("avx2"))) {
-        const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + at), za)), sa);
-        const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + at), zb)), sb);
-        return _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_add_ps(x, y), r));
+        return _mm256_cvtps_epi32(_mm256_mul_ps(DequantizedSum8(a + at, b + at, za, zb, sa, sb), r));
     };
     std::size_t i = 0;
     for (; i + 32 <= n; i += 32) {
         const __m256i w0 = _mm256_adds_epi16(_mm256_packs_epi32(rounded(i), rounded(i + 8)), zp16);
         const __m256i w1 = _mm256_adds_epi16(_mm256_packs_epi32(rounded(i + 16), rounded(i + 24)), zp16);
-        const __m256i bytes = std::is_signed_v<Q> ? _mm256_packs_epi16(w0, w1) : _mm256_packus_epi16(w0, w1);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permutevar8x32_epi32(bytes, order));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), vecmath::PackWordsInOrderAvx2(w0, w1, std::is_signed_v<Q>));
     }
     return i;
 }
@@ -1538,9 +1543,7 @@ __attribute__((target("avx2"))) void QuantizedAddAvx2Wide(const Q* a, const Q* b
     const __m256 r = _mm256_set1_ps(p.m_Reciprocal);
     std::size_t i = QuantizedAddSaturates<Q>(p) ? QuantizedAddSaturatingAvx2(a, b, out, n, p) : 0;
     for (; i + 8 <= n; i += 8) {
-        const __m256 x = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(a + i), za)), sa);
-        const __m256 y = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(Load8(b + i), zb)), sb);
-        const __m256 v = _mm256_max_ps(_mm256_add_ps(x, y), floor);
+        const __m256 v = _mm256_max_ps(DequantizedSum8(a + i, b + i, za, zb, sa, sb), floor);
         Store8(out + i, byReciprocal ? vecmath::ClampRoundAvx2(_mm256_mul_ps(v, r), lo, hi, vz) : vecmath::QuantizeAvx2(v, vs, lo, hi, vz));
     }
     QuantizedAddBody(a + i, b + i, out + i, n - i, p);

@@ -94,6 +94,15 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuantizeAvx2(__m25
     return ClampRoundAvx2(_mm256_div_ps(x, scale), lo, hi, zp);
 }
 
+/// Two vectors of 16 int16 each (as vpackssdw leaves them: [0-3, 8-11 | 4-7, 12-15] of its two
+/// operands) packed to 32 bytes with saturation (signed or unsigned), in the order of a's words then
+/// b's - or, for a and b that each hold one row of 16, row a's 16 bytes in the low half and b's in
+/// the high.
+__attribute__((target("avx2"), always_inline)) inline __m256i PackWordsInOrderAvx2(__m256i a, __m256i b, bool toSigned) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    return _mm256_permutevar8x32_epi32(toSigned ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b), order);
+}
+
 inline float SigmoidScalar(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 }  // namespace trellis::cpuacc::vecmath
