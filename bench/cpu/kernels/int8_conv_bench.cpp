@@ -63,15 +63,16 @@ double Seconds(std::chrono::steady_clock::time_point from) {
 int main(int argc, char** argv) {
     int threads = 1, rounds = 5;
     std::string only;
-    bool pairings = true;
+    bool pairings = true, quads = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else if (a == "--no-pairings") pairings = false;
+        else if (a == "--channel-quads") quads = true;
         else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings] [--channel-quads]\n", argv[0]);
             return 2;
         }
     }
@@ -87,7 +88,8 @@ int main(int argc, char** argv) {
     omp_set_num_threads(threads);
     std::mt19937 rng(5);
     std::normal_distribution<float> gauss(0.0f, 1.0f);
-    std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot\n", threads, rounds);
+    std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot%s\n", threads, rounds,
+                quads ? "; channel quads in and out" : "");
     std::printf("%-21s %10s %10s %10s %10s %10s\n", "shape (p: pairings)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
     bool any = false;
     for (const Shape& sh : kShapes) {
@@ -109,8 +111,13 @@ int main(int argc, char** argv) {
         }
         std::vector<uint8_t> x(sh.ic * sh.hw * sh.hw);
         for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
-        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc);
-        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan));
+        // --channel-quads: input and output in channel quads where the channels allow (the bytes of x
+        // are random either way), the weights in that plan's order.
+        const bool quadsIn = quads && IntegerConvTakesChannelQuads(s), quadsOut = quads && sh.oc % 4 == 0;
+        if (quadsIn) w = ChannelQuadWeights(w.data(), sh.oc, s);
+        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc, quadsIn);
+        const std::vector<uint8_t> blob =
+            PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan), quadsOut);
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         const std::size_t workspaceBytes = IntegerConvWorkspaceSize(*plan) + 1;
         std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
@@ -133,6 +140,7 @@ int main(int argc, char** argv) {
                     out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
                     out.m_FloatBias = floatBias.data();
                     out.m_Relu = true;
+                    out.m_ChannelQuads = quadsOut;
                     IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, *plan, weights[turn(weights.size(), mode >= 2)].data(),
                                     nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
                 }

@@ -120,7 +120,7 @@ struct PanelRuns {
 };
 
 /// A convolution's 8-bit weights as PackIntegerConvWeights lays them out (one self-describing
-/// blob): blocks of kConvRows (5) output channels, each [quad][5 rows][4] int8 taps whose pairs (taps 0-1, 2-3
+/// blob): blocks of m_Rows output channels (kConvRows, or kQuadRows for a channel-quad output), each [quad][rows][4] int8 taps whose pairs (taps 0-1, 2-3
 /// of a quad) are exact (PairIsExact); any other pair is halved there and the rest kept as
 /// a correction of that (block, quad, row): 4 bytes again within that bound. Then each row's sum
 /// of its weights (the zero point's share), and the corrections per block and row (a row's run
@@ -136,6 +136,7 @@ struct ConvWeightsHeader {
     uint64_t m_OutChannels, m_Depth, m_Quads, m_Blocks, m_Corrections;
     uint64_t m_Dense;     ///< 1: the dense correction blocks follow the records
     uint64_t m_Pairings;  ///< 0, or the variants of each quad (kPairings or kVariants) a block chooses from (m_XOffsets)
+    uint64_t m_Rows;      ///< output channels per block: kConvRows, or kQuadRows
 };
 /// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
 constexpr std::size_t kDenseCorrections = 8;
@@ -145,17 +146,22 @@ std::size_t Quads(std::size_t depth) { return (depth + 3) / 4; }
 /// Output channels per convolution tile: 5 x 2 accumulators, the panel's 2 vectors, the broadcast
 /// weights, a product and the ones of vpmaddwd fill the 16 registers (6 rows spill one).
 constexpr std::size_t kConvRows = 5;
+/// Output channels per tile where the output is in channel quads (IntegerConvOutput::m_ChannelQuads):
+/// one quad, so that a tile's rows are whole quads. As fast per multiply-add as 5 rows where each
+/// thread packs its panels (resnet50's layers at 56x56), 3-6% slower where every panel is packed first
+/// and streams from L2 (a quarter more panel bytes per multiply-add: its layers at 14x14 and 7x7).
+constexpr std::size_t kQuadRows = 4;
 /// A quad's variants a block of weights may choose (PackIntegerConvWeights): its three pairings
 /// (kPairings), and where the depth allows (kVariantsDepth) each of them also with the second tap of
 /// both pairs complemented (kVariants).
 constexpr std::size_t kPairings = 3, kVariants = 6;
-std::size_t ConvBlocks(std::size_t n) { return (n + kConvRows - 1) / kConvRows; }
+std::size_t ConvBlocks(std::size_t n, std::size_t rows = kConvRows) { return (n + rows - 1) / rows; }
 
 struct ConvWeights {
     const ConvWeightsHeader* m_Header;
-    const int8_t* m_Blocks;          ///< m_Blocks blocks of m_Quads * 4 * kConvRows bytes
+    const int8_t* m_Blocks;          ///< m_Blocks blocks of m_Quads * 4 * m_Rows bytes
     const int32_t* m_RowSums;        ///< per output channel
-    const uint32_t* m_RowStart;      ///< m_Blocks * kConvRows + 1 indices into m_Corrections, per (block, row)
+    const uint32_t* m_RowStart;      ///< m_Blocks * m_Rows + 1 indices into m_Corrections, per (block, row)
     const ConvCorrection* m_Corrections;
     const int8_t* m_Dense;           ///< the dense correction blocks (laid out as m_Blocks), or null
     /// With pairings: per (block, quad), where its taps lie in a panel of its variants
@@ -169,15 +175,16 @@ struct ConvWeightsLayout {
     std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_Shifts = 0, m_Bytes = 0;
 };
 ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense, bool pairings,
-                           bool shifts) {
+                           bool shifts, std::size_t rows) {
     ConvWeightsLayout l;
+    const std::size_t blocks = ConvBlocks(outChannels, rows);
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
-    l.m_RowSums = l.m_Blocks + AlignUp(ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows);
+    l.m_RowSums = l.m_Blocks + AlignUp(blocks * Quads(depth) * 4 * rows);
     l.m_RowStart = l.m_RowSums + AlignUp(outChannels * sizeof(int32_t));
-    l.m_Corrections = l.m_RowStart + AlignUp((ConvBlocks(outChannels) * kConvRows + 1) * sizeof(uint32_t));
+    l.m_Corrections = l.m_RowStart + AlignUp((blocks * rows + 1) * sizeof(uint32_t));
     l.m_Dense = l.m_Corrections + AlignUp(corrections * sizeof(ConvCorrection));
-    l.m_XOffsets = l.m_Dense + AlignUp(dense ? ConvBlocks(outChannels) * Quads(depth) * 4 * kConvRows : 0);
-    l.m_Shifts = l.m_XOffsets + AlignUp(pairings ? ConvBlocks(outChannels) * Quads(depth) * sizeof(int32_t) : 0);
+    l.m_XOffsets = l.m_Dense + AlignUp(dense ? blocks * Quads(depth) * 4 * rows : 0);
+    l.m_Shifts = l.m_XOffsets + AlignUp(pairings ? blocks * Quads(depth) * sizeof(int32_t) : 0);
     l.m_Bytes = l.m_Shifts + (shifts ? outChannels * sizeof(int32_t) : 0);
     return l;
 }
@@ -186,7 +193,7 @@ ConvWeights ViewOf(const uint8_t* blob) {
     v.m_Header = reinterpret_cast<const ConvWeightsHeader*>(blob);
     const ConvWeightsLayout l =
         LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0,
-                 v.m_Header->m_Pairings != 0, v.m_Header->m_Pairings == kVariants);
+                 v.m_Header->m_Pairings != 0, v.m_Header->m_Pairings == kVariants, v.m_Header->m_Rows);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
     v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
@@ -210,14 +217,16 @@ __attribute__((target("avx2"), always_inline)) inline __m256i QuadSums(__m256i x
 /// a panel whose pixels are all in 0-7).
 template <int R, bool kHalf, bool kPairs, bool kPrefetch>
 __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const int8_t* w, const int8_t* next, const uint8_t* panel,
-                                                                         const int32_t* xOffsets, std::size_t quads,
+                                                                         const int32_t* xOffsets, std::size_t quads, std::size_t rows,
                                                                          const ConvCorrection* corr,
                                                                          const uint32_t* rowStart, const int32_t* start,
                                                                          __m256i (&sums)[kRows][2]) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256i c0a = _mm256_set1_epi32(start[0]), c0b = c0a, c1a = _mm256_set1_epi32(start[1]), c1b = c1a;
-    __m256i c2a = _mm256_set1_epi32(start[2]), c2b = c2a, c3a = _mm256_set1_epi32(start[3]), c3b = c3a;
-    __m256i c4a = _mm256_set1_epi32(start[4]), c4b = c4a, c5a = _mm256_setzero_si256(), c5b = c5a;
+    // Rows past R start at 0 (start holds R values).
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i c0a = _mm256_set1_epi32(start[0]), c0b = c0a, c1a = R > 1 ? _mm256_set1_epi32(start[1]) : zero, c1b = c1a;
+    __m256i c2a = R > 2 ? _mm256_set1_epi32(start[2]) : zero, c2b = c2a, c3a = R > 3 ? _mm256_set1_epi32(start[3]) : zero, c3b = c3a;
+    __m256i c4a = R > 4 ? _mm256_set1_epi32(start[4]) : zero, c4b = c4a, c5a = zero, c5b = c5a;
 // One row: its quad of weights broadcast, times both vectors of the panel, added to its sums.
 #define TRELLIS_INTEGER_CONV_ROW(lo, hi, quad)                                                     \
     do {                                                                                           \
@@ -231,11 +240,11 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
         const uint8_t* xq = kPairs ? panel + xOffsets[q] : panel + q * 4 * kPanel;
         const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq));
         const __m256i x1 = kHalf ? x0 : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq + 32));
-        const int8_t* wq = w + q * 4 * kConvRows;
+        const int8_t* wq = w + q * 4 * rows;
         // The next block's weights on their way to L1 (from memory for the large layers: resnet50's
         // 1 MB 1x1 convolutions of layer4 ran 45% slower in the model than with their weights in L2);
         // not where they stay in L1 / L2 anyway (PrefetchesWeights).
-        if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(next + q * 4 * kConvRows), _MM_HINT_T0);
+        if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(next + q * 4 * rows), _MM_HINT_T0);
         TRELLIS_INTEGER_CONV_ROW(c0a, c0b, wq);
         if constexpr (R > 1) TRELLIS_INTEGER_CONV_ROW(c1a, c1b, wq + 4);
         if constexpr (R > 2) TRELLIS_INTEGER_CONV_ROW(c2a, c2b, wq + 8);
@@ -390,7 +399,21 @@ __attribute__((target("avx2"), always_inline)) inline QuantizedStore QuantizedSt
             RequantizationOf(out)};
 }
 
-template <int R, bool kRequant>
+/// Four rows' 16 bytes (rows 0-1 in r01's halves, 2-3 in r23's) as 16 pixels of one channel quad
+/// ([pixel][4]) at `to`: 64 bytes.
+__attribute__((target("avx2"), always_inline)) inline void StoreChannelQuad(__m256i r01, __m256i r23, uint8_t* to) {
+    const __m256i r02 = _mm256_permute2x128_si256(r01, r23, 0x20), r13 = _mm256_permute2x128_si256(r01, r23, 0x31);
+    // Rows 0 and 1 byte by byte (pixels 0-7 | rows 2 and 3's), then pixels 8-15 likewise.
+    const __m256i lo = _mm256_unpacklo_epi8(r02, r13), hi = _mm256_unpackhi_epi8(r02, r13);
+    const __m256i w01 = _mm256_permute2x128_si256(lo, hi, 0x20), w23 = _mm256_permute2x128_si256(lo, hi, 0x31);
+    // Each pixel's rows 0-1 beside its rows 2-3: pixels [0-3 | 8-11] and [4-7 | 12-15].
+    const __m256i p0 = _mm256_unpacklo_epi16(w01, w23), p1 = _mm256_unpackhi_epi16(w01, w23);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), _mm256_permute2x128_si256(p0, p1, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 32), _mm256_permute2x128_si256(p0, p1, 0x31));
+}
+
+/// kQuads: the R (4) rows as one channel quad at `to` (IntegerConvOutput::m_ChannelQuads).
+template <int R, bool kRequant, bool kQuads = false>
 __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(const __m256i (&sums)[kRows][2], std::size_t channel,
                                                                                const QuantizedStore& k, uint8_t* to, std::size_t planeSize) {
     const __m256 vlo = k.m_Lo, vhi = k.m_Hi;
@@ -406,6 +429,18 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     // after the rounding is the same), two vector operations fewer per 8 values (1x1 256->64 @56
     // 0.73 -> 0.65 ms).
     // Two rows at a time: each row's 16 bytes in order in a half (PackWordsInOrderAvx2).
+    if constexpr (kQuads) {
+        static_assert(R == 4, "a channel quad is 4 rows");
+        const auto pair = [&](int r) __attribute__((target("avx2"))) {
+            return vecmath::PackWordsInOrderAvx2(
+                Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi, zp16, rq),
+                Row16<kRequant>(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, relu, vlo, vhi,
+                                zp16, rq),
+                outSigned);
+        };
+        StoreChannelQuad(pair(0), pair(2), to);
+        return;
+    }
     int r = 0;
     for (; r + 1 < R; r += 2) {
         const __m256i a = Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi,
@@ -445,7 +480,18 @@ __attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m25
                                                                       const float* scales, bool perChannel, const IntegerConvOutput& out,
                                                                       std::size_t planeSize, const PanelRuns& runs) {
     const bool whole = runs.m_Count == 1 && runs.m_Lane[0] == 0 && runs.m_Length[0] == kPanel;
-    if (whole && out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f) {
+    if constexpr (R == kQuadRows) {
+        if (whole && out.m_ChannelQuads && out.m_OutScale == 1.0f) {
+            uint8_t* to = out.m_Quantized + (channel / 4 * planeSize + runs.m_Pixel[0]) * 4;
+            if (out.m_Requantize) {
+                StoreQuantizedRows<R, true, true>(sums, channel, QuantizedStoreOf<true>(out, scales, perChannel), to, planeSize);
+            } else {
+                StoreQuantizedRows<R, false, true>(sums, channel, QuantizedStoreOf<false>(out, scales, perChannel), to, planeSize);
+            }
+            return;
+        }
+    }
+    if (whole && out.m_Quantized && !out.m_PixelMajor && !out.m_ChannelQuads && out.m_OutScale == 1.0f) {
         uint8_t* to = out.m_Quantized + channel * planeSize + runs.m_Pixel[0];
         if (out.m_Requantize) StoreQuantizedRows<R, true>(sums, channel, QuantizedStoreOf<true>(out, scales, perChannel), to, planeSize);
         else StoreQuantizedRows<R, false>(sums, channel, QuantizedStoreOf<false>(out, scales, perChannel), to, planeSize);
@@ -503,12 +549,20 @@ __attribute__((target("avx2"), always_inline)) inline void StoreTile(const __m25
         const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
         const __m128i w16lo = _mm256_castsi256_si128(w16), w16hi = _mm256_extracti128_si256(w16, 1);
         const __m128i bytes = outSigned ? _mm_packs_epi16(w16lo, w16hi) : _mm_packus_epi16(w16lo, w16hi);
-        if (whole && !out.m_PixelMajor) {
+        if (whole && !out.m_PixelMajor && !out.m_ChannelQuads) {
             _mm_storeu_si128(reinterpret_cast<__m128i*>(out.m_Quantized + plane + runs.m_Pixel[0]), bytes);
             continue;
         }
         alignas(16) uint8_t tmp[kPanel];
         _mm_store_si128(reinterpret_cast<__m128i*>(tmp), bytes);
+        if (out.m_ChannelQuads) {
+            // Byte ch % 4 of each pixel of quad ch / 4.
+            uint8_t* quad = out.m_Quantized + (ch / 4 * planeSize) * 4 + ch % 4;
+            for (int u = 0; u < runs.m_Count; ++u) {
+                for (std::size_t j = 0; j < runs.m_Length[u]; ++j) quad[(runs.m_Pixel[u] + j) * 4] = tmp[runs.m_Lane[u] + j];
+            }
+            continue;
+        }
         if (out.m_PixelMajor) {
             for (std::size_t j = 0; j < runs.m_Length[0]; ++j) out.m_Quantized[(runs.m_Pixel[0] + j) * planeSize + ch] = tmp[j];
             continue;
@@ -525,14 +579,14 @@ template <int R, bool kHalf, bool kPairs, bool kPrefetch>
 __attribute__((target("avx2"))) void ConvTile(const ConvWeights& wts, std::size_t block, const uint8_t* panel, int32_t zp,
                                               const int32_t* bias, const float* scales, bool perChannel,
                                               const IntegerConvOutput& out, std::size_t planeSize, const PanelRuns& runs) {
-    const std::size_t quads = wts.m_Header->m_Quads, channel = block * kConvRows;
+    const std::size_t quads = wts.m_Header->m_Quads, rows = wts.m_Header->m_Rows, channel = block * rows;
     int32_t start[kRows] = {};
     for (int r = 0; r < R; ++r) start[r] = RowStart(wts, channel + static_cast<std::size_t>(r), bias, zp);
     __m256i sums[kRows][2];
     const std::size_t next = block + 1 < wts.m_Header->m_Blocks ? block + 1 : block;
-    ConvTileSums<R, kHalf, kPairs, kPrefetch>(wts.m_Blocks + block * quads * 4 * kConvRows, wts.m_Blocks + next * quads * 4 * kConvRows, panel,
-                                   kPairs ? wts.m_XOffsets + block * quads : nullptr, quads,
-                           wts.m_Corrections, wts.m_RowStart + block * kConvRows, start, sums);
+    ConvTileSums<R, kHalf, kPairs, kPrefetch>(wts.m_Blocks + block * quads * 4 * rows, wts.m_Blocks + next * quads * 4 * rows, panel,
+                                              kPairs ? wts.m_XOffsets + block * quads : nullptr, quads, rows, wts.m_Corrections,
+                                              wts.m_RowStart + block * rows, start, sums);
     StoreTile<R>(sums, channel, scales, perChannel, out, planeSize, runs);
 }
 
@@ -570,32 +624,37 @@ ConvTileTable ConvTilesFor(bool paired, bool prefetch) {
     return prefetch ? kConvTilesOf<false, true> : kConvTilesOf<false, false>;
 }
 
-/// Blocks [from, to) of 5 output channels over one whole panel quantized as StoreQuantizedRows does
+/// Blocks [from, to) of kR output channels over one whole panel quantized as StoreQuantizedRows does
 /// (not requantized), in one call: the per-tile work of a call - its frame, the rows' starts
 /// (`starts`: RowStart per channel, worked out once per call), the epilogue's constants - once per
 /// run (resnet50's depth-64 1x1 layers spent about a tenth of their tiles' time there).
-template <bool kPairs, bool kPrefetch>
+/// `at`: the panel's first pixel in channel 0's plane, or (kQuads: kR is kQuadRows) in quad 0 -
+/// block blk's bytes start blk * kR * planeSize after it either way.
+template <bool kPairs, bool kPrefetch, int kR, bool kQuads>
 __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::size_t from, std::size_t to, const uint8_t* panel,
                                                  const int32_t* starts, const float* scales, bool perChannel,
                                                  const IntegerConvOutput& out, uint8_t* at, std::size_t planeSize) {
     const QuantizedStore k = QuantizedStoreOf<false>(out, scales, perChannel);
-    const std::size_t quads = wts.m_Header->m_Quads, blocks = wts.m_Header->m_Blocks, blockBytes = quads * 4 * kConvRows;
+    static_assert(!kQuads || kR == kQuadRows, "a channel quad is a block");
+    const std::size_t quads = wts.m_Header->m_Quads, blocks = wts.m_Header->m_Blocks, blockBytes = quads * 4 * kR;
     for (std::size_t blk = from; blk < to; ++blk) {
         __m256i sums[kRows][2];
         const std::size_t next = blk + 1 < blocks ? blk + 1 : blk;
-        ConvTileSums<kConvRows, false, kPairs, kPrefetch>(wts.m_Blocks + blk * blockBytes, wts.m_Blocks + next * blockBytes, panel,
-                                                          kPairs ? wts.m_XOffsets + blk * quads : nullptr, quads, wts.m_Corrections,
-                                                          wts.m_RowStart + blk * kConvRows, starts + blk * kConvRows, sums);
-        StoreQuantizedRows<kConvRows, false>(sums, blk * kConvRows, k, at + blk * kConvRows * planeSize, planeSize);
+        ConvTileSums<kR, false, kPairs, kPrefetch>(wts.m_Blocks + blk * blockBytes, wts.m_Blocks + next * blockBytes, panel,
+                                                   kPairs ? wts.m_XOffsets + blk * quads : nullptr, quads, kR, wts.m_Corrections,
+                                                   wts.m_RowStart + blk * kR, starts + blk * kR, sums);
+        StoreQuantizedRows<kR, false, kQuads>(sums, blk * kR, k, at + blk * kR * planeSize, planeSize);
     }
 }
 /// Blocks a thread runs over every panel before the next ones where all panels are packed first.
 constexpr std::size_t kRunBlocks = 4;
 using ConvTileRunFn = void (*)(const ConvWeights&, std::size_t, std::size_t, const uint8_t*, const int32_t*, const float*, bool,
                                const IntegerConvOutput&, uint8_t*, std::size_t);
-/// [paired][prefetch]
-constexpr ConvTileRunFn kConvTileRuns[2][2] = {{ConvTileRun<false, false>, ConvTileRun<false, true>},
-                                               {ConvTileRun<true, false>, ConvTileRun<true, true>}};
+/// [paired][prefetch][blocks of kConvRows to planes, of kQuadRows to planes, of kQuadRows to channel quads]
+template <bool kPairs, bool kPrefetch>
+constexpr ConvTileRunFn kRunsOf[3] = {ConvTileRun<kPairs, kPrefetch, kConvRows, false>, ConvTileRun<kPairs, kPrefetch, kQuadRows, false>,
+                                      ConvTileRun<kPairs, kPrefetch, kQuadRows, true>};
+constexpr const ConvTileRunFn* kConvTileRuns[2][2] = {{kRunsOf<false, false>, kRunsOf<false, true>}, {kRunsOf<true, false>, kRunsOf<true, true>}};
 
 /// Weights of more than this many bytes are prefetched block by block in the tiles (a panel-major
 /// loop re-reads them for every panel, from L2 or beyond).
@@ -605,8 +664,8 @@ constexpr std::size_t kPrefetchWeightBytes = 384 * 1024;
 /// Where they stay in L1 / L2 the prefetch is only a cost: resnet50's 1x1 64->256 @56 ran 10%
 /// faster without it, 3x3 64 @56 5%; layer4's 1x1 512->2048 @7 with its weights from memory 43%
 /// slower.
-bool PrefetchesWeights(bool blocksOuter, std::size_t blocks, std::size_t quads) {
-    return blocksOuter || blocks * quads * 4 * kConvRows > kPrefetchWeightBytes;
+bool PrefetchesWeights(bool blocksOuter, std::size_t blocks, std::size_t quads, std::size_t rows) {
+    return blocksOuter || blocks * quads * 4 * rows > kPrefetchWeightBytes;
 }
 
 /// Whether a panel's stored pixels are all in its first 8 lanes.
@@ -940,18 +999,23 @@ constexpr std::size_t kVariantsDepth = 128, kVariantsBlocks = 20;
 
 }  // namespace
 
-std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings) {
-    const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels);
-    std::vector<int8_t> main(blocks * quads * 4 * kConvRows, 0), dense(main.size(), 0);
+std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings,
+                                            bool channelQuadOutput) {
+    const std::size_t rows = channelQuadOutput ? kQuadRows : kConvRows;
+    if (channelQuadOutput && outChannels % 4 != 0) {
+        throw std::invalid_argument("PackIntegerConvWeights: a channel-quad output needs a multiple of 4 output channels");
+    }
+    const std::size_t quads = Quads(depth), blocks = ConvBlocks(outChannels, rows);
+    std::vector<int8_t> main(blocks * quads * 4 * rows, 0), dense(main.size(), 0);
     std::vector<ConvCorrection> corrections;
-    std::vector<uint32_t> rowStart(blocks * kConvRows + 1, 0);
+    std::vector<uint32_t> rowStart(blocks * rows + 1, 0);
     std::vector<int32_t> rowSums(outChannels, 0);
     for (std::size_t o = 0; o < outChannels; ++o) {
         for (std::size_t k = 0; k < depth; ++k) rowSums[o] += w[o * depth + k];
     }
     // Each (block, quad)'s variant: the one that leaves the fewest of its rows to correct (0 where
     // pairings are not asked for, or save fewer than 1 quad-row in 100). A variant that would
-    // negate a -128 is not one to choose (kConvRows + 1).
+    // negate a -128 is not one to choose (rows + 1).
     const std::size_t variants = !pairings ? 1 : depth <= kVariantsDepth && blocks >= kVariantsBlocks ? kVariants : kPairings;
     std::vector<std::size_t> pairing(blocks * quads, 0);
     if (pairings) {
@@ -960,10 +1024,10 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
             for (std::size_t q = 0; q < quads; ++q) {
                 std::size_t inexact[kVariants] = {};
                 for (std::size_t v = 0; v < variants; ++v) {
-                    for (std::size_t r = 0; r < kConvRows; ++r) {
+                    for (std::size_t r = 0; r < rows; ++r) {
                         int quad[4];
-                        if (!QuadWeights(w, outChannels, depth, blk * kConvRows + r, q, v, quad)) {
-                            inexact[v] = kConvRows + 1;
+                        if (!QuadWeights(w, outChannels, depth, blk * rows + r, q, v, quad)) {
+                            inexact[v] = rows + 1;
                             break;
                         }
                         inexact[v] += QuadIsExact(quad) ? 0 : 1;
@@ -974,21 +1038,21 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
                 before += inexact[0], after += inexact[best];
             }
         }
-        pairings = (before - after) * 100 >= blocks * quads * kConvRows;
+        pairings = (before - after) * 100 >= blocks * quads * rows;
         if (!pairings) std::fill(pairing.begin(), pairing.end(), 0);
     }
     const bool complemented = pairings && variants == kVariants;
     std::vector<int32_t> shifts(complemented ? outChannels : 0, 0);
     for (std::size_t blk = 0; blk < blocks; ++blk) {
-        for (std::size_t r = 0; r < kConvRows; ++r) {
-            rowStart[blk * kConvRows + r] = static_cast<uint32_t>(corrections.size());
-            const std::size_t o = blk * kConvRows + r;
+        for (std::size_t r = 0; r < rows; ++r) {
+            rowStart[blk * rows + r] = static_cast<uint32_t>(corrections.size());
+            const std::size_t o = blk * rows + r;
             for (std::size_t q = 0; q < quads; ++q) {
                 const std::size_t v = pairing[blk * quads + q];
                 int quad[4];
                 QuadWeights(w, outChannels, depth, o, q, v, quad);
                 if (v >= kPairings && o < outChannels) shifts[o] -= 255 * (quad[1] + quad[3]);  // 255 x the negated weights' originals
-                int8_t* to = main.data() + (blk * quads + q) * 4 * kConvRows + 4 * r;
+                int8_t* to = main.data() + (blk * quads + q) * 4 * rows + 4 * r;
                 int8_t rest[4] = {};
                 bool corrected = false;
                 for (std::size_t pair = 0; pair < 2; ++pair) {
@@ -1015,13 +1079,13 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
             }
         }
     }
-    rowStart[blocks * kConvRows] = static_cast<uint32_t>(corrections.size());
+    rowStart[blocks * rows] = static_cast<uint32_t>(corrections.size());
     // Dense corrections are for the GEMV loop, which reads the taps in their own order: never with pairings.
-    const bool denseCorrections = !pairings && corrections.size() * kDenseCorrections >= blocks * kConvRows * quads;
-    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, complemented);
+    const bool denseCorrections = !pairings && corrections.size() * kDenseCorrections >= blocks * rows * quads;
+    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, complemented, rows);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
     const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u,
-                                   pairings ? variants : 0u};
+                                   pairings ? variants : 0u, rows};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -1173,8 +1237,8 @@ constexpr std::size_t kConvGemvPixels = 2;
 /// The largest depth whose convolutions take pairings: the panel of three pairings (3 x 16 x depth
 /// bytes, 24 KB at 512) stays in L1 beside the block of weights it runs against.
 constexpr std::size_t kPairingsDepth = 512;
-__attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
-                                             uint32_t (&sums)[kConvRows]);
+/// The kR (the block's rows) sums of one row of A times one block (GemvRowOf).
+void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block, uint32_t (&sums)[kConvRows]);
 
 /// The pixels a panel stores.
 std::size_t PixelsIn(const PanelRuns& runs) {
@@ -1197,10 +1261,27 @@ void GatherPanelRows(const PanelRuns& runs, const uint8_t* panel, std::size_t qu
 
 }  // namespace
 
+/// A channel-quad plan's frame: the input as its taps read it, [channels / 4][m_Height][m_Width][4]
+/// - a copy with the zero point around it where the convolution pads (m_Copy; slack after each
+/// plane so that a segment's whole reads stay in it), else the input itself. m_Plane: dwords
+/// (pixels) per quad of channels.
+struct QuadFrame {
+    bool m_Copy = false;
+    std::size_t m_Height = 0, m_Width = 0, m_Plane = 0;
+};
+/// Lanes [m_Lane, m_Lane + m_Count) of a panel whose pixels lie a stride apart in the frame, the
+/// first one's tap (0, 0) at dword m_Start of a plane. m_Whole: all 16 lanes read as if the run
+/// went on both ways (16 strides of dwords from m_Start less m_Lane strides) stay within the plane
+/// for every tap - PackQuadPanel's vector path.
+struct QuadSegment {
+    std::size_t m_Lane = 0, m_Count = 0, m_Start = 0;
+    bool m_Whole = false;
+};
+
 /// What IntegerConvAvx2 works out from the shape alone (PlanIntegerConv, once per layer).
 struct IntegerConvPlan {
     Im2ColShape m_Shape{};
-    std::size_t m_OutChannels = 0, m_Depth = 0, m_Quads = 0, m_Pixels = 0, m_Blocks = 0, m_PanelSize = 0, m_RowBytes = 0;
+    std::size_t m_OutChannels = 0, m_Depth = 0, m_Quads = 0, m_Pixels = 0, m_PanelSize = 0, m_RowBytes = 0;
     ConvWorkspace m_Workspace;
     /// The padded copy's geometry (m_Data unset) where the input is copied; the panels take 16
     /// consecutive output pixels over it (m_CompactPanels). They used to take 16 consecutive indices
@@ -1228,9 +1309,83 @@ struct IntegerConvPlan {
     std::vector<std::size_t> m_Slot;
     /// Whether weights packed with pairings may run here (IntegerConvTakesPairings).
     bool m_TakesPairings = false;
+    /// A channel-quad input (PlanIntegerConv's channelQuads): where its taps are (m_Frame), each
+    /// depth quad's bytes from a pixel's tap (0, 0) (m_QuadOffsets), each panel's segments
+    /// (m_Segments[m_SegmentsAt[t] .. m_SegmentsAt[t + 1])).
+    bool m_ChannelQuads = false;
+    QuadFrame m_Frame;
+    std::vector<std::size_t> m_QuadOffsets;
+    std::vector<QuadSegment> m_Segments;
+    std::vector<std::size_t> m_SegmentsAt;
 };
 
-std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std::size_t outChannels) {
+bool IntegerConvTakesChannelQuads(const Im2ColShape& s) { return s.m_Channels > 0 && s.m_Channels % 4 == 0; }
+
+std::vector<int8_t> ChannelQuadWeights(const int8_t* w, std::size_t outChannels, const Im2ColShape& s) {
+    const std::size_t taps = s.m_KernelH * s.m_KernelW, depth = s.m_Channels * taps;
+    std::vector<int8_t> ordered(outChannels * depth);
+    for (std::size_t o = 0; o < outChannels; ++o) {
+        for (std::size_t c = 0; c < s.m_Channels; ++c) {
+            for (std::size_t t = 0; t < taps; ++t) ordered[o * depth + t * s.m_Channels + c] = w[o * depth + c * taps + t];
+        }
+    }
+    return ordered;
+}
+
+namespace {
+
+/// A channel-quad plan's frame, depth quads and segments (IntegerConvPlan::m_ChannelQuads).
+void PlanChannelQuads(const Im2ColShape& s, IntegerConvPlan& p) {
+    if (!IntegerConvTakesChannelQuads(s)) {
+        throw std::invalid_argument("PlanIntegerConv: channel quads need a multiple of 4 input channels, not " +
+                                    std::to_string(s.m_Channels));
+    }
+    p.m_ChannelQuads = true;
+    // The frame every tap of every output pixel reads within: the padded input's rows and columns
+    // from the first window's to the last one's.
+    const std::size_t height = (s.m_OutH - 1) * s.m_StrideH + (s.m_KernelH - 1) * s.m_DilationH + 1;
+    const std::size_t width = (s.m_OutW - 1) * s.m_StrideW + (s.m_KernelW - 1) * s.m_DilationW + 1;
+    QuadFrame& f = p.m_Frame;
+    f.m_Copy = s.m_PadTop > 0 || s.m_PadLeft > 0 || height > s.m_InH || width > s.m_InW;
+    f.m_Height = f.m_Copy ? height : s.m_InH;
+    f.m_Width = f.m_Copy ? width : s.m_InW;
+    f.m_Plane = f.m_Height * f.m_Width + (f.m_Copy ? 2 * kPanel * s.m_StrideW : 0);
+    p.m_Workspace.m_PaddedSize = f.m_Copy ? s.m_Channels / 4 * f.m_Plane * 4 : 0;
+    const std::size_t cq = s.m_Channels / 4;
+    p.m_QuadOffsets.resize(p.m_Quads);
+    for (std::size_t kh = 0; kh < s.m_KernelH; ++kh) {
+        for (std::size_t kw = 0; kw < s.m_KernelW; ++kw) {
+            const std::size_t tap = kh * s.m_KernelW + kw, at = kh * s.m_DilationH * f.m_Width + kw * s.m_DilationW;
+            for (std::size_t q = 0; q < cq; ++q) p.m_QuadOffsets[tap * cq + q] = (q * f.m_Plane + at) * 4;
+        }
+    }
+    const std::size_t reach = (s.m_KernelH - 1) * s.m_DilationH * f.m_Width + (s.m_KernelW - 1) * s.m_DilationW;
+    const std::size_t panels = p.m_Workspace.m_Panels, stride = s.m_StrideW;
+    p.m_SegmentsAt.assign(1, 0);
+    for (std::size_t t = 0; t < panels; ++t) {
+        for (std::size_t j = 0; j < kPanel && t * kPanel + j < p.m_Pixels; ++j) {
+            const std::size_t pixel = t * kPanel + j;
+            const std::size_t at = pixel / s.m_OutW * s.m_StrideH * f.m_Width + pixel % s.m_OutW * stride;
+            if (j > 0 && at == p.m_Segments.back().m_Start + p.m_Segments.back().m_Count * stride) {
+                ++p.m_Segments.back().m_Count;
+                continue;
+            }
+            QuadSegment g;
+            g.m_Lane = j, g.m_Count = 1, g.m_Start = at;
+            p.m_Segments.push_back(g);
+        }
+        for (std::size_t i = p.m_SegmentsAt.back(); i < p.m_Segments.size(); ++i) {
+            QuadSegment& g = p.m_Segments[i];
+            g.m_Whole = stride <= 2 && g.m_Start >= g.m_Lane * stride &&
+                        g.m_Start - g.m_Lane * stride + kPanel * stride + reach <= f.m_Plane;
+        }
+        p.m_SegmentsAt.push_back(p.m_Segments.size());
+    }
+}
+
+}  // namespace
+
+std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std::size_t outChannels, bool channelQuads) {
     auto plan = std::make_shared<IntegerConvPlan>();
     IntegerConvPlan& p = *plan;
     p.m_Shape = s;
@@ -1238,14 +1393,17 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
     p.m_Depth = s.m_Channels * s.m_KernelH * s.m_KernelW;
     p.m_Quads = Quads(p.m_Depth);
     p.m_Pixels = s.m_OutH * s.m_OutW;
-    p.m_Blocks = ConvBlocks(outChannels);
     p.m_PanelSize = p.m_Quads * 4 * kPanel;
     p.m_RowBytes = p.m_Quads * 4;
     p.m_Workspace = ConvWorkspaceOf(s, outChannels);
-    p.m_UsesPadded = UsesPaddedInput(s);
+    if (channelQuads) {
+        p.m_Workspace.m_PaddedSize = 0;
+        PlanChannelQuads(s, p);
+    }
+    p.m_UsesPadded = !channelQuads && UsesPaddedInput(s);
     if (p.m_UsesPadded) p.m_Padded = PaddedGeometry(s);
     p.m_Taps = TapsOf(s);
-    const bool flat = s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
+    const bool flat = !channelQuads && s.m_KernelH == 1 && s.m_KernelW == 1 && s.m_StrideH == 1 && s.m_StrideW == 1 && s.m_PadTop == 0 &&
                       s.m_PadLeft == 0 && s.m_InW == s.m_OutW && s.m_InH == s.m_OutH;
     const PaddedInput& padded = p.m_Padded;
     if (p.m_UsesPadded || flat) {
@@ -1306,6 +1464,8 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
 
 bool IntegerConvTakesPairings(const IntegerConvPlan& plan) { return plan.m_TakesPairings; }
 
+bool IntegerConvPacksPanelsFirst(const IntegerConvPlan& plan) { return plan.m_Workspace.m_PanelsSize > 0; }
+
 std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan) {
     const ConvWorkspace& w = plan.m_Workspace;
     return w.m_PanelsSize + w.m_PaddedSize + w.m_SmallSize;
@@ -1339,6 +1499,69 @@ __attribute__((target("avx2"))) void ExpandVariants(const uint8_t* from, std::si
     }
 }
 
+/// The even dwords of the 16 at `from`, in order (per 128-bit lane, then the lanes' halves).
+__attribute__((target("avx2"), always_inline)) inline __m256i EvenDwords(const uint8_t* from) {
+    const __m256 a = _mm256_loadu_ps(reinterpret_cast<const float*>(from));
+    const __m256 b = _mm256_loadu_ps(reinterpret_cast<const float*>(from + 32));
+    return _mm256_permute4x64_epi64(_mm256_castps_si256(_mm256_shuffle_ps(a, b, 0x88)), 0xD8);
+}
+
+/// Panel t of a channel-quad plan ([quad][16][4] u8; `flip`: an s8 input's bytes plus 128) from
+/// its frame: per segment, each depth quad's 16 lanes read as one run (64 adjacent bytes at stride
+/// 1; 128 with every other dword kept at stride 2) and stored under the segment's lanes (whole
+/// when the segment is the panel), else dword by dword. Lanes past the output are left as they
+/// are (not stored).
+__attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const IntegerConvPlan& p, std::size_t t, bool flip,
+                                                   uint8_t* to) {
+    const __m256i flipBytes = _mm256_set1_epi8(static_cast<char>(flip ? 0x80 : 0));
+    const uint32_t flipQuad = flip ? 0x80808080u : 0u;
+    const std::size_t quads = p.m_Quads, stride = p.m_Shape.m_StrideW;
+    const std::size_t* offsets = p.m_QuadOffsets.data();
+    const __m256i lanes0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), lanes1 = _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15);
+    for (std::size_t i = p.m_SegmentsAt[t]; i < p.m_SegmentsAt[t + 1]; ++i) {
+        const QuadSegment& g = p.m_Segments[i];
+        if (!g.m_Whole) {
+            for (std::size_t q = 0; q < quads; ++q) {
+                const uint8_t* from = frame + offsets[q] + g.m_Start * 4;
+                for (std::size_t j = 0; j < g.m_Count; ++j) {
+                    uint32_t v;
+                    std::memcpy(&v, from + j * stride * 4, 4);
+                    v ^= flipQuad;
+                    std::memcpy(to + q * 4 * kPanel + (g.m_Lane + j) * 4, &v, 4);
+                }
+            }
+            continue;
+        }
+        const uint8_t* base = frame + (g.m_Start - g.m_Lane * stride) * 4;
+        const bool whole = g.m_Count == kPanel;
+        const __m256i first = _mm256_set1_epi32(static_cast<int>(g.m_Lane)), end = _mm256_set1_epi32(static_cast<int>(g.m_Lane + g.m_Count));
+        const __m256i mask0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(first, lanes0), _mm256_cmpgt_epi32(end, lanes0));
+        const __m256i mask1 = _mm256_andnot_si256(_mm256_cmpgt_epi32(first, lanes1), _mm256_cmpgt_epi32(end, lanes1));
+        const auto store = [&](uint8_t* d, __m256i v0, __m256i v1) __attribute__((target("avx2"))) {
+            v0 = _mm256_xor_si256(v0, flipBytes), v1 = _mm256_xor_si256(v1, flipBytes);
+            if (whole) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), v0);
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32), v1);
+            } else {
+                _mm256_maskstore_epi32(reinterpret_cast<int*>(d), mask0, v0);
+                _mm256_maskstore_epi32(reinterpret_cast<int*>(d + 32), mask1, v1);
+            }
+        };
+        if (stride == 1) {
+            for (std::size_t q = 0; q < quads; ++q) {
+                const uint8_t* from = base + offsets[q];
+                store(to + q * 4 * kPanel, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)),
+                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 32)));
+            }
+            continue;
+        }
+        for (std::size_t q = 0; q < quads; ++q) {
+            const uint8_t* from = base + offsets[q];
+            store(to + q * 4 * kPanel, EvenDwords(from), EvenDwords(from + 64));
+        }
+    }
+}
+
 /// This thread's buffer of at least `bytes` (a panel and its GEMV rows, or a row of SplitByParity),
 /// kept between calls: allocating and zeroing it per call and thread cost more than the small
 /// layers' packing.
@@ -1359,7 +1582,9 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     if (paired && !plan.m_TakesPairings) {
         throw std::invalid_argument("IntegerConvAvx2: weights packed with pairings for a convolution that does not take them");
     }
-    const std::size_t depth = plan.m_Depth, quads = plan.m_Quads, pixels = plan.m_Pixels, blocks = plan.m_Blocks;
+    // Blocks of the weights' rows: kConvRows, or kQuadRows (packed for a channel-quad output).
+    const std::size_t depth = plan.m_Depth, quads = plan.m_Quads, pixels = plan.m_Pixels, blocks = wts.m_Header->m_Blocks;
+    const std::size_t blockRows = wts.m_Header->m_Rows;
     const std::size_t outChannels = plan.m_OutChannels, panelSize = plan.m_PanelSize, rowBytes = plan.m_RowBytes;
     const ConvWorkspace& layout = plan.m_Workspace;
     const std::size_t panels = layout.m_Panels;
@@ -1368,7 +1593,16 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     PaddedInput padded = plan.m_Padded;
     if (plan.m_UsesPadded) padded.m_Data = workspace + layout.m_PanelsSize;
     const auto* direct = static_cast<const uint8_t*>(padded.m_Data ? padded.m_Data : x);
+    const QuadFrame& frame = plan.m_Frame;
+    const uint8_t* quadFrame = frame.m_Copy ? workspace + layout.m_PanelsSize : static_cast<const uint8_t*>(x);
+    if (out.m_ChannelQuads && (blockRows != kQuadRows || !out.m_Quantized || out.m_PixelMajor)) {
+        throw std::invalid_argument("IntegerConvAvx2: a channel-quad output needs 8 bits and weights packed for it");
+    }
     const auto pack = [&](std::size_t t, uint8_t* to) {
+        if (plan.m_ChannelQuads) {
+            PackQuadPanel(quadFrame, plan, t, xSigned, to);
+            return;
+        }
         if (plan.m_UsesPadded) {
             // Over the padded copy (slack after each plane for the reads past a last panel): 16
             // adjacent bytes per tap within an output row, gathered where the panel spans rows.
@@ -1390,23 +1624,23 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
         if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
         else PackConvPanel(static_cast<const uint8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
     };
-    const bool prefetch = PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads);
+    const bool prefetch = PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads, blockRows);
     ConvTileTable tiles = ConvTilesFor(paired, prefetch);
-    // Whole panels quantized without a requantization run their blocks of 5 channels in one call
+    // Whole panels quantized without a requantization run their blocks of channels in one call
     // (ConvTileRun), from each channel's RowStart worked out here once.
     const bool runsTiles = out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f && !out.m_Requantize;
-    const ConvTileRunFn run = kConvTileRuns[paired][prefetch];
-    std::vector<int32_t> starts(runsTiles ? blocks * kConvRows : 0, 0);
+    const ConvTileRunFn run = kConvTileRuns[paired][prefetch][blockRows == kConvRows ? 0 : out.m_ChannelQuads ? 2 : 1];
+    std::vector<int32_t> starts(runsTiles ? blocks * blockRows : 0, 0);
     for (std::size_t ch = 0; ch < starts.size() && ch < outChannels; ++ch) starts[ch] = RowStart(wts, ch, bias, zpU8);
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
-        const std::size_t rows = std::min(kConvRows, outChannels - blk * kConvRows);
+        const std::size_t rows = std::min(blockRows, outChannels - blk * blockRows);
         tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
     };
     // A panel of at most kConvGemvPixels pixels: each pixel's taps as a row (GatherPanelRows) against
     // each block in the GEMV loop, every lane useful (a tile's 8 lanes for 1 pixel took 14% of a
     // 7x7 layer); the sums go in their pixels' lanes through the tile's epilogue (kStoreSums).
     const auto gemv = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* rows) {
-        const std::size_t ch = blk * kConvRows, count = std::min(kConvRows, outChannels - ch);
+        const std::size_t ch = blk * blockRows, count = std::min(blockRows, outChannels - ch);
         int32_t lanes[kRows][kPanel] = {};
         std::size_t j = 0;
         for (int u = 0; u < runs.m_Count; ++u) {
@@ -1424,8 +1658,11 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     const auto blocksOver = [&](std::size_t from, std::size_t to, const PanelRuns& runs, const uint8_t* panel) {
         std::size_t blk = from;
         if (runsTiles && runs.m_Count == 1 && runs.m_Length[0] == kPanel) {
-            const std::size_t end = std::min(to, outChannels / kConvRows);
-            if (blk < end) run(wts, blk, end, panel, starts.data(), scales, perChannel, out, out.m_Quantized + runs.m_Pixel[0], pixels);
+            const std::size_t end = std::min(to, outChannels / blockRows);
+            if (blk < end) {
+                run(wts, blk, end, panel, starts.data(), scales, perChannel, out,
+                    out.m_Quantized + runs.m_Pixel[0] * (out.m_ChannelQuads ? 4 : 1), pixels);
+            }
             blk = std::max(blk, end);
         }
         for (; blk < to; ++blk) tile(blk, runs, panel);
@@ -1454,6 +1691,23 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     if (row >= padded.m_Height) break;
                     const std::size_t count = std::min(s.m_InW, padded.m_Width - std::min(padded.m_Width, s.m_PadLeft));
                     std::memcpy(plane + row * padded.m_Width + s.m_PadLeft, from + (c * s.m_InH + ih) * s.m_InW, count);
+                }
+            }
+        }
+        if (frame.m_Copy) {
+            // A channel-quad input's padded copy: each quad's rows of 4-byte pixels into the frame
+            // filled with the zero point.
+            uint8_t* to = workspace + layout.m_PanelsSize;
+            const auto* from = static_cast<const uint8_t*>(x);
+            const std::size_t planeBytes = frame.m_Plane * 4, rowBytes = s.m_InW * 4;
+            const std::size_t count = std::min(s.m_InW, frame.m_Width - std::min(frame.m_Width, s.m_PadLeft));
+#pragma omp for schedule(static)
+            for (std::size_t q = 0; q < s.m_Channels / 4; ++q) {
+                uint8_t* plane = to + q * planeBytes;
+                std::memset(plane, static_cast<uint8_t>(zp), planeBytes);
+                for (std::size_t ih = 0; ih < s.m_InH && ih + s.m_PadTop < frame.m_Height; ++ih) {
+                    std::memcpy(plane + ((ih + s.m_PadTop) * frame.m_Width + s.m_PadLeft) * 4, from + q * s.m_InH * rowBytes + ih * rowBytes,
+                                count * 4);
                 }
             }
         }
@@ -1549,63 +1803,83 @@ void PackRowPanel(const uint8_t* a, bool aSigned, std::size_t m, std::size_t k, 
 }
 
 
-/// One group of 16 bytes of A (a16: 4 quads) times one group of a block's bytes (80 at wg: [4
-/// quads][5 rows][4]) as three vectors, A's bytes shuffled under each weight byte, into the lanes
-/// of (quad, row) of acc0-acc2 (GemvRow's layout of them).
+/// One group of 16 bytes of A (a16: 4 quads) times one group of a block's bytes (16 x kR at wg: [4
+/// quads][kR rows][4]) as vectors, A's bytes shuffled under each weight byte, into the lanes of
+/// (quad, row) of acc0-acc2 (GemvRow's layout of them; acc2 unused at 4 rows).
+template <std::size_t kR>
 __attribute__((target("avx2"), always_inline)) inline void GemvGroup(__m128i a16, const int8_t* wg, __m256i& acc0, __m256i& acc1,
                                                                       __m128i& acc2) {
-    const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
-    const __m256i pick1 =
-        _mm256_setr_epi8(4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15);
-    const __m128i pick2 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
     const __m256i ones = _mm256_set1_epi16(1);
     const __m256i both = _mm256_broadcastsi128_si256(a16);
     const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wg + 32));
-    const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wg + 64));
-    acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
-    acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
-    acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), w2), _mm256_castsi256_si128(ones)));
+    if constexpr (kR == kQuadRows) {
+        // Lanes (q0 rows 0-3, q1 rows 0-3) and (q2, q3).
+        const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+        const __m256i pick1 = _mm256_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15, 12, 13, 14, 15, 12,
+                                               13, 14, 15, 12, 13, 14, 15);
+        acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
+        acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
+    } else {
+        static_assert(kR == kConvRows, "blocks of kConvRows or kQuadRows");
+        const __m256i pick0 = _mm256_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7, 4, 5, 6, 7);
+        const __m256i pick1 = _mm256_setr_epi8(4, 5, 6, 7, 4, 5, 6, 7, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11,
+                                               12, 13, 14, 15);
+        const __m128i pick2 = _mm_setr_epi8(12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15, 12, 13, 14, 15);
+        const __m128i w2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wg + 64));
+        acc0 = _mm256_add_epi32(acc0, QuadSums(_mm256_shuffle_epi8(both, pick0), w0, ones));
+        acc1 = _mm256_add_epi32(acc1, QuadSums(_mm256_shuffle_epi8(both, pick1), w1, ones));
+        acc2 = _mm_add_epi32(acc2, _mm_madd_epi16(_mm_maddubs_epi16(_mm_shuffle_epi8(a16, pick2), w2), _mm256_castsi256_si128(ones)));
+    }
 }
 
 /// One row of A (u8; an s8 row's bytes read plus 128 when `flip`, as the tiles read them, zpU8
-/// likewise) times one block of the packed weights: the block's 5 rows' sums. Per 4 quads of depth the block's 80 bytes ([quad][5 rows][4])
-/// as three vectors, A's 16 bytes of those quads spread to match by byte shuffles, vpmaddubsw and
-/// vpmaddwd into lanes of (quad, row) - every lane useful - summed per row after the loop; the
-/// tail quads and the block's corrections in scalar code. resnet50's classifier (1 x 2048 x 1000)
-/// ran 0.54-0.75 ms on half tiles (one lane of eight used) in the model.
-__attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
-                                             uint32_t (&sums)[kConvRows]) {
+/// likewise) times one block of the packed weights: the block's kR rows' sums. Per 4 quads of
+/// depth the block's 16 x kR bytes ([quad][kR rows][4]) as vectors, A's 16 bytes of those quads
+/// spread to match by byte shuffles, vpmaddubsw and vpmaddwd into lanes of (quad, row) - every lane
+/// useful - summed per row after the loop; the tail quads and the block's corrections in scalar
+/// code. resnet50's classifier (1 x 2048 x 1000) ran 0.54-0.75 ms on half tiles (one lane of eight
+/// used) in the model.
+template <std::size_t kR>
+__attribute__((target("avx2"))) void GemvRowOf(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
+                                               uint32_t (&sums)[kConvRows]) {
     const std::size_t quads = wts.m_Header->m_Quads, groups = k / 16;
     const uint8_t flipByte = flip ? 0x80 : 0;
     const uint32_t flipQuad = flip ? 0x80808080u : 0u;
     const __m128i toU8 = _mm_set1_epi8(static_cast<char>(flipByte));
-    const int8_t* w = wts.m_Blocks + block * quads * 4 * kConvRows;
-    const int8_t* dense = wts.m_Dense ? wts.m_Dense + block * quads * 4 * kConvRows : nullptr;
+    const int8_t* w = wts.m_Blocks + block * quads * 4 * kR;
+    const int8_t* dense = wts.m_Dense ? wts.m_Dense + block * quads * 4 * kR : nullptr;
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0;
     __m128i acc2 = _mm_setzero_si128();
     for (std::size_t g = 0; g < groups; ++g) {
         const __m128i a16 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g)), toU8);
-        GemvGroup(a16, w + g * 4 * 4 * kConvRows, acc0, acc1, acc2);
+        GemvGroup<kR>(a16, w + g * 4 * 4 * kR, acc0, acc1, acc2);
         // The group's corrections, laid out as its weights: the same shuffled taps (every pair of
         // both within 128 in magnitude, so each product pair is exact) into the same lanes.
-        if (dense) GemvGroup(a16, dense + g * 4 * 4 * kConvRows, acc0, acc1, acc2);
+        if (dense) GemvGroup<kR>(a16, dense + g * 4 * 4 * kR, acc0, acc1, acc2);
     }
-    alignas(32) uint32_t l0[8], l1[8], l2[4];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(l0), acc0);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(l1), acc1);
-    _mm_store_si128(reinterpret_cast<__m128i*>(l2), acc2);
-    // Lanes: l0 = q0 rows 0-4, q1 rows 0-2; l1 = q1 rows 3-4, q2 rows 0-4, q3 row 0; l2 = q3 rows 1-4.
-    sums[0] = l0[0] + l0[5] + l1[2] + l1[7];
-    sums[1] = l0[1] + l0[6] + l1[3] + l2[0];
-    sums[2] = l0[2] + l0[7] + l1[4] + l2[1];
-    sums[3] = l0[3] + l1[0] + l1[5] + l2[2];
-    sums[4] = l0[4] + l1[1] + l1[6] + l2[3];
+    if constexpr (kR == kQuadRows) {
+        // acc0 + acc1: rows 0-3 of quads (0, 2), then of quads (1, 3).
+        alignas(32) uint32_t l[8];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(l), _mm256_add_epi32(acc0, acc1));
+        for (std::size_t r = 0; r < kR; ++r) sums[r] = l[r] + l[4 + r];
+    } else {
+        alignas(32) uint32_t l0[8], l1[8], l2[4];
+        _mm256_store_si256(reinterpret_cast<__m256i*>(l0), acc0);
+        _mm256_store_si256(reinterpret_cast<__m256i*>(l1), acc1);
+        _mm_store_si128(reinterpret_cast<__m128i*>(l2), acc2);
+        // Lanes: l0 = q0 rows 0-4, q1 rows 0-2; l1 = q1 rows 3-4, q2 rows 0-4, q3 row 0; l2 = q3 rows 1-4.
+        sums[0] = l0[0] + l0[5] + l1[2] + l1[7];
+        sums[1] = l0[1] + l0[6] + l1[3] + l2[0];
+        sums[2] = l0[2] + l0[7] + l1[4] + l2[1];
+        sums[3] = l0[3] + l1[0] + l1[5] + l2[2];
+        sums[4] = l0[4] + l1[1] + l1[6] + l2[3];
+    }
     // The quads after the last whole group (depth past k: weight 0, and A not read there).
     for (std::size_t q = 4 * groups; q < quads; ++q) {
-        for (std::size_t r = 0; r < kConvRows; ++r) {
+        for (std::size_t r = 0; r < kR; ++r) {
             for (std::size_t i = 0; i < 4 && 4 * q + i < k; ++i) {
-                const std::size_t at = (q * kConvRows + r) * 4 + i;
+                const std::size_t at = (q * kR + r) * 4 + i;
                 const int32_t weight = int32_t{w[at]} + (dense ? int32_t{dense[at]} : 0);
                 sums[r] += static_cast<uint32_t>(a[4 * q + i] ^ flipByte) * static_cast<uint32_t>(weight);
             }
@@ -1615,9 +1889,9 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
     // The corrections, four at a time where their quads lie within k (a classifier with weights
     // spread over the int8 range has a correction in 40% of its quad-rows).
     const std::size_t wholeQuads = k / 4;
-    for (std::size_t r = 0; r < kConvRows; ++r) {
-        const ConvCorrection* c = wts.m_Corrections + wts.m_RowStart[block * kConvRows + r];
-        const ConvCorrection* end = wts.m_Corrections + wts.m_RowStart[block * kConvRows + r + 1];
+    for (std::size_t r = 0; r < kR; ++r) {
+        const ConvCorrection* c = wts.m_Corrections + wts.m_RowStart[block * kR + r];
+        const ConvCorrection* end = wts.m_Corrections + wts.m_RowStart[block * kR + r + 1];
         __m128i acc = _mm_setzero_si128();
         for (; end - c >= 4 && c[3].m_Quad < wholeQuads; c += 4) {
             uint32_t x[4];
@@ -1641,6 +1915,11 @@ __attribute__((target("avx2"))) void GemvRow(const uint8_t* a, bool flip, std::s
             }
         }
     }
+}
+
+void GemvRow(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block, uint32_t (&sums)[kConvRows]) {
+    if (wts.m_Header->m_Rows == kQuadRows) GemvRowOf<kQuadRows>(a, flip, k, wts, block, sums);
+    else GemvRowOf<kConvRows>(a, flip, k, wts, block, sums);
 }
 
 /// The float part of ConvTile's epilogue for one GEMV value: float(sum + bias - zp x the weight
@@ -1689,7 +1968,7 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
         }
         return;
     }
-    ConvTileTable tiles = ConvTilesFor(false, PrefetchesWeights(GemmPanelsFirst(m, k, n), blocks, Quads(k)));
+    ConvTileTable tiles = ConvTilesFor(false, PrefetchesWeights(GemmPanelsFirst(m, k, n), blocks, Quads(k), kConvRows));
     const auto tile = [&](std::size_t blk, std::size_t t, const uint8_t* panel) {
         PanelRuns runs;
         runs.m_Count = 1;

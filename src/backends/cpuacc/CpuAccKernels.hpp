@@ -218,7 +218,7 @@ struct Im2ColShape {
 };
 /// Packs one group's int8 convolution weights (ONNX's [outChannels][channels][kh][kw], depth =
 /// channels x kh x kw) for IntegerConvAvx2: one blob of bytes (its layout is the kernel's).
-/// `pairings` (only for a convolution whose plan IntegerConvTakesPairings): each block of 5 output
+/// `pairings` (only for a convolution whose plan IntegerConvTakesPairings): each block of output
 /// channels pairs each quad of taps whichever of the three ways leaves the fewest weight pairs to
 /// correct (vpmaddubsw adds taps (0, 1) and (2, 3); pairing (0, 2), (1, 3) or (0, 3), (1, 2)
 /// instead), kept only where that saves at least 1 quad-row in 100; the kernel then reads a panel
@@ -227,7 +227,10 @@ struct Im2ColShape {
 /// pairing also with the second tap of both pairs complemented (the panel holds 255 - x, the
 /// weights negated, 255 times them added back per channel): a pair of the same signs becomes one
 /// of opposite signs, exact whatever its size - six variants, about 1% of those quad-rows corrected.
-std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings = false);
+/// `channelQuadOutput`: blocks of 4 output channels, one quad each, for a convolution that writes
+/// channel quads (IntegerConvOutput::m_ChannelQuads; outChannels a multiple of 4), else of 5.
+std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings = false,
+                                            bool channelQuadOutput = false);
 /// Whether PackIntegerConvWeights kept pairings in this blob.
 bool IntegerConvWeightsArePaired(const uint8_t* packed);
 /// The quad-rows whose weights the blob keeps as corrections (run after a block's main loop).
@@ -237,6 +240,10 @@ struct IntegerConvOutput {
     float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32 (or, m_PixelMajor, [pixels][outChannels]), or null
     bool m_PixelMajor = false;       ///< IntegerGemmBytesAvx2's: rows of all channels, one per pixel (row of A)
     uint8_t* m_Quantized = nullptr;  ///< else [outChannels][out_h * out_w] UInt8 (Signed8 when m_Signed)
+    /// m_Quantized in channel quads: [outChannels / 4][out_h * out_w][4], each pixel's 4 channels of
+    /// a quad adjacent (oneDNN's aBcd4b; outChannels a multiple of 4) - the layout a convolution
+    /// planned with channelQuads reads without reordering its taps (PlanIntegerConv).
+    bool m_ChannelQuads = false;
     bool m_Signed = false;
     int32_t m_ZeroPoint = 0;
     /// QuantizeLinear's scale for the quantized result: the value divided by it before the clamp
@@ -278,8 +285,21 @@ float IntegerRequantizeReciprocal(const IntegerConvOutput& out);
 /// The plan (PlanIntegerConv, made once per layer) holds what follows from the shape and the
 /// output channels alone: where each tap reads, each panel's output pixels, the workspace's layout
 /// (worked out per call it cost 5-100 us a layer: three divisions per tap at a depth of 4608).
+/// `channelQuads`: the input in channel quads ([channels / 4][in_h][in_w][4], channels a multiple of
+/// 4: IntegerConvTakesChannelQuads; what a convolution writes with IntegerConvOutput::m_ChannelQuads),
+/// its depth ordered tap by tap, the channels within each (weights as ChannelQuadWeights orders
+/// them): a quad of taps is one pixel's 4 adjacent bytes, so a panel is copies of 16 pixels' 4 bytes
+/// (64 adjacent bytes within an output row at stride 1) rather than 4 planes' bytes interleaved.
 struct IntegerConvPlan;
-std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std::size_t outChannels);
+std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std::size_t outChannels, bool channelQuads = false);
+/// Whether every panel is packed before the products (the weights outweigh the taps: deep layers
+/// on small images), each block of weights then run over all of them.
+bool IntegerConvPacksPanelsFirst(const IntegerConvPlan& plan);
+/// Whether a convolution of this shape (one group) may read channel quads.
+bool IntegerConvTakesChannelQuads(const Im2ColShape& s);
+/// ONNX's weights [outChannels][channels][kh][kw] in a channel-quad plan's depth order:
+/// [outChannels][kh][kw][channels].
+std::vector<int8_t> ChannelQuadWeights(const int8_t* w, std::size_t outChannels, const Im2ColShape& s);
 std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan);
 /// Whether weights packed with pairings may run with this plan: panel by panel (each block of
 /// weights against a panel in L1: depth at most 512) and no panel run through the GEMV loop.

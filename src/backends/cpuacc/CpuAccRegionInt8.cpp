@@ -370,7 +370,15 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     std::vector<int16_t> packed(1);
     // The weights: one blob of bytes per group (PackIntegerConvWeights), one after the other.
     // A convolution's plan: what its kernel works out from the shape alone, once.
-    const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols) : nullptr;
+    // Channel quads (aBcd4b) in where the producer wrote them (ChannelQuadOutput), else planes.
+    const memory::desc quadsMd = conv ? memory::desc(xDims, DataTypeOf(p.m_SrcType), memory::format_tag::aBcd4b) : memory::desc();
+    const bool quadsIn = conv && groups == 1 && IntegerConvTakesChannelQuads(shape) && m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md == quadsMd;
+    const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols, quadsIn) : nullptr;
+    // Channel quads out where every reader takes them (ChannelQuadOutput), from a layer that packs
+    // its panels one by one: one that packs them all first reads them from L2 for each block, and its
+    // blocks of a quad (4 channels, not 5) read a quarter more of them - resnet50's 1x1 256->1024 @14
+    // ran 4-7% slower so, while its readers, packing their panels once, gain little from quads.
+    const bool quadsOut = conv && !dynamic && !IntegerConvPacksPanelsFirst(*convPlan) && ChannelQuadOutput(n, groups, cols);
     std::vector<uint8_t> convPacked;
     std::vector<std::size_t> groupAt;
     std::vector<int8_t> transposed;
@@ -383,7 +391,9 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     }
     for (std::size_t g = 0; g < groups && !activationB; ++g) {
         if (conv) {
-            const std::vector<uint8_t> blob = PackIntegerConvWeights(w + g * cols * depth, cols, depth, IntegerConvTakesPairings(*convPlan));
+            const std::vector<int8_t> ordered = quadsIn ? ChannelQuadWeights(w + g * cols * depth, cols, shape) : std::vector<int8_t>{};
+            const std::vector<uint8_t> blob = PackIntegerConvWeights(quadsIn ? ordered.data() : w + g * cols * depth, cols, depth,
+                                                                     IntegerConvTakesPairings(*convPlan), quadsOut);
             groupAt.push_back(convPacked.size());
             convPacked.insert(convPacked.end(), blob.begin(), blob.end());
             convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned
@@ -490,8 +500,10 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const memory::desc bytesMd = PlainMd({static_cast<memory::dim>(packedBytes)}, memory::data_type::u8);
     const auto bufferOf = [&](std::size_t bytes) { return NewInternal(PlainMd({static_cast<memory::dim>(std::max<std::size_t>(bytes, 1))}, memory::data_type::u8)); };
     // Memories: src, packed weights, scales, dst, int16 workspace and C (a matmul's), [bias], [zero point].
-    const int dst = NewInternal(quantized ? PlainMd(outDims, DataTypeOf(outType)) : dstF32);
-    std::vector<int> mems = {Alias(EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
+    const memory::desc dstMd = quadsOut ? memory::desc(outDims, DataTypeOf(outType), memory::format_tag::aBcd4b)
+                                        : quantized ? PlainMd(outDims, DataTypeOf(outType)) : dstF32;
+    const int dst = NewInternal(dstMd);
+    std::vector<int> mems = {Alias(quadsIn ? MemOf(x) : EnsurePlain(x), PlainMd({Product(xDims, 0, xDims.size())}, DataTypeOf(p.m_SrcType))),
                              PackData(activationB ? static_cast<const void*>(packed.data()) : convPacked.data(), bytesMd, bytesMd),
                              scaleMem, dst,
                              bufferOf(conv          ? IntegerConvWorkspaceSize(*convPlan)
@@ -587,6 +599,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
             for (std::size_t g = 0; g < groups; ++g) {
                 const std::size_t at = img * outImage + g * cols * rows;
                 IntegerConvOutput to = convOut;
+                to.m_ChannelQuads = quadsOut;
                 if (quantized) to.m_Quantized = static_cast<uint8_t*>(ptr[3]) + at;
                 else to.m_Float = static_cast<float*>(ptr[3]) + at;
                 to.m_FloatBias =
@@ -601,7 +614,28 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     };
     m_Steps.push_back(std::move(step));
     AddInPlacePostOps(n.m_Name, post, dst);
-    Bind(out, Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(outType) : memory::data_type::f32)));
+    Bind(out, quadsOut ? dst : Alias(dst, PlainMd(outDims, quantized ? DataTypeOf(outType) : memory::data_type::f32)));
+}
+
+bool CompiledRegion::ChannelQuadOutput(const Node& n, std::size_t groups, std::size_t channels) const {
+    // Only where every reader takes them as they are: another own integer convolution of one group
+    // (IntegerConvTakesChannelQuads: the same channels, a multiple of 4) reading it as its input, or
+    // a quantized Add (element-wise: its output takes the layout). Any other reader - a pooling, a
+    // region output - would reorder it back.
+    const int out = n.m_Outputs[0];
+    if (groups != 1 || channels % 4 != 0 || m_Graph->IsRegionOutput(out)) return false;
+    const std::vector<int> readers = m_Graph->Consumers(out);
+    if (readers.empty()) return false;
+    for (const int r : readers) {
+        const Node& c = m_Graph->m_Nodes[static_cast<std::size_t>(r)];
+        if (c.m_Kind == NodeKind::QuantizedAdd) continue;
+        bool conv = c.m_Kind == NodeKind::Conv && c.m_Int8 && c.m_Int8->m_OwnKernel && c.m_Int8->m_RuntimeScales < 0 &&
+                    c.m_Inputs.size() > 1 && c.m_Inputs[0] == out && std::get<ConvolutionDescriptor>(c.m_Descriptor).m_Groups == 1;
+        for (std::size_t i = 1; i < c.m_Inputs.size(); ++i) conv = conv && c.m_Inputs[i] != out;
+        for (const PostOp& op : c.m_PostOps) conv = conv && op.m_Value != out;
+        if (!conv) return false;
+    }
+    return true;
 }
 
 void CompiledRegion::CompileMatMulInt8(const Node& n) {

@@ -301,6 +301,9 @@ private:
     /// GEMM (Int8Params::m_OwnKernel): a Float32 result times run-time scales, its post-ops as oneDNN
     /// Float32 primitives in place after it, or a QLinear product requantized by the quantize kernel.
     void CompileIntegerProduct(const Node& n);
+    /// Whether an own integer convolution writes its 8-bit output in channel quads (aBcd4b) for
+    /// its readers (IntegerConvOutput::m_ChannelQuads).
+    bool ChannelQuadOutput(const Node& n, std::size_t groups, std::size_t channels) const;
     /// For an int8 node with parameters known at run time (Int8Params::m_RuntimeScales,
     /// m_RuntimeSrcZeroPoint): a step widening the zero point to the Signed32 oneDNN reads, and the
     /// primitive's arguments for it and for the binary post-ops' operands (post-op index, value, md).

@@ -501,7 +501,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::size_t c, h, w, o, k, stride, dilation, pad;
         std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
     };
-    std::size_t checked = 0, pairedCases = 0;
+    std::size_t checked = 0, pairedCases = 0, layoutsRun[4] = {};
     for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
@@ -509,7 +509,13 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                          Case{2, 30, 70, 6, 5, 2, 1, 2}, Case{3, 6, 7, 4, 3, 2, 1, 1}, Case{3, 13, 13, 4, 3, 2, 2, 2},
                          Case{3, 20, 1, 5, 3, 1, 1, 1}, Case{3, 9, 9, 4, 2, 2, 1, 0, 1}, Case{2, 11, 13, 3, 4, 2, 1, 0, 3},
                          Case{64, 7, 7, 70, 3, 1, 1, 1}, Case{64, 7, 7, 80, 1, 1, 1, 0}, Case{6, 5, 10, 9, 1, 1, 1, 0},
-                         Case{2, 24, 2, 5, 3, 1, 20, 20}}) {
+                         Case{2, 24, 2, 5, 3, 1, 20, 20},
+                         // Channel quads in and out (multiples of 4): a 1x1 layer's panels across rows, 3x3 panels over a
+                         // padded copy split by rows, stride 2 with and without a copy, dilation, stride 3 (dword by
+                         // dword), padding below only, GEMV pixels (7x7), rows of 40 at a height of 3.
+                         Case{32, 9, 21, 12, 1, 1, 1, 0}, Case{8, 10, 19, 8, 3, 1, 1, 1}, Case{12, 11, 17, 8, 3, 2, 1, 1},
+                         Case{8, 14, 15, 4, 1, 2, 1, 0}, Case{4, 12, 12, 8, 3, 1, 2, 2}, Case{4, 10, 11, 8, 3, 3, 1, 1},
+                         Case{8, 9, 9, 8, 2, 2, 1, 0, 1}, Case{64, 7, 7, 64, 3, 1, 1, 1}, Case{16, 3, 40, 8, 3, 1, 1, 1}}) {
         Im2ColShape s{};
         s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
         s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
@@ -529,16 +535,29 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (std::size_t o = 0; o < t.o; ++o) loudScales[o] = std::ldexp(scales[o], o % 2 ? 30 : 16);
         std::vector<float> floatBias(t.o);
         for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 201) - 100) / 8.0f;
-        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, t.o);
+        // The input in channel quads ([c / 4][h][w][4]) and the weights in that plan's depth order.
+        const bool quadsIn = IntegerConvTakesChannelQuads(s), quadsOut = t.o % 4 == 0;
+        std::vector<uint8_t> xQuads(quadsIn ? x.size() : 0);
+        for (std::size_t i = 0; i < xQuads.size(); ++i) {
+            const std::size_t c = i / (t.h * t.w), at = i % (t.h * t.w);
+            xQuads[(c / 4 * t.h * t.w + at) * 4 + c % 4] = x[i];
+        }
+        const std::vector<int8_t> wQuads = quadsIn ? ChannelQuadWeights(w.data(), t.o, s) : std::vector<int8_t>{};
+        // Planes in and out; channel quads in, out (quantized only) and both, where the channels allow.
+        for (int layout = 0; layout < 4; ++layout) {
+        const bool inQuads = layout % 2 == 1, outQuads = layout >= 2;
+        if ((inQuads && !quadsIn) || (outQuads && !quadsOut)) continue;
+        const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, t.o, inQuads);
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
         // Each case with the weights as packed, and (where the plan takes them) with pairings: these
         // uniform weights need a correction in most quad-rows under any pairing, fewer under the best.
         for (int variant = 0; variant < 4; ++variant) {
             const bool paired = variant >= 2, xSigned = variant % 2 == 1;
             if (paired && !IntegerConvTakesPairings(*plan)) continue;
-            const std::vector<uint8_t> packed = PackIntegerConvWeights(w.data(), t.o, depth, paired);
+            const std::vector<uint8_t> packed = PackIntegerConvWeights(inQuads ? wQuads.data() : w.data(), t.o, depth, paired, outQuads);
             if (paired) {
-                ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data())) << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o;
+                ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data()))
+                    << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " layout " << layout;
                 ++pairedCases;
             } else {
                 EXPECT_FALSE(IntegerConvWeightsArePaired(packed.data()));
@@ -555,6 +574,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 const std::vector<float>& sc = loud ? loudScales : scales;
                 std::size_t saturated = 0;
                 const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
+                if (outQuads && !quantized) continue;
                 // A guard of 5 planes after the output: no tile may store past the last channel.
                 const std::size_t guard = 5 * pixels;
                 std::vector<float> f(t.o * pixels + guard, 1e30f);
@@ -562,6 +582,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 IntegerConvOutput out;
                 if (quantized) out.m_Quantized = q.data();
                 else out.m_Float = f.data();
+                out.m_ChannelQuads = outQuads;
                 out.m_Signed = xSigned;
                 out.m_ZeroPoint = xSigned ? (loud ? -3 : 3) : 100;  // loud s8: a negative zero point at the saturated low end
                 out.m_Relu = reluBias;
@@ -580,7 +601,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 }
                 const int saved = omp_get_max_threads();
                 omp_set_num_threads(threads);
-                IntegerConvAvx2(x.data(), xSigned, zp, *plan, packed.data(), bias.data(), sc.data(), true, out,
+                IntegerConvAvx2(inQuads ? xQuads.data() : x.data(), xSigned, zp, *plan, packed.data(), bias.data(), sc.data(), true, out,
                                 workspace.empty() ? nullptr : workspace.data());
                 omp_set_num_threads(saved);
                 std::size_t wrong = 0;
@@ -603,7 +624,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                             }
                             float real = static_cast<float>(static_cast<int32_t>(sum)) * sc[o];
                             if (reluBias) real = std::max(real + floatBias[o], 0.0f);
-                            const std::size_t at = o * pixels + oh * s.m_OutW + ow;
+                            const std::size_t at = outQuads ? (o / 4 * pixels + oh * s.m_OutW + ow) * 4 + o % 4
+                                                            : o * pixels + oh * s.m_OutW + ow;
                             if (quantized) {
                                 const float lo = xSigned ? -128.0f : 0.0f, hi = xSigned ? 127.0f : 255.0f;
                                 long want = std::lrint(std::clamp(real, lo - out.m_ZeroPoint, hi - out.m_ZeroPoint)) + out.m_ZeroPoint;
@@ -626,13 +648,17 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                      << " dilation " << t.dilation << " pad " << t.pad << (xSigned ? " s8" : " u8")
                                      << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
                                      << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
-                                     << ", " << threads << " thread(s)" << (loud ? ", loud" : "") << (paired ? ", pairings" : "");
+                                     << ", " << threads << " thread(s)" << (loud ? ", loud" : "") << (paired ? ", pairings" : "")
+                                     << (inQuads ? ", channel quads in" : "") << (outQuads ? ", channel quads out" : "");
                 if (loud) {
                     EXPECT_GT(saturated * 4, t.o * pixels) << "the loud scales should take most values past the range";
                 }
+                layoutsRun[layout] += 1;
             }
         }
+        }
     }
+    for (int layout = 1; layout < 4; ++layout) EXPECT_GT(layoutsRun[layout], 50u) << "layout " << layout << " barely run";
     EXPECT_GT(checked, 0u);
     EXPECT_GT(pairedCases, 8u) << "most cases run panel by panel without GEMV pixels: they take pairings";
 }
