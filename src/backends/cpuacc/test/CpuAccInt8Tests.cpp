@@ -930,6 +930,58 @@ TEST(CpuAccInt8, QuantizedMaxPoolPoolsTheBytesExactly) {
 // (the division by a scalar as oneDNN's linear x * (1/c), as before): within one step of CpuRef's.
 // A chain whose intermediate value is also read elsewhere stops before that reader; one that
 // starts from a Float32 value (no Dequantize) fuses too.
+// A QDQ bottleneck (1x1 -> 3x3 -> 1x1 convolutions, a 1x1 stride-2 shortcut on the same input,
+// the residual Add, a max pool) gives the same bytes whether its int8 convolutions pass each other
+// channel quads (their outputs read only by convolutions and the Add) or planes (every
+// intermediate also a network output, which keeps it in planes): the layout changes where the
+// kernels read and write, never a value. On CPUs without VNNI (and under ONEDNN_MAX_CPU_ISA=AVX2)
+// the own integer kernels run these, with quads; elsewhere oneDNN's int8, planes both times.
+TEST(CpuAccInt8, ConvolutionsPassingChannelQuadsGiveThePlanesBytes) {
+    SKIP_WITHOUT_CPUACC();
+    for (DataType t : {DataType::UInt8, DataType::Signed8}) {
+        const int32_t zp = t == DataType::UInt8 ? 0 : -20;
+        const auto run = [&](bool exposed) {
+            QdqNet net;
+            const auto qdq = [&](IOutputSlot* v, float scale, bool expose) {
+                IOutputSlot* q = net.Quantize(v, scale, t, zp);
+                if (expose) net.Output(q);
+                return net.Dequantize(q, scale, t, zp);
+            };
+            const auto conv = [&](IOutputSlot* x, unsigned int in, unsigned int out, unsigned int k, unsigned int stride, bool relu) {
+                ConvolutionDescriptor d;
+                d.m_Strides = {stride, stride};
+                d.m_PadsBegin = {k / 2, k / 2};
+                d.m_PadsEnd = {k / 2, k / 2};
+                IOutputSlot* y = net.Layer(LayerType::Convolution, d, {x, net.Weights({out, in, k, k}, out, 0), net.FloatConst({out}, 0.2f)});
+                return relu ? net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {y}) : y;
+            };
+            // 21x23 input: panels of 16 output pixels span rows at stride 1 and 2.
+            IOutputSlot* x = qdq(net.Input({1, 16, 21, 23}), 0.03f, false);
+            IOutputSlot* a = qdq(conv(x, 16, 16, 1, 1, true), 0.02f, exposed);
+            IOutputSlot* b = qdq(conv(a, 16, 16, 3, 2, true), 0.02f, exposed);
+            IOutputSlot* c = qdq(conv(b, 16, 32, 1, 1, false), 0.03f, exposed);
+            IOutputSlot* shortcut = qdq(conv(x, 16, 32, 1, 2, false), 0.03f, exposed);
+            IOutputSlot* sum = net.Layer(LayerType::ElementwiseBinary, ElementwiseBinaryDescriptor{BinaryOperation::Add}, {c, shortcut});
+            sum = net.Layer(LayerType::ElementwiseUnary, ElementwiseUnaryDescriptor{UnaryOperation::Relu}, {sum});
+            IOutputSlot* r = qdq(sum, 0.03f, exposed);
+            IOutputSlot* d = qdq(conv(r, 32, 16, 3, 1, true), 0.02f, false);
+            PoolingDescriptor pool;
+            pool.m_KernelShape = {3, 3};
+            pool.m_Strides = {2, 2};
+            pool.m_PadsBegin = {1, 1};
+            pool.m_PadsEnd = {1, 1};
+            net.Output(net.Quantize(net.Layer(LayerType::Pooling, pool, {d}), 0.02f, t, zp));
+            return net.Run({"CpuAcc", "CpuRef"});
+        };
+        const QdqNet::Result quads = run(false);
+        const QdqNet::Result planes = run(true);
+        EXPECT_EQ(quads.m_Counts.count("CpuRef") ? quads.m_Counts.at("CpuRef") : 0u, 0u) << quads.m_Text;
+        ASSERT_EQ(planes.m_Outputs.size(), 6u);
+        ASSERT_EQ(quads.m_Outputs.size(), 1u);
+        EXPECT_EQ(quads.m_Outputs[0], planes.m_Outputs[5]) << GetDataTypeName(t);
+    }
+}
+
 TEST(CpuAccInt8, QdqElementwiseChainRunsAsOnePass) {
     SKIP_WITHOUT_CPUACC();
     for (const unsigned int columns : {40u, 1500u}) {
