@@ -628,14 +628,15 @@ ConvTileTable ConvTilesFor(bool paired, bool prefetch) {
 /// (not requantized), in one call: the per-tile work of a call - its frame, the rows' starts
 /// (`starts`: RowStart per channel, worked out once per call), the epilogue's constants - once per
 /// run (resnet50's depth-64 1x1 layers spent about a tenth of their tiles' time there).
-/// `at`: the panel's first pixel in channel 0's plane, or (kQuads: kR is kQuadRows) in quad 0 -
-/// block blk's bytes start blk * kR * planeSize after it either way.
-template <bool kPairs, bool kPrefetch, int kR, bool kQuads>
+/// `at`: the panel's first pixel in channel 0's plane (blocks of kConvRows), or (kQuads: blocks of
+/// kQuadRows, one quad each) in quad 0 - block blk's bytes start blk * kR * planeSize after it
+/// either way.
+template <bool kPairs, bool kPrefetch, bool kQuads>
 __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::size_t from, std::size_t to, const uint8_t* panel,
                                                  const int32_t* starts, const float* scales, bool perChannel,
                                                  const IntegerConvOutput& out, uint8_t* at, std::size_t planeSize) {
     const QuantizedStore k = QuantizedStoreOf<false>(out, scales, perChannel);
-    static_assert(!kQuads || kR == kQuadRows, "a channel quad is a block");
+    constexpr int kR = kQuads ? kQuadRows : kConvRows;
     const std::size_t quads = wts.m_Header->m_Quads, blocks = wts.m_Header->m_Blocks, blockBytes = quads * 4 * kR;
     for (std::size_t blk = from; blk < to; ++blk) {
         __m256i sums[kRows][2];
@@ -650,11 +651,10 @@ __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::si
 constexpr std::size_t kRunBlocks = 4;
 using ConvTileRunFn = void (*)(const ConvWeights&, std::size_t, std::size_t, const uint8_t*, const int32_t*, const float*, bool,
                                const IntegerConvOutput&, uint8_t*, std::size_t);
-/// [paired][prefetch][blocks of kConvRows to planes, of kQuadRows to planes, of kQuadRows to channel quads]
-template <bool kPairs, bool kPrefetch>
-constexpr ConvTileRunFn kRunsOf[3] = {ConvTileRun<kPairs, kPrefetch, kConvRows, false>, ConvTileRun<kPairs, kPrefetch, kQuadRows, false>,
-                                      ConvTileRun<kPairs, kPrefetch, kQuadRows, true>};
-constexpr const ConvTileRunFn* kConvTileRuns[2][2] = {{kRunsOf<false, false>, kRunsOf<false, true>}, {kRunsOf<true, false>, kRunsOf<true, true>}};
+/// [paired][prefetch][channel quads]
+constexpr ConvTileRunFn kConvTileRuns[2][2][2] = {
+    {{ConvTileRun<false, false, false>, ConvTileRun<false, false, true>}, {ConvTileRun<false, true, false>, ConvTileRun<false, true, true>}},
+    {{ConvTileRun<true, false, false>, ConvTileRun<true, false, true>}, {ConvTileRun<true, true, false>, ConvTileRun<true, true, true>}}};
 
 /// Weights of more than this many bytes are prefetched block by block in the tiles (a panel-major
 /// loop re-reads them for every panel, from L2 or beyond).
@@ -1562,6 +1562,18 @@ __attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const I
     }
 }
 
+/// One plane of the input ([in_h][in_w] elements of `elementBytes`: 1, or 4 for a quad of channels)
+/// into a padded frame of height x width elements (`planeBytes` with its slack) filled with the
+/// zero point `fill`, at the convolution's leading padding; rows and columns past the frame left out.
+void CopyIntoFrame(const uint8_t* from, const Im2ColShape& s, std::size_t elementBytes, std::size_t height, std::size_t width,
+                   std::size_t planeBytes, uint8_t fill, uint8_t* plane) {
+    std::memset(plane, fill, planeBytes);
+    const std::size_t count = std::min(s.m_InW, width - std::min(width, s.m_PadLeft)) * elementBytes, rowBytes = s.m_InW * elementBytes;
+    for (std::size_t ih = 0; ih < s.m_InH && ih + s.m_PadTop < height; ++ih) {
+        std::memcpy(plane + ((ih + s.m_PadTop) * width + s.m_PadLeft) * elementBytes, from + ih * rowBytes, count);
+    }
+}
+
 /// This thread's buffer of at least `bytes` (a panel and its GEMV rows, or a row of SplitByParity),
 /// kept between calls: allocating and zeroing it per call and thread cost more than the small
 /// layers' packing.
@@ -1595,8 +1607,9 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     const auto* direct = static_cast<const uint8_t*>(padded.m_Data ? padded.m_Data : x);
     const QuadFrame& frame = plan.m_Frame;
     const uint8_t* quadFrame = frame.m_Copy ? workspace + layout.m_PanelsSize : static_cast<const uint8_t*>(x);
-    if (out.m_ChannelQuads && (blockRows != kQuadRows || !out.m_Quantized || out.m_PixelMajor)) {
-        throw std::invalid_argument("IntegerConvAvx2: a channel-quad output needs 8 bits and weights packed for it");
+    // Weights in blocks of a quad exactly where the output is in channel quads (PackIntegerConvWeights).
+    if ((blockRows == kQuadRows) != out.m_ChannelQuads || (out.m_ChannelQuads && (!out.m_Quantized || out.m_PixelMajor))) {
+        throw std::invalid_argument("IntegerConvAvx2: weights packed for a channel-quad output run with another, or the reverse");
     }
     const auto pack = [&](std::size_t t, uint8_t* to) {
         if (plan.m_ChannelQuads) {
@@ -1629,7 +1642,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     // Whole panels quantized without a requantization run their blocks of channels in one call
     // (ConvTileRun), from each channel's RowStart worked out here once.
     const bool runsTiles = out.m_Quantized && !out.m_PixelMajor && out.m_OutScale == 1.0f && !out.m_Requantize;
-    const ConvTileRunFn run = kConvTileRuns[paired][prefetch][blockRows == kConvRows ? 0 : out.m_ChannelQuads ? 2 : 1];
+    const ConvTileRunFn run = kConvTileRuns[paired][prefetch][out.m_ChannelQuads];
     std::vector<int32_t> starts(runsTiles ? blocks * blockRows : 0, 0);
     for (std::size_t ch = 0; ch < starts.size() && ch < outChannels; ++ch) starts[ch] = RowStart(wts, ch, bias, zpU8);
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
@@ -1681,17 +1694,12 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
 #pragma omp for schedule(static)
             for (std::size_t c = 0; c < s.m_Channels; ++c) {
                 uint8_t* plane = to + c * planes * padded.m_Plane;
-                std::memset(plane, fill, planes * padded.m_Plane);
                 if (s.m_StrideH == 2) {
+                    std::memset(plane, fill, planes * padded.m_Plane);
                     SplitByParity(from + c * s.m_InH * s.m_InW, s, padded, fill, parityRow, plane);
                     continue;
                 }
-                for (std::size_t ih = 0; ih < s.m_InH; ++ih) {
-                    const std::size_t row = ih + s.m_PadTop;
-                    if (row >= padded.m_Height) break;
-                    const std::size_t count = std::min(s.m_InW, padded.m_Width - std::min(padded.m_Width, s.m_PadLeft));
-                    std::memcpy(plane + row * padded.m_Width + s.m_PadLeft, from + (c * s.m_InH + ih) * s.m_InW, count);
-                }
+                CopyIntoFrame(from + c * s.m_InH * s.m_InW, s, 1, padded.m_Height, padded.m_Width, padded.m_Plane, fill, plane);
             }
         }
         if (frame.m_Copy) {
@@ -1699,16 +1707,11 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             // filled with the zero point.
             uint8_t* to = workspace + layout.m_PanelsSize;
             const auto* from = static_cast<const uint8_t*>(x);
-            const std::size_t planeBytes = frame.m_Plane * 4, rowBytes = s.m_InW * 4;
-            const std::size_t count = std::min(s.m_InW, frame.m_Width - std::min(frame.m_Width, s.m_PadLeft));
+            const std::size_t planeBytes = frame.m_Plane * 4;
 #pragma omp for schedule(static)
             for (std::size_t q = 0; q < s.m_Channels / 4; ++q) {
-                uint8_t* plane = to + q * planeBytes;
-                std::memset(plane, static_cast<uint8_t>(zp), planeBytes);
-                for (std::size_t ih = 0; ih < s.m_InH && ih + s.m_PadTop < frame.m_Height; ++ih) {
-                    std::memcpy(plane + ((ih + s.m_PadTop) * frame.m_Width + s.m_PadLeft) * 4, from + q * s.m_InH * rowBytes + ih * rowBytes,
-                                count * 4);
-                }
+                CopyIntoFrame(from + q * s.m_InH * s.m_InW * 4, s, 4, frame.m_Height, frame.m_Width, planeBytes, static_cast<uint8_t>(zp),
+                              to + q * planeBytes);
             }
         }
         if (layout.m_PanelsSize > 0) {
