@@ -52,6 +52,18 @@ const Shape kShapes[] = {
     {"3x3/2 512 @14", 512, 512, 14, 3, 2},      {"1x1/2 1024->2048 @14", 1024, 2048, 14, 1, 2}, {"1x1 512->2048 @7", 512, 2048, 7, 1, 1},
     {"1x1 2048->512 @7", 2048, 512, 7, 1, 1},   {"3x3 512 @7", 512, 512, 7, 3, 1},
 };
+// The products of constant weights in the QDQ BERT-base encoder (bench/cpu/make_models.py, sequence
+// 128): m x k times k x n, through IntegerGemmBytesAvx2.
+struct GemmShape {
+    const char* name;
+    std::size_t m, k, n;
+};
+const GemmShape kGemms[] = {
+    {"bert qkv 128x768x2304", 128, 768, 2304},
+    {"bert out 128x768x768", 128, 768, 768},
+    {"bert ffn1 128x768x3072", 128, 768, 3072},
+    {"bert ffn2 128x3072x768", 128, 3072, 768},
+};
 constexpr std::size_t kColdBytes = std::size_t{64} << 20;  ///< what the rotating copies add up to
 
 double Seconds(std::chrono::steady_clock::time_point from) {
@@ -143,6 +155,49 @@ int main(int argc, char** argv) {
                     out.m_ChannelQuads = quadsOut;
                     IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, *plan, weights[turn(weights.size(), mode >= 2)].data(),
                                     nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
+                }
+                best[mode] = std::min(best[mode], Seconds(start) / calls);
+            }
+        }
+        std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
+                    macs / best[0] / 1e9);
+        std::fflush(stdout);
+    }
+    for (const GemmShape& sh : kGemms) {
+        if (std::string(sh.name).find(only) == std::string::npos) continue;
+        any = true;
+        // Weights as for the convolutions (B^T: [n][k]); A u8 around a zero point, as a QDQ
+        // encoder's activations; C 8-bit after the float bias, divided by its output scale.
+        std::vector<int8_t> w(sh.n * sh.k);
+        for (std::size_t o = 0; o < sh.n; ++o) {
+            std::vector<float> v(sh.k);
+            float largest = 0.0f;
+            for (float& x : v) x = gauss(rng), largest = std::max(largest, std::fabs(x));
+            for (std::size_t k = 0; k < sh.k; ++k) w[o * sh.k + k] = static_cast<int8_t>(std::lrint(v[k] / largest * 127.0f));
+        }
+        std::vector<uint8_t> a(sh.m * sh.k);
+        for (uint8_t& v : a) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, 128.0f + gauss(rng) * 30.0f)));
+        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.n, sh.k);
+        std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
+        std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(sh.m, sh.k, sh.n) + 1);
+        std::vector<float> scales(sh.n), floatBias(sh.n);
+        for (std::size_t o = 0; o < sh.n; ++o) scales[o] = 1e-4f * (1.0f + 0.01f * static_cast<float>(o % 7)), floatBias[o] = 0.5f;
+        std::vector<std::vector<uint8_t>> outputs(std::max<std::size_t>(8, kColdBytes / (sh.m * sh.n)), std::vector<uint8_t>(sh.m * sh.n));
+        const double macs = static_cast<double>(sh.m) * static_cast<double>(sh.k) * static_cast<double>(sh.n);
+        const int calls = std::max(8, static_cast<int>(2e9 / macs));
+        double best[4] = {1e30, 1e30, 1e30, 1e30};
+        for (int round = 0; round < rounds; ++round) {
+            for (int mode = 0; mode < 4; ++mode) {  // hot, cold out, cold w, all cold (A and the workspace stay)
+                const auto start = std::chrono::steady_clock::now();
+                for (int c = 0; c < calls; ++c) {
+                    const auto turn = [&](std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; };
+                    IntegerConvOutput out;
+                    out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
+                    out.m_FloatBias = floatBias.data();
+                    out.m_ZeroPoint = 134;
+                    out.m_OutScale = 0.04f;
+                    IntegerGemmBytesAvx2(a.data(), false, 128, sh.m, sh.k, weights[turn(weights.size(), mode >= 2)].data(), sh.n, nullptr,
+                                         scales.data(), true, out, workspace.data());
                 }
                 best[mode] = std::min(best[mode], Seconds(start) / calls);
             }

@@ -413,6 +413,77 @@ TEST(CpuAccInt8, IntegerGemmIsExactOnEdgeShapesAndTheLargestSums) {
     }
 }
 
+// The 8-bit GEMM's quantized rows of C (a QDQ matmul's: the float bias, Relu and QuantizeLinear in
+// the tiles) against the definition: the exact sum, float(sum) * scale, plus the float bias, Relu,
+// divided by the output scale where it is not 1, clamped to the type's range less the zero point,
+// rounded half to even, the zero point added - byte for byte, u8 and s8, on whole tiles (16 rows of
+// A, 5 columns: transposed in registers) and the edges (fewer rows, the last columns), with every
+// panel of A packed first or not, a few rows one at a time; one thread and two.
+TEST(CpuAccInt8, IntegerGemmBytesQuantizesItsRowsAsQuantizeLinear) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer GEMM needs AVX2";
+    std::mt19937 rng(11);
+    struct Shape { std::size_t m, k, n; };
+    for (const Shape s : {Shape{16, 40, 5}, Shape{32, 77, 23}, Shape{37, 129, 33}, Shape{128, 768, 17}, Shape{5, 64, 10},
+                         Shape{32, 77, 200}, Shape{3, 64, 12}}) {
+        std::vector<uint8_t> a(s.m * s.k);
+        for (uint8_t& v : a) v = static_cast<uint8_t>(rng());
+        std::vector<int8_t> bT(s.n * s.k);  // B^T [n][k]
+        for (int8_t& v : bT) v = static_cast<int8_t>(rng());
+        const std::vector<uint8_t> packed = PackIntegerConvWeights(bT.data(), s.n, s.k);
+        std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(s.m, s.k, s.n));
+        std::vector<float> scales(s.n), floatBias(s.n);
+        for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -14);
+        for (float& v : floatBias) v = static_cast<float>(static_cast<int>(rng() % 2001) - 1000) / 256.0f;
+        for (const bool outSigned : {false, true}) {
+            for (const float outScale : {1.0f, 0.0371f}) {
+                for (const bool withBias : {false, true}) {
+                    for (const bool relu : {false, true}) {
+                        for (const int threads : {1, 2}) {
+                            const int32_t zp = 3, outZp = outSigned ? -7 : 134;
+                            IntegerConvOutput to;
+                            std::vector<uint8_t> c(s.m * s.n, 0xAB);
+                            to.m_Quantized = c.data();
+                            to.m_Signed = outSigned;
+                            to.m_ZeroPoint = outZp;
+                            to.m_OutScale = outScale;
+                            to.m_FloatBias = withBias ? floatBias.data() : nullptr;
+                            to.m_Relu = relu;
+                            const int saved = omp_get_max_threads();
+                            omp_set_num_threads(threads);
+                            IntegerGemmBytesAvx2(a.data(), false, zp, s.m, s.k, packed.data(), s.n, nullptr, scales.data(), true, to,
+                                                 workspace.empty() ? nullptr : workspace.data());
+                            omp_set_num_threads(saved);
+                            const float lo = outSigned ? -128.0f : 0.0f, hi = outSigned ? 127.0f : 255.0f;
+                            std::size_t wrong = 0;
+                            for (std::size_t i = 0; i < s.m; ++i) {
+                                for (std::size_t j = 0; j < s.n; ++j) {
+                                    int64_t sum = 0;
+                                    for (std::size_t q = 0; q < s.k; ++q) sum += (int64_t{a[i * s.k + q]} - zp) * bT[j * s.k + q];
+                                    float v = static_cast<float>(static_cast<int32_t>(sum)) * scales[j];
+                                    if (withBias) v = v + floatBias[j];
+                                    if (relu) v = std::max(v, 0.0f);
+                                    if (outScale != 1.0f) v = v / outScale;
+                                    v = std::min(std::max(v, lo - static_cast<float>(outZp)), hi - static_cast<float>(outZp));
+                                    const int32_t q = static_cast<int32_t>(std::nearbyint(v)) + outZp;
+                                    const uint8_t want = outSigned ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);
+                                    if (c[i * s.n + j] != want && ++wrong <= 3) {
+                                        ADD_FAILURE() << s.m << "x" << s.k << "x" << s.n << " (" << i << ", " << j << "): " << int{c[i * s.n + j]}
+                                                      << ", want " << int{want} << (outSigned ? " s8" : " u8") << " out scale " << outScale
+                                                      << (withBias ? " bias" : "") << (relu ? " relu" : "") << ", " << threads << " thread(s)";
+                                    }
+                                }
+                            }
+                            EXPECT_EQ(wrong, 0u);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 // The own integer convolution (weights stationary, taps read from the planes or a padded copy)
 // against the definition in 64-bit integers, for the layouts its packing treats apart: unpadded
 // 1x1, padded 3x3 (panels of 16 consecutive output pixels over the padded copy: 16 adjacent bytes
