@@ -1,11 +1,13 @@
 // CpuAcc's own exact int8 convolution (IntegerConvAvx2: the kernel int8 QDQ / QOperator models
-// run on CPUs without VNNI) on the convolution shapes of resnet50, batch 1, one layer at a time:
-// a benchmark, not a test. It separates what a layer costs in the kernel from what it costs in a
+// run on CPUs without VNNI) on the convolution shapes of resnet50, batch 1, one layer at a time,
+// and its matmul form (IntegerGemmBytesAvx2) on the products of constant weights in BERT-base: a
+// benchmark, not a test. It separates what a layer costs in the kernel from what it costs in a
 // whole model (docs/performance.md, int8 section):
 //
 //   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT] [--no-pairings]
 //
-// --only TEXT times only the shapes whose name contains TEXT (to profile one layer);
+// --only TEXT times only the shapes whose name contains TEXT (to profile one layer; "bert" the
+// four products);
 // --no-pairings packs the weights with one pairing everywhere (as before pairings; the model packs
 // them with pairings where IntegerConvTakesPairings, as this benchmark does by default).
 //
@@ -70,6 +72,42 @@ double Seconds(std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
 }
 
+/// rows x depth weights as per-channel symmetric quantization writes them: Gaussian values scaled
+/// so that each row's largest is 127.
+std::vector<int8_t> DrawWeights(std::mt19937& rng, std::normal_distribution<float>& gauss, std::size_t rows, std::size_t depth) {
+    std::vector<int8_t> w(rows * depth);
+    for (std::size_t o = 0; o < rows; ++o) {
+        std::vector<float> v(depth);
+        float largest = 0.0f;
+        for (float& x : v) x = gauss(rng), largest = std::max(largest, std::fabs(x));
+        for (std::size_t k = 0; k < depth; ++k) w[o * depth + k] = static_cast<int8_t>(std::lrint(v[k] / largest * 127.0f));
+    }
+    return w;
+}
+
+/// The best seconds per call over the rounds in each of the four modes (hot, cold out, cold w, all
+/// cold): run(mode, c) makes call c of a mode, `calls` calls per mode and round.
+template <typename Run>
+void TimeModes(int rounds, int calls, Run run, double (&best)[4]) {
+    for (double& b : best) b = 1e30;
+    for (int round = 0; round < rounds; ++round) {
+        for (int mode = 0; mode < 4; ++mode) {
+            const auto start = std::chrono::steady_clock::now();
+            for (int c = 0; c < calls; ++c) run(mode, c);
+            best[mode] = std::min(best[mode], Seconds(start) / calls);
+        }
+    }
+}
+
+/// Call c's copy of a buffer kept in `copies`: the first, or the c-th in turn where the mode rotates it.
+std::size_t Turn(int c, std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; }
+
+void PrintRow(const char* name, bool paired, const double (&best)[4], double macs) {
+    std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", name, paired ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+                best[3] * 1e3, macs / best[0] / 1e9);
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,13 +152,7 @@ int main(int argc, char** argv) {
         s.m_OutH = s.m_OutW = (sh.hw + 2 * pad - sh.k) / sh.stride + 1;
         const std::size_t depth = sh.ic * sh.k * sh.k, pixels = s.m_OutH * s.m_OutW;
         // Weights as per-channel symmetric quantization writes them; a Relu's u8 activations.
-        std::vector<int8_t> w(sh.oc * depth);
-        for (std::size_t o = 0; o < sh.oc; ++o) {
-            std::vector<float> v(depth);
-            float largest = 0.0f;
-            for (float& x : v) x = gauss(rng), largest = std::max(largest, std::fabs(x));
-            for (std::size_t k = 0; k < depth; ++k) w[o * depth + k] = static_cast<int8_t>(std::lrint(v[k] / largest * 127.0f));
-        }
+        std::vector<int8_t> w = DrawWeights(rng, gauss, sh.oc, depth);
         std::vector<uint8_t> x(sh.ic * sh.hw * sh.hw);
         for (uint8_t& v : x) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, gauss(rng) * 40.0f)));
         // --channel-quads: input and output in channel quads where the channels allow (the bytes of x
@@ -141,40 +173,24 @@ int main(int argc, char** argv) {
                                                  std::vector<uint8_t>(sh.oc * pixels));
         const double macs = static_cast<double>(sh.oc) * static_cast<double>(depth) * static_cast<double>(pixels);
         const int calls = std::max(8, static_cast<int>(2e9 / macs));
-        double best[4] = {1e30, 1e30, 1e30, 1e30};
-        for (int round = 0; round < rounds; ++round) {
-            for (int mode = 0; mode < 4; ++mode) {  // hot, cold out, cold w, all cold
-                const auto start = std::chrono::steady_clock::now();
-                for (int c = 0; c < calls; ++c) {
-                    // Call c's copy of a buffer: the first, or the c-th in turn where the mode rotates it.
-                    const auto turn = [&](std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; };
-                    IntegerConvOutput out;
-                    out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
-                    out.m_FloatBias = floatBias.data();
-                    out.m_Relu = true;
-                    out.m_ChannelQuads = quadsOut;
-                    IntegerConvAvx2(inputs[turn(inputs.size(), mode == 3)].data(), false, 0, *plan, weights[turn(weights.size(), mode >= 2)].data(),
-                                    nullptr, scales.data(), true, out, workspaces[turn(workspaces.size(), mode == 3)].data());
-                }
-                best[mode] = std::min(best[mode], Seconds(start) / calls);
-            }
-        }
-        std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
-                    macs / best[0] / 1e9);
-        std::fflush(stdout);
+        double best[4];
+        TimeModes(rounds, calls, [&](int mode, int c) {
+            IntegerConvOutput out;
+            out.m_Quantized = outputs[Turn(c, outputs.size(), mode == 1 || mode == 3)].data();
+            out.m_FloatBias = floatBias.data();
+            out.m_Relu = true;
+            out.m_ChannelQuads = quadsOut;
+            IntegerConvAvx2(inputs[Turn(c, inputs.size(), mode == 3)].data(), false, 0, *plan, weights[Turn(c, weights.size(), mode >= 2)].data(),
+                            nullptr, scales.data(), true, out, workspaces[Turn(c, workspaces.size(), mode == 3)].data());
+        }, best);
+        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()), best, macs);
     }
     for (const GemmShape& sh : kGemms) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;
         any = true;
         // Weights as for the convolutions (B^T: [n][k]); A u8 around a zero point, as a QDQ
         // encoder's activations; C 8-bit after the float bias, divided by its output scale.
-        std::vector<int8_t> w(sh.n * sh.k);
-        for (std::size_t o = 0; o < sh.n; ++o) {
-            std::vector<float> v(sh.k);
-            float largest = 0.0f;
-            for (float& x : v) x = gauss(rng), largest = std::max(largest, std::fabs(x));
-            for (std::size_t k = 0; k < sh.k; ++k) w[o * sh.k + k] = static_cast<int8_t>(std::lrint(v[k] / largest * 127.0f));
-        }
+        const std::vector<int8_t> w = DrawWeights(rng, gauss, sh.n, sh.k);
         std::vector<uint8_t> a(sh.m * sh.k);
         for (uint8_t& v : a) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, 128.0f + gauss(rng) * 30.0f)));
         const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.n, sh.k);
@@ -185,26 +201,17 @@ int main(int argc, char** argv) {
         std::vector<std::vector<uint8_t>> outputs(std::max<std::size_t>(8, kColdBytes / (sh.m * sh.n)), std::vector<uint8_t>(sh.m * sh.n));
         const double macs = static_cast<double>(sh.m) * static_cast<double>(sh.k) * static_cast<double>(sh.n);
         const int calls = std::max(8, static_cast<int>(2e9 / macs));
-        double best[4] = {1e30, 1e30, 1e30, 1e30};
-        for (int round = 0; round < rounds; ++round) {
-            for (int mode = 0; mode < 4; ++mode) {  // hot, cold out, cold w, all cold (A and the workspace stay)
-                const auto start = std::chrono::steady_clock::now();
-                for (int c = 0; c < calls; ++c) {
-                    const auto turn = [&](std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; };
-                    IntegerConvOutput out;
-                    out.m_Quantized = outputs[turn(outputs.size(), mode == 1 || mode == 3)].data();
-                    out.m_FloatBias = floatBias.data();
-                    out.m_ZeroPoint = 134;
-                    out.m_OutScale = 0.04f;
-                    IntegerGemmBytesAvx2(a.data(), false, 128, sh.m, sh.k, weights[turn(weights.size(), mode >= 2)].data(), sh.n, nullptr,
-                                         scales.data(), true, out, workspace.data());
-                }
-                best[mode] = std::min(best[mode], Seconds(start) / calls);
-            }
-        }
-        std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3, best[3] * 1e3,
-                    macs / best[0] / 1e9);
-        std::fflush(stdout);
+        double best[4];  // cold out and cold w as for the convolutions; A and the workspace stay in cache
+        TimeModes(rounds, calls, [&](int mode, int c) {
+            IntegerConvOutput out;
+            out.m_Quantized = outputs[Turn(c, outputs.size(), mode == 1 || mode == 3)].data();
+            out.m_FloatBias = floatBias.data();
+            out.m_ZeroPoint = 134;
+            out.m_OutScale = 0.04f;
+            IntegerGemmBytesAvx2(a.data(), false, 128, sh.m, sh.k, weights[Turn(c, weights.size(), mode >= 2)].data(), sh.n, nullptr,
+                                 scales.data(), true, out, workspace.data());
+        }, best);
+        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()), best, macs);
     }
     if (!any) {
         std::fprintf(stderr, "no shape's name contains '%s'\n", only.c_str());
