@@ -333,14 +333,17 @@ __attribute__((target("avx2"), always_inline)) inline __m256i RequantizedRow(con
 /// largest less the zero point): the lower bound is left to the saturating packs that follow
 /// (StoreQuantizedRows) - a value below it, a NaN and -inf (vcvtps2dq's 0x80000000) all saturate
 /// to the type's smallest, as the clamp gave them; min(hi, v) lets a NaN through to that.
+/// `outScale`: a QDQ matmul's output scale the values are divided by after the Relu (null: none,
+/// the scales already divided by it).
 __attribute__((target("avx2"), always_inline)) inline void RoundedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                        bool perChannel, const float* floatBias, bool relu, __m256 vhi,
-                                                                       __m256i& t0, __m256i& t1) {
+                                                                       __m256i& t0, __m256i& t1, const __m256* outScale = nullptr) {
     __m256 v0, v1;
     ScaledRow(sums, ch, scales, perChannel, floatBias, v0, v1);
     if (relu) {  // v first: a NaN gives 0, as the clamp's lower bound 0 gave it
         v0 = _mm256_max_ps(v0, _mm256_setzero_ps()), v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
     }
+    if (outScale) v0 = _mm256_div_ps(v0, *outScale), v1 = _mm256_div_ps(v1, *outScale);
     t0 = _mm256_cvtps_epi32(_mm256_min_ps(vhi, v0));
     t1 = _mm256_cvtps_epi32(_mm256_min_ps(vhi, v1));
 }
@@ -349,9 +352,9 @@ __attribute__((target("avx2"), always_inline)) inline void RoundedRow(const __m2
 /// ([0-3, 8-11 | 4-7, 12-15] as vpackssdw orders them).
 __attribute__((target("avx2"), always_inline)) inline __m256i PackedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                          bool perChannel, const float* floatBias, bool relu,
-                                                                         __m256 vhi, __m256i zp16) {
+                                                                         __m256 vhi, __m256i zp16, const __m256* outScale = nullptr) {
     __m256i t0, t1;
-    RoundedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, t0, t1);
+    RoundedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, t0, t1, outScale);
     return _mm256_adds_epi16(_mm256_packs_epi32(t0, t1), zp16);
 }
 
@@ -472,26 +475,22 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
 
 /// A matmul's tile of kConvRows rows (columns ch..ch+4 of C) and 16 whole pixels (rows of C,
 /// `rowBytes` apart from `to`) as 8 bits, not requantized: each value float(sum) times the scale,
-/// plus the float bias, [Relu], divided by the output scale where it is not 1, then as RoundedRow
-/// and PackedRow (the same bytes as StoreTile's general loop). The five rows transposed in
+/// plus the float bias, [Relu], divided by the output scale where it is not 1 (PackedRow; the same
+/// bytes as StoreTile's general loop). The five rows transposed in
 /// registers and stored as each pixel's 4 + 1 bytes: the general loop's 80 byte stores, each
 /// reloaded from the stack, took about 5% of BERT's 128x768x3072 product.
 __attribute__((target("avx2"), always_inline)) inline void StorePixelMajorRows(const __m256i (&sums)[kRows][2], std::size_t channel,
                                                                                 const QuantizedStore& k, float outScale, uint8_t* to,
                                                                                 std::size_t rowBytes) {
-    const bool divide = outScale != 1.0f;
     const __m256 vOutScale = _mm256_set1_ps(outScale);
+    const __m256* divisor = outScale != 1.0f ? &vOutScale : nullptr;
     const auto row16 = [&](std::size_t r) __attribute__((target("avx2"), always_inline)) {
-        __m256 v0, v1;
-        ScaledRow(sums[r], channel + r, k.m_Scales, k.m_PerChannel, k.m_FloatBias, v0, v1);
-        if (k.m_Relu) v0 = _mm256_max_ps(v0, _mm256_setzero_ps()), v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
-        if (divide) v0 = _mm256_div_ps(v0, vOutScale), v1 = _mm256_div_ps(v1, vOutScale);
-        const __m256i t0 = _mm256_cvtps_epi32(_mm256_min_ps(k.m_Hi, v0)), t1 = _mm256_cvtps_epi32(_mm256_min_ps(k.m_Hi, v1));
-        return _mm256_adds_epi16(_mm256_packs_epi32(t0, t1), k.m_Zp16);
+        return PackedRow(sums[r], channel + r, k.m_Scales, k.m_PerChannel, k.m_FloatBias, k.m_Relu, k.m_Hi, k.m_Zp16, divisor);
     };
     const __m256i r01 = vecmath::PackWordsInOrderAvx2(row16(0), row16(1), k.m_OutSigned);
     const __m256i r23 = vecmath::PackWordsInOrderAvx2(row16(2), row16(3), k.m_OutSigned);
-    const __m256i r44 = vecmath::PackWordsInOrderAvx2(row16(4), row16(4), k.m_OutSigned);
+    const __m256i w4 = row16(4);
+    const __m256i r44 = vecmath::PackWordsInOrderAvx2(w4, w4, k.m_OutSigned);
     alignas(32) uint8_t quads[64];
     alignas(16) uint8_t last[16];
     __m256i p07, p815;
