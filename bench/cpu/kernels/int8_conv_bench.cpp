@@ -5,11 +5,16 @@
 // whole model (docs/performance.md, int8 section):
 //
 //   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT] [--no-pairings]
+//                                     [--no-quad-variants] [--channel-quads]
 //
 // --only TEXT times only the shapes whose name contains TEXT (to profile one layer; "bert" the
 // four products);
 // --no-pairings packs the weights with one pairing everywhere (as before pairings; the model packs
-// them with pairings where IntegerConvTakesPairings, as this benchmark does by default).
+// them with pairings where IntegerConvTakesPairings, as this benchmark does by default);
+// --no-quad-variants packs the weights of a convolution without pairings with each quad as it is
+// (the model lets them choose one variant per quad for all output channels, as this benchmark does
+// by default: v after the shape);
+// --channel-quads: input and output in channel quads where the channels allow (as in a model).
 //
 // Weights are drawn as quantize_static writes them (per output channel symmetric int8: Gaussian
 // values scaled so that the channel's largest is 127), so the share of weight pairs the packing
@@ -102,8 +107,8 @@ void TimeModes(int rounds, int calls, Run run, double (&best)[4]) {
 /// Call c's copy of a buffer kept in `copies`: the first, or the c-th in turn where the mode rotates it.
 std::size_t Turn(int c, std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; }
 
-void PrintRow(const char* name, bool paired, const double (&best)[4], double macs) {
-    std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", name, paired ? "p" : " ", best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+void PrintRow(const char* name, const char* mark, const double (&best)[4], double macs) {
+    std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", name, mark, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
                 best[3] * 1e3, macs / best[0] / 1e9);
     std::fflush(stdout);
 }
@@ -113,16 +118,18 @@ void PrintRow(const char* name, bool paired, const double (&best)[4], double mac
 int main(int argc, char** argv) {
     int threads = 1, rounds = 5;
     std::string only;
-    bool pairings = true, quads = false;
+    bool pairings = true, quadVariants = true, quads = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
         else if (a == "--rounds" && i + 1 < argc) rounds = std::atoi(argv[++i]);
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else if (a == "--no-pairings") pairings = false;
+        else if (a == "--no-quad-variants") quadVariants = false;
         else if (a == "--channel-quads") quads = true;
         else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings] [--channel-quads]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings] [--no-quad-variants] [--channel-quads]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -140,7 +147,7 @@ int main(int argc, char** argv) {
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot%s\n", threads, rounds,
                 quads ? "; channel quads in and out" : "");
-    std::printf("%-21s %10s %10s %10s %10s %10s\n", "shape (p: pairings)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
+    std::printf("%-21s %10s %10s %10s %10s %10s\n", "shape (p/v: variants)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
     bool any = false;
     for (const Shape& sh : kShapes) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
         if (quadsIn) w = ChannelQuadWeights(w.data(), sh.oc, s);
         const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc, quadsIn);
         const std::vector<uint8_t> blob =
-            PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan), quadsOut);
+            PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan), quadsOut, quadVariants);
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         const std::size_t workspaceBytes = IntegerConvWorkspaceSize(*plan) + 1;
         std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
@@ -183,7 +190,8 @@ int main(int argc, char** argv) {
             IntegerConvAvx2(inputs[Turn(c, inputs.size(), mode == 3)].data(), false, 0, *plan, weights[Turn(c, weights.size(), mode >= 2)].data(),
                             nullptr, scales.data(), true, out, workspaces[Turn(c, workspaces.size(), mode == 3)].data());
         }, best);
-        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()), best, macs);
+        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : IntegerConvWeightsHaveQuadVariants(blob.data()) ? "v" : " ", best,
+                 macs);
     }
     for (const GemmShape& sh : kGemms) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;
@@ -211,7 +219,7 @@ int main(int argc, char** argv) {
             IntegerGemmBytesAvx2(a.data(), false, 128, sh.m, sh.k, weights[Turn(c, weights.size(), mode >= 2)].data(), sh.n, nullptr,
                                  scales.data(), true, out, workspace.data());
         }, best);
-        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()), best, macs);
+        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : " ", best, macs);
     }
     if (!any) {
         std::fprintf(stderr, "no shape's name contains '%s'\n", only.c_str());

@@ -29,6 +29,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -137,6 +138,9 @@ struct ConvWeightsHeader {
     uint64_t m_Dense;     ///< 1: the dense correction blocks follow the records
     uint64_t m_Pairings;  ///< 0, or the variants of each quad (kPairings or kVariants) a block chooses from (m_XOffsets)
     uint64_t m_Rows;      ///< output channels per block: kConvRows, or kQuadRows
+    /// 1: without pairings, each quad of taps in one variant for every block (m_QuadVariants), the
+    /// panels reordered to it (ReorderQuads) as they are packed.
+    uint64_t m_QuadVariants;
 };
 /// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
 constexpr std::size_t kDenseCorrections = 8;
@@ -170,12 +174,15 @@ struct ConvWeights {
     /// With complemented variants: per output channel, 255 times its weights on the taps its blocks
     /// read complemented (255 - x), which their sums lack; else null.
     const int32_t* m_Shifts;
+    /// Per quad, the variant (of kVariants) every block takes it in, or null (each quad as it is).
+    const uint8_t* m_QuadVariants;
 };
 struct ConvWeightsLayout {
-    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_Shifts = 0, m_Bytes = 0;
+    std::size_t m_Blocks = 0, m_RowSums = 0, m_RowStart = 0, m_Corrections = 0, m_Dense = 0, m_XOffsets = 0, m_QuadVariants = 0,
+                m_Shifts = 0, m_Bytes = 0;
 };
 ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size_t corrections, bool dense, bool pairings,
-                           bool shifts, std::size_t rows) {
+                           bool quadVariants, bool shifts, std::size_t rows) {
     ConvWeightsLayout l;
     const std::size_t blocks = ConvBlocks(outChannels, rows);
     l.m_Blocks = AlignUp(sizeof(ConvWeightsHeader));
@@ -184,23 +191,25 @@ ConvWeightsLayout LayoutOf(std::size_t outChannels, std::size_t depth, std::size
     l.m_Corrections = l.m_RowStart + AlignUp((blocks * rows + 1) * sizeof(uint32_t));
     l.m_Dense = l.m_Corrections + AlignUp(corrections * sizeof(ConvCorrection));
     l.m_XOffsets = l.m_Dense + AlignUp(dense ? blocks * Quads(depth) * 4 * rows : 0);
-    l.m_Shifts = l.m_XOffsets + AlignUp(pairings ? blocks * Quads(depth) * sizeof(int32_t) : 0);
+    l.m_QuadVariants = l.m_XOffsets + AlignUp(pairings ? blocks * Quads(depth) * sizeof(int32_t) : 0);
+    l.m_Shifts = l.m_QuadVariants + AlignUp(quadVariants ? Quads(depth) : 0);
     l.m_Bytes = l.m_Shifts + (shifts ? outChannels * sizeof(int32_t) : 0);
     return l;
 }
 ConvWeights ViewOf(const uint8_t* blob) {
     ConvWeights v{};
     v.m_Header = reinterpret_cast<const ConvWeightsHeader*>(blob);
-    const ConvWeightsLayout l =
-        LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections, v.m_Header->m_Dense != 0,
-                 v.m_Header->m_Pairings != 0, v.m_Header->m_Pairings == kVariants, v.m_Header->m_Rows);
+    const bool quadVariants = v.m_Header->m_QuadVariants != 0, shifts = v.m_Header->m_Pairings == kVariants || quadVariants;
+    const ConvWeightsLayout l = LayoutOf(v.m_Header->m_OutChannels, v.m_Header->m_Depth, v.m_Header->m_Corrections,
+                                         v.m_Header->m_Dense != 0, v.m_Header->m_Pairings != 0, quadVariants, shifts, v.m_Header->m_Rows);
     v.m_Blocks = reinterpret_cast<const int8_t*>(blob + l.m_Blocks);
     v.m_RowSums = reinterpret_cast<const int32_t*>(blob + l.m_RowSums);
     v.m_RowStart = reinterpret_cast<const uint32_t*>(blob + l.m_RowStart);
     v.m_Corrections = reinterpret_cast<const ConvCorrection*>(blob + l.m_Corrections);
     v.m_Dense = v.m_Header->m_Dense != 0 ? reinterpret_cast<const int8_t*>(blob + l.m_Dense) : nullptr;
     v.m_XOffsets = v.m_Header->m_Pairings != 0 ? reinterpret_cast<const int32_t*>(blob + l.m_XOffsets) : nullptr;
-    v.m_Shifts = v.m_Header->m_Pairings == kVariants ? reinterpret_cast<const int32_t*>(blob + l.m_Shifts) : nullptr;
+    v.m_Shifts = shifts ? reinterpret_cast<const int32_t*>(blob + l.m_Shifts) : nullptr;
+    v.m_QuadVariants = quadVariants ? blob + l.m_QuadVariants : nullptr;
     return v;
 }
 
@@ -1050,7 +1059,7 @@ constexpr std::size_t kVariantsDepth = 128, kVariantsBlocks = 20;
 }  // namespace
 
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings,
-                                            bool channelQuadOutput) {
+                                            bool channelQuadOutput, bool quadVariants) {
     const std::size_t rows = channelQuadOutput ? kQuadRows : kConvRows;
     if (channelQuadOutput && outChannels % 4 != 0) {
         throw std::invalid_argument("PackIntegerConvWeights: a channel-quad output needs a multiple of 4 output channels");
@@ -1091,14 +1100,53 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         pairings = (before - after) * 100 >= blocks * quads * rows;
         if (!pairings) std::fill(pairing.begin(), pairing.end(), 0);
     }
-    const bool complemented = pairings && variants == kVariants;
+    // Without pairings, each quad's variant for every block at once: the one that leaves the fewest
+    // of all its rows to correct (a variant that would negate a -128 of any row is none to choose).
+    // No panel grows: the kernel reorders each panel's quads as it packs them (ReorderQuads, about
+    // a quarter of one block's tile per panel), so kept where the corrections saved outweigh that:
+    // a corrected quad-row costs about a quarter more than the main loop's (1.27 x the share
+    // corrected, in a layer's time), so at least 1 quad-row in 4 x blocks.
+    std::vector<uint8_t> quadVariant;
+    if (!pairings && quadVariants) {
+        // inexact[q][v]: the rows variant v leaves to correct in quad q (more than all where it would
+        // negate a -128). Channel by channel, each one's weights read once, in order. A pair of taps
+        // is large where |w0| + |w1| > 128 (so neither is 0); then it is exact as it is only with
+        // opposite signs, complemented (w1 negated) only with the same signs (PairIsExact).
+        std::vector<std::array<std::size_t, kVariants>> inexact(quads, std::array<std::size_t, kVariants>{});
+        for (std::size_t o = 0; o < outChannels; ++o) {
+            for (std::size_t q = 0; q < quads; ++q) {
+                int t[4];
+                for (std::size_t i = 0; i < 4; ++i) t[i] = 4 * q + i < depth ? w[o * depth + 4 * q + i] : 0;
+                bool plain[kPairings] = {}, complemented[kPairings] = {};  // whether the pairing leaves a pair to correct
+                for (std::size_t v = 0; v < kPairings; ++v) {
+                    for (std::size_t pair = 0; pair < 2; ++pair) {
+                        const int a = t[kPairingOrder[v][2 * pair]], b = t[kPairingOrder[v][2 * pair + 1]];
+                        if (std::abs(a) + std::abs(b) <= 128) continue;
+                        ((a < 0) == (b < 0) ? plain[v] : complemented[v]) = true;
+                    }
+                    const bool negatesMin = t[kPairingOrder[v][1]] == -128 || t[kPairingOrder[v][3]] == -128;
+                    inexact[q][v] += plain[v] ? 1 : 0;
+                    inexact[q][kPairings + v] += negatesMin ? outChannels + 1 : complemented[v] ? 1 : 0;
+                }
+            }
+        }
+        quadVariant.assign(quads, 0);
+        std::size_t before = 0, after = 0;
+        for (std::size_t q = 0; q < quads; ++q) {
+            const std::size_t best = static_cast<std::size_t>(std::min_element(inexact[q].begin(), inexact[q].end()) - inexact[q].begin());
+            quadVariant[q] = static_cast<uint8_t>(best);
+            before += inexact[q][0], after += inexact[q][best];
+        }
+        if ((before - after) * 4 * blocks < outChannels * quads) quadVariant.clear();
+    }
+    const bool complemented = (pairings && variants == kVariants) || !quadVariant.empty();
     std::vector<int32_t> shifts(complemented ? outChannels : 0, 0);
     for (std::size_t blk = 0; blk < blocks; ++blk) {
         for (std::size_t r = 0; r < rows; ++r) {
             rowStart[blk * rows + r] = static_cast<uint32_t>(corrections.size());
             const std::size_t o = blk * rows + r;
             for (std::size_t q = 0; q < quads; ++q) {
-                const std::size_t v = pairing[blk * quads + q];
+                const std::size_t v = quadVariant.empty() ? pairing[blk * quads + q] : quadVariant[q];
                 int quad[4];
                 QuadWeights(w, outChannels, depth, o, q, v, quad);
                 if (v >= kPairings && o < outChannels) shifts[o] -= 255 * (quad[1] + quad[3]);  // 255 x the negated weights' originals
@@ -1132,10 +1180,11 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     rowStart[blocks * rows] = static_cast<uint32_t>(corrections.size());
     // Dense corrections are for the GEMV loop, which reads the taps in their own order: never with pairings.
     const bool denseCorrections = !pairings && corrections.size() * kDenseCorrections >= blocks * rows * quads;
-    const ConvWeightsLayout l = LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, complemented, rows);
+    const ConvWeightsLayout l =
+        LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, !quadVariant.empty(), complemented, rows);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
     const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u,
-                                   pairings ? variants : 0u, rows};
+                                   pairings ? variants : 0u, rows, quadVariant.empty() ? 0u : 1u};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -1151,11 +1200,14 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         }
         std::memcpy(blob.data() + l.m_XOffsets, offsets.data(), offsets.size() * sizeof(int32_t));
     }
+    if (!quadVariant.empty()) std::memcpy(blob.data() + l.m_QuadVariants, quadVariant.data(), quadVariant.size());
     if (complemented) std::memcpy(blob.data() + l.m_Shifts, shifts.data(), shifts.size() * sizeof(int32_t));
     return blob;
 }
 
 bool IntegerConvWeightsArePaired(const uint8_t* packed) { return ViewOf(packed).m_XOffsets != nullptr; }
+
+bool IntegerConvWeightsHaveQuadVariants(const uint8_t* packed) { return ViewOf(packed).m_QuadVariants != nullptr; }
 
 std::size_t IntegerConvCorrections(const uint8_t* packed) { return ViewOf(packed).m_Header->m_Corrections; }
 
@@ -1523,15 +1575,42 @@ std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan) {
 
 namespace {
 
+/// Per variant of a quad (QuadWeights), the vpshufb control that puts each pixel's 4 taps in its
+/// pairing's order (kPairingOrder[v % 3]) and the mask XORed in after it: bytes 1 and 3 complemented
+/// (255 - x) for the complemented variants - the bytes ExpandVariants puts in variant v's place.
+alignas(32) constexpr uint8_t kVariantBytes[kVariants][2][32] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {}},
+    {{0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15}, {}},
+    {{0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14}, {}},
+    {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+     {0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255}},
+    {{0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15},
+     {0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255}},
+    {{0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14},
+     {0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255, 0, 255}}};
+
+/// 8 pixels' 4 taps of a quad (v) in variant `variant`'s order and complements.
+__attribute__((target("avx2"), always_inline)) inline __m256i InVariant(__m256i v, std::size_t variant) {
+    const auto* b = reinterpret_cast<const __m256i*>(kVariantBytes[variant]);
+    return _mm256_xor_si256(_mm256_shuffle_epi8(v, _mm256_load_si256(b)), _mm256_load_si256(b + 1));
+}
+
+/// One pixel's 4 taps of a quad (bytes of v) in variant `variant`'s order and complements.
+uint32_t QuadInVariant(uint32_t v, std::size_t variant) {
+    uint8_t from[4], to[4];
+    std::memcpy(from, &v, 4);
+    for (std::size_t i = 0; i < 4; ++i) to[i] = static_cast<uint8_t>(from[kVariantBytes[variant][0][i]] ^ kVariantBytes[variant][1][i]);
+    std::memcpy(&v, to, 4);
+    return v;
+}
+
 /// A panel ([quad][16 pixels][4] u8) as the panel of its variants ([quad][variant][16][4]): each
 /// pixel's 4 taps of a quad in kPairingOrder's orders, and with `variants` kVariants the same with
 /// bytes 1 and 3 of each complemented (255 - x: QuadWeights).
 __attribute__((target("avx2"))) void ExpandVariants(const uint8_t* from, std::size_t quads, std::size_t variants, uint8_t* to) {
-    const __m256i order1 = _mm256_setr_epi8(0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15, 0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11,
-                                            12, 14, 13, 15);
-    const __m256i order2 = _mm256_setr_epi8(0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10, 12, 15, 13, 14, 0, 3, 1, 2, 4, 7, 5, 6, 8, 11, 9, 10,
-                                            12, 15, 13, 14);
-    const __m256i odd = _mm256_set1_epi32(static_cast<int32_t>(0xFF00FF00u));
+    const __m256i order1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(kVariantBytes[1][0]));
+    const __m256i order2 = _mm256_load_si256(reinterpret_cast<const __m256i*>(kVariantBytes[2][0]));
+    const __m256i odd = _mm256_load_si256(reinterpret_cast<const __m256i*>(kVariantBytes[kPairings][1]));
     for (std::size_t q = 0; q < quads; ++q) {
         for (std::size_t half = 0; half < 2; ++half) {
             const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + q * 4 * kPanel + 32 * half));
@@ -1549,6 +1628,17 @@ __attribute__((target("avx2"))) void ExpandVariants(const uint8_t* from, std::si
     }
 }
 
+/// A panel ([quad][16 pixels][4] u8) in place in the variants its weights take (ConvWeights::
+/// m_QuadVariants; the packers other than PackQuadPanel, which puts them in as it copies).
+__attribute__((target("avx2"))) void ReorderQuads(uint8_t* panel, const uint8_t* variants, std::size_t quads) {
+    for (std::size_t q = 0; q < quads; ++q) {
+        for (std::size_t half = 0; half < 2; ++half) {
+            auto* at = reinterpret_cast<__m256i*>(panel + q * 4 * kPanel + 32 * half);
+            _mm256_storeu_si256(at, InVariant(_mm256_loadu_si256(at), variants[q]));
+        }
+    }
+}
+
 /// The even dwords of the 16 at `from`, in order (per 128-bit lane, then the lanes' halves).
 __attribute__((target("avx2"), always_inline)) inline __m256i EvenDwords(const uint8_t* from) {
     const __m256 a = _mm256_loadu_ps(reinterpret_cast<const float*>(from));
@@ -1562,7 +1652,7 @@ __attribute__((target("avx2"), always_inline)) inline __m256i EvenDwords(const u
 /// when the segment is the panel), else dword by dword. Lanes past the output are left as they
 /// are (not stored).
 __attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const IntegerConvPlan& p, std::size_t t, bool flip,
-                                                   uint8_t* to) {
+                                                   const uint8_t* variants, uint8_t* to) {
     const __m256i flipBytes = _mm256_set1_epi8(static_cast<char>(flip ? 0x80 : 0));
     const uint32_t flipQuad = flip ? 0x80808080u : 0u;
     const std::size_t quads = p.m_Quads, stride = p.m_Shape.m_StrideW;
@@ -1577,6 +1667,7 @@ __attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const I
                     uint32_t v;
                     std::memcpy(&v, from + j * stride * 4, 4);
                     v ^= flipQuad;
+                    if (variants) v = QuadInVariant(v, variants[q]);
                     std::memcpy(to + q * 4 * kPanel + (g.m_Lane + j) * 4, &v, 4);
                 }
             }
@@ -1587,8 +1678,9 @@ __attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const I
         const __m256i first = _mm256_set1_epi32(static_cast<int>(g.m_Lane)), end = _mm256_set1_epi32(static_cast<int>(g.m_Lane + g.m_Count));
         const __m256i mask0 = _mm256_andnot_si256(_mm256_cmpgt_epi32(first, lanes0), _mm256_cmpgt_epi32(end, lanes0));
         const __m256i mask1 = _mm256_andnot_si256(_mm256_cmpgt_epi32(first, lanes1), _mm256_cmpgt_epi32(end, lanes1));
-        const auto store = [&](uint8_t* d, __m256i v0, __m256i v1) __attribute__((target("avx2"))) {
+        const auto store = [&](std::size_t q, uint8_t* d, __m256i v0, __m256i v1) __attribute__((target("avx2"))) {
             v0 = _mm256_xor_si256(v0, flipBytes), v1 = _mm256_xor_si256(v1, flipBytes);
+            if (variants) v0 = InVariant(v0, variants[q]), v1 = InVariant(v1, variants[q]);
             if (whole) {
                 _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), v0);
                 _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32), v1);
@@ -1600,14 +1692,14 @@ __attribute__((target("avx2"))) void PackQuadPanel(const uint8_t* frame, const I
         if (stride == 1) {
             for (std::size_t q = 0; q < quads; ++q) {
                 const uint8_t* from = base + offsets[q];
-                store(to + q * 4 * kPanel, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)),
+                store(q, to + q * 4 * kPanel, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from)),
                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 32)));
             }
             continue;
         }
         for (std::size_t q = 0; q < quads; ++q) {
             const uint8_t* from = base + offsets[q];
-            store(to + q * 4 * kPanel, EvenDwords(from), EvenDwords(from + 64));
+            store(q, to + q * 4 * kPanel, EvenDwords(from), EvenDwords(from + 64));
         }
     }
 }
@@ -1661,9 +1753,9 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     if ((blockRows == kQuadRows) != out.m_ChannelQuads || (out.m_ChannelQuads && (!out.m_Quantized || out.m_PixelMajor))) {
         throw std::invalid_argument("IntegerConvAvx2: weights packed for a channel-quad output run with another, or the reverse");
     }
-    const auto pack = [&](std::size_t t, uint8_t* to) {
+    const auto packTaps = [&](std::size_t t, uint8_t* to) {
         if (plan.m_ChannelQuads) {
-            PackQuadPanel(quadFrame, plan, t, xSigned, to);
+            PackQuadPanel(quadFrame, plan, t, xSigned, wts.m_QuadVariants, to);
             return;
         }
         if (plan.m_UsesPadded) {
@@ -1686,6 +1778,12 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
         const auto fill = static_cast<uint8_t>(zpU8);
         if (xSigned) PackConvPanel(static_cast<const int8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
         else PackConvPanel(static_cast<const uint8_t*>(x), s, plan.m_Taps, t * kPanel, pixels, fill, to);
+    };
+    // Panel t as the weights read it: its quads in their variants where the weights chose them
+    // (PackQuadPanel puts them in as it copies).
+    const auto pack = [&](std::size_t t, uint8_t* to) {
+        packTaps(t, to);
+        if (wts.m_QuadVariants && !plan.m_ChannelQuads) ReorderQuads(to, wts.m_QuadVariants, quads);
     };
     const bool prefetch = PrefetchesWeights(layout.m_PanelsSize > 0, blocks, quads, blockRows);
     ConvTileTable tiles = ConvTilesFor(paired, prefetch);
@@ -1999,6 +2097,9 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
                           std::size_t n, const int32_t* bias, const float* scales, bool perColumn, const IntegerConvOutput& to,
                           uint8_t* workspace) {
     const ConvWeights wts = ViewOf(packed);
+    if (wts.m_QuadVariants) {
+        throw std::invalid_argument("IntegerGemmBytesAvx2: weights packed with a variant per quad (a convolution's)");
+    }
     const std::size_t panels = Panels(m), blocks = ConvBlocks(n), panelSize = Quads(k) * 4 * kPanel;
     const int32_t zpU8 = aSigned ? zp + 128 : zp;
     const auto* rows = static_cast<const uint8_t*>(a);

@@ -393,7 +393,7 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         if (conv) {
             const std::vector<int8_t> ordered = quadsIn ? ChannelQuadWeights(w + g * cols * depth, cols, shape) : std::vector<int8_t>{};
             const std::vector<uint8_t> blob = PackIntegerConvWeights(quadsIn ? ordered.data() : w + g * cols * depth, cols, depth,
-                                                                     IntegerConvTakesPairings(*convPlan), quadsOut);
+                                                                     IntegerConvTakesPairings(*convPlan), quadsOut, true);
             groupAt.push_back(convPacked.size());
             convPacked.insert(convPacked.end(), blob.begin(), blob.end());
             convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned

@@ -28,6 +28,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <fstream>
 #include <limits>
 #include <random>
@@ -563,6 +565,31 @@ TEST(CpuAccInt8, IntegerConvComplementedVariantsLeaveNoCorrection) {
     }
 }
 
+// A convolution's weights packed with a variant per quad are refused by the matmul kernel, which
+// reads its rows of A unreordered: an error naming the reason, not a wrong product.
+TEST(CpuAccInt8, IntegerGemmBytesRefusesWeightsWithQuadVariants) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer GEMM needs AVX2";
+    const std::size_t m = 32, k = 64, n = 10;
+    std::vector<int8_t> bT(n * k);
+    for (std::size_t i = 0; i < bT.size(); ++i) bT[i] = static_cast<int8_t>(i % 4 == 0 || i % 4 == 1 ? 100 : -3);
+    const std::vector<uint8_t> packed = PackIntegerConvWeights(bT.data(), n, k, false, false, true);
+    ASSERT_TRUE(IntegerConvWeightsHaveQuadVariants(packed.data())) << "every quad's first pair (100, 100) needs another variant";
+    ASSERT_FALSE(IntegerConvWeightsHaveQuadVariants(PackIntegerConvWeights(bT.data(), n, k).data()));
+    std::vector<uint8_t> a(m * k, 7), c(m * n);
+    std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(m, k, n) + 1);
+    const std::vector<float> scales(n, 1.0f);
+    IntegerConvOutput to;
+    to.m_Quantized = c.data();
+    try {
+        IntegerGemmBytesAvx2(a.data(), false, 0, m, k, packed.data(), n, nullptr, scales.data(), true, to, workspace.data());
+        ADD_FAILURE() << "weights with variants per quad ran";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("variant per quad"), std::string::npos) << e.what();
+    }
+}
+
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     SKIP_WITHOUT_CPUACC();
     using namespace trellis::cpuacc;
@@ -572,7 +599,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::size_t c, h, w, o, k, stride, dilation, pad;
         std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
     };
-    std::size_t checked = 0, pairedCases = 0, layoutsRun[4] = {};
+    std::size_t checked = 0, pairedCases = 0, quadVariantCases = 0, layoutsRun[4] = {};
     for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
@@ -620,12 +647,21 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         if ((inQuads && !quadsIn) || (outQuads && !quadsOut)) continue;
         const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, t.o, inQuads);
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
-        // Each case with the weights as packed, and (where the plan takes them) with pairings: these
-        // uniform weights need a correction in most quad-rows under any pairing, fewer under the best.
-        for (int variant = 0; variant < 4; ++variant) {
-            const bool paired = variant >= 2, xSigned = variant % 2 == 1;
+        // Each case with the weights as packed, (where the plan takes them) with pairings, and with a
+        // variant per quad for all channels (the panels reordered by every packer): these uniform
+        // weights need a correction in most quad-rows under any pairing, fewer under the best.
+        for (int variant = 0; variant < 6; ++variant) {
+            const bool paired = variant == 2 || variant == 3, quadVariants = variant >= 4, xSigned = variant % 2 == 1;
             if (paired && !IntegerConvTakesPairings(*plan)) continue;
-            const std::vector<uint8_t> packed = PackIntegerConvWeights(inQuads ? wQuads.data() : w.data(), t.o, depth, paired, outQuads);
+            const std::vector<uint8_t> packed =
+                PackIntegerConvWeights(inQuads ? wQuads.data() : w.data(), t.o, depth, paired, outQuads, quadVariants);
+            if (!quadVariants) {
+                EXPECT_FALSE(IntegerConvWeightsHaveQuadVariants(packed.data())) << "variants per quad unasked";
+            }
+            if (quadVariants) {
+                if (!IntegerConvWeightsHaveQuadVariants(packed.data())) continue;  // saving too few: as variant 0 / 1
+                ++quadVariantCases;
+            }
             if (paired) {
                 ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data()))
                     << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " layout " << layout;
@@ -720,7 +756,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                      << (quantized ? " quantized" : " float") << (reluBias ? " bias relu" : "")
                                      << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
                                      << ", " << threads << " thread(s)" << (loud ? ", loud" : "") << (paired ? ", pairings" : "")
-                                     << (inQuads ? ", channel quads in" : "") << (outQuads ? ", channel quads out" : "");
+                                     << (inQuads ? ", channel quads in" : "") << (outQuads ? ", channel quads out" : "")
+                                     << (quadVariants ? ", a variant per quad" : "");
                 if (loud) {
                     EXPECT_GT(saturated * 4, t.o * pixels) << "the loud scales should take most values past the range";
                 }
@@ -732,6 +769,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     for (int layout = 1; layout < 4; ++layout) EXPECT_GT(layoutsRun[layout], 50u) << "layout " << layout << " barely run";
     EXPECT_GT(checked, 0u);
     EXPECT_GT(pairedCases, 8u) << "most cases run panel by panel without GEMV pixels: they take pairings";
+    EXPECT_GT(quadVariantCases, 40u) << "the variants per quad should pay on most of these uniform weights";
 }
 
 TEST(CpuAccInt8, QuantizeKernelsOnEveryIsaEqualTheDivisionAroundEveryTie) {
