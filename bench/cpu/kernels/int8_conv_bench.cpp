@@ -70,6 +70,7 @@ const GemmShape kGemms[] = {
     {"bert out 128x768x768", 128, 768, 768},
     {"bert ffn1 128x768x3072", 128, 768, 3072},
     {"bert ffn2 128x3072x768", 128, 3072, 768},
+    {"resnet50 fc 1x2048x1000", 1, 2048, 1000},
 };
 constexpr std::size_t kColdBytes = std::size_t{64} << 20;  ///< what the rotating copies add up to
 
@@ -201,7 +202,9 @@ int main(int argc, char** argv) {
         const std::vector<int8_t> w = DrawWeights(rng, gauss, sh.n, sh.k);
         std::vector<uint8_t> a(sh.m * sh.k);
         for (uint8_t& v : a) v = static_cast<uint8_t>(std::min(255.0f, std::max(0.0f, 128.0f + gauss(rng) * 30.0f)));
-        const std::vector<uint8_t> blob = PackIntegerConvWeights(w.data(), sh.n, sh.k);
+        // As CpuAcc packs them: whole for the GEMV rows of a few rows of A.
+        const std::vector<uint8_t> blob =
+            sh.m <= kIntegerGemvRows ? PackIntegerGemvWeights(w.data(), sh.n, sh.k) : PackIntegerConvWeights(w.data(), sh.n, sh.k);
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(sh.m, sh.k, sh.n) + 1);
         std::vector<float> scales(sh.n), floatBias(sh.n);

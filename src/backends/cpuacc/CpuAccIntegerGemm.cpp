@@ -36,6 +36,7 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -141,6 +142,9 @@ struct ConvWeightsHeader {
     /// 1: without pairings, each quad of taps in one variant for every block (m_QuadVariants), the
     /// panels reordered to it (ReorderQuads) as they are packed.
     uint64_t m_QuadVariants;
+    /// 1: the weights whole, no pair halved and no correction (PackIntegerGemvWeights): for the
+    /// GEMV loop only, which splits each byte of A in two 4-bit halves instead.
+    uint64_t m_Whole;
 };
 /// Corrected quad-rows (one in this many, or more) that make the dense correction blocks.
 constexpr std::size_t kDenseCorrections = 8;
@@ -1184,7 +1188,7 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         LayoutOf(outChannels, depth, corrections.size(), denseCorrections, pairings, !quadVariant.empty(), complemented, rows);
     std::vector<uint8_t> blob(l.m_Bytes, 0);
     const ConvWeightsHeader header{outChannels, depth, quads, blocks, corrections.size(), denseCorrections ? 1u : 0u,
-                                   pairings ? variants : 0u, rows, quadVariant.empty() ? 0u : 1u};
+                                   pairings ? variants : 0u, rows, quadVariant.empty() ? 0u : 1u, 0u};
     std::memcpy(blob.data(), &header, sizeof(header));
     std::memcpy(blob.data() + l.m_Blocks, main.data(), main.size());
     std::memcpy(blob.data() + l.m_RowSums, rowSums.data(), rowSums.size() * sizeof(int32_t));
@@ -1203,6 +1207,24 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     if (!quadVariant.empty()) std::memcpy(blob.data() + l.m_QuadVariants, quadVariant.data(), quadVariant.size());
     if (complemented) std::memcpy(blob.data() + l.m_Shifts, shifts.data(), shifts.size() * sizeof(int32_t));
     return blob;
+}
+
+std::vector<uint8_t> PackIntegerGemvWeights(const int8_t* bT, std::size_t n, std::size_t k) {
+    const std::size_t quads = Quads(k), blocks = ConvBlocks(n);
+    const ConvWeightsLayout l = LayoutOf(n, k, 0, false, false, false, false, kConvRows);
+    std::vector<uint8_t> blob(l.m_Bytes, 0);
+    const ConvWeightsHeader header{n, k, quads, blocks, 0u, 0u, 0u, kConvRows, 0u, 1u};
+    std::memcpy(blob.data(), &header, sizeof(header));
+    auto* main = reinterpret_cast<int8_t*>(blob.data() + l.m_Blocks);
+    auto* rowSums = reinterpret_cast<int32_t*>(blob.data() + l.m_RowSums);
+    for (std::size_t o = 0; o < n; ++o) {
+        const std::size_t blk = o / kConvRows, r = o % kConvRows;
+        for (std::size_t i = 0; i < k; ++i) {
+            main[(blk * quads + i / 4) * 4 * kConvRows + 4 * r + i % 4] = bT[o * k + i];
+            rowSums[o] += bT[o * k + i];
+        }
+    }
+    return blob;  // m_RowStart all 0: no corrections
 }
 
 bool IntegerConvWeightsArePaired(const uint8_t* packed) { return ViewOf(packed).m_XOffsets != nullptr; }
@@ -1330,7 +1352,7 @@ namespace {
 
 /// Rows of A that IntegerGemmBytesAvx2 multiplies one at a time (GemvRow) rather than as a panel
 /// of 16, where a tile would compute 8 lanes (a half tile) for at most 4 rows.
-constexpr std::size_t kGemvRows = 4;
+constexpr std::size_t kGemvRows = kIntegerGemvRows;
 /// Likewise the output pixels of a convolution's panel of at most 2 (its last one: resnet50's 7x7
 /// maps end in a panel of 1 pixel - the GEMV takes a third of the half tile's time there - while
 /// the 4-pixel last panel of its 14x14 maps ran 5-10% slower per layer through the GEMV than as a
@@ -1750,6 +1772,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     const QuadFrame& frame = plan.m_Frame;
     const uint8_t* quadFrame = frame.m_Copy ? workspace + layout.m_PanelsSize : static_cast<const uint8_t*>(x);
     // Weights in blocks of a quad exactly where the output is in channel quads (PackIntegerConvWeights).
+    if (wts.m_Header->m_Whole != 0) throw std::invalid_argument("IntegerConvAvx2: whole weights are for the matmul's GEMV rows");
     if ((blockRows == kQuadRows) != out.m_ChannelQuads || (out.m_ChannelQuads && (!out.m_Quantized || out.m_PixelMajor))) {
         throw std::invalid_argument("IntegerConvAvx2: weights packed for a channel-quad output run with another, or the reverse");
     }
@@ -1991,6 +2014,11 @@ __attribute__((target("avx2"), always_inline)) inline void GemvGroup(__m128i a16
 /// useful - summed per row after the loop; the tail quads and the block's corrections in scalar
 /// code. resnet50's classifier (1 x 2048 x 1000) ran 0.54-0.75 ms on half tiles (one lane of eight
 /// used) in the model.
+/// How far ahead of its reads the GEMV loop on whole weights prefetches them (two lines per group of
+/// 80 bytes): a classifier's (resnet50's 2 MB) come from L3 or memory, and the hardware prefetcher
+/// alone left the loop waiting on them (0.27 ms cold in the kernel bench, 0.12 with these).
+constexpr std::size_t kGemvPrefetchBytes = 1024;
+
 template <std::size_t kR>
 __attribute__((target("avx2"))) void GemvRowOf(const uint8_t* a, bool flip, std::size_t k, const ConvWeights& wts, std::size_t block,
                                                uint32_t (&sums)[kConvRows]) {
@@ -2002,7 +2030,26 @@ __attribute__((target("avx2"))) void GemvRowOf(const uint8_t* a, bool flip, std:
     const int8_t* dense = wts.m_Dense ? wts.m_Dense + block * quads * 4 * kR : nullptr;
     __m256i acc0 = _mm256_setzero_si256(), acc1 = acc0;
     __m128i acc2 = _mm_setzero_si128();
-    for (std::size_t g = 0; g < groups; ++g) {
+    if (wts.m_Header->m_Whole != 0) {
+        // Whole weights (PackIntegerGemvWeights): each byte of A as 16 x its high 4 bits plus its low
+        // 4, each half's products by vpmaddubsw (a pair within 15 x 128 x 2, never saturating), the
+        // high half's sums times 16 after the loop - the weights read once, no correction.
+        const __m128i low4 = _mm_set1_epi8(0x0F);
+        __m256i high0 = _mm256_setzero_si256(), high1 = high0;
+        __m128i high2 = _mm_setzero_si128();
+        for (std::size_t g = 0; g < groups; ++g) {
+            const __m128i a16 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g)), toU8);
+            const int8_t* wg = w + g * 4 * 4 * kR;
+            _mm_prefetch(reinterpret_cast<const char*>(wg + kGemvPrefetchBytes), _MM_HINT_T0);
+            _mm_prefetch(reinterpret_cast<const char*>(wg + kGemvPrefetchBytes + 64), _MM_HINT_T0);
+            GemvGroup<kR>(_mm_and_si128(a16, low4), wg, acc0, acc1, acc2);
+            GemvGroup<kR>(_mm_and_si128(_mm_srli_epi16(a16, 4), low4), wg, high0, high1, high2);
+        }
+        acc0 = _mm256_add_epi32(acc0, _mm256_slli_epi32(high0, 4));
+        acc1 = _mm256_add_epi32(acc1, _mm256_slli_epi32(high1, 4));
+        acc2 = _mm_add_epi32(acc2, _mm_slli_epi32(high2, 4));
+    }
+    for (std::size_t g = 0; g < groups && wts.m_Header->m_Whole == 0; ++g) {
         const __m128i a16 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16 * g)), toU8);
         GemvGroup<kR>(a16, w + g * 4 * 4 * kR, acc0, acc1, acc2);
         // The group's corrections, laid out as its weights: the same shuffled taps (every pair of
@@ -2099,6 +2146,10 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
     const ConvWeights wts = ViewOf(packed);
     if (wts.m_QuadVariants) {
         throw std::invalid_argument("IntegerGemmBytesAvx2: weights packed with a variant per quad (a convolution's)");
+    }
+    if (wts.m_Header->m_Whole != 0 && m > kGemvRows) {
+        throw std::invalid_argument("IntegerGemmBytesAvx2: whole weights (PackIntegerGemvWeights) for " + std::to_string(m) +
+                                    " rows of A; they are for at most " + std::to_string(kGemvRows));
     }
     const std::size_t panels = Panels(m), blocks = ConvBlocks(n), panelSize = Quads(k) * 4 * kPanel;
     const int32_t zpU8 = aSigned ? zp + 128 : zp;

@@ -324,6 +324,14 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
 /// Relu, m_OutScale, zero point); m_PixelMajor is implied. `workspace`:
 /// IntegerGemmBytesWorkspaceSize(m, k, n) bytes (null when that is 0). AVX2; the calling thread's team.
 std::size_t IntegerGemmBytesWorkspaceSize(std::size_t m, std::size_t k, std::size_t n);
+/// The rows of A up to which IntegerGemmBytesAvx2 runs each row against the weights (its GEMV loop).
+constexpr std::size_t kIntegerGemvRows = 4;
+/// B^T ([n][k] int8) packed whole for IntegerGemmBytesAvx2 with at most kIntegerGemvRows rows of A:
+/// no pair halved and no correction - the GEMV loop splits each byte of A in two 4-bit halves
+/// instead (exact for any weights), so the weights are read once. A classifier (resnet50's
+/// 1 x 2048 x 1000, a correction in 43% of its quad-rows) read them twice over as dense corrections.
+/// IntegerGemmBytesAvx2 refuses them for more rows, IntegerConvAvx2 always.
+std::vector<uint8_t> PackIntegerGemvWeights(const int8_t* bT, std::size_t n, std::size_t k);
 void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m, std::size_t k, const uint8_t* packed,
                           std::size_t n, const int32_t* bias, const float* scales, bool perColumn, const IntegerConvOutput& out,
                           uint8_t* workspace);

@@ -403,7 +403,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
                 for (std::size_t j = 0; j < cols; ++j) bT[j * depth + q] = w[q * cols + j];
             }
             groupAt.push_back(0);
-            convPacked = PackIntegerConvWeights(bT.data(), cols, depth);
+            // A few rows of A (a classifier's one): the weights whole for the GEMV loop.
+            convPacked = rows <= kIntegerGemvRows ? PackIntegerGemvWeights(bT.data(), cols, depth) : PackIntegerConvWeights(bT.data(), cols, depth);
         }
     }
     // Scales: x_scale * w_scale at run time, the constant multipliers x_scale * w_scale / y_scale,

@@ -565,6 +565,75 @@ TEST(CpuAccInt8, IntegerConvComplementedVariantsLeaveNoCorrection) {
     }
 }
 
+// The GEMV rows of the 8-bit GEMM (at most kIntegerGemvRows rows of A) on whole weights
+// (PackIntegerGemvWeights: no pair halved, A split in 4-bit halves) give the exact sums, as the
+// weights packed for the tiles do, byte for byte quantized: full-range and extreme weights (every
+// pair saturating vpmaddubsw whole), A up to 255, u8 and s8 A, depths off 16 and 4, columns off 5;
+// more rows, or a convolution, refuse them.
+TEST(CpuAccInt8, IntegerGemvOfWholeWeightsIsExact) {
+    SKIP_WITHOUT_CPUACC();
+    using namespace trellis::cpuacc;
+    if (CpuKernelIsa() < KernelIsa::Avx2) GTEST_SKIP() << "the own integer GEMM needs AVX2";
+    std::mt19937 rng(23);
+    struct Shape { std::size_t m, k, n; };
+    std::size_t checked = 0;
+    for (const Shape s : {Shape{1, 2048, 1000}, Shape{1, 64, 5}, Shape{2, 77, 13}, Shape{3, 130, 7}, Shape{4, 16, 21}, Shape{1, 3, 4}}) {
+        for (int weights = 0; weights < 3; ++weights) {
+            std::vector<int8_t> bT(s.n * s.k);  // B^T [n][k]: random, all -128, all 127
+            for (int8_t& v : bT) v = static_cast<int8_t>(weights == 0 ? static_cast<int>(rng() % 256) - 128 : weights == 1 ? -128 : 127);
+            const std::vector<uint8_t> whole = PackIntegerGemvWeights(bT.data(), s.n, s.k);
+            const std::vector<uint8_t> tiles = PackIntegerConvWeights(bT.data(), s.n, s.k);
+            for (const bool aSigned : {false, true}) {
+                std::vector<uint8_t> a(s.m * s.k);
+                for (uint8_t& v : a) v = rng() % 4 == 0 ? (aSigned ? 0x7F : 255) : static_cast<uint8_t>(rng());
+                const int32_t zp = aSigned ? -9 : 17;
+                std::vector<float> scales(s.n);
+                for (float& v : scales) v = std::ldexp(1.0f + static_cast<float>(rng() % 1000) / 997.0f, -20);
+                std::vector<float> got(s.m * s.n, 1e30f);
+                IntegerConvOutput f;
+                f.m_Float = got.data();
+                IntegerGemmBytesAvx2(a.data(), aSigned, zp, s.m, s.k, whole.data(), s.n, nullptr, scales.data(), true, f, nullptr);
+                std::size_t wrong = 0;
+                for (std::size_t i = 0; i < s.m; ++i) {
+                    for (std::size_t j = 0; j < s.n; ++j) {
+                        int64_t sum = 0;
+                        for (std::size_t q = 0; q < s.k; ++q) {
+                            const int64_t x = aSigned ? static_cast<int8_t>(a[i * s.k + q]) : a[i * s.k + q];
+                            sum += (x - zp) * bT[j * s.k + q];
+                        }
+                        const float want = static_cast<float>(static_cast<int32_t>(sum)) * scales[j];
+                        wrong += std::memcmp(&want, &got[i * s.n + j], sizeof(float)) != 0 ? 1 : 0;
+                        ++checked;
+                    }
+                }
+                EXPECT_EQ(wrong, 0u) << s.m << "x" << s.k << "x" << s.n << " weights " << weights << (aSigned ? " s8" : " u8");
+                // Quantized, as the weights packed for the tiles give it.
+                std::vector<uint8_t> q1(s.m * s.n), q2(s.m * s.n);
+                IntegerConvOutput q;
+                q.m_Quantized = q1.data();
+                q.m_ZeroPoint = 120;
+                q.m_OutScale = 0.07f;
+                IntegerGemmBytesAvx2(a.data(), aSigned, zp, s.m, s.k, whole.data(), s.n, nullptr, scales.data(), true, q, nullptr);
+                q.m_Quantized = q2.data();
+                std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(s.m, s.k, s.n) + 1);
+                IntegerGemmBytesAvx2(a.data(), aSigned, zp, s.m, s.k, tiles.data(), s.n, nullptr, scales.data(), true, q, workspace.data());
+                EXPECT_EQ(q1, q2) << s.m << "x" << s.k << "x" << s.n << " weights " << weights;
+            }
+        }
+    }
+    EXPECT_GT(checked, 5000u);
+    std::vector<int8_t> bT(10 * 64, 100);
+    const std::vector<uint8_t> whole = PackIntegerGemvWeights(bT.data(), 10, 64);
+    std::vector<uint8_t> a(kIntegerGemvRows * 4 * 64, 1), c(kIntegerGemvRows * 4 * 10);
+    std::vector<uint8_t> workspace(IntegerGemmBytesWorkspaceSize(kIntegerGemvRows + 1, 64, 10) + 1);
+    const std::vector<float> scales(10, 1.0f);
+    IntegerConvOutput to;
+    to.m_Quantized = c.data();
+    EXPECT_THROW(IntegerGemmBytesAvx2(a.data(), false, 0, kIntegerGemvRows + 1, 64, whole.data(), 10, nullptr, scales.data(), true, to,
+                                      workspace.data()),
+                 std::invalid_argument);
+}
+
 // A convolution's weights packed with a variant per quad are refused by the matmul kernel, which
 // reads its rows of A unreordered: an error naming the reason, not a wrong product.
 TEST(CpuAccInt8, IntegerGemmBytesRefusesWeightsWithQuadVariants) {
