@@ -1051,7 +1051,27 @@ bool QuadWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, st
     return fits;
 }
 
-bool QuadIsExact(const int (&v)[4]) { return PairIsExact(v[0], v[1]) && PairIsExact(v[2], v[3]); }
+/// What each variant of output channel o's quad q costs (0 past the depth or the channels): 0 where
+/// both its pairs are exact, 1 where one needs a correction, kCannotNegate where it would negate a
+/// -128. A pair of taps is large where |w0| + |w1| > 128 (so neither is 0): then it is exact as it
+/// is only with opposite signs, complemented (w1 negated) only with the same signs (PairIsExact) -
+/// so the six variants come from the quad's six pairs of taps, each looked at once.
+constexpr uint8_t kCannotNegate = 2;
+void QuadVariantCosts(const int8_t* w, std::size_t outChannels, std::size_t depth, std::size_t o, std::size_t q,
+                      uint8_t (&cost)[kVariants]) {
+    int t[4] = {};
+    for (std::size_t i = 0; i < 4; ++i) t[i] = o < outChannels && 4 * q + i < depth ? w[o * depth + 4 * q + i] : 0;
+    for (std::size_t v = 0; v < kPairings; ++v) {
+        bool plain = false, complemented = false;  // whether the pairing leaves a pair to correct
+        for (std::size_t pair = 0; pair < 2; ++pair) {
+            const int a = t[kPairingOrder[v][2 * pair]], b = t[kPairingOrder[v][2 * pair + 1]];
+            if (std::abs(a) + std::abs(b) <= 128) continue;
+            ((a < 0) == (b < 0) ? plain : complemented) = true;
+        }
+        cost[v] = plain ? 1 : 0;
+        cost[kPairings + v] = t[kPairingOrder[v][1]] == -128 || t[kPairingOrder[v][3]] == -128 ? kCannotNegate : complemented ? 1 : 0;
+    }
+}
 
 /// The depth up to which blocks choose among kVariants rather than kPairings: a panel of six
 /// variants (6 x 64 bytes a quad: 12 KB at depth 128) stays in L1 beside the weights. And the
@@ -1086,15 +1106,10 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
         for (std::size_t blk = 0; blk < blocks; ++blk) {
             for (std::size_t q = 0; q < quads; ++q) {
                 std::size_t inexact[kVariants] = {};
-                for (std::size_t v = 0; v < variants; ++v) {
-                    for (std::size_t r = 0; r < rows; ++r) {
-                        int quad[4];
-                        if (!QuadWeights(w, outChannels, depth, blk * rows + r, q, v, quad)) {
-                            inexact[v] = rows + 1;
-                            break;
-                        }
-                        inexact[v] += QuadIsExact(quad) ? 0 : 1;
-                    }
+                for (std::size_t r = 0; r < rows; ++r) {
+                    uint8_t cost[kVariants];
+                    QuadVariantCosts(w, outChannels, depth, blk * rows + r, q, cost);
+                    for (std::size_t v = 0; v < variants; ++v) inexact[v] += cost[v] == kCannotNegate ? rows + 1 : cost[v];
                 }
                 const std::size_t best = static_cast<std::size_t>(std::min_element(inexact, inexact + variants) - inexact);
                 pairing[blk * quads + q] = best;
@@ -1113,25 +1128,13 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     std::vector<uint8_t> quadVariant;
     if (!pairings && quadVariants) {
         // inexact[q][v]: the rows variant v leaves to correct in quad q (more than all where it would
-        // negate a -128). Channel by channel, each one's weights read once, in order. A pair of taps
-        // is large where |w0| + |w1| > 128 (so neither is 0); then it is exact as it is only with
-        // opposite signs, complemented (w1 negated) only with the same signs (PairIsExact).
+        // negate a -128). Channel by channel, each one's weights read once, in order.
         std::vector<std::array<std::size_t, kVariants>> inexact(quads, std::array<std::size_t, kVariants>{});
         for (std::size_t o = 0; o < outChannels; ++o) {
             for (std::size_t q = 0; q < quads; ++q) {
-                int t[4];
-                for (std::size_t i = 0; i < 4; ++i) t[i] = 4 * q + i < depth ? w[o * depth + 4 * q + i] : 0;
-                bool plain[kPairings] = {}, complemented[kPairings] = {};  // whether the pairing leaves a pair to correct
-                for (std::size_t v = 0; v < kPairings; ++v) {
-                    for (std::size_t pair = 0; pair < 2; ++pair) {
-                        const int a = t[kPairingOrder[v][2 * pair]], b = t[kPairingOrder[v][2 * pair + 1]];
-                        if (std::abs(a) + std::abs(b) <= 128) continue;
-                        ((a < 0) == (b < 0) ? plain[v] : complemented[v]) = true;
-                    }
-                    const bool negatesMin = t[kPairingOrder[v][1]] == -128 || t[kPairingOrder[v][3]] == -128;
-                    inexact[q][v] += plain[v] ? 1 : 0;
-                    inexact[q][kPairings + v] += negatesMin ? outChannels + 1 : complemented[v] ? 1 : 0;
-                }
+                uint8_t cost[kVariants];
+                QuadVariantCosts(w, outChannels, depth, o, q, cost);
+                for (std::size_t v = 0; v < kVariants; ++v) inexact[q][v] += cost[v] == kCannotNegate ? outChannels + 1 : cost[v];
             }
         }
         quadVariant.assign(quads, 0);
