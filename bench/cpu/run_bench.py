@@ -35,12 +35,16 @@ is reported with the reason and the run goes on.
 --isa-cap AVX2 measures both engines as on a CPU without AVX-512: Trellis's kernels are capped by
 their switches (oneDNN's ONEDNN_MAX_CPU_ISA, CpuAcc's own TRELLIS_MAX_CPU_ISA), and both processes
 run with LD_AUDIT=build/lib/libtrellis_avx2_cpuid.so (tools/avx2_cpuid), which hides the AVX-512,
-AMX and AVX-VNNI bits of CPUID from every library, so ONNX Runtime's MLAS (which has no switch and
-reads CPUID itself) also picks its AVX2 kernels. That needs Linux's CPUID faulting (`cpuid_fault`
-in /proc/cpuinfo); without it the library stops the process and the measurement fails with the
-reason. --isa-cap AVX512_CORE caps Trellis only (the library cannot emulate that ISA).
+AMX and AVX-VNNI bits of CPUID, so ONNX Runtime's MLAS (which has no switch and reads CPUID itself)
+also picks its AVX2 kernels. With Linux's CPUID faulting (`cpuid_fault` in /proc/cpuinfo) that
+covers every library; without it the script lists, with tools/avx2_cpuid/cpuid_sites.py (objdump),
+the CPUID instructions of ONNX Runtime's libraries and of the trellis program and the libraries it
+links (CUDA's excepted), and the library rewrites those (the table's header says which way was
+used; the lists are cached in ~/.cache/trellis/cpuid-sites). --isa-cap AVX512_CORE caps Trellis
+only (the library cannot emulate that ISA).
 """
 import argparse
+import atexit
 import json
 import math
 import os
@@ -67,6 +71,45 @@ def run_measured(cmd, env=None):
         return p.returncode, out.read().decode(), err.read().decode(), usage.ru_maxrss / 1024.0
 
 
+def cpuid_faulting():
+    """Whether Linux offers CPUID faulting here (libtrellis_avx2_cpuid's first way)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " cpuid_fault" in line for line in f)
+    except OSError:
+        return False
+
+
+def cpuid_sites_file(args):
+    """Without CPUID faulting: the sites file naming the CPUID instructions libtrellis_avx2_cpuid
+    rewrites, for ONNX Runtime's libraries (of --python) and for the trellis program and the libraries
+    it links (CUDA's excepted: their CPUIDs choose no CPU kernel, and they take minutes to disassemble).
+    Written once per run."""
+    if getattr(args, "_cpuid_sites", None):
+        return args._cpuid_sites
+    sys.path.insert(0, os.path.join(ROOT, "tools", "avx2_cpuid"))
+    import cpuid_sites  # noqa: E402 (tools/avx2_cpuid/cpuid_sites.py)
+    ort_dir = subprocess.run([getattr(args, "python", sys.executable), "-c",
+                              "import onnxruntime, os; print(os.path.dirname(onnxruntime.__file__))"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    capi = os.path.join(ort_dir, "capi")
+    objects = sorted(os.path.join(capi, f) for f in os.listdir(capi) if ".so" in f)
+    objects.append(args.trellis)
+    for line in subprocess.run(["ldd", args.trellis], check=True, capture_output=True, text=True).stdout.splitlines():
+        parts = line.split("=>")
+        path = parts[1].split("(")[0].strip() if len(parts) == 2 else ""
+        if path.startswith("/") and "/cuda" not in path and not os.path.basename(path).startswith(("libc.so", "ld-linux")):
+            objects.append(path)
+    fd, path = tempfile.mkstemp(prefix="trellis-cpuid-sites-", suffix=".txt")
+    os.close(fd)
+    atexit.register(os.unlink, path)
+    n = cpuid_sites.write_sites(path, objects, os.path.join(os.path.expanduser("~"), ".cache", "trellis", "cpuid-sites"))
+    print("no CPUID faulting here: libtrellis_avx2_cpuid rewrites %d CPUID instructions in %d objects (%s)"
+          % (n, len(objects), path), file=sys.stderr)
+    args._cpuid_sites = path
+    return path
+
+
 def peer_env(args, env=None):
     """The environment of the peer's processes: with --isa-cap AVX2 they see an AVX2-only CPU."""
     env = dict(os.environ if env is None else env)
@@ -74,6 +117,8 @@ def peer_env(args, env=None):
         if not os.path.exists(args.avx2_cpuid):
             sys.exit("error: --isa-cap AVX2 needs %s (built by make build on x86-64 Linux)" % args.avx2_cpuid)
         env["LD_AUDIT"] = args.avx2_cpuid
+        if not cpuid_faulting():
+            env["TRELLIS_AVX2_CPUID_SITES"] = cpuid_sites_file(args)
     return env
 
 
@@ -90,8 +135,10 @@ def trellis_env(args):
 def cap_note(args):
     """How the table's engines were capped, for its header line ('' when not)."""
     if args.isa_cap == "AVX2":
+        way = ("CPUID faulting" if cpuid_faulting() else
+               "the CPUID instructions of each engine's libraries rewritten: no CPUID faulting here")
         return ("; both engines shown an AVX2-only CPU (CPUID without AVX-512/AMX/AVX-VNNI through "
-                "libtrellis_avx2_cpuid; Trellis also ONEDNN_MAX_CPU_ISA=AVX2, TRELLIS_MAX_CPU_ISA=AVX2)")
+                "libtrellis_avx2_cpuid, %s; Trellis also ONEDNN_MAX_CPU_ISA=AVX2, TRELLIS_MAX_CPU_ISA=AVX2)" % way)
     if args.isa_cap:
         return "; Trellis capped to %s (ONEDNN_MAX_CPU_ISA, TRELLIS_MAX_CPU_ISA), ONNX Runtime not" % args.isa_cap
     return ""
