@@ -24,8 +24,13 @@ _CPUID = re.compile(r"^\s*([0-9a-f]+):\s+cpuid\s*$")
 
 def cpuid_addresses(path):
     """The addresses (link-time, as objdump prints them) of the CPUID instructions of one object."""
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], check=True, capture_output=True,
-                         text=True).stdout
+    try:
+        out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", path], check=True, capture_output=True,
+                             text=True).stdout
+    except FileNotFoundError:
+        sys.exit("error: objdump (GNU binutils) is not installed; it finds the CPUID instructions of %s" % path)
+    except subprocess.CalledProcessError as e:
+        sys.exit("error: objdump could not disassemble %s: %s" % (path, e.stderr.strip()))
     return [m.group(1) for m in map(_CPUID.match, out.splitlines()) if m]
 
 
