@@ -348,27 +348,34 @@ __attribute__((target("avx2"), always_inline)) inline __m256i RequantizedRow(con
 /// to the type's smallest, as the clamp gave them; min(hi, v) lets a NaN through to that.
 /// `outScale`: a QDQ matmul's output scale the values are divided by after the Relu (null: none,
 /// the scales already divided by it).
+/// `upper`: false where the caller knows every value is below 2^31 (vcvtps2dq exact), so that the
+/// saturating packs that follow give the upper bound as the clamp would.
 __attribute__((target("avx2"), always_inline)) inline void RoundedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                        bool perChannel, const float* floatBias, bool relu, __m256 vhi,
-                                                                       __m256i& t0, __m256i& t1, const __m256* outScale = nullptr) {
+                                                                       __m256i& t0, __m256i& t1, const __m256* outScale = nullptr,
+                                                                       bool upper = true) {
     __m256 v0, v1;
     ScaledRow(sums, ch, scales, perChannel, floatBias, v0, v1);
     if (relu) {  // v first: a NaN gives 0, as the clamp's lower bound 0 gave it
         v0 = _mm256_max_ps(v0, _mm256_setzero_ps()), v1 = _mm256_max_ps(v1, _mm256_setzero_ps());
     }
     if (outScale) v0 = _mm256_div_ps(v0, *outScale), v1 = _mm256_div_ps(v1, *outScale);
-    t0 = _mm256_cvtps_epi32(_mm256_min_ps(vhi, v0));
-    t1 = _mm256_cvtps_epi32(_mm256_min_ps(vhi, v1));
+    if (upper) v0 = _mm256_min_ps(vhi, v0), v1 = _mm256_min_ps(vhi, v1);
+    t0 = _mm256_cvtps_epi32(v0);
+    t1 = _mm256_cvtps_epi32(v1);
 }
 
 /// RoundedRow's 16 int32 packed to 16 bits with saturation, the zero point added with saturation
 /// ([0-3, 8-11 | 4-7, 12-15] as vpackssdw orders them).
+/// `addZp`: false where the zero point is 0.
 __attribute__((target("avx2"), always_inline)) inline __m256i PackedRow(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                          bool perChannel, const float* floatBias, bool relu,
-                                                                         __m256 vhi, __m256i zp16, const __m256* outScale = nullptr) {
+                                                                         __m256 vhi, __m256i zp16, const __m256* outScale = nullptr,
+                                                                         bool upper = true, bool addZp = true) {
     __m256i t0, t1;
-    RoundedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, t0, t1, outScale);
-    return _mm256_adds_epi16(_mm256_packs_epi32(t0, t1), zp16);
+    RoundedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, t0, t1, outScale, upper);
+    const __m256i packed = _mm256_packs_epi32(t0, t1);
+    return addZp ? _mm256_adds_epi16(packed, zp16) : packed;
 }
 
 /// Row ch's 16 values as 16 bits for StoreQuantizedRows: requantized (RequantizedRow), or rounded
@@ -376,9 +383,10 @@ __attribute__((target("avx2"), always_inline)) inline __m256i PackedRow(const __
 template <bool kRequant>
 __attribute__((target("avx2"), always_inline)) inline __m256i Row16(const __m256i (&sums)[2], std::size_t ch, const float* scales,
                                                                      bool perChannel, const float* floatBias, bool relu, __m256 vlo,
-                                                                     __m256 vhi, __m256i zp16, const Requantization& rq) {
+                                                                     __m256 vhi, __m256i zp16, const Requantization& rq, bool upper,
+                                                                     bool addZp) {
     if constexpr (kRequant) return RequantizedRow(sums, ch, scales, perChannel, floatBias, vlo, vhi, rq);
-    else return PackedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, zp16);
+    else return PackedRow(sums, ch, scales, perChannel, floatBias, relu, vhi, zp16, nullptr, upper, addZp);
 }
 
 /// The usual end of a tile: R rows of 16 whole sums (bias included) times the scale, the float bias
@@ -396,6 +404,10 @@ struct QuantizedStore {
     const float* m_FloatBias;
     bool m_PerChannel, m_Relu, m_OutSigned;
     Requantization m_Requant;
+    /// Not requantized: whether the values need the upper clamp before vcvtps2dq (QuantizedStoreOf:
+    /// yes; a tile run that bounds them below 2^31 clears it: ConvTileRun), and whether the zero
+    /// point is added (not where it is 0).
+    bool m_Upper, m_AddZp;
 };
 template <bool kRequant>
 __attribute__((target("avx2"), always_inline)) inline QuantizedStore QuantizedStoreOf(const IntegerConvOutput& out, const float* scales,
@@ -404,15 +416,21 @@ __attribute__((target("avx2"), always_inline)) inline QuantizedStore QuantizedSt
     // Relu, then the clamp's lower bound: one max (a NaN gives the bound either way).
     float lower = (out.m_Signed ? -128.0f : 0.0f) - zp;
     if (out.m_Relu) lower = std::max(lower, 0.0f);
+    // Not requantized, a Relu is the saturating packs' own lower bound where the zero point is the
+    // type's smallest (a u8 output's 0): a value below 0 (a NaN too: vcvtps2dq's 0x80000000) packs
+    // to it, as max(v, 0) does.
+    const bool reluNeeded = kRequant || out.m_ZeroPoint != (out.m_Signed ? -128 : 0);
     return {_mm256_set1_ps(lower),
             _mm256_set1_ps((out.m_Signed ? 127.0f : 255.0f) - zp),
             _mm256_set1_epi16(static_cast<int16_t>(out.m_ZeroPoint)),
             scales,
             out.m_FloatBias,
             perChannel,
-            out.m_Relu,
+            out.m_Relu && reluNeeded,
             kRequant ? out.m_RequantOutSigned : out.m_Signed,
-            RequantizationOf(out)};
+            RequantizationOf(out),
+            true,
+            out.m_ZeroPoint != 0};
 }
 
 /// Four rows' 16 bytes (rows 0-1 in r01's halves, 2-3 in r23's) as 16 pixels' 4 bytes ([pixel][4]):
@@ -445,7 +463,7 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     const __m256i zp16 = k.m_Zp16;
     const float* scales = k.m_Scales;
     const float* floatBias = k.m_FloatBias;
-    const bool perChannel = k.m_PerChannel, relu = k.m_Relu, outSigned = k.m_OutSigned;
+    const bool perChannel = k.m_PerChannel, relu = k.m_Relu, outSigned = k.m_OutSigned, upper = k.m_Upper, addZp = k.m_AddZp;
     const Requantization& rq = k.m_Requant;
     // Each row's 16 values as 16 bits (Row16). Not requantized: rounded with only the upper clamp (RoundedRow),
     // packed to 16 bits with saturation, the zero point added with saturation, packed to 8 bits with
@@ -458,9 +476,10 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
         static_assert(R == 4, "a channel quad is 4 rows");
         const auto pair = [&](int r) __attribute__((target("avx2"))) {
             return vecmath::PackWordsInOrderAvx2(
-                Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi, zp16, rq),
+                Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi, zp16, rq,
+                                upper, addZp),
                 Row16<kRequant>(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, relu, vlo, vhi,
-                                zp16, rq),
+                                zp16, rq, upper, addZp),
                 outSigned);
         };
         StoreChannelQuad(pair(0), pair(2), to);
@@ -469,9 +488,9 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     int r = 0;
     for (; r + 1 < R; r += 2) {
         const __m256i a = Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi,
-                                          zp16, rq);
+                                          zp16, rq, upper, addZp);
         const __m256i b = Row16<kRequant>(sums[r + 1], channel + static_cast<std::size_t>(r + 1), scales, perChannel, floatBias, relu, vlo,
-                                          vhi, zp16, rq);
+                                          vhi, zp16, rq, upper, addZp);
         const __m256i bytes = vecmath::PackWordsInOrderAvx2(a, b, outSigned);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r) * planeSize), _mm256_castsi256_si128(bytes));
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r + 1) * planeSize),
@@ -479,7 +498,9 @@ __attribute__((target("avx2"), always_inline)) inline void StoreQuantizedRows(co
     }
     if (r < R) {
         const __m256i w16 = _mm256_permute4x64_epi64(
-            Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi, zp16, rq), 0xD8);
+            Row16<kRequant>(sums[r], channel + static_cast<std::size_t>(r), scales, perChannel, floatBias, relu, vlo, vhi, zp16, rq, upper,
+                            addZp),
+            0xD8);
         const __m128i lo = _mm256_castsi256_si128(w16), hi = _mm256_extracti128_si256(w16, 1);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(to + static_cast<std::size_t>(r) * planeSize),
                          outSigned ? _mm_packs_epi16(lo, hi) : _mm_packus_epi16(lo, hi));
@@ -498,7 +519,8 @@ __attribute__((target("avx2"), always_inline)) inline void StorePixelMajorRows(c
     const __m256 vOutScale = _mm256_set1_ps(outScale);
     const __m256* divisor = outScale != 1.0f ? &vOutScale : nullptr;
     const auto row16 = [&](std::size_t r) __attribute__((target("avx2"), always_inline)) {
-        return PackedRow(sums[r], channel + r, k.m_Scales, k.m_PerChannel, k.m_FloatBias, k.m_Relu, k.m_Hi, k.m_Zp16, divisor);
+        return PackedRow(sums[r], channel + r, k.m_Scales, k.m_PerChannel, k.m_FloatBias, k.m_Relu, k.m_Hi, k.m_Zp16, divisor, true,
+                         k.m_AddZp);
     };
     const __m256i r01 = vecmath::PackWordsInOrderAvx2(row16(0), row16(1), k.m_OutSigned);
     const __m256i r23 = vecmath::PackWordsInOrderAvx2(row16(2), row16(3), k.m_OutSigned);
@@ -693,12 +715,13 @@ ConvTileTable ConvTilesFor(bool paired, bool prefetch) {
 /// run (resnet50's depth-64 1x1 layers spent about a tenth of their tiles' time there).
 /// `at`: the panel's first pixel in channel 0's plane (blocks of kConvRows), or (kQuads: blocks of
 /// kQuadRows, one quad each) in quad 0 - block blk's bytes start blk * kR * planeSize after it
-/// either way.
+/// either way. `upper`: whether the values need the upper clamp (UpperClampNeeded).
 template <bool kPairs, bool kPrefetch, bool kQuads>
 __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::size_t from, std::size_t to, const uint8_t* panel,
                                                  const int32_t* starts, const float* scales, bool perChannel,
-                                                 const IntegerConvOutput& out, uint8_t* at, std::size_t planeSize) {
-    const QuantizedStore k = QuantizedStoreOf<false>(out, scales, perChannel);
+                                                 const IntegerConvOutput& out, uint8_t* at, std::size_t planeSize, bool upper) {
+    QuantizedStore k = QuantizedStoreOf<false>(out, scales, perChannel);
+    k.m_Upper = upper;
     constexpr int kR = kQuads ? kQuadRows : kConvRows;
     const std::size_t quads = wts.m_Header->m_Quads, blocks = wts.m_Header->m_Blocks, blockBytes = quads * 4 * kR;
     for (std::size_t blk = from; blk < to; ++blk) {
@@ -713,7 +736,25 @@ __attribute__((target("avx2"))) void ConvTileRun(const ConvWeights& wts, std::si
 /// Blocks a thread runs over every panel before the next ones where all panels are packed first.
 constexpr std::size_t kRunBlocks = 4;
 using ConvTileRunFn = void (*)(const ConvWeights&, std::size_t, std::size_t, const uint8_t*, const int32_t*, const float*, bool,
-                               const IntegerConvOutput&, uint8_t*, std::size_t);
+                               const IntegerConvOutput&, uint8_t*, std::size_t, bool);
+
+/// Whether a tile run's values need the upper clamp before vcvtps2dq: not where every channel's
+/// |float(sum) * scale + float bias| stays below 2^31 (then vcvtps2dq is exact and the saturating
+/// packs give the type's largest as the clamp would; a NaN cannot come of finite scales and
+/// biases). |sum| is at most |start| (RowStart) plus 255 x 128 per tap. 2^30 leaves room for the
+/// float products' rounding.
+bool UpperClampNeeded(const int32_t* starts, std::size_t channels, std::size_t taps, const float* scales, bool perChannel,
+                      const float* floatBias) {
+    double largest = 0.0;
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+        const double scale = std::fabs(static_cast<double>(scales[perChannel ? ch : 0]));
+        const double bias = floatBias ? std::fabs(static_cast<double>(floatBias[ch])) : 0.0;
+        if (!std::isfinite(scale) || !std::isfinite(bias)) return true;
+        const double sum = std::fabs(static_cast<double>(starts[ch])) + 255.0 * 128.0 * static_cast<double>(taps);
+        largest = std::max(largest, sum * scale + bias);
+    }
+    return !(largest < 1073741824.0);
+}
 /// [paired][prefetch][channel quads]
 constexpr ConvTileRunFn kConvTileRuns[2][2][2] = {
     {{ConvTileRun<false, false, false>, ConvTileRun<false, false, true>}, {ConvTileRun<false, true, false>, ConvTileRun<false, true, true>}},
@@ -1579,12 +1620,17 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
         p.m_Workspace.m_SmallSize = small * kConvGemvPixels * p.m_RowBytes;
     }
     // Pairings: panel by panel (a panel of three pairings - or six variants - per thread, in L1 up to
-    // kPairingsDepth),
+    // kPairingsDepth), or with every panel packed first each expanded to its variants in the
+    // workspace (L2; a tile reads one variant's 64 bytes per quad either way: resnet50's 1x1
+    // 256->1024 @14 left 1.6% of its quad-rows to correct rather than 5.7%, 2% faster in the model),
     // and no panel through the GEMV loop, which reads the taps in their own order.
-    p.m_TakesPairings = p.m_Workspace.m_PanelsSize == 0 && p.m_Depth <= kPairingsDepth;
+    p.m_TakesPairings = p.m_Depth <= kPairingsDepth;
     for (const PanelRuns& runs : p.m_Runs) {
         const std::size_t n = PixelsIn(runs);
         p.m_TakesPairings = p.m_TakesPairings && !(n > 0 && n <= kConvGemvPixels);
+    }
+    if (p.m_TakesPairings && p.m_Workspace.m_PanelsSize > 0) {
+        p.m_Workspace.m_PanelsSize *= p.m_Depth <= kVariantsDepth ? kVariants : kPairings;
     }
     return plan;
 }
@@ -1749,10 +1795,13 @@ void CopyIntoFrame(const uint8_t* from, const Im2ColShape& s, std::size_t elemen
 /// This thread's buffer of at least `bytes` (a panel and its GEMV rows, or a row of SplitByParity),
 /// kept between calls: allocating and zeroing it per call and thread cost more than the small
 /// layers' packing.
+/// This thread's scratch of at least `bytes`, kBlobAlign-aligned: the panels' 32-byte loads whole
+/// in a cache line each (malloc's 16-byte alignment split every other one over two).
 uint8_t* ThreadBuffer(std::size_t bytes) {
     thread_local std::vector<uint8_t> buffer;
-    if (buffer.size() < bytes) buffer.resize(bytes);
-    return buffer.data();
+    if (buffer.size() < bytes + kBlobAlign) buffer.resize(bytes + kBlobAlign);
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(buffer.data()) % kBlobAlign;
+    return buffer.data() + (misaligned == 0 ? 0 : kBlobAlign - misaligned);
 }
 
 }  // namespace
@@ -1824,6 +1873,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     const ConvTileRunFn run = kConvTileRuns[paired][prefetch][out.m_ChannelQuads];
     std::vector<int32_t> starts(runsTiles ? blocks * blockRows : 0, 0);
     for (std::size_t ch = 0; ch < starts.size() && ch < outChannels; ++ch) starts[ch] = RowStart(wts, ch, bias, zpU8);
+    const bool upper = runsTiles && UpperClampNeeded(starts.data(), outChannels, 4 * quads, scales, perChannel, out.m_FloatBias);
     const auto tile = [&](std::size_t blk, const PanelRuns& runs, const uint8_t* panel) {
         const std::size_t rows = std::min(blockRows, outChannels - blk * blockRows);
         tiles[HalfPanel(runs)][rows](wts, blk, panel, zpU8, bias, scales, perChannel, out, pixels, runs);
@@ -1853,7 +1903,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             const std::size_t end = std::min(to, outChannels / blockRows);
             if (blk < end) {
                 run(wts, blk, end, panel, starts.data(), scales, perChannel, out,
-                    out.m_Quantized + runs.m_Pixel[0] * (out.m_ChannelQuads ? 4 : 1), pixels);
+                    out.m_Quantized + runs.m_Pixel[0] * (out.m_ChannelQuads ? 4 : 1), pixels, upper);
             }
             blk = std::max(blk, end);
         }
@@ -1899,8 +1949,15 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             // output channels runs over all of them, its weights read once.
             uint8_t* all = workspace;
             uint8_t* small = workspace + layout.m_PanelsSize + layout.m_PaddedSize;
+            const std::size_t variants = paired ? wts.m_Header->m_Pairings : 1;
+            uint8_t* packedAt = paired ? ThreadBuffer(panelSize) : nullptr;
 #pragma omp for schedule(static)
             for (std::size_t t = 0; t < panels; ++t) {
+                if (paired) {
+                    pack(t, packedAt);
+                    ExpandVariants(packedAt, quads, variants, all + t * variants * panelSize);
+                    continue;
+                }
                 pack(t, all + t * panelSize);
                 if (plan.m_Slot[t] < panels) {
                     GatherPanelRows(plan.m_Runs[t], all + t * panelSize, quads, rowBytes, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
@@ -1919,7 +1976,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     if (plan.m_Slot[t] < panels) {
                         for (std::size_t blk = b0; blk < b1; ++blk) gemv(blk, runs, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
                     } else if (runs.m_Count > 0) {
-                        blocksOver(b0, b1, runs, all + t * panelSize);
+                        blocksOver(b0, b1, runs, all + t * variants * panelSize);
                     }
                 }
             }

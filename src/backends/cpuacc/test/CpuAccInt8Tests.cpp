@@ -443,7 +443,10 @@ TEST(CpuAccInt8, IntegerGemmBytesQuantizesItsRowsAsQuantizeLinear) {
                 for (const bool withBias : {false, true}) {
                     for (const bool relu : {false, true}) {
                         for (const int threads : {1, 2}) {
-                            const int32_t zp = 3, outZp = outSigned ? -7 : 134;
+                        // The zero point inside the range, and at the type's smallest (a Relu's usual
+                        // output: the packs' saturation is the Relu there).
+                        for (const bool lowest : {false, true}) {
+                            const int32_t zp = 3, outZp = lowest ? (outSigned ? -128 : 0) : outSigned ? -7 : 134;
                             IntegerConvOutput to;
                             std::vector<uint8_t> c(s.m * s.n, 0xAB);
                             to.m_Quantized = c.data();
@@ -473,11 +476,13 @@ TEST(CpuAccInt8, IntegerGemmBytesQuantizesItsRowsAsQuantizeLinear) {
                                     if (c[i * s.n + j] != want && ++wrong <= 3) {
                                         ADD_FAILURE() << s.m << "x" << s.k << "x" << s.n << " (" << i << ", " << j << "): " << int{c[i * s.n + j]}
                                                       << ", want " << int{want} << (outSigned ? " s8" : " u8") << " out scale " << outScale
-                                                      << (withBias ? " bias" : "") << (relu ? " relu" : "") << ", " << threads << " thread(s)";
+                                                      << (withBias ? " bias" : "") << (relu ? " relu" : "") << ", " << threads << " thread(s)"
+                                                      << ", zero point " << outZp;
                                     }
                                 }
                             }
                             EXPECT_EQ(wrong, 0u);
+                        }
                         }
                     }
                 }
@@ -668,7 +673,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::size_t c, h, w, o, k, stride, dilation, pad;
         std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
     };
-    std::size_t checked = 0, pairedCases = 0, quadVariantCases = 0, layoutsRun[4] = {};
+    std::size_t checked = 0, pairedCases = 0, pairedPanelsFirst = 0, quadVariantCases = 0, layoutsRun[4] = {};
     for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
@@ -682,7 +687,10 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                          // dword), padding below only, GEMV pixels (7x7), rows of 40 at a height of 3.
                          Case{32, 9, 21, 12, 1, 1, 1, 0}, Case{8, 10, 19, 8, 3, 1, 1, 1}, Case{12, 11, 17, 8, 3, 2, 1, 1},
                          Case{8, 14, 15, 4, 1, 2, 1, 0}, Case{4, 12, 12, 8, 3, 1, 2, 2}, Case{4, 10, 11, 8, 3, 3, 1, 1},
-                         Case{8, 9, 9, 8, 2, 2, 1, 0, 1}, Case{64, 7, 7, 64, 3, 1, 1, 1}, Case{16, 3, 40, 8, 3, 1, 1, 1}}) {
+                         Case{8, 9, 9, 8, 2, 2, 1, 0, 1}, Case{64, 7, 7, 64, 3, 1, 1, 1}, Case{16, 3, 40, 8, 3, 1, 1, 1},
+                         // Every panel packed first (more weights than taps) with pairings: six variants (depth
+                         // 8) and three (depth 144), a last panel of 4 and of 9 pixels.
+                         Case{8, 10, 10, 240, 1, 1, 1, 0}, Case{36, 6, 6, 160, 2, 1, 1, 0}}) {
         Im2ColShape s{};
         s.m_Channels = t.c, s.m_InH = t.h, s.m_InW = t.w, s.m_KernelH = s.m_KernelW = t.k;
         s.m_StrideH = s.m_StrideW = t.stride, s.m_DilationH = s.m_DilationW = t.dilation, s.m_PadTop = s.m_PadLeft = t.pad;
@@ -735,6 +743,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data()))
                     << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " layout " << layout;
                 ++pairedCases;
+                pairedPanelsFirst += IntegerConvPacksPanelsFirst(*plan) ? 1 : 0;
             } else {
                 EXPECT_FALSE(IntegerConvWeightsArePaired(packed.data()));
             }
@@ -743,10 +752,13 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
             // (the reciprocal where it is allowed); each on 1, 2 and 3 threads (the threads share the
             // (panel, block) pairs: a panel may be split between two).
             // Then (combos 15-18) quantized with and without the bias and Relu, on 1 and 2 threads, with
-            // loud scales: most values beyond the 8-bit range on both sides.
-            for (int combo = 0; combo < 19; ++combo) {
-                const bool loud = combo >= 15;
-                const int mode = loud ? 1 + (combo - 15) % 2 : combo % 5, threads = loud ? 1 + (combo - 15) / 2 : 1 + combo / 5;
+            // loud scales: most values beyond the 8-bit range on both sides. Then (combos 19-22) the same
+            // with the usual scales and the output's zero point at the type's smallest (a Relu's usual
+            // output: the packs' saturation is the Relu there), and (23-24) at 0 (none added).
+            for (int combo = 0; combo < 25; ++combo) {
+                const bool loud = combo >= 15 && combo < 19, lowest = combo >= 19 && combo < 23, zeroZp = combo >= 23;
+                const int mode = combo >= 15 ? 1 + (combo - 15) % 2 : combo % 5;
+                const int threads = combo >= 15 ? 1 + (combo - 15) % 4 / 2 : 1 + combo / 5;
                 const std::vector<float>& sc = loud ? loudScales : scales;
                 std::size_t saturated = 0;
                 const bool quantized = mode > 0, reluBias = mode == 2, requant = mode >= 3;
@@ -761,6 +773,8 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 out.m_ChannelQuads = outQuads;
                 out.m_Signed = xSigned;
                 out.m_ZeroPoint = xSigned ? (loud ? -3 : 3) : 100;  // loud s8: a negative zero point at the saturated low end
+                if (lowest) out.m_ZeroPoint = xSigned ? -128 : 0;
+                if (zeroZp) out.m_ZeroPoint = 0;
                 out.m_Relu = reluBias;
                 out.m_FloatBias = reluBias ? floatBias.data() : nullptr;
                 if (requant) {
@@ -838,6 +852,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     for (int layout = 1; layout < 4; ++layout) EXPECT_GT(layoutsRun[layout], 50u) << "layout " << layout << " barely run";
     EXPECT_GT(checked, 0u);
     EXPECT_GT(pairedCases, 8u) << "most cases run panel by panel without GEMV pixels: they take pairings";
+    EXPECT_GT(pairedPanelsFirst, 4u) << "the layers that pack every panel first take pairings too";
     EXPECT_GT(quadVariantCases, 40u) << "the variants per quad should pay on most of these uniform weights";
 }
 
