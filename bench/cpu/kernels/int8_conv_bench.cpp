@@ -109,7 +109,7 @@ void TimeModes(int rounds, int calls, Run run, double (&best)[4]) {
 std::size_t Turn(int c, std::size_t copies, bool rotates) { return rotates ? static_cast<std::size_t>(c) % copies : 0; }
 
 void PrintRow(const char* name, const char* mark, const double (&best)[4], double macs) {
-    std::printf("%-20s%s %10.3f %10.3f %10.3f %10.3f %10.1f\n", name, mark, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
+    std::printf("%-20s%-2s %10.3f %10.3f %10.3f %10.3f %10.1f\n", name, mark, best[0] * 1e3, best[1] * 1e3, best[2] * 1e3,
                 best[3] * 1e3, macs / best[0] / 1e9);
     std::fflush(stdout);
 }
@@ -119,7 +119,7 @@ void PrintRow(const char* name, const char* mark, const double (&best)[4], doubl
 int main(int argc, char** argv) {
     int threads = 1, rounds = 5;
     std::string only;
-    bool pairings = true, quadVariants = true, quads = false;
+    bool pairings = true, quadVariants = true, quads = false, twin = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
@@ -127,9 +127,10 @@ int main(int argc, char** argv) {
         else if (a == "--only" && i + 1 < argc) only = argv[++i];
         else if (a == "--no-pairings") pairings = false;
         else if (a == "--no-quad-variants") quadVariants = false;
+        else if (a == "--no-twin-quads") twin = false;
         else if (a == "--channel-quads") quads = true;
         else {
-            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings] [--no-quad-variants] [--channel-quads]\n",
+            std::fprintf(stderr, "usage: %s [--threads N] [--rounds R] [--only TEXT] [--no-pairings] [--no-quad-variants] [--no-twin-quads] [--channel-quads]\n",
                          argv[0]);
             return 2;
         }
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
     std::normal_distribution<float> gauss(0.0f, 1.0f);
     std::printf("IntegerConvAvx2, %d thread(s), best of %d rounds per call (ms); GMAC/s when hot%s\n", threads, rounds,
                 quads ? "; channel quads in and out" : "");
-    std::printf("%-21s %10s %10s %10s %10s %10s\n", "shape (p/v: variants)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
+    std::printf("%-22s %10s %10s %10s %10s %10s\n", "shape (p/v: variants, t: twin)", "hot", "cold out", "cold w", "all cold", "GMAC/s");
     bool any = false;
     for (const Shape& sh : kShapes) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;
@@ -169,7 +170,8 @@ int main(int argc, char** argv) {
         if (quadsIn) w = ChannelQuadWeights(w.data(), sh.oc, s);
         const std::shared_ptr<const IntegerConvPlan> plan = PlanIntegerConv(s, sh.oc, quadsIn);
         const std::vector<uint8_t> blob =
-            PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan), quadsOut, quadVariants);
+            PackIntegerConvWeights(w.data(), sh.oc, depth, pairings && IntegerConvTakesPairings(*plan), quadsOut, quadVariants,
+                                   twin && IntegerConvTakesTwinQuads(*plan));
         std::vector<std::vector<uint8_t>> weights(std::max<std::size_t>(8, kColdBytes / blob.size()), blob);
         const std::size_t workspaceBytes = IntegerConvWorkspaceSize(*plan) + 1;
         std::vector<std::vector<uint8_t>> workspaces(std::max<std::size_t>(8, kColdBytes / workspaceBytes),
@@ -191,8 +193,11 @@ int main(int argc, char** argv) {
             IntegerConvAvx2(inputs[Turn(c, inputs.size(), mode == 3)].data(), false, 0, *plan, weights[Turn(c, weights.size(), mode >= 2)].data(),
                             nullptr, scales.data(), true, out, workspaces[Turn(c, workspaces.size(), mode == 3)].data());
         }, best);
-        PrintRow(sh.name, IntegerConvWeightsArePaired(blob.data()) ? "p" : IntegerConvWeightsHaveQuadVariants(blob.data()) ? "v" : " ", best,
-                 macs);
+        const bool twinned = IntegerConvTwinPairs(blob.data()) > 0;
+        const char* mark = IntegerConvWeightsArePaired(blob.data())          ? (twinned ? "pt" : "p")
+                           : IntegerConvWeightsHaveQuadVariants(blob.data()) ? (twinned ? "vt" : "v")
+                                                                              : (twinned ? "t" : " ");
+        PrintRow(sh.name, mark, best, macs);
     }
     for (const GemmShape& sh : kGemms) {
         if (std::string(sh.name).find(only) == std::string::npos) continue;

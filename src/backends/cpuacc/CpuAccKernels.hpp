@@ -234,14 +234,21 @@ struct Im2ColShape {
 /// all output channels at once, kept where that saves at least 1 quad-row in 100; the kernel
 /// reorders each panel's quads to them as it packs it (the panel does not grow). resnet50's 3x3
 /// layers correct 1.4-4.6% of their quad-rows in one variant and 0.8-1.9% in the best of six.
+/// `twinQuads` (only for a convolution whose plan IntegerConvTakesTwinQuads; with
+/// `channelQuadOutput`, blocks of 4 rows): each block's quads in an order of its own, first the
+/// pairs whose products add exactly in 16 bits for every row of the block (each 16-bit lane's four
+/// weights: positive ones and negative ones each at most 128 in magnitude; each quad in one of the
+/// panel's variants), then the others one by one as above.
 std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChannels, std::size_t depth, bool pairings = false,
-                                            bool channelQuadOutput = false, bool quadVariants = false);
-/// Whether PackIntegerConvWeights kept pairings in this blob.
+                                            bool channelQuadOutput = false, bool quadVariants = false, bool twinQuads = false);
+/// Whether PackIntegerConvWeights kept pairings (variants chosen per block) in this blob.
 bool IntegerConvWeightsArePaired(const uint8_t* packed);
 /// Whether PackIntegerConvWeights kept a variant per quad (`quadVariants`) in this blob.
 bool IntegerConvWeightsHaveQuadVariants(const uint8_t* packed);
 /// The quad-rows whose weights the blob keeps as corrections (run after a block's main loop).
 std::size_t IntegerConvCorrections(const uint8_t* packed);
+/// The pairs of twin quads the blob's blocks hold in all (0 without `twinQuads`).
+std::size_t IntegerConvTwinPairs(const uint8_t* packed);
 /// Where IntegerConvAvx2 writes: Float32 planes, or 8-bit planes quantized with scale 1.
 struct IntegerConvOutput {
     float* m_Float = nullptr;        ///< [outChannels][out_h * out_w] Float32 (or, m_PixelMajor, [pixels][outChannels]), or null
@@ -312,6 +319,9 @@ std::size_t IntegerConvWorkspaceSize(const IntegerConvPlan& plan);
 /// weights against a panel in L1: depth at most 512) and no panel run through the GEMV loop.
 /// IntegerConvAvx2 throws std::invalid_argument for paired weights with any other plan.
 bool IntegerConvTakesPairings(const IntegerConvPlan& plan);
+/// Whether weights packed with twin quads (PackIntegerConvWeights' `twinQuads`) may run on this plan:
+/// where no panel runs the GEMV loop.
+bool IntegerConvTakesTwinQuads(const IntegerConvPlan& plan);
 void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvPlan& plan, const uint8_t* packed,
                      const int32_t* bias, const float* scales, bool perChannel, const IntegerConvOutput& out,
                      uint8_t* workspace);

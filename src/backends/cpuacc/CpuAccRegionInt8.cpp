@@ -375,10 +375,12 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
     const bool quadsIn = conv && groups == 1 && IntegerConvTakesChannelQuads(shape) && m_Mems[static_cast<std::size_t>(MemOf(x))].m_Md == quadsMd;
     const std::shared_ptr<const IntegerConvPlan> convPlan = conv ? PlanIntegerConv(shape, cols, quadsIn) : nullptr;
     // Channel quads out where every reader takes them (ChannelQuadOutput), from a layer that packs
-    // its panels one by one: one that packs them all first reads them from L2 for each block, and its
-    // blocks of a quad (4 channels, not 5) read a quarter more of them - resnet50's 1x1 256->1024 @14
-    // ran 4-7% slower so, while its readers, packing their panels once, gain little from quads.
-    const bool quadsOut = conv && !dynamic && !IntegerConvPacksPanelsFirst(*convPlan) && ChannelQuadOutput(n, groups, cols);
+    // its panels one by one, or that takes twin quads (blocks of a quad only). One that packs its
+    // panels all first reads them from L2 for each block, and its blocks of a quad (4 channels, not
+    // 5) read a quarter more of them - resnet50's 1x1 256->1024 @14 ran 4-7% slower so - unless the
+    // twin quads pay that back: its layer3 convolutions ran 7-15% faster with them.
+    const bool quadsOut = conv && !dynamic && (!IntegerConvPacksPanelsFirst(*convPlan) || IntegerConvTakesTwinQuads(*convPlan)) &&
+                          ChannelQuadOutput(n, groups, cols);
     std::vector<uint8_t> convPacked;
     std::vector<std::size_t> groupAt;
     std::vector<int8_t> transposed;
@@ -393,7 +395,8 @@ void CompiledRegion::CompileIntegerProduct(const Node& n) {
         if (conv) {
             const std::vector<int8_t> ordered = quadsIn ? ChannelQuadWeights(w + g * cols * depth, cols, shape) : std::vector<int8_t>{};
             const std::vector<uint8_t> blob = PackIntegerConvWeights(quadsIn ? ordered.data() : w + g * cols * depth, cols, depth,
-                                                                     IntegerConvTakesPairings(*convPlan), quadsOut, true);
+                                                                     IntegerConvTakesPairings(*convPlan), quadsOut, true,
+                                                                     IntegerConvTakesTwinQuads(*convPlan));
             groupAt.push_back(convPacked.size());
             convPacked.insert(convPacked.end(), blob.begin(), blob.end());
             convPacked.resize((convPacked.size() + 63) / 64 * 64);  // each group's blob 64-byte aligned

@@ -674,6 +674,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::size_t padBelow = 0;  ///< padding below beyond `pad` (ONNX pads [p, p, p + e, p])
     };
     std::size_t checked = 0, pairedCases = 0, pairedPanelsFirst = 0, quadVariantCases = 0, layoutsRun[4] = {};
+    std::size_t twinCases = 0, twinPairs = 0, twinPairedCases = 0, twinCorrectedCases = 0;
     for (const Case& t : {Case{5, 9, 9, 7, 1, 1, 1, 0}, Case{3, 7, 20, 13, 3, 1, 1, 1}, Case{4, 14, 14, 6, 3, 1, 1, 1},
                          Case{3, 11, 17, 8, 3, 2, 1, 1}, Case{2, 12, 12, 5, 3, 1, 2, 2}, Case{3, 15, 15, 9, 7, 2, 1, 3},
                          Case{6, 5, 5, 20, 3, 1, 1, 0}, Case{64, 4, 4, 70, 3, 1, 1, 1}, Case{3, 9, 40, 5, 3, 2, 1, 1},
@@ -701,6 +702,10 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
         std::vector<int8_t> w(t.o * depth);
         for (int8_t& v : w) v = static_cast<int8_t>(rng());
+        // For twin quads: weights mostly within 40 (pairs of quads that add in 16 bits), one in eight
+        // anywhere in the int8 range (quads left one by one, some corrected).
+        std::vector<int8_t> wTwin(t.o * depth);
+        for (int8_t& v : wTwin) v = static_cast<int8_t>(rng() % 8 == 0 ? static_cast<int>(rng() % 256) - 128 : static_cast<int>(rng() % 81) - 40);
         std::vector<int32_t> bias(t.o);
         for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
         std::vector<float> scales(t.o);
@@ -718,6 +723,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
             xQuads[(c / 4 * t.h * t.w + at) * 4 + c % 4] = x[i];
         }
         const std::vector<int8_t> wQuads = quadsIn ? ChannelQuadWeights(w.data(), t.o, s) : std::vector<int8_t>{};
+        const std::vector<int8_t> wTwinQuads = quadsIn ? ChannelQuadWeights(wTwin.data(), t.o, s) : std::vector<int8_t>{};
         // Planes in and out; channel quads in, out (quantized only) and both, where the channels allow.
         for (int layout = 0; layout < 4; ++layout) {
         const bool inQuads = layout % 2 == 1, outQuads = layout >= 2;
@@ -726,12 +732,27 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         std::vector<uint8_t> workspace(IntegerConvWorkspaceSize(*plan));
         // Each case with the weights as packed, (where the plan takes them) with pairings, and with a
         // variant per quad for all channels (the panels reordered by every packer): these uniform
-        // weights need a correction in most quad-rows under any pairing, fewer under the best.
-        for (int variant = 0; variant < 6; ++variant) {
-            const bool paired = variant == 2 || variant == 3, quadVariants = variant >= 4, xSigned = variant % 2 == 1;
+        // weights need a correction in most quad-rows under any pairing, fewer under the best. Then
+        // (variants 6-11, channel quads out: blocks of 4 rows) twin quads alone, with pairings and
+        // with a variant per quad, on the weights that pair.
+        for (int variant = 0; variant < 12; ++variant) {
+            const bool twin = variant >= 6;
+            const bool paired = variant == 2 || variant == 3 || variant == 8 || variant == 9;
+            const bool quadVariants = variant == 4 || variant == 5 || variant >= 10, xSigned = variant % 2 == 1;
             if (paired && !IntegerConvTakesPairings(*plan)) continue;
-            const std::vector<uint8_t> packed =
-                PackIntegerConvWeights(inQuads ? wQuads.data() : w.data(), t.o, depth, paired, outQuads, quadVariants);
+            if (twin && (!outQuads || !IntegerConvTakesTwinQuads(*plan))) continue;
+            const std::vector<int8_t>& wv = twin ? wTwin : w;
+            const std::vector<uint8_t> packed = PackIntegerConvWeights(twin ? (inQuads ? wTwinQuads.data() : wTwin.data())
+                                                                            : (inQuads ? wQuads.data() : w.data()),
+                                                                       t.o, depth, paired, outQuads, quadVariants, twin);
+            if (twin) {
+                twinPairs += IntegerConvTwinPairs(packed.data());
+                ++twinCases;
+                if (IntegerConvWeightsArePaired(packed.data()) && IntegerConvTwinPairs(packed.data()) > 0) ++twinPairedCases;
+                if (IntegerConvCorrections(packed.data()) > 0 && IntegerConvTwinPairs(packed.data()) > 0) ++twinCorrectedCases;
+            } else {
+                EXPECT_EQ(IntegerConvTwinPairs(packed.data()), 0u) << "twin quads unasked";
+            }
             if (!quadVariants) {
                 EXPECT_FALSE(IntegerConvWeightsHaveQuadVariants(packed.data())) << "variants per quad unasked";
             }
@@ -739,7 +760,9 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                 if (!IntegerConvWeightsHaveQuadVariants(packed.data())) continue;  // saving too few: as variant 0 / 1
                 ++quadVariantCases;
             }
-            if (paired) {
+            if (paired && twin) {
+                // (Pairings kept only where they save corrections: these weights have few.)
+            } else if (paired) {
                 ASSERT_TRUE(IntegerConvWeightsArePaired(packed.data()))
                     << "c" << t.c << " " << t.h << "x" << t.w << " o" << t.o << " layout " << layout;
                 ++pairedCases;
@@ -808,7 +831,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                         if (ih < 0 || iw < 0 || ih >= static_cast<long>(t.h) || iw >= static_cast<long>(t.w)) continue;
                                         const uint8_t raw = x[(c * t.h + static_cast<std::size_t>(ih)) * t.w + static_cast<std::size_t>(iw)];
                                         const int64_t v = xSigned ? static_cast<int8_t>(raw) : raw;
-                                        sum += (v - zp) * w[o * depth + (c * t.k + kh) * t.k + kw];
+                                        sum += (v - zp) * wv[o * depth + (c * t.k + kh) * t.k + kw];
                                     }
                                 }
                             }
@@ -840,7 +863,7 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
                                      << (requant ? (mode == 4 ? " requantized by the reciprocal" : " requantized") : "")
                                      << ", " << threads << " thread(s)" << (loud ? ", loud" : "") << (paired ? ", pairings" : "")
                                      << (inQuads ? ", channel quads in" : "") << (outQuads ? ", channel quads out" : "")
-                                     << (quadVariants ? ", a variant per quad" : "");
+                                     << (quadVariants ? ", a variant per quad" : "") << (twin ? ", twin quads" : "");
                 if (loud) {
                     EXPECT_GT(saturated * 4, t.o * pixels) << "the loud scales should take most values past the range";
                 }
@@ -853,6 +876,12 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
     EXPECT_GT(checked, 0u);
     EXPECT_GT(pairedCases, 8u) << "most cases run panel by panel without GEMV pixels: they take pairings";
     EXPECT_GT(pairedPanelsFirst, 4u) << "the layers that pack every panel first take pairings too";
+    EXPECT_GT(twinCases, 30u) << "most channel-quad outputs take twin quads";
+    EXPECT_GT(twinPairs, 1000u) << "the small weights should pair most of their quads";
+    EXPECT_GT(twinPairedCases, 4u) << "twin quads with pairings (variants chosen per block) barely run";
+    EXPECT_GT(twinCorrectedCases, 10u) << "twin quads beside corrected quads barely run";
+    std::printf("[ twin ] %zu cases, %zu pairs, %zu with pairings, %zu with corrections\n", twinCases, twinPairs, twinPairedCases,
+                twinCorrectedCases);
     EXPECT_GT(quadVariantCases, 40u) << "the variants per quad should pay on most of these uniform weights";
 }
 
