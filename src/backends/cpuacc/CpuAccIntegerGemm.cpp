@@ -26,8 +26,9 @@
 // 16-bit lane's four products within 255 x [-128, 128] for every row of a block, their two
 // vpmaddubsw results are added in 16 bits (vpaddw, exact) before one vpmaddwd, three multiplies
 // for two quads instead of four - the two multiply pipes are what bounds the loop. Each block pairs
-// its quads greedily in an order of its own (PairTwinQuads; resnet50's layers pair 93-100% of them
-// with six variants per block, 55-93% in one); 7-16% faster per layer on the Zen 4 capped to AVX2.
+// its quads greedily in an order of its own (PairTwinQuads; resnet50's layers of depth 256 and more
+// pair 93-100% of them with six variants per block, 55-93% in one); 3-13% faster per layer on a
+// Zen 4 capped to AVX2.
 #include "CpuAccKernels.hpp"
 #include "CpuAccVectorMath.hpp"
 
@@ -334,7 +335,8 @@ __attribute__((target("avx2"), always_inline)) inline void ConvTileSums(const in
     for (const ConvCorrection *c_ = corr + rowStart[r], *e_ = corr + rowStart[(r) + 1]; c_ != e_; ++c_) {            \
         const uint8_t* xq_ = panel + c_->m_Quad * 4 * kPanel;                                                        \
         const __m256i w_ = _mm256_set1_epi32(c_->m_Bytes);                                                           \
-        (lo) = _mm256_add_epi32((lo), maddOnes(_mm256_maddubs_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq_)), w_))); \
+        (lo) = _mm256_add_epi32((lo), maddOnes(_mm256_maddubs_epi16(                                                 \
+                                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq_)), w_)));          \
         if constexpr (!kHalf) {                                                                                      \
             (hi) = _mm256_add_epi32((hi), maddOnes(_mm256_maddubs_epi16(                                             \
                                               _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq_ + 32)), w_))); \
@@ -2394,6 +2396,9 @@ void IntegerGemmBytesAvx2(const void* a, bool aSigned, int32_t zp, std::size_t m
     const ConvWeights wts = ViewOf(packed);
     if (wts.m_QuadVariants) {
         throw std::invalid_argument("IntegerGemmBytesAvx2: weights packed with a variant per quad (a convolution's)");
+    }
+    if (wts.m_XOffsets) {
+        throw std::invalid_argument("IntegerGemmBytesAvx2: weights packed with pairings or twin quads (a convolution's)");
     }
     if (wts.m_Header->m_Whole != 0 && m > kGemvRows) {
         throw std::invalid_argument("IntegerGemmBytesAvx2: whole weights (PackIntegerGemvWeights) for " + std::to_string(m) +

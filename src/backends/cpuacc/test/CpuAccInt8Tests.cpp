@@ -662,6 +662,20 @@ TEST(CpuAccInt8, IntegerGemmBytesRefusesWeightsWithQuadVariants) {
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("variant per quad"), std::string::npos) << e.what();
     }
+    // Likewise a convolution's weights with twin quads (each block's quads in an order of its own).
+    std::vector<int8_t> small(12 * k);
+    for (std::size_t i = 0; i < small.size(); ++i) small[i] = static_cast<int8_t>(static_cast<int>(i % 7) - 3);
+    const std::vector<uint8_t> twin = PackIntegerConvWeights(small.data(), 12, k, false, true, false, true);
+    ASSERT_GT(IntegerConvTwinPairs(twin.data()), 0u) << "weights within 3 pair every quad";
+    std::vector<uint8_t> c12(m * 12), workspace12(IntegerGemmBytesWorkspaceSize(m, k, 12) + 1);
+    const std::vector<float> scales12(12, 1.0f);
+    to.m_Quantized = c12.data();
+    try {
+        IntegerGemmBytesAvx2(a.data(), false, 0, m, k, twin.data(), 12, nullptr, scales12.data(), true, to, workspace12.data());
+        ADD_FAILURE() << "weights with twin quads ran";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("twin quads"), std::string::npos) << e.what();
+    }
 }
 
 TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
