@@ -5,7 +5,7 @@
 // whole model (docs/performance.md, int8 section):
 //
 //   build/bin/trellis_int8_conv_bench [--threads N] [--rounds R] [--only TEXT] [--no-pairings]
-//                                     [--no-quad-variants] [--channel-quads]
+//                                     [--no-quad-variants] [--no-twin-quads] [--channel-quads]
 //
 // --only TEXT times only the shapes whose name contains TEXT (to profile one layer; "bert" the
 // four products);
@@ -14,6 +14,9 @@
 // --no-quad-variants packs the weights of a convolution without pairings with each quad as it is
 // (the model lets them choose one variant per quad for all output channels, as this benchmark does
 // by default: v after the shape);
+// --no-twin-quads packs no twin quads (the model pairs the quads whose products add in 16 bits where
+// IntegerConvTakesTwinQuads and the output is in channel quads, as this benchmark does by default:
+// t after the shape);
 // --channel-quads: input and output in channel quads where the channels allow (as in a model).
 //
 // Weights are drawn as quantize_static writes them (per output channel symmetric int8: Gaussian
