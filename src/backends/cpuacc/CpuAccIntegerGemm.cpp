@@ -1194,7 +1194,7 @@ void QuadVariantCosts(const int8_t* w, std::size_t outChannels, std::size_t dept
 constexpr std::size_t kVariantsDepth = 128, kVariantsBlocks = 20;
 
 /// Quads a twin partner is looked for among (the next unpaired ones after a quad): resnet50's
-/// layers pair 93-100% of their quads so with six variants, 55-93% in one.
+/// layers of depth 256 and more pair 93-100% of their quads so with six variants, 55-93% in one.
 constexpr std::size_t kTwinWindow = 16;
 
 /// Per block of 4 rows (order, chosen: its positions' quads and variants, as the caller chose them
@@ -1255,8 +1255,10 @@ void PairTwinQuads(const int8_t* w, std::size_t outChannels, std::size_t depth, 
                     for (std::size_t cb = 0; cb < choices; ++cb) {
                         if (!twinExact(a, ca, b, cb)) continue;
                         paired[a] = paired[b] = 1;
-                        newOrder[at] = static_cast<uint32_t>(a), newChosen[at++] = static_cast<uint8_t>(variants == 0 ? chosen[blk * quads + a] : ca);
-                        newOrder[at] = static_cast<uint32_t>(b), newChosen[at++] = static_cast<uint8_t>(variants == 0 ? chosen[blk * quads + b] : cb);
+                        newOrder[at] = static_cast<uint32_t>(a);
+                        newChosen[at++] = static_cast<uint8_t>(variants == 0 ? chosen[blk * quads + a] : ca);
+                        newOrder[at] = static_cast<uint32_t>(b);
+                        newChosen[at++] = static_cast<uint8_t>(variants == 0 ? chosen[blk * quads + b] : cb);
                         break;
                     }
                 }
@@ -1996,7 +1998,8 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     // 0: quads in order; 1: each block's positions at m_XOffsets (pairings); 2: twin quads too.
     const int paired = wts.m_XOffsets == nullptr ? 0 : wts.m_TwinPairs ? 2 : 1;
     if ((wts.m_Header->m_Pairings > 1 && !plan.m_TakesPairings) || (paired && !plan.m_TakesTwinQuads)) {
-        throw std::invalid_argument("IntegerConvAvx2: weights packed with pairings or twin quads for a convolution that does not take them");
+        throw std::invalid_argument(
+            "IntegerConvAvx2: weights packed with pairings or twin quads for a convolution that does not take them");
     }
     // The panel's variants where the weights chose among them per block (ExpandVariants), else 1.
     const std::size_t expanded = wts.m_Header->m_Pairings > 1 ? wts.m_Header->m_Pairings : 1;

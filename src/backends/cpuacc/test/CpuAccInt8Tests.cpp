@@ -476,8 +476,8 @@ TEST(CpuAccInt8, IntegerGemmBytesQuantizesItsRowsAsQuantizeLinear) {
                                     if (c[i * s.n + j] != want && ++wrong <= 3) {
                                         ADD_FAILURE() << s.m << "x" << s.k << "x" << s.n << " (" << i << ", " << j << "): " << int{c[i * s.n + j]}
                                                       << ", want " << int{want} << (outSigned ? " s8" : " u8") << " out scale " << outScale
-                                                      << (withBias ? " bias" : "") << (relu ? " relu" : "") << ", " << threads << " thread(s)"
-                                                      << ", zero point " << outZp;
+                                                      << (withBias ? " bias" : "") << (relu ? " relu" : "") << ", " << threads
+                                                      << " thread(s), zero point " << outZp;
                                     }
                                 }
                             }
@@ -719,7 +719,9 @@ TEST(CpuAccInt8, IntegerConvIsExactOnEveryPackingPath) {
         // For twin quads: weights mostly within 40 (pairs of quads that add in 16 bits), one in eight
         // anywhere in the int8 range (quads left one by one, some corrected).
         std::vector<int8_t> wTwin(t.o * depth);
-        for (int8_t& v : wTwin) v = static_cast<int8_t>(rng() % 8 == 0 ? static_cast<int>(rng() % 256) - 128 : static_cast<int>(rng() % 81) - 40);
+        for (int8_t& v : wTwin) {
+            v = static_cast<int8_t>(rng() % 8 == 0 ? static_cast<int>(rng() % 256) - 128 : static_cast<int>(rng() % 81) - 40);
+        }
         std::vector<int32_t> bias(t.o);
         for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
         std::vector<float> scales(t.o);
