@@ -1192,6 +1192,10 @@ void QuadVariantCosts(const int8_t* w, std::size_t outChannels, std::size_t dept
 /// 64->256 @56 (52 blocks) ran 2% faster with six variants, 128->512 @28 (103) 4%, but 64->64 @56
 /// (13) 3% slower.
 constexpr std::size_t kVariantsDepth = 128, kVariantsBlocks = 20;
+/// The most variants weights of this depth packed with pairings may choose among (the workspace
+/// that holds every panel expanded is sized by it; PackIntegerConvWeights takes kVariants only
+/// with kVariantsBlocks blocks or more).
+constexpr std::size_t MostPairingVariants(std::size_t depth) { return depth <= kVariantsDepth ? kVariants : kPairings; }
 
 /// Quads a twin partner is looked for among (the next unpaired ones after a quad): resnet50's
 /// layers of depth 256 and more pair 93-100% of their quads so with six variants, 55-93% in one.
@@ -1292,7 +1296,7 @@ std::vector<uint8_t> PackIntegerConvWeights(const int8_t* w, std::size_t outChan
     // Each (block, quad)'s variant: the one that leaves the fewest of its rows to correct (0 where
     // pairings are not asked for, or save fewer than 1 quad-row in 100). A variant that would
     // negate a -128 is not one to choose (rows + 1).
-    const std::size_t variants = !pairings ? 1 : depth <= kVariantsDepth && blocks >= kVariantsBlocks ? kVariants : kPairings;
+    const std::size_t variants = !pairings ? 1 : blocks >= kVariantsBlocks ? MostPairingVariants(depth) : kPairings;
     std::vector<std::size_t> pairing(blocks * quads, 0);
     if (pairings) {
         std::size_t before = 0, after = 0;
@@ -1801,19 +1805,15 @@ std::shared_ptr<const IntegerConvPlan> PlanIntegerConv(const Im2ColShape& s, std
     // workspace (L2; a tile reads one variant's 64 bytes per quad either way: resnet50's 1x1
     // 256->1024 @14 left 1.6% of its quad-rows to correct rather than 5.7%, 2% faster in the model),
     // and no panel through the GEMV loop, which reads the taps in their own order.
-    p.m_TakesPairings = p.m_Depth <= kPairingsDepth;
+    // Twin quads likewise (each block's quads in an order of its own) at any depth.
+    bool noGemvPanel = true;
     for (const PanelRuns& runs : p.m_Runs) {
         const std::size_t n = PixelsIn(runs);
-        p.m_TakesPairings = p.m_TakesPairings && !(n > 0 && n <= kConvGemvPixels);
+        noGemvPanel = noGemvPanel && !(n > 0 && n <= kConvGemvPixels);
     }
-    p.m_TakesTwinQuads = true;
-    for (const PanelRuns& runs : p.m_Runs) {
-        const std::size_t n = PixelsIn(runs);
-        p.m_TakesTwinQuads = p.m_TakesTwinQuads && !(n > 0 && n <= kConvGemvPixels);
-    }
-    if (p.m_TakesPairings && p.m_Workspace.m_PanelsSize > 0) {
-        p.m_Workspace.m_PanelsSize *= p.m_Depth <= kVariantsDepth ? kVariants : kPairings;
-    }
+    p.m_TakesTwinQuads = noGemvPanel;
+    p.m_TakesPairings = noGemvPanel && p.m_Depth <= kPairingsDepth;
+    if (p.m_TakesPairings && p.m_Workspace.m_PanelsSize > 0) p.m_Workspace.m_PanelsSize *= MostPairingVariants(p.m_Depth);
     return plan;
 }
 
@@ -1978,9 +1978,8 @@ void CopyIntoFrame(const uint8_t* from, const Im2ColShape& s, std::size_t elemen
 
 /// This thread's buffer of at least `bytes` (a panel and its GEMV rows, or a row of SplitByParity),
 /// kept between calls: allocating and zeroing it per call and thread cost more than the small
-/// layers' packing.
-/// This thread's scratch of at least `bytes`, kBlobAlign-aligned: the panels' 32-byte loads whole
-/// in a cache line each (malloc's 16-byte alignment split every other one over two).
+/// layers' packing. kBlobAlign-aligned: the panels' 32-byte loads whole in a cache line each
+/// (malloc's 16-byte alignment split every other one over two).
 uint8_t* ThreadBuffer(std::size_t bytes) {
     thread_local std::vector<uint8_t> buffer;
     if (buffer.size() < bytes + kBlobAlign) buffer.resize(bytes + kBlobAlign);
@@ -2003,6 +2002,10 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
     }
     // The panel's variants where the weights chose among them per block (ExpandVariants), else 1.
     const std::size_t expanded = wts.m_Header->m_Pairings > 1 ? wts.m_Header->m_Pairings : 1;
+    if (plan.m_Workspace.m_PanelsSize > 0 && plan.m_Workspace.m_Panels * expanded * plan.m_PanelSize > plan.m_Workspace.m_PanelsSize) {
+        throw std::invalid_argument("IntegerConvAvx2: weights with " + std::to_string(expanded) +
+                                    " variants per quad for a workspace sized for fewer");
+    }
     // Blocks of the weights' rows: kConvRows, or kQuadRows (packed for a channel-quad output).
     const std::size_t depth = plan.m_Depth, quads = plan.m_Quads, pixels = plan.m_Pixels, blocks = wts.m_Header->m_Blocks;
     const std::size_t blockRows = wts.m_Header->m_Rows;
@@ -2137,13 +2140,12 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
             // output channels runs over all of them, its weights read once.
             uint8_t* all = workspace;
             uint8_t* small = workspace + layout.m_PanelsSize + layout.m_PaddedSize;
-            const std::size_t variants = expanded;
-            uint8_t* packedAt = variants > 1 ? ThreadBuffer(panelSize) : nullptr;
+            uint8_t* packedAt = expanded > 1 ? ThreadBuffer(panelSize) : nullptr;
 #pragma omp for schedule(static)
             for (std::size_t t = 0; t < panels; ++t) {
-                if (variants > 1) {
+                if (expanded > 1) {
                     pack(t, packedAt);
-                    ExpandVariants(packedAt, quads, variants, all + t * variants * panelSize);
+                    ExpandVariants(packedAt, quads, expanded, all + t * expanded * panelSize);
                     continue;
                 }
                 pack(t, all + t * panelSize);
@@ -2164,7 +2166,7 @@ void IntegerConvAvx2(const void* x, bool xSigned, int32_t zp, const IntegerConvP
                     if (plan.m_Slot[t] < panels) {
                         for (std::size_t blk = b0; blk < b1; ++blk) gemv(blk, runs, small + plan.m_Slot[t] * kConvGemvPixels * rowBytes);
                     } else if (runs.m_Count > 0) {
-                        blocksOver(b0, b1, runs, all + t * variants * panelSize);
+                        blocksOver(b0, b1, runs, all + t * expanded * panelSize);
                     }
                 }
             }
